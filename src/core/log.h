@@ -1,0 +1,16 @@
+/* One-line messages to stderr, each prefixed with "kcoll: ". */
+#ifndef KCOLL_LOG_H
+#define KCOLL_LOG_H
+
+#if defined(__GNUC__)
+#define KCOLL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define KCOLL_PRINTF(a, b)
+#endif
+
+/* "kcoll: warning: ..." unless KCOLL_WARN=0. */
+void kcoll_warn(const char *fmt, ...) KCOLL_PRINTF(1, 2);
+/* "kcoll: error: ..." always. */
+void kcoll_error(const char *fmt, ...) KCOLL_PRINTF(1, 2);
+
+#endif

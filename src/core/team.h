@@ -1,0 +1,86 @@
+/* A team: the processes of one communicator on this node, and the shared
+ * control segment through which they synchronize (DESIGN.md section 4).
+ *
+ * Segment layout: a header line, then one slot per rank. A slot holds the
+ * rank's buffer exposures (address, length, collective sequence number),
+ * its flags (each a monotonically increasing 64-bit counter on its own
+ * cache line) and its identity (pid, probe word). Every field of a slot is
+ * written only by its owner; everybody else only reads it.
+ *
+ * This file knows nothing of MPI: the MPI side (core/team_mpi.c) creates and
+ * maps the segment; tests map an anonymous shared segment before fork().
+ */
+#ifndef KCOLL_TEAM_H
+#define KCOLL_TEAM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/status.h"
+#include "sched/sched.h"
+
+#define KCOLL_CACHELINE 64
+#define KCOLL_SEG_MAGIC 0x6b636f6c6c736567ull /* "kcollseg" */
+
+/* Flag words hold (seq << KCOLL_SEQ_SHIFT) | value, so that they only ever
+ * grow from one collective to the next. */
+#define KCOLL_SEQ_SHIFT 24
+
+typedef struct {
+    _Alignas(KCOLL_CACHELINE) _Atomic uint64_t v;
+} kcoll_line_t;
+
+typedef struct {
+    _Atomic uint64_t addr;
+    _Atomic uint64_t len;
+    _Atomic uint64_t seq; /* collective this exposure belongs to; stored last */
+    uint64_t pad;
+} kcoll_expo_t;
+
+typedef struct {
+    _Alignas(KCOLL_CACHELINE) kcoll_expo_t expose[KCOLL_NBUF];
+    kcoll_line_t flag[KCOLL_NFLAG];
+    _Alignas(KCOLL_CACHELINE) int64_t pid;
+    uint64_t probe_addr; /* address of a word in private memory, for the CMA probe */
+    uint64_t probe_val;
+    _Atomic uint64_t attached; /* 1 once the owner has mapped the segment */
+} kcoll_slot_t;
+
+typedef struct {
+    _Alignas(KCOLL_CACHELINE) uint64_t magic;
+    uint32_t p;
+    uint32_t slot_size;
+} kcoll_seg_hdr_t;
+
+typedef struct kcoll_team {
+    int p, rank;
+    pid_t *pids;          /* pids[r] of every team rank */
+    void *seg;            /* mapping of the control segment (owned by the creator code) */
+    size_t seg_len;
+    kcoll_seg_hdr_t *hdr;
+    kcoll_slot_t *slots;  /* slots[r] */
+    uint64_t seq;         /* sequence number of the last collective started */
+    kcoll_sched_t sched;  /* storage reused by every call on this team */
+} kcoll_team_t;
+
+/* Bytes needed for a segment of p slots. */
+size_t kcoll_team_seg_len(int p);
+/* Called once by the creating rank on a zero-filled segment. */
+void kcoll_team_seg_init(void *seg, int p);
+/* Local view of a mapped segment; publishes this rank's pid and probe word.
+ * pids are read later, with kcoll_team_load_pids, once all have attached. */
+kcoll_status_t kcoll_team_attach(kcoll_team_t *t, void *seg, size_t len, int p, int rank);
+/* Fill t->pids from the slots (after every rank has attached). */
+kcoll_status_t kcoll_team_load_pids(kcoll_team_t *t);
+/* Release what attach allocated (not the mapping). */
+void kcoll_team_fini(kcoll_team_t *t);
+
+/* Address and expected value of this process's private probe word. */
+const void *kcoll_team_probe_word(uint64_t *value);
+
+/* 1 if the process is alive (exists and is not a zombie), 0 otherwise. */
+int kcoll_pid_alive(pid_t pid);
+
+#endif

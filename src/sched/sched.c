@@ -1,0 +1,158 @@
+/* Building and printing schedules (see sched.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched.h"
+
+void kcoll_sched_init(kcoll_sched_t *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void kcoll_sched_reset(kcoll_sched_t *s)
+{
+    s->n = 0;
+    s->err = KCOLL_OK;
+}
+
+void kcoll_sched_free(kcoll_sched_t *s)
+{
+    free(s->steps);
+    kcoll_sched_init(s);
+}
+
+static kcoll_step_t *kcoll_sched_push(kcoll_sched_t *s, kcoll_step_kind_t kind)
+{
+    if (s->err)
+        return NULL;
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 32;
+        kcoll_step_t *steps = realloc(s->steps, (size_t)cap * sizeof *steps);
+        if (!steps) {
+            s->err = KCOLL_ERR_NOMEM;
+            return NULL;
+        }
+        s->steps = steps;
+        s->cap = cap;
+    }
+    kcoll_step_t *st = &s->steps[s->n++];
+    memset(st, 0, sizeof *st);
+    st->kind = (uint8_t)kind;
+    st->peer = -1;
+    return st;
+}
+
+void kcoll_sched_expose(kcoll_sched_t *s, kcoll_buf_t buf)
+{
+    kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_EXPOSE);
+    if (st)
+        st->lbuf = (uint8_t)buf;
+}
+
+static void kcoll_sched_data(kcoll_sched_t *s, kcoll_step_kind_t kind, int peer,
+                             kcoll_buf_t pbuf, size_t poff, kcoll_buf_t lbuf, size_t loff,
+                             size_t len)
+{
+    if (len == 0)
+        return;
+    kcoll_step_t *st = kcoll_sched_push(s, kind);
+    if (!st)
+        return;
+    st->peer = peer;
+    st->pbuf = (uint8_t)pbuf;
+    st->poff = poff;
+    st->lbuf = (uint8_t)lbuf;
+    st->loff = loff;
+    st->len = len;
+}
+
+void kcoll_sched_read(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
+                      kcoll_buf_t lbuf, size_t loff, size_t len)
+{
+    kcoll_sched_data(s, KCOLL_STEP_READ, peer, pbuf, poff, lbuf, loff, len);
+}
+
+void kcoll_sched_write(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
+                       kcoll_buf_t lbuf, size_t loff, size_t len)
+{
+    kcoll_sched_data(s, KCOLL_STEP_WRITE, peer, pbuf, poff, lbuf, loff, len);
+}
+
+void kcoll_sched_copy(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff, kcoll_buf_t sbuf,
+                      size_t soff, size_t len)
+{
+    kcoll_sched_data(s, KCOLL_STEP_COPY, -1, dbuf, doff, sbuf, soff, len);
+}
+
+void kcoll_sched_signal(kcoll_sched_t *s, kcoll_flag_t flag, uint32_t value)
+{
+    if (value > KCOLL_FLAG_VALUE_MAX) {
+        if (!s->err)
+            s->err = KCOLL_ERR_ARG;
+        return;
+    }
+    kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_SIGNAL);
+    if (!st)
+        return;
+    st->flag = (uint8_t)flag;
+    st->value = value;
+}
+
+void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t value)
+{
+    if (value > KCOLL_FLAG_VALUE_MAX) {
+        if (!s->err)
+            s->err = KCOLL_ERR_ARG;
+        return;
+    }
+    kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_WAIT);
+    if (!st)
+        return;
+    st->peer = peer;
+    st->flag = (uint8_t)flag;
+    st->value = value;
+}
+
+const char *kcoll_buf_name(int buf)
+{
+    static const char *const names[KCOLL_NBUF] = {"SEND", "RECV", "TMP"};
+    return (unsigned)buf < KCOLL_NBUF ? names[buf] : "?";
+}
+
+const char *kcoll_flag_name(int flag)
+{
+    static const char *const names[KCOLL_NFLAG] = {"DATA", "DONE", "AUX"};
+    return (unsigned)flag < KCOLL_NFLAG ? names[flag] : "?";
+}
+
+void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
+{
+    for (int i = 0; i < s->n; i++) {
+        const kcoll_step_t *st = &s->steps[i];
+        fprintf(out, "rank %d: %3d ", rank, i);
+        switch ((kcoll_step_kind_t)st->kind) {
+        case KCOLL_STEP_EXPOSE:
+            fprintf(out, "EXPOSE %s\n", kcoll_buf_name(st->lbuf));
+            break;
+        case KCOLL_STEP_READ:
+            fprintf(out, "READ   %s[%zu..+%zu] <- rank %d %s[%zu]\n", kcoll_buf_name(st->lbuf),
+                    st->loff, st->len, st->peer, kcoll_buf_name(st->pbuf), st->poff);
+            break;
+        case KCOLL_STEP_WRITE:
+            fprintf(out, "WRITE  %s[%zu..+%zu] -> rank %d %s[%zu]\n", kcoll_buf_name(st->lbuf),
+                    st->loff, st->len, st->peer, kcoll_buf_name(st->pbuf), st->poff);
+            break;
+        case KCOLL_STEP_COPY:
+            fprintf(out, "COPY   %s[%zu..+%zu] -> %s[%zu]\n", kcoll_buf_name(st->lbuf), st->loff,
+                    st->len, kcoll_buf_name(st->pbuf), st->poff);
+            break;
+        case KCOLL_STEP_SIGNAL:
+            fprintf(out, "SIGNAL %s := %u\n", kcoll_flag_name(st->flag), st->value);
+            break;
+        case KCOLL_STEP_WAIT:
+            fprintf(out, "WAIT   rank %d %s >= %u\n", st->peer, kcoll_flag_name(st->flag),
+                    st->value);
+            break;
+        }
+    }
+}
