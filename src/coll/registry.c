@@ -1,0 +1,115 @@
+/* The registry of algorithms: names for KCOLL_<COLL>_ALGO, kcoll-info and
+ * the statistics, and the parser of "<name>[:<param>=<N>]". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+
+const kcoll_algo_t kcoll_algos[] = {
+    {KCOLL_COLL_BCAST, "direct_read", kcoll_bcast_direct_read, NULL, 0, 0,
+     "every non-root reads the whole message from the root at once (paper 000 V.B, 003 V.B.1)"},
+    {KCOLL_COLL_BCAST, "direct_write", kcoll_bcast_direct_write, NULL, 0, 0,
+     "the root writes the message into each non-root in turn (paper 003 V.B.1)"},
+    {KCOLL_COLL_BCAST, "knomial", kcoll_bcast_knomial, "k", 4, 2,
+     "k-nomial tree of readers, at most k-1 readers of one process per round (paper 003 V.B.2)"},
+    {KCOLL_COLL_BCAST, "scatter_allgather", kcoll_bcast_scatter_allgather, NULL, 0, 0,
+     "non-roots read one 1/p chunk each, then read the others from their owners in a ring (paper 003 V.B.3)"},
+    {KCOLL_COLL_BCAST, "split_rw", kcoll_bcast_split_rw, NULL, 0, 0,
+     "the root writes 1/p of each peer's copy while the peer reads the rest: both cores copy"},
+};
+const int kcoll_nalgos = (int)(sizeof kcoll_algos / sizeof kcoll_algos[0]);
+
+const char *kcoll_coll_name(kcoll_coll_t c)
+{
+    static const char *const names[KCOLL_NCOLL] = {"MPI_Bcast"};
+    return (unsigned)c < KCOLL_NCOLL ? names[c] : "?";
+}
+
+const char *kcoll_coll_env(kcoll_coll_t c)
+{
+    static const char *const names[KCOLL_NCOLL] = {"BCAST"};
+    return (unsigned)c < KCOLL_NCOLL ? names[c] : "?";
+}
+
+int kcoll_algo_index(const kcoll_algo_t *a)
+{
+    return (int)(a - kcoll_algos);
+}
+
+const kcoll_algo_t *kcoll_algo_find(kcoll_coll_t c, const char *name)
+{
+    for (int i = 0; i < kcoll_nalgos; i++)
+        if (kcoll_algos[i].coll == c && !strcmp(kcoll_algos[i].name, name))
+            return &kcoll_algos[i];
+    return NULL;
+}
+
+int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo, int *param,
+                     char *err, size_t errlen)
+{
+    char name[64];
+    const char *colon = strchr(spec, ':');
+    size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+    *algo = NULL;
+    *param = 0;
+    if (nlen >= sizeof name) {
+        snprintf(err, errlen, "algorithm name '%s' is too long", spec);
+        return -1;
+    }
+    memcpy(name, spec, nlen);
+    name[nlen] = '\0';
+    if (nlen == 0 || !strcmp(name, "auto")) {
+        if (colon) {
+            snprintf(err, errlen, "'auto' takes no parameter");
+            return -1;
+        }
+        return 0;
+    }
+    const kcoll_algo_t *a = kcoll_algo_find(c, name);
+    if (!a) {
+        int n = snprintf(err, errlen, "unknown %s algorithm '%s' (known: auto", kcoll_coll_name(c), name);
+        for (int i = 0; i < kcoll_nalgos && n > 0 && (size_t)n < errlen; i++)
+            if (kcoll_algos[i].coll == c)
+                n += snprintf(err + n, errlen - (size_t)n, ", %s", kcoll_algos[i].name);
+        if (n > 0 && (size_t)n < errlen)
+            snprintf(err + n, errlen - (size_t)n, ")");
+        return -1;
+    }
+    int value = a->param_default;
+    if (colon) {
+        const char *arg = colon + 1;
+        size_t plen = a->param ? strlen(a->param) : 0;
+        char *end;
+        if (!a->param || strncmp(arg, a->param, plen) || arg[plen] != '=') {
+            snprintf(err, errlen, "%s takes %s%s%s", a->name, a->param ? "only the parameter " : "no parameter",
+                     a->param ? a->param : "", a->param ? "=N" : "");
+            return -1;
+        }
+        long v = strtol(arg + plen + 1, &end, 10);
+        if (end == arg + plen + 1 || *end || v < a->param_min || v > 1 << 20) {
+            snprintf(err, errlen, "%s: %s must be an integer >= %d, not '%s'", a->name, a->param,
+                     a->param_min, arg + plen + 1);
+            return -1;
+        }
+        value = (int)v;
+    }
+    *algo = a;
+    *param = value;
+    return 0;
+}
+
+void kcoll_split(size_t n, int parts, int i, size_t *off, size_t *len)
+{
+    size_t align = n / (size_t)parts >= 4 * 4096 ? 4096 : 64;
+    size_t piece = (n / (size_t)parts + align - 1) / align * align;
+    if (piece == 0)
+        piece = align;
+    size_t lo = piece * (size_t)i, hi = lo + piece;
+    if (lo > n)
+        lo = n;
+    if (hi > n || i == parts - 1)
+        hi = n;
+    *off = lo;
+    *len = hi - lo;
+}
