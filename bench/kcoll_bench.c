@@ -1,0 +1,1174 @@
+/* kcoll-bench: the host MPI and kcoll on the same collective, in the same run.
+ *
+ * How it measures (DESIGN.md section 11):
+ *
+ * 1. Both implementations in one process. When libkcoll.so is preloaded,
+ *    MPI_Bcast is kcoll's and PMPI_Bcast is always the host MPI's own. The
+ *    program calls PMPI_* for the "host" column and MPI_* for each kcoll
+ *    column, so both run in the same job, with the same process placement
+ *    and machine state, and the result is a ratio rather than two numbers
+ *    from two runs. The program does not link against kcoll: it finds
+ *    kcoll's optional API (kcoll_param_set, ...) with dlsym. Without kcoll
+ *    every column is the host MPI, and the ratios show the noise level.
+ * 2. Alternation. Every iteration calls each variant once (host, kcoll with
+ *    algorithm 1, kcoll with algorithm 2, ...), and the order is rotated by
+ *    one every iteration, so that no variant always follows the same other
+ *    one and inherits its cache and timing footprint. kcoll's algorithm is
+ *    set with kcoll_param_set before each kcoll call, outside the timing.
+ * 3. Off-cache. Data handed to a collective is usually not in cache. By
+ *    default each call uses the next buffer of a rotation whose total size is
+ *    at least twice the last-level cache (and at least two buffers), like
+ *    IMB's off_cache option; --cache uses one hot buffer instead. Every
+ *    variant cycles through all the buffers, so that none is tied to pages
+ *    that happen to be faster, and all buffers are written once before
+ *    timing so that no page fault is timed.
+ * 4. Barrier-equalized start. Each timed call starts right after a
+ *    PMPI_Barrier and is timed on every rank with MPI_Wtime.
+ * 5. Time = maximum over ranks. A collective is finished when its last rank
+ *    is. Per-iteration times stay in local arrays during the loop and are
+ *    reduced with PMPI_Reduce(MAX) after it, so nothing but the barrier
+ *    communicates between timed calls.
+ * 6. Median. The reported time is the median over iterations, which ignores
+ *    the occasional descheduled iteration; min and p90 go to the CSV file.
+ *    Warm-up iterations before each size are not counted; unless -i is
+ *    given, rank 0 times some of them to pick an iteration count that takes
+ *    about 0.2 s per size and variant, and broadcasts it.
+ * 7. Validation outside the timing. After timing a size, one more call per
+ *    variant moves a known pattern (different for every variant) into
+ *    poisoned buffers, and every rank checks its result byte for byte. A
+ *    mismatch is reported on stderr and the program exits non-zero.
+ *
+ * The collectives are rows of a table (bench_colls below): adding one means
+ * writing its setup, host call, kcoll call, prepare and validate functions.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT, getopt_long */
+#endif
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "kcoll.h"
+
+#define BENCH_WARMUP_ITERS 5      /* untimed iterations before each size */
+#define BENCH_ESTIMATE_ITERS 3    /* the last warm-up iterations rank 0 times */
+#define BENCH_MIN_ITERS 10
+#define BENCH_MAX_ITERS 1000
+#define BENCH_TARGET_SECONDS 0.2  /* per size and variant, when -i is not given */
+#define BENCH_DEFAULT_LLC ((size_t)32 << 20)
+#define BENCH_STRIDE_ALIGN ((size_t)64)    /* distance between rotated buffers */
+#define BENCH_REGION_ALIGN ((size_t)4096)
+#define BENCH_DEFAULT_MIN ((size_t)16 << 10)
+#define BENCH_DEFAULT_MAX ((size_t)16 << 20)
+
+/* ---------------------------------------------------------------------- */
+/* kcoll's optional API, found at run time                                 */
+
+typedef const char *(*kcoll_version_fn)(void);
+typedef int (*kcoll_param_set_fn)(const char *name, const char *value);
+typedef const char *(*kcoll_param_get_fn)(const char *name);
+typedef int (*kcoll_stats_get_fn)(const char *coll, const char *path, uint64_t *calls,
+                                  uint64_t *bytes);
+
+/* The pointer types above must stay those of kcoll.h (checked without
+ * referencing the symbols, so the program still does not link kcoll). */
+_Static_assert(_Generic(&kcoll_version, kcoll_version_fn: 1, default: 0), "kcoll_version");
+_Static_assert(_Generic(&kcoll_param_set, kcoll_param_set_fn: 1, default: 0), "kcoll_param_set");
+_Static_assert(_Generic(&kcoll_param_get, kcoll_param_get_fn: 1, default: 0), "kcoll_param_get");
+_Static_assert(_Generic(&kcoll_stats_get, kcoll_stats_get_fn: 1, default: 0), "kcoll_stats_get");
+
+typedef struct {
+    kcoll_version_fn version;
+    kcoll_param_set_fn param_set; /* NULL: kcoll is not loaded */
+    kcoll_param_get_fn param_get;
+    kcoll_stats_get_fn stats_get;
+} kcoll_api_t;
+
+static void *find_symbol(const char *name)
+{
+    void *sym = dlsym(RTLD_DEFAULT, name);
+    (void)dlerror();
+    return sym;
+}
+
+static void kcoll_api_find(kcoll_api_t *api)
+{
+    /* memcpy, because ISO C has no cast between object and function pointers */
+    void *sym;
+    sym = find_symbol("kcoll_version");
+    memcpy(&api->version, &sym, sizeof sym);
+    sym = find_symbol("kcoll_param_set");
+    memcpy(&api->param_set, &sym, sizeof sym);
+    sym = find_symbol("kcoll_param_get");
+    memcpy(&api->param_get, &sym, sizeof sym);
+    sym = find_symbol("kcoll_stats_get");
+    memcpy(&api->stats_get, &sym, sizeof sym);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Collectives                                                             */
+
+/* One call of a collective on this rank. */
+typedef struct {
+    void *sendbuf;
+    void *recvbuf; /* MPI_Bcast: the buffer */
+    size_t bytes;  /* the message size of the table row */
+    int root;
+    int rank;
+    int nranks;
+    MPI_Comm comm;
+} bench_args_t;
+
+/* Outcome of a byte-for-byte check. */
+typedef struct {
+    size_t bad;   /* number of wrong bytes */
+    size_t first; /* offset of the first wrong byte */
+    unsigned expected, got;
+} bench_check_t;
+
+typedef struct {
+    const char *name;       /* -c NAME and the CSV "collective" field */
+    const char *mpi_name;   /* "MPI_Bcast": headings and kcoll's statistics rows */
+    const char *algo_param; /* kcoll parameter that forces the algorithm */
+    /* Bytes of send and receive buffer one rank needs for a row of size bytes. */
+    void (*setup)(size_t bytes, int nranks, size_t *send_bytes, size_t *recv_bytes);
+    int (*host_call)(const bench_args_t *a);  /* PMPI_*: the host MPI */
+    int (*kcoll_call)(const bench_args_t *a); /* MPI_*: kcoll when loaded */
+    /* Validation: write the inputs derived from seed and poison the outputs,
+     * then after the call check the outputs on this rank. */
+    void (*prepare)(const bench_args_t *a, uint64_t seed);
+    void (*validate)(const bench_args_t *a, uint64_t seed, bench_check_t *check);
+} bench_coll_t;
+
+/* A byte pattern that depends on seed and position: 64-bit words of a
+ * splitmix64 sequence. inverted writes its complement, which differs from
+ * the pattern in every byte, to poison buffers that must be overwritten. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static void pattern_fill(void *buf, size_t n, uint64_t seed, int inverted)
+{
+    unsigned char *p = buf;
+    const uint64_t flip = inverted ? ~(uint64_t)0 : 0;
+    for (size_t off = 0, word = 0; off < n; off += 8, word++) {
+        uint64_t v = mix64(seed + word) ^ flip;
+        memcpy(p + off, &v, n - off < 8 ? n - off : 8);
+    }
+}
+
+static void pattern_check(const void *buf, size_t n, uint64_t seed, bench_check_t *check)
+{
+    const unsigned char *p = buf;
+    memset(check, 0, sizeof *check);
+    for (size_t off = 0, word = 0; off < n; off += 8, word++) {
+        uint64_t v = mix64(seed + word);
+        size_t len = n - off < 8 ? n - off : 8;
+        if (memcmp(p + off, &v, len) == 0)
+            continue;
+        const unsigned char *want = (const unsigned char *)&v;
+        for (size_t i = 0; i < len; i++) {
+            if (p[off + i] == want[i])
+                continue;
+            if (check->bad++ == 0) {
+                check->first = off + i;
+                check->expected = want[i];
+                check->got = p[off + i];
+            }
+        }
+    }
+}
+
+/* MPI_Bcast: one buffer of bytes on every rank. */
+static void bcast_setup(size_t bytes, int nranks, size_t *send_bytes, size_t *recv_bytes)
+{
+    (void)nranks;
+    *send_bytes = 0;
+    *recv_bytes = bytes;
+}
+
+static int bcast_host(const bench_args_t *a)
+{
+    return PMPI_Bcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm);
+}
+
+static int bcast_kcoll(const bench_args_t *a)
+{
+    return MPI_Bcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm);
+}
+
+static void bcast_prepare(const bench_args_t *a, uint64_t seed)
+{
+    pattern_fill(a->recvbuf, a->bytes, seed, a->rank != a->root);
+}
+
+static void bcast_validate(const bench_args_t *a, uint64_t seed, bench_check_t *check)
+{
+    /* The root's buffer must be unchanged, every other must equal it. */
+    pattern_check(a->recvbuf, a->bytes, seed, check);
+}
+
+static const bench_coll_t bench_colls[] = {
+    {"bcast", "MPI_Bcast", "BCAST_ALGO", bcast_setup, bcast_host, bcast_kcoll, bcast_prepare,
+     bcast_validate},
+};
+#define BENCH_NCOLLS (sizeof bench_colls / sizeof bench_colls[0])
+
+/* ---------------------------------------------------------------------- */
+/* Options                                                                 */
+
+typedef struct {
+    const bench_coll_t *coll;
+    int root;
+    size_t min_bytes, max_bytes;
+    int iters;     /* 0: chosen per size */
+    char **algos;  /* kcoll algorithm specs, one per kcoll variant */
+    int nalgos;
+    int hot_cache; /* --cache */
+    const char *csv_path;
+} bench_opts_t;
+
+static void usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "usage: %s [options]\n"
+            "Times an MPI collective with the host MPI (PMPI_*) and with kcoll (MPI_*, when\n"
+            "libkcoll.so is preloaded) in the same run, alternating; prints the median time\n"
+            "over iterations of the slowest rank, and the speedup host / kcoll.\n"
+            "\n"
+            "  -c, --collective NAME  collective to time:",
+            prog);
+    for (size_t i = 0; i < BENCH_NCOLLS; i++)
+        fprintf(out, " %s", bench_colls[i].name);
+    fprintf(out,
+            " (default bcast)\n"
+            "  -r, --root ROOT        root rank (default 0)\n"
+            "  -m, --sizes MIN:MAX    message sizes in bytes, MIN doubled up to MAX; suffixes\n"
+            "                         K, M, G (powers of 1024); a single SIZE is allowed\n"
+            "                         (default 16K:16M)\n"
+            "  -i, --iterations N     timed iterations per size (default: about %.1f s per size\n"
+            "                         and variant, at least %d, at most %d)\n"
+            "  -a, --algos LIST       comma-separated kcoll algorithm specs, one column each,\n"
+            "                         e.g. auto,knomial:k=4,direct_read (default auto)\n"
+            "      --cache            one hot buffer instead of rotating buffers that total\n"
+            "                         at least twice the last-level cache\n"
+            "      --csv FILE         append one row per size and variant to FILE (rank 0):\n"
+            "                         mpi,collective,np,bytes,variant,median_us,min_us,p90_us,iterations\n"
+            "  -h, --help             this text\n"
+            "\n"
+            "Run with: LD_PRELOAD=/path/libkcoll.so mpirun -np N %s ...\n",
+            BENCH_TARGET_SECONDS, BENCH_MIN_ITERS, BENCH_MAX_ITERS, prog);
+}
+
+/* "16384", "16K", "16k", "16KiB", "1M", "1G"; returns 0 on success. */
+static int parse_size(const char *text, size_t *out)
+{
+    if (!isdigit((unsigned char)text[0]))
+        return -1;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned long long mult = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mult = 1ull << 10; end++; break;
+    case 'M': mult = 1ull << 20; end++; break;
+    case 'G': mult = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (mult > 1 && (*end == 'i' || *end == 'I'))
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0' || v > ULLONG_MAX / mult)
+        return -1;
+    *out = (size_t)(v * mult);
+    return 0;
+}
+
+static int parse_int(const char *text, int min, int max, int *out)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Splits a comma list into opts->algos (owned by opts). */
+static int parse_algos(const char *list, bench_opts_t *opts)
+{
+    int n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    char **algos = calloc((size_t)n, sizeof *algos);
+    char *copy = strdup(list);
+    if (!algos || !copy) {
+        free(algos);
+        free(copy);
+        return -1;
+    }
+    int count = 0;
+    char *rest = copy;
+    for (;;) {
+        char *comma = strchr(rest, ',');
+        if (comma)
+            *comma = '\0';
+        algos[count++] = rest;
+        if (!comma)
+            break;
+        rest = comma + 1;
+    }
+    for (int i = 0; i < count; i++) {
+        if (algos[i][0] == '\0') {
+            free(algos);
+            free(copy);
+            return -1;
+        }
+    }
+    if (opts->algos) {
+        free(opts->algos[0]);
+        free(opts->algos);
+    }
+    opts->algos = algos; /* algos[0] is the start of copy */
+    opts->nalgos = count;
+    return 0;
+}
+
+static void opts_free(bench_opts_t *opts)
+{
+    if (opts->algos) {
+        free(opts->algos[0]);
+        free(opts->algos);
+    }
+    opts->algos = NULL;
+}
+
+enum { OPT_CACHE = 256, OPT_CSV };
+
+/* Returns 0 to run, 1 after -h, 2 for bad options (told on rank 0). Every
+ * rank parses the same arguments and so reaches the same result. */
+static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
+{
+    static const struct option long_opts[] = {
+        {"collective", required_argument, NULL, 'c'},
+        {"root", required_argument, NULL, 'r'},
+        {"sizes", required_argument, NULL, 'm'},
+        {"iterations", required_argument, NULL, 'i'},
+        {"algos", required_argument, NULL, 'a'},
+        {"cache", no_argument, NULL, OPT_CACHE},
+        {"csv", required_argument, NULL, OPT_CSV},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *prog = argc > 0 ? argv[0] : "kcoll-bench";
+    FILE *err = rank == 0 ? stderr : NULL;
+
+    opts->coll = &bench_colls[0];
+    opts->root = 0;
+    opts->min_bytes = BENCH_DEFAULT_MIN;
+    opts->max_bytes = BENCH_DEFAULT_MAX;
+    opts->iters = 0;
+    opts->hot_cache = 0;
+    opts->csv_path = NULL;
+    if (parse_algos("auto", opts) != 0) {
+        if (err)
+            fprintf(err, "kcoll-bench: out of memory\n");
+        return 2;
+    }
+
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":c:r:m:i:a:h", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': {
+            opts->coll = NULL;
+            for (size_t i = 0; i < BENCH_NCOLLS; i++)
+                if (strcmp(optarg, bench_colls[i].name) == 0)
+                    opts->coll = &bench_colls[i];
+            if (!opts->coll) {
+                if (err)
+                    fprintf(err, "kcoll-bench: unknown collective '%s' (try -h)\n", optarg);
+                return 2;
+            }
+            break;
+        }
+        case 'r':
+            if (parse_int(optarg, 0, 1 << 30, &opts->root) != 0) {
+                if (err)
+                    fprintf(err, "kcoll-bench: bad root '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'm': {
+            const char *colon = strchr(optarg, ':');
+            int ok;
+            if (colon) {
+                char *min_text = strndup(optarg, (size_t)(colon - optarg));
+                ok = min_text && parse_size(min_text, &opts->min_bytes) == 0 &&
+                     parse_size(colon + 1, &opts->max_bytes) == 0;
+                free(min_text);
+            } else {
+                ok = parse_size(optarg, &opts->min_bytes) == 0;
+                opts->max_bytes = opts->min_bytes;
+            }
+            if (!ok || opts->min_bytes > opts->max_bytes || opts->max_bytes > INT32_MAX) {
+                if (err)
+                    fprintf(err,
+                            "kcoll-bench: bad sizes '%s' (want MIN:MAX with MIN <= MAX < 2 GiB, "
+                            "e.g. 16K:16M)\n",
+                            optarg);
+                return 2;
+            }
+            break;
+        }
+        case 'i':
+            if (parse_int(optarg, 1, 1000000, &opts->iters) != 0) {
+                if (err)
+                    fprintf(err, "kcoll-bench: bad iteration count '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'a':
+            if (parse_algos(optarg, opts) != 0) {
+                if (err)
+                    fprintf(err, "kcoll-bench: bad algorithm list '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_CACHE:
+            opts->hot_cache = 1;
+            break;
+        case OPT_CSV:
+            opts->csv_path = optarg;
+            break;
+        case 'h':
+            if (rank == 0)
+                usage(stdout, prog);
+            return 1;
+        case ':':
+        default: {
+            /* A long option is argv[optind - 1]; a short one is optopt. */
+            const char *last = argv[optind - 1];
+            char short_name[3] = {'-', (char)optopt, '\0'};
+            const char *name = strncmp(last, "--", 2) == 0 ? last : short_name;
+            if (err)
+                fprintf(err, "kcoll-bench: %s '%s' (try -h)\n",
+                        c == ':' ? "missing value for option" : "unknown option", name);
+            return 2;
+        }
+        }
+    }
+    if (optind < argc) {
+        if (err)
+            fprintf(err, "kcoll-bench: unexpected argument '%s' (try -h)\n", argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Environment                                                             */
+
+/* The largest cache of cpu0, in bytes; BENCH_DEFAULT_LLC if unreadable. */
+static size_t llc_bytes(void)
+{
+    size_t largest = 0;
+    for (int i = 0; i < 32; i++) {
+        char path[96], text[64];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(text, sizeof text, f)) {
+            text[strcspn(text, " \t\r\n")] = '\0';
+            size_t bytes;
+            if (parse_size(text, &bytes) == 0 && bytes > largest)
+                largest = bytes;
+        }
+        fclose(f);
+    }
+    return largest ? largest : BENCH_DEFAULT_LLC;
+}
+
+/* The host MPI's name and version, short: "Open MPI 4.1.4", "MPICH 4.0.2". */
+static void mpi_library_name(char *out, size_t outlen)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS || len <= 0) {
+        snprintf(out, outlen, "unknown MPI");
+        return;
+    }
+    lib[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    lib[strcspn(lib, "\r\n")] = '\0';
+
+    const char *version_word = strstr(lib, "Version");
+    if (strncmp(lib, "Open MPI v", 10) == 0) {
+        /* "Open MPI v4.1.4, package: ..." */
+        const char *v = lib + 10;
+        snprintf(out, outlen, "Open MPI %.*s", (int)strcspn(v, ", \t"), v);
+    } else if (version_word) {
+        /* "MPICH Version:\t4.0.2" and alike */
+        int name_len = (int)(version_word - lib);
+        while (name_len > 0 && isspace((unsigned char)lib[name_len - 1]))
+            name_len--;
+        const char *v = version_word + strlen("Version");
+        v += strspn(v, " \t:");
+        snprintf(out, outlen, "%.*s %.*s", name_len, lib, (int)strcspn(v, ", \t"), v);
+    } else {
+        snprintf(out, outlen, "%.*s", (int)strcspn(lib, ","), lib);
+    }
+}
+
+static void format_bytes(size_t bytes, char *out, size_t outlen)
+{
+    if (bytes >= ((size_t)1 << 30) && bytes % ((size_t)1 << 30) == 0)
+        snprintf(out, outlen, "%zu GiB", bytes >> 30);
+    else if (bytes >= ((size_t)1 << 20) && bytes % ((size_t)1 << 20) == 0)
+        snprintf(out, outlen, "%zu MiB", bytes >> 20);
+    else if (bytes >= ((size_t)1 << 10) && bytes % ((size_t)1 << 10) == 0)
+        snprintf(out, outlen, "%zu KiB", bytes >> 10);
+    else
+        snprintf(out, outlen, "%zu B", bytes);
+}
+
+static void check_mpi(int rc, const char *what)
+{
+    if (rc == MPI_SUCCESS)
+        return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error %d", rc);
+    fprintf(stderr, "kcoll-bench: %s failed: %s\n", what, text);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+/* Stops the job if any rank ran out of memory (a collective call). */
+static void check_alloc_all(int ok, MPI_Comm comm, const char *what)
+{
+    int all_ok = 0;
+    check_mpi(PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm), "PMPI_Allreduce");
+    if (all_ok)
+        return;
+    if (!ok)
+        fprintf(stderr, "kcoll-bench: out of memory (%s)\n", what);
+    MPI_Abort(comm, 3);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Measurement                                                             */
+
+typedef struct {
+    const bench_opts_t *opts;
+    const kcoll_api_t *api;
+    MPI_Comm comm;
+    int rank, nranks;
+    int nvariants;      /* 1 (host) + opts->nalgos */
+    size_t llc;
+    /* Buffers: nbufs slots, slot i at send_region + i * send_stride and
+     * recv_region + i * recv_stride. The regions are allocated once for the
+     * largest need over all sizes. */
+    unsigned char *send_region, *recv_region;
+    size_t send_capacity, recv_capacity;
+    size_t send_stride, recv_stride;
+    size_t nbufs;
+    size_t next_slot;   /* rotation position, reset per size */
+} bench_ctx_t;
+
+/* Results of one size, complete on rank 0. */
+typedef struct {
+    int iters;
+    double *median_us, *min_us, *p90_us; /* [nvariants] */
+    int *failed;                         /* [nvariants]: validation failed on some rank */
+    int *handed_to_host;                 /* [nvariants]: kcoll's statistics say it did not run */
+} bench_result_t;
+
+static size_t round_up(size_t x, size_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        size_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Buffer layout for one size: strides and number of rotated slots. */
+static void layout_for(const bench_ctx_t *ctx, size_t bytes, size_t *send_stride,
+                       size_t *recv_stride, size_t *nbufs)
+{
+    size_t send_bytes, recv_bytes;
+    ctx->opts->coll->setup(bytes, ctx->nranks, &send_bytes, &recv_bytes);
+    *send_stride = round_up(send_bytes, BENCH_STRIDE_ALIGN);
+    *recv_stride = round_up(recv_bytes, BENCH_STRIDE_ALIGN);
+    size_t slot = *send_stride + *recv_stride;
+    if (slot == 0)
+        slot = BENCH_STRIDE_ALIGN;
+    if (ctx->opts->hot_cache) {
+        *nbufs = 1;
+        return;
+    }
+    /* Calls take the slots in turn, in the order they run, so every call
+     * follows its predecessor's buffer alike. The variant order repeats
+     * every nvariants iterations, so with nbufs and nvariants coprime every
+     * variant visits every buffer: none is tied to a few buffers whose
+     * placement (pages, huge pages) could favour it. */
+    size_t nv = (size_t)ctx->nvariants;
+    *nbufs = (2 * ctx->llc + slot - 1) / slot;
+    if (*nbufs < nv + 1)
+        *nbufs = nv + 1;
+    while (gcd(*nbufs, nv) != 1)
+        (*nbufs)++;
+}
+
+static void *alloc_region(size_t bytes)
+{
+    if (bytes == 0)
+        return NULL;
+    void *p = aligned_alloc(BENCH_REGION_ALIGN, round_up(bytes, BENCH_REGION_ALIGN));
+    if (p)
+        memset(p, 0xa5, bytes); /* fault every page in before timing */
+    return p;
+}
+
+static bench_args_t args_for_slot(const bench_ctx_t *ctx, size_t bytes, size_t slot)
+{
+    bench_args_t a = {
+        .sendbuf = ctx->send_region ? ctx->send_region + slot * ctx->send_stride : NULL,
+        .recvbuf = ctx->recv_region ? ctx->recv_region + slot * ctx->recv_stride : NULL,
+        .bytes = bytes,
+        .root = ctx->opts->root,
+        .rank = ctx->rank,
+        .nranks = ctx->nranks,
+        .comm = ctx->comm,
+    };
+    return a;
+}
+
+/* Variant 0 is the host MPI, variant v > 0 is kcoll with opts->algos[v - 1].
+ * Called by every rank before the variant's call, outside the timing. */
+static void select_variant(const bench_ctx_t *ctx, int variant)
+{
+    if (variant > 0 && ctx->api->param_set)
+        ctx->api->param_set(ctx->opts->coll->algo_param, ctx->opts->algos[variant - 1]);
+}
+
+static void call_variant(const bench_ctx_t *ctx, int variant, const bench_args_t *a)
+{
+    const bench_coll_t *coll = ctx->opts->coll;
+    int rc = variant == 0 ? coll->host_call(a) : coll->kcoll_call(a);
+    check_mpi(rc, coll->mpi_name);
+}
+
+/* One iteration: every variant once, starting with variant first. Records
+ * each call's time on this rank into times[v * stride + column] if times is
+ * not NULL. */
+static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, double *times, int stride,
+                          int column)
+{
+    for (int j = 0; j < ctx->nvariants; j++) {
+        int v = (first + j) % ctx->nvariants;
+        select_variant(ctx, v);
+        bench_args_t a = args_for_slot(ctx, bytes, ctx->next_slot);
+        ctx->next_slot = (ctx->next_slot + 1) % ctx->nbufs;
+        check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
+        double t0 = MPI_Wtime();
+        call_variant(ctx, v, &a);
+        double t1 = MPI_Wtime();
+        if (times)
+            times[(size_t)v * (size_t)stride + (size_t)column] = t1 - t0;
+    }
+}
+
+/* Warm-up; returns the number of timed iterations (the same on all ranks). */
+static int warm_up(bench_ctx_t *ctx, size_t bytes)
+{
+    double t_start = 0.0;
+    for (int it = 0; it < BENCH_WARMUP_ITERS; it++) {
+        if (it == BENCH_WARMUP_ITERS - BENCH_ESTIMATE_ITERS) {
+            check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
+            t_start = MPI_Wtime();
+        }
+        run_iteration(ctx, bytes, it % ctx->nvariants, NULL, 0, 0);
+    }
+    check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
+    double per_iter = (MPI_Wtime() - t_start) / BENCH_ESTIMATE_ITERS;
+
+    if (ctx->opts->iters > 0)
+        return ctx->opts->iters;
+    int iters = BENCH_MAX_ITERS;
+    if (ctx->rank == 0 && per_iter > 0.0) {
+        /* An iteration runs every variant once, so this is about
+         * BENCH_TARGET_SECONDS per variant. */
+        double want = ceil(BENCH_TARGET_SECONDS * ctx->nvariants / per_iter);
+        iters = want < BENCH_MIN_ITERS   ? BENCH_MIN_ITERS
+                : want > BENCH_MAX_ITERS ? BENCH_MAX_ITERS
+                                         : (int)want;
+    }
+    check_mpi(PMPI_Bcast(&iters, 1, MPI_INT, 0, ctx->comm), "PMPI_Bcast");
+    return iters;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median, min and p90 (nearest rank) of n seconds, sorted in place, in us. */
+static void summarize(double *t, int n, double *median_us, double *min_us, double *p90_us)
+{
+    qsort(t, (size_t)n, sizeof *t, compare_double);
+    double median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    int p90_index = (int)ceil(0.9 * n) - 1;
+    *median_us = median * 1e6;
+    *min_us = t[0] * 1e6;
+    *p90_us = t[p90_index < 0 ? 0 : p90_index] * 1e6;
+}
+
+/* kcoll's statistics row of a forced algorithm: "kcoll:<name>" for the spec
+ * "<name>[:params]"; "" for auto, whose algorithm is not known here. */
+static void stats_path_for(const char *spec, char *out, size_t outlen)
+{
+    size_t name_len = strcspn(spec, ":");
+    if (strncmp(spec, "auto", name_len) == 0 && name_len == 4)
+        out[0] = '\0';
+    else
+        snprintf(out, outlen, "kcoll:%.*s", (int)name_len, spec);
+}
+
+/* One validation call per variant; fills result->failed and
+ * result->handed_to_host on rank 0 and returns this rank's failure. */
+static int validate_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
+{
+    const bench_coll_t *coll = ctx->opts->coll;
+    int nv = ctx->nvariants;
+    int *local = calloc((size_t)(2 * nv), sizeof *local); /* failed, then handed_to_host */
+    int *global = calloc((size_t)(2 * nv), sizeof *global);
+    check_alloc_all(local && global, ctx->comm, "validation flags");
+
+    int any_failed = 0;
+    for (int v = 0; v < nv; v++) {
+        uint64_t seed = mix64((uint64_t)bytes * 1000003u + (uint64_t)v * 7919u + 1u);
+        bench_args_t a = args_for_slot(ctx, bytes, 0);
+        coll->prepare(&a, seed);
+        select_variant(ctx, v);
+
+        char path[128] = "";
+        uint64_t calls_before = 0, calls_after = 0, unused;
+        int have_stats = 0;
+        if (v > 0 && ctx->api->stats_get) {
+            stats_path_for(ctx->opts->algos[v - 1], path, sizeof path);
+            have_stats = path[0] != '\0' &&
+                         ctx->api->stats_get(coll->mpi_name, path, &calls_before, &unused) == 0;
+        }
+
+        check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
+        call_variant(ctx, v, &a);
+
+        if (have_stats &&
+            ctx->api->stats_get(coll->mpi_name, path, &calls_after, &unused) == 0 &&
+            calls_after == calls_before)
+            local[nv + v] = 1;
+
+        bench_check_t check;
+        coll->validate(&a, seed, &check);
+        if (check.bad > 0) {
+            local[v] = 1;
+            any_failed = 1;
+            fprintf(stderr,
+                    "kcoll-bench: ERROR: %s, %zu bytes, variant %s%s, rank %d: %zu wrong bytes, "
+                    "first at offset %zu (expected 0x%02x, got 0x%02x)\n",
+                    coll->mpi_name, bytes, v == 0 ? "host" : "kcoll:",
+                    v == 0 ? "" : ctx->opts->algos[v - 1], ctx->rank, check.bad, check.first,
+                    check.expected, check.got);
+        }
+    }
+    check_mpi(PMPI_Reduce(local, global, 2 * nv, MPI_INT, MPI_MAX, 0, ctx->comm), "PMPI_Reduce");
+    if (ctx->rank == 0) {
+        memcpy(result->failed, global, (size_t)nv * sizeof *global);
+        memcpy(result->handed_to_host, global + nv, (size_t)nv * sizeof *global);
+    }
+    free(local);
+    free(global);
+    return any_failed;
+}
+
+/* Times one size and validates it; returns this rank's validation failure. */
+static int run_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
+{
+    layout_for(ctx, bytes, &ctx->send_stride, &ctx->recv_stride, &ctx->nbufs);
+    ctx->next_slot = 0;
+
+    int iters = warm_up(ctx, bytes);
+    int nv = ctx->nvariants;
+    size_t count = (size_t)nv * (size_t)iters;
+    double *times = malloc(count * sizeof *times);
+    double *max_times = ctx->rank == 0 ? malloc(count * sizeof *max_times) : NULL;
+    check_alloc_all(times && (ctx->rank != 0 || max_times), ctx->comm, "timing arrays");
+
+    for (int it = 0; it < iters; it++)
+        run_iteration(ctx, bytes, it % nv, times, iters, it);
+
+    check_mpi(PMPI_Reduce(times, max_times, (int)count, MPI_DOUBLE, MPI_MAX, 0, ctx->comm),
+              "PMPI_Reduce");
+    if (ctx->rank == 0) {
+        result->iters = iters;
+        for (int v = 0; v < nv; v++)
+            summarize(max_times + (size_t)v * (size_t)iters, iters, &result->median_us[v],
+                      &result->min_us[v], &result->p90_us[v]);
+    }
+    free(times);
+    free(max_times);
+    return validate_size(ctx, bytes, result);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Output (rank 0)                                                         */
+
+typedef struct {
+    char **heads; /* 1 + 2 * nalgos column names after "bytes": times, then speedups */
+    int *widths;
+    int ncols;
+} bench_table_t;
+
+static int table_init(bench_table_t *tab, const bench_opts_t *opts)
+{
+    tab->ncols = 1 + 2 * opts->nalgos;
+    tab->heads = calloc((size_t)tab->ncols, sizeof *tab->heads);
+    tab->widths = calloc((size_t)tab->ncols, sizeof *tab->widths);
+    if (!tab->heads || !tab->widths)
+        return -1;
+    for (int c = 0; c < tab->ncols; c++) {
+        char head[256];
+        if (c == 0)
+            snprintf(head, sizeof head, "host_us");
+        else if (opts->nalgos == 1)
+            snprintf(head, sizeof head, c == 1 ? "kcoll_us" : "speedup");
+        else if (c <= opts->nalgos)
+            snprintf(head, sizeof head, "%s", opts->algos[c - 1]);
+        else
+            snprintf(head, sizeof head, "speedup(%s)", opts->algos[c - 1 - opts->nalgos]);
+        tab->heads[c] = strdup(head);
+        if (!tab->heads[c])
+            return -1;
+        int w = (int)strlen(head) + 2;
+        tab->widths[c] = w < 11 ? 11 : w;
+    }
+    return 0;
+}
+
+static void table_free(bench_table_t *tab)
+{
+    for (int c = 0; tab->heads && c < tab->ncols; c++)
+        free(tab->heads[c]);
+    free(tab->heads);
+    free(tab->widths);
+}
+
+static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const char *mpi_name,
+                         const char *kcoll_version)
+{
+    const bench_opts_t *opts = ctx->opts;
+    char cache[160], iters[160], llc[32];
+    format_bytes(ctx->llc, llc, sizeof llc);
+    if (opts->hot_cache)
+        snprintf(cache, sizeof cache, "hot cache (1 buffer)");
+    else
+        snprintf(cache, sizeof cache,
+                 "off-cache (>= 2 rotating buffers, >= 2 x LLC %s in all)", llc);
+    if (opts->iters > 0)
+        snprintf(iters, sizeof iters, "median of %d iterations", opts->iters);
+    else
+        snprintf(iters, sizeof iters,
+                 "median of %d..%d iterations (about %.1f s per size and variant)",
+                 BENCH_MIN_ITERS, BENCH_MAX_ITERS, BENCH_TARGET_SECONDS);
+
+    printf("# kcoll-bench: %s, %d ranks, root %d, %s, %s%s, %s, %s, time = max over ranks\n",
+           opts->coll->mpi_name, ctx->nranks, opts->root, mpi_name,
+           kcoll_version ? "kcoll " : "", kcoll_version ? kcoll_version : "kcoll not loaded",
+           cache, iters);
+    printf("# host = PMPI_%s; kcoll = %s with %s set per column; times in us; "
+           "speedup = host_us / kcoll_us\n",
+           opts->coll->mpi_name + 4, opts->coll->mpi_name, opts->coll->algo_param);
+    printf("# %8s", "bytes");
+    for (int c = 0; c < tab->ncols; c++)
+        printf("%*s", tab->widths[c], tab->heads[c]);
+    printf("%8s%8s\n", "iters", "bufs");
+    fflush(stdout);
+}
+
+static void print_row(const bench_ctx_t *ctx, const bench_table_t *tab, size_t bytes,
+                      const bench_result_t *r)
+{
+    const bench_opts_t *opts = ctx->opts;
+    printf("%10zu", bytes);
+    for (int c = 0; c < tab->ncols; c++) {
+        char cell[64];
+        if (c <= opts->nalgos) {
+            snprintf(cell, sizeof cell, "%.2f%s", r->median_us[c], r->handed_to_host[c] ? "*" : "");
+        } else {
+            int v = c - opts->nalgos;
+            double kcoll_us = r->median_us[v];
+            if (kcoll_us > 0.0)
+                snprintf(cell, sizeof cell, "%.2fx", r->median_us[0] / kcoll_us);
+            else
+                snprintf(cell, sizeof cell, "-");
+        }
+        printf("%*s", tab->widths[c], cell);
+    }
+    printf("%8d%8zu\n", r->iters, ctx->nbufs);
+    for (int v = 1; v < ctx->nvariants; v++)
+        if (r->handed_to_host[v])
+            printf("#   * %s: kcoll's statistics did not count this call as "
+                   "kcoll:%.*s: it went to the host MPI\n",
+                   opts->algos[v - 1], (int)strcspn(opts->algos[v - 1], ":"),
+                   opts->algos[v - 1]);
+    for (int v = 0; v < ctx->nvariants; v++)
+        if (r->failed[v])
+            printf("# ERROR: validation failed at %zu bytes for %s%s (details on stderr)\n", bytes,
+                   v == 0 ? "host" : "kcoll:", v == 0 ? "" : opts->algos[v - 1]);
+    fflush(stdout);
+}
+
+static void csv_field(FILE *f, const char *text)
+{
+    if (strpbrk(text, ",\"\n") == NULL) {
+        fputs(text, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_rows(FILE *f, const bench_ctx_t *ctx, const char *mpi_name, int kcoll_loaded,
+                     size_t bytes, const bench_result_t *r)
+{
+    for (int v = 0; v < ctx->nvariants; v++) {
+        char variant[256];
+        if (v == 0)
+            snprintf(variant, sizeof variant, "host");
+        else
+            snprintf(variant, sizeof variant, "%s:%s", kcoll_loaded ? "kcoll" : "nokcoll",
+                     ctx->opts->algos[v - 1]);
+        csv_field(f, mpi_name);
+        fputc(',', f);
+        csv_field(f, ctx->opts->coll->name);
+        fprintf(f, ",%d,%zu,", ctx->nranks, bytes);
+        csv_field(f, variant);
+        fprintf(f, ",%.3f,%.3f,%.3f,%d\n", r->median_us[v], r->min_us[v], r->p90_us[v], r->iters);
+    }
+    fflush(f);
+}
+
+/* Opens the CSV file on rank 0 (with the header if the file is new) into
+ * *out; *out stays NULL elsewhere or without a path. Returns 0, or -1 on
+ * every rank if rank 0 could not open it. */
+static int csv_open(const char *path, int rank, MPI_Comm comm, FILE **out)
+{
+    *out = NULL;
+    int ok = 1;
+    if (path && rank == 0) {
+        FILE *f = fopen(path, "a");
+        if (!f) {
+            fprintf(stderr, "kcoll-bench: cannot open %s: %s\n", path, strerror(errno));
+            ok = 0;
+        } else {
+            if (fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0) {
+                fprintf(f, "mpi,collective,np,bytes,variant,median_us,min_us,p90_us,iterations\n");
+                fflush(f);
+            }
+            *out = f;
+        }
+    }
+    check_mpi(PMPI_Bcast(&ok, 1, MPI_INT, 0, comm), "PMPI_Bcast");
+    return ok ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------------- */
+
+/* Checks every algorithm spec with kcoll_param_set on all ranks. Returns 0
+ * if all were accepted everywhere. */
+static int check_algos(const kcoll_api_t *api, const bench_opts_t *opts, int rank, MPI_Comm comm)
+{
+    const char *param = opts->coll->algo_param;
+    int bad = -1; /* index of the first rejected spec */
+    for (int i = 0; i < opts->nalgos && bad < 0; i++)
+        if (api->param_set(param, opts->algos[i]) != 0)
+            bad = i;
+    int any_bad = 0, local = bad >= 0;
+    check_mpi(PMPI_Allreduce(&local, &any_bad, 1, MPI_INT, MPI_MAX, comm), "PMPI_Allreduce");
+    if (local && rank == 0)
+        fprintf(stderr, "kcoll-bench: kcoll rejected %s=%s\n", param, opts->algos[bad]);
+    else if (any_bad && rank == 0)
+        fprintf(stderr, "kcoll-bench: kcoll rejected an algorithm spec on some rank\n");
+    return any_bad;
+}
+
+int main(int argc, char **argv)
+{
+    check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int rank, nranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nranks);
+
+    bench_opts_t opts = {0};
+    int parsed = parse_args(argc, argv, rank, &opts);
+    if (parsed == 0 && opts.root >= nranks) {
+        if (rank == 0)
+            fprintf(stderr, "kcoll-bench: root %d does not exist with %d ranks\n", opts.root,
+                    nranks);
+        parsed = 2;
+    }
+    if (parsed != 0) {
+        opts_free(&opts);
+        MPI_Finalize();
+        return parsed == 1 ? 0 : 2;
+    }
+
+    kcoll_api_t api;
+    kcoll_api_find(&api);
+    const char *kcoll_version = NULL;
+    char *saved_algo = NULL; /* the algorithm parameter's value before the run */
+    if (api.param_set) {
+        kcoll_version = api.version ? api.version() : "(unknown version)";
+        const char *current = api.param_get ? api.param_get(opts.coll->algo_param) : NULL;
+        saved_algo = current ? strdup(current) : NULL;
+        if (check_algos(&api, &opts, rank, comm) != 0) {
+            if (saved_algo)
+                api.param_set(opts.coll->algo_param, saved_algo);
+            free(saved_algo);
+            opts_free(&opts);
+            MPI_Finalize();
+            return 2;
+        }
+    } else if (rank == 0) {
+        fprintf(stderr, "kcoll-bench: warning: kcoll is not loaded (no kcoll_param_set symbol); "
+                        "every column measures the host MPI. Run with "
+                        "LD_PRELOAD=/path/libkcoll.so to compare.\n");
+    }
+
+    char mpi_name[128];
+    mpi_library_name(mpi_name, sizeof mpi_name);
+
+    FILE *csv;
+    if (csv_open(opts.csv_path, rank, comm, &csv) != 0) {
+        free(saved_algo);
+        opts_free(&opts);
+        MPI_Finalize();
+        return 2;
+    }
+
+    bench_ctx_t ctx = {
+        .opts = &opts,
+        .api = &api,
+        .comm = comm,
+        .rank = rank,
+        .nranks = nranks,
+        .nvariants = 1 + opts.nalgos,
+        .llc = llc_bytes(),
+    };
+    { /* every rank must rotate the same number of buffers: rank 0's LLC */
+        unsigned long long llc = ctx.llc;
+        check_mpi(PMPI_Bcast(&llc, 1, MPI_UNSIGNED_LONG_LONG, 0, comm), "PMPI_Bcast");
+        ctx.llc = (size_t)llc;
+    }
+
+    /* Sizes: MIN doubled while <= MAX (0 is followed by 1). */
+    for (size_t bytes = opts.min_bytes;;) {
+        size_t send_stride, recv_stride, nbufs;
+        layout_for(&ctx, bytes, &send_stride, &recv_stride, &nbufs);
+        if (send_stride * nbufs > ctx.send_capacity)
+            ctx.send_capacity = send_stride * nbufs;
+        if (recv_stride * nbufs > ctx.recv_capacity)
+            ctx.recv_capacity = recv_stride * nbufs;
+        if (bytes >= opts.max_bytes || bytes > opts.max_bytes / 2)
+            break;
+        bytes = bytes ? 2 * bytes : 1;
+    }
+    ctx.send_region = alloc_region(ctx.send_capacity);
+    ctx.recv_region = alloc_region(ctx.recv_capacity);
+    check_alloc_all((ctx.send_region || !ctx.send_capacity) &&
+                        (ctx.recv_region || !ctx.recv_capacity),
+                    comm, "buffers");
+
+    int nv = ctx.nvariants;
+    bench_result_t result = {0};
+    bench_table_t table = {0};
+    int ok = 1;
+    if (rank == 0) {
+        result.median_us = calloc((size_t)nv, sizeof(double));
+        result.min_us = calloc((size_t)nv, sizeof(double));
+        result.p90_us = calloc((size_t)nv, sizeof(double));
+        result.failed = calloc((size_t)nv, sizeof(int));
+        result.handed_to_host = calloc((size_t)nv, sizeof(int));
+        ok = result.median_us && result.min_us && result.p90_us && result.failed &&
+             result.handed_to_host && table_init(&table, &opts) == 0;
+    }
+    check_alloc_all(ok, comm, "results");
+    if (rank == 0)
+        print_header(&ctx, &table, mpi_name, kcoll_version);
+
+    int failed = 0;
+    for (size_t bytes = opts.min_bytes;;) {
+        failed |= run_size(&ctx, bytes, &result);
+        if (rank == 0) {
+            print_row(&ctx, &table, bytes, &result);
+            if (csv)
+                csv_rows(csv, &ctx, mpi_name, kcoll_version != NULL, bytes, &result);
+        }
+        if (bytes >= opts.max_bytes || bytes > opts.max_bytes / 2)
+            break;
+        bytes = bytes ? 2 * bytes : 1;
+    }
+
+    int any_failed = 0;
+    check_mpi(PMPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm), "PMPI_Allreduce");
+    if (any_failed && rank == 0) {
+        printf("# FAILED: some results were wrong (see stderr)\n");
+        fflush(stdout);
+    }
+
+    if (saved_algo) /* every rank, like every other setting */
+        api.param_set(opts.coll->algo_param, saved_algo);
+    free(saved_algo);
+    if (csv)
+        fclose(csv);
+    table_free(&table);
+    free(result.median_us);
+    free(result.min_us);
+    free(result.p90_us);
+    free(result.failed);
+    free(result.handed_to_host);
+    free(ctx.send_region);
+    free(ctx.recv_region);
+    opts_free(&opts);
+    MPI_Finalize();
+    return any_failed ? 1 : 0;
+}

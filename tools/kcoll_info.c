@@ -1,0 +1,216 @@
+/* kcoll-info: what kcoll would do on this machine, and why.
+ *
+ * It prints, in this order:
+ *   1. kcoll's version and the MPI it was built against (the first line of
+ *      MPI_Get_library_version, which MPI allows before MPI_Init; kcoll-info
+ *      never initializes MPI, so it runs without a launcher);
+ *   2. whether cross-memory attach works here: two forked sibling processes,
+ *      like two ranks under a launcher, one reading the other's private
+ *      memory (kcoll_cma_probe_local), with the reason and the fix when it
+ *      does not, and the Yama ptrace_scope that governs it;
+ *   3. the topology as hwloc sees it (or KCOLL_TOPO_SYNTHETIC);
+ *   4. every algorithm of the registry, with its parameter and help;
+ *   5. every KCOLL_* parameter with its default, current value and help.
+ *
+ * The exit status is 0 whenever the report was printed, including when
+ * cross-memory attach is not permitted: that is information, not a failure.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "core/params.h"
+#include "core/status.h"
+#include "kcoll.h"
+#include "topo/topo.h"
+#include "xfer/cma.h"
+
+#ifndef KCOLL_MPI_FLAVOR
+#define KCOLL_MPI_FLAVOR "unknown"
+#endif
+
+/* Help text is wrapped to this many columns, indented by KCOLL_INFO_INDENT. */
+#define KCOLL_INFO_WIDTH 79
+#define KCOLL_INFO_INDENT 6
+
+static void kcoll_info_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kcoll-info [--params]\n"
+            "Print kcoll's version, the MPI it was built for, whether cross-memory\n"
+            "attach is permitted here, the topology, the algorithms and the KCOLL_*\n"
+            "parameters (set them in the environment).\n"
+            "  --params     print only the parameters\n"
+            "  -h, --help   print this help\n");
+}
+
+/* The first line of the MPI library's version string, runs of blanks
+ * squeezed to one space. */
+static void kcoll_info_mpi_version(char *out, size_t outlen)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+    int len = 0;
+    size_t o = 0;
+    int blank = 0;
+
+    if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS || len < 0) {
+        snprintf(out, outlen, "version unknown");
+        return;
+    }
+    if (len > MPI_MAX_LIBRARY_VERSION_STRING)
+        len = MPI_MAX_LIBRARY_VERSION_STRING;
+    lib[len] = '\0';
+    for (const char *s = lib; *s && *s != '\n' && o + 1 < outlen; s++) {
+        if (*s == ' ' || *s == '\t' || *s == '\r') {
+            blank = 1;
+            continue;
+        }
+        if (blank && o > 0 && o + 2 < outlen)
+            out[o++] = ' ';
+        blank = 0;
+        out[o++] = *s;
+    }
+    out[o] = '\0';
+}
+
+/* Print text as indented lines of at most KCOLL_INFO_WIDTH columns,
+ * breaking at spaces. */
+static void kcoll_info_wrap(const char *text)
+{
+    const int room = KCOLL_INFO_WIDTH - KCOLL_INFO_INDENT;
+
+    while (*text) {
+        int n = (int)strlen(text), cut = n;
+
+        if (n > room) {
+            for (cut = room; cut > 0 && text[cut] != ' '; cut--)
+                ;
+            if (cut == 0) /* one word longer than a line */
+                for (cut = room; text[cut] && text[cut] != ' '; cut++)
+                    ;
+        }
+        printf("%*s%.*s\n", KCOLL_INFO_INDENT, "", cut, text);
+        text += cut;
+        while (*text == ' ')
+            text++;
+    }
+}
+
+static const char *kcoll_info_shown(const char *v)
+{
+    return (v && v[0]) ? v : "\"\"";
+}
+
+static void kcoll_info_params(void)
+{
+    int wname = 0, wdef = 0;
+
+    for (int i = 0; i < KCOLL_NPARAMS; i++) {
+        int n = (int)strlen("KCOLL_") + (int)strlen(kcoll_param_desc[i].name);
+        int d = (int)strlen(kcoll_info_shown(kcoll_param_desc[i].def));
+
+        if (n > wname)
+            wname = n;
+        if (d > wdef)
+            wdef = d;
+    }
+    printf("parameters:\n");
+    for (int i = 0; i < KCOLL_NPARAMS; i++) {
+        const kcoll_param_desc_t *p = &kcoll_param_desc[i];
+        const char *cur = kcoll_param_str((kcoll_param_id_t)i);
+        int pad = wname - (int)strlen("KCOLL_") - (int)strlen(p->name);
+
+        printf("  KCOLL_%s%*s  default %-*s  current %s\n", p->name, pad, "", wdef,
+               kcoll_info_shown(p->def), kcoll_info_shown(cur));
+        if (p->help)
+            kcoll_info_wrap(p->help);
+    }
+}
+
+static void kcoll_info_algos(void)
+{
+    char param[64];
+    int wcoll = 0, walgo = 0, wparam = 0;
+
+    for (int i = 0; i < kcoll_nalgos; i++) {
+        const kcoll_algo_t *a = &kcoll_algos[i];
+        int c = (int)strlen(kcoll_coll_name(a->coll)), n = (int)strlen(a->name), m = 0;
+
+        if (a->param)
+            m = snprintf(param, sizeof param, "%s=%d (min %d)", a->param, a->param_default,
+                         a->param_min);
+        if (c > wcoll)
+            wcoll = c;
+        if (n > walgo)
+            walgo = n;
+        if (m > wparam)
+            wparam = m;
+    }
+    printf("algorithms:\n");
+    for (int i = 0; i < kcoll_nalgos; i++) {
+        const kcoll_algo_t *a = &kcoll_algos[i];
+
+        param[0] = '\0';
+        if (a->param)
+            snprintf(param, sizeof param, "%s=%d (min %d)", a->param, a->param_default,
+                     a->param_min);
+        printf("  %-*s  %-*s  ", wcoll, kcoll_coll_name(a->coll), walgo, a->name);
+        if (wparam > 0)
+            printf("%-*s  ", wparam, param);
+        printf("%s\n", a->help ? a->help : "");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING + 1], why[1024], topo[512];
+    int only_params = 0, scope;
+    kcoll_status_t st;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            kcoll_info_usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--params") == 0) {
+            only_params = 1;
+        } else {
+            fprintf(stderr, "kcoll-info: unknown option '%s'\n", argv[i]);
+            kcoll_info_usage(stderr);
+            return 2;
+        }
+    }
+
+    kcoll_params_load();
+    if (only_params) {
+        kcoll_info_params();
+        return 0;
+    }
+
+    printf("kcoll %s\n", KCOLL_VERSION);
+    kcoll_info_mpi_version(mpi, sizeof mpi);
+    printf("MPI: %s (%s)\n", KCOLL_MPI_FLAVOR, mpi);
+
+    fflush(stdout); /* the probe forks */
+    st = kcoll_cma_probe_local(why, sizeof why);
+    if (st == KCOLL_OK)
+        printf("CMA: permitted\n");
+    else
+        printf("CMA: NOT permitted: %s\n", why[0] ? why : kcoll_status_str(st));
+    scope = kcoll_cma_yama_scope();
+    if (scope >= 0)
+        printf("Yama ptrace_scope: %d\n", scope);
+    else
+        printf("Yama: absent\n");
+
+    if (kcoll_topo_summary(topo, sizeof topo) == 0)
+        printf("topology: %s\n", topo);
+    else
+        printf("topology: unavailable: %s\n", topo);
+
+    printf("\n");
+    kcoll_info_algos();
+    printf("\n");
+    kcoll_info_params();
+    return 0;
+}
