@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# usage: run_stats.sh TEST_ERRORS LAUNCHER [FLAGS...] NP_FLAG
+# KCOLL_STATS=1: rank 0 prints, at MPI_Finalize, one row per (collective,
+# path) summed over ranks. test_errors at 2 ranks makes per rank 2 kcoll
+# broadcasts of 256 KiB (split_rw), 4 invalid calls and 2 with a bad
+# algorithm; the table must say exactly that.
+set -uo pipefail
+prog=$1
+shift
+out=$(mktemp)
+KCOLL_STATS=1 "$@" 2 "$prog" >"$out" 2>/dev/null
+rc=$?
+cat "$out"
+row() { awk -v p="$1" '$1 == "MPI_Bcast" && $2 == p { print $3, $4 }' "$out"; }
+fail=0
+check() {
+  local got
+  got=$(row "$1")
+  if [ "$got" != "$2" ]; then echo "FAIL: row $1: '$got', expected '$2'"; fail=1; fi
+}
+[ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
+check kcoll:split_rw "4 1048576"
+check mpi:invalid_args "8 0"
+check mpi:bad_algo "4 1048576"
+check mpi:disabled "2 524288"
+check mpi:intercomm "2 524288"
+grep -q '^# kcoll statistics, summed over 2 ranks' "$out" || { echo "FAIL: no header"; fail=1; }
+rm -f "$out"
+[ "$fail" -eq 0 ] && echo "statistics table as expected"
+exit "$fail"
