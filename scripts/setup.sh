@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install what kcoll needs on Debian (bookworm) / Ubuntu, where it is
+# missing: a C compiler, CMake, pkg-config, Open MPI, MPICH and hwloc.
+#   scripts/setup.sh          build and test dependencies
+#   scripts/setup.sh --plot   also matplotlib, for the benchmark plots
+set -euo pipefail
+pkgs=(gcc make cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev hwloc)
+[ "${1:-}" = "--plot" ] && pkgs+=(python3-matplotlib)
+need=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"
+fi
