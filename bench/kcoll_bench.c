@@ -703,16 +703,24 @@ static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, double *tim
 /* Warm-up; returns the number of timed iterations (the same on all ranks). */
 static int warm_up(bench_ctx_t *ctx, size_t bytes)
 {
-    double t_start = 0.0;
+    /* The estimate is the fastest of the last few warm-up iterations, so
+     * that one disturbed iteration (another process on the core) does not
+     * shrink the whole measurement to the minimum count. */
+    double per_iter = 0.0;
     for (int it = 0; it < BENCH_WARMUP_ITERS; it++) {
-        if (it == BENCH_WARMUP_ITERS - BENCH_ESTIMATE_ITERS) {
+        double t0 = 0.0;
+        if (it >= BENCH_WARMUP_ITERS - BENCH_ESTIMATE_ITERS) {
             check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
-            t_start = MPI_Wtime();
+            t0 = MPI_Wtime();
         }
         run_iteration(ctx, bytes, it % ctx->nvariants, NULL, 0, 0);
+        if (it >= BENCH_WARMUP_ITERS - BENCH_ESTIMATE_ITERS) {
+            double t = MPI_Wtime() - t0;
+            if (per_iter == 0.0 || t < per_iter)
+                per_iter = t;
+        }
     }
     check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
-    double per_iter = (MPI_Wtime() - t_start) / BENCH_ESTIMATE_ITERS;
 
     if (ctx->opts->iters > 0)
         return ctx->opts->iters;
