@@ -41,3 +41,13 @@ void kcoll_error(const char *fmt, ...)
     kcoll_vlog("error: ", fmt, ap);
     va_end(ap);
 }
+
+void kcoll_fmt(char *out, size_t outlen, const char *fmt, ...)
+{
+    if (!out || outlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, outlen, fmt, ap);
+    va_end(ap);
+}

@@ -2,6 +2,8 @@
 #ifndef KCOLL_LOG_H
 #define KCOLL_LOG_H
 
+#include <stddef.h>
+
 #if defined(__GNUC__)
 #define KCOLL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
@@ -12,5 +14,7 @@
 void kcoll_warn(const char *fmt, ...) KCOLL_PRINTF(1, 2);
 /* "kcoll: error: ..." always. */
 void kcoll_error(const char *fmt, ...) KCOLL_PRINTF(1, 2);
+/* Format a reason into a caller's buffer (nothing if out is NULL or empty). */
+void kcoll_fmt(char *out, size_t outlen, const char *fmt, ...) KCOLL_PRINTF(3, 4);
 
 #endif

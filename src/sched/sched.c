@@ -4,6 +4,19 @@
 
 #include "sched/sched.h"
 
+int kcoll_grow(void **items, int *cap, int n, size_t size, int first)
+{
+    if (n < *cap)
+        return 0;
+    int ncap = *cap ? 2 * *cap : first;
+    void *p = realloc(*items, (size_t)ncap * size);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = ncap;
+    return 0;
+}
+
 void kcoll_sched_init(kcoll_sched_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -25,15 +38,9 @@ static kcoll_step_t *kcoll_sched_push(kcoll_sched_t *s, kcoll_step_kind_t kind)
 {
     if (s->err)
         return NULL;
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 32;
-        kcoll_step_t *steps = realloc(s->steps, (size_t)cap * sizeof *steps);
-        if (!steps) {
-            s->err = KCOLL_ERR_NOMEM;
-            return NULL;
-        }
-        s->steps = steps;
-        s->cap = cap;
+    if (kcoll_grow((void **)&s->steps, &s->cap, s->n, sizeof *s->steps, 32)) {
+        s->err = KCOLL_ERR_NOMEM;
+        return NULL;
     }
     kcoll_step_t *st = &s->steps[s->n++];
     memset(st, 0, sizeof *st);
@@ -84,33 +91,31 @@ void kcoll_sched_copy(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff, kcoll_buf
     kcoll_sched_data(s, KCOLL_STEP_COPY, -1, dbuf, doff, sbuf, soff, len);
 }
 
-void kcoll_sched_signal(kcoll_sched_t *s, kcoll_flag_t flag, uint32_t value)
+/* SIGNAL and WAIT: a flag, a value in range, and for WAIT the peer. */
+static void kcoll_sched_flag(kcoll_sched_t *s, kcoll_step_kind_t kind, int peer,
+                             kcoll_flag_t flag, uint32_t value)
 {
     if (value > KCOLL_FLAG_VALUE_MAX) {
         if (!s->err)
             s->err = KCOLL_ERR_ARG;
         return;
     }
-    kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_SIGNAL);
-    if (!st)
-        return;
-    st->flag = (uint8_t)flag;
-    st->value = value;
-}
-
-void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t value)
-{
-    if (value > KCOLL_FLAG_VALUE_MAX) {
-        if (!s->err)
-            s->err = KCOLL_ERR_ARG;
-        return;
-    }
-    kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_WAIT);
+    kcoll_step_t *st = kcoll_sched_push(s, kind);
     if (!st)
         return;
     st->peer = peer;
     st->flag = (uint8_t)flag;
     st->value = value;
+}
+
+void kcoll_sched_signal(kcoll_sched_t *s, kcoll_flag_t flag, uint32_t value)
+{
+    kcoll_sched_flag(s, KCOLL_STEP_SIGNAL, -1, flag, value);
+}
+
+void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t value)
+{
+    kcoll_sched_flag(s, KCOLL_STEP_WAIT, peer, flag, value);
 }
 
 const char *kcoll_buf_name(int buf)

@@ -67,6 +67,10 @@ typedef struct {
     kcoll_status_t err; /* sticky: first failure while appending */
 } kcoll_sched_t;
 
+/* Room for one more element in a growable array of `size`-byte elements
+ * holding n of *cap (doubling, starting at `first`). Returns 0 or -1. */
+int kcoll_grow(void **items, int *cap, int n, size_t size, int first);
+
 void kcoll_sched_init(kcoll_sched_t *s);
 void kcoll_sched_reset(kcoll_sched_t *s); /* empty it, keep the memory */
 void kcoll_sched_free(kcoll_sched_t *s);

@@ -200,14 +200,8 @@ static kcoll_status_t kcoll_sim_access(kcoll_sim_t *s, int r, int owner, int buf
             e->write ? "write" : "read", e->step,
             kcoll_sim_kind_name(s->sched[e->rank].steps[e->step].kind));
     }
-    if (bk->n == bk->cap) {
-        int cap = bk->cap ? 2 * bk->cap : 16;
-        kcoll_sim_access_t *a = realloc(bk->a, (size_t)cap * sizeof *a);
-        if (!a)
-            return KCOLL_ERR_NOMEM;
-        bk->a = a;
-        bk->cap = cap;
-    }
+    if (kcoll_grow((void **)&bk->a, &bk->cap, bk->n, sizeof *bk->a, 16))
+        return KCOLL_ERR_NOMEM;
     bk->a[bk->n++] = (kcoll_sim_access_t){r, s->pc[r], vc[r], write, off, len};
     return KCOLL_OK;
 }
@@ -298,14 +292,8 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int r)
             return kcoll_sim_fail(s, "rank %d step %d: flag %s signalled %u after %u (flags only grow)",
                                   r, s->pc[r], kcoll_flag_name(st->flag), st->value,
                                   h->s[h->n - 1].value);
-        if (h->n == h->cap) {
-            int cap = h->cap ? 2 * h->cap : 4;
-            kcoll_sim_signal_t *ns = realloc(h->s, (size_t)cap * sizeof *ns);
-            if (!ns)
-                return KCOLL_ERR_NOMEM;
-            h->s = ns;
-            h->cap = cap;
-        }
+        if (kcoll_grow((void **)&h->s, &h->cap, h->n, sizeof *h->s, 4))
+            return KCOLL_ERR_NOMEM;
         uint32_t *snap = malloc((size_t)p * sizeof *snap);
         if (!snap)
             return KCOLL_ERR_NOMEM;

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/params.h"
 #include "core/status.h"
 
@@ -47,20 +48,6 @@ typedef struct {
 } kcoll_topo_cache_t;
 
 static kcoll_topo_cache_t kcoll_topo_cache = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
-
-static void kcoll_topo_err(char *out, size_t outlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void kcoll_topo_err(char *out, size_t outlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!out || outlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(out, outlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Load (or reuse) the topology for the current KCOLL_TOPO_SYNTHETIC.
  * Called with the cache locked. On failure the reason goes to err. */
@@ -80,17 +67,17 @@ static kcoll_status_t kcoll_topo_get(hwloc_topology_t *out, char *err, size_t er
 
     copy = strdup(synth);
     if (!copy) {
-        kcoll_topo_err(err, errlen, "out of memory");
+        kcoll_fmt(err, errlen, "out of memory");
         return KCOLL_ERR_NOMEM;
     }
     if (hwloc_topology_init(&topo) != 0) {
         e = errno;
-        kcoll_topo_err(err, errlen, "hwloc_topology_init failed: %s", strerror(e));
+        kcoll_fmt(err, errlen, "hwloc_topology_init failed: %s", strerror(e));
         goto err_free;
     }
     if (synth[0] != '\0' && hwloc_topology_set_synthetic(topo, synth) != 0) {
         e = errno;
-        kcoll_topo_err(err, errlen,
+        kcoll_fmt(err, errlen,
                        "KCOLL_TOPO_SYNTHETIC='%s' is not a valid hwloc synthetic "
                        "topology (%s); example: 'pack:2 numa:1 core:4 pu:1'",
                        synth, strerror(e));
@@ -98,7 +85,7 @@ static kcoll_status_t kcoll_topo_get(hwloc_topology_t *out, char *err, size_t er
     }
     if (hwloc_topology_load(topo) != 0) {
         e = errno;
-        kcoll_topo_err(err, errlen, "hwloc_topology_load failed: %s", strerror(e));
+        kcoll_fmt(err, errlen, "hwloc_topology_load failed: %s", strerror(e));
         goto err_destroy;
     }
 

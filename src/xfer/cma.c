@@ -61,7 +61,6 @@
 #include <inttypes.h>
 #include <linux/capability.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +70,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/log.h"
 
 /* Most bytes one call moves (the kernel's MAX_RW_COUNT). */
 #define KCOLL_CMA_MAX_CALL ((size_t)0x7ffff000)
@@ -325,20 +326,6 @@ kcoll_status_t kcoll_cma_writev(pid_t pid, const struct iovec *local, int nlocal
 /* Permission                                                             */
 /* ---------------------------------------------------------------------- */
 
-static void kcoll_cma_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void kcoll_cma_why(char *why, size_t whylen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!why || whylen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-}
-
 int kcoll_cma_yama_scope(void)
 {
     FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
@@ -390,7 +377,7 @@ int kcoll_cma_allow_peers(char *why, size_t whylen)
         if (atomic_load_explicit(&allowed_pid, memory_order_relaxed) == self)
             return 0;
         if (prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0) {
-            kcoll_cma_why(why, whylen,
+            kcoll_fmt(why, whylen,
                           "prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) failed: %s "
                           "(Yama ptrace_scope=1: set kernel.yama.ptrace_scope=0)",
                           strerror(errno));
@@ -403,13 +390,13 @@ int kcoll_cma_allow_peers(char *why, size_t whylen)
         /* Peers started like this process hold the same capabilities. */
         if (kcoll_cma_has_ptrace_cap())
             return 0;
-        kcoll_cma_why(why, whylen,
+        kcoll_fmt(why, whylen,
                       "Yama ptrace_scope=2 allows cross-memory attach only with "
                       "CAP_SYS_PTRACE: run as root or with CAP_SYS_PTRACE, or set "
                       "kernel.yama.ptrace_scope=0");
         return -1;
     case 3:
-        kcoll_cma_why(why, whylen,
+        kcoll_fmt(why, whylen,
                       "Yama ptrace_scope=3 forbids cross-memory attach until reboot: "
                       "boot with kernel.yama.ptrace_scope set to 0 or 1");
         return -1;
@@ -484,13 +471,13 @@ kcoll_status_t kcoll_cma_probe_peer(pid_t pid, const void *remote_word, uint64_t
     if (st != KCOLL_OK) {
         e = errno;
         kcoll_cma_explain(e, hint, sizeof hint);
-        kcoll_cma_why(why, whylen, "process_vm_readv from pid %ld failed: %s (%s)",
+        kcoll_fmt(why, whylen, "process_vm_readv from pid %ld failed: %s (%s)",
                       (long)pid, strerror(e), hint);
         errno = e;
         return st;
     }
     if (got != expect) {
-        kcoll_cma_why(why, whylen,
+        kcoll_fmt(why, whylen,
                       "process_vm_readv from pid %ld read 0x%016" PRIx64 " at %p, "
                       "expected 0x%016" PRIx64 " (the peer published a wrong address "
                       "or pid)",
@@ -632,7 +619,7 @@ kcoll_status_t kcoll_cma_probe_local(char *why, size_t whylen)
     pg = mmap(NULL, sizeof *pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (pg == MAP_FAILED) {
         e = errno;
-        kcoll_cma_why(why, whylen, "mmap of the probe page failed: %s", strerror(e));
+        kcoll_fmt(why, whylen, "mmap of the probe page failed: %s", strerror(e));
         errno = e;
         return KCOLL_ERR_SYS;
     }
@@ -644,7 +631,7 @@ kcoll_status_t kcoll_cma_probe_local(char *why, size_t whylen)
     pids[0] = fork();
     if (pids[0] < 0) {
         e = errno;
-        kcoll_cma_why(why, whylen, "fork failed: %s", strerror(e));
+        kcoll_fmt(why, whylen, "fork failed: %s", strerror(e));
         goto err_unmap;
     }
     if (pids[0] == 0) {
@@ -654,7 +641,7 @@ kcoll_status_t kcoll_cma_probe_local(char *why, size_t whylen)
     pids[1] = fork();
     if (pids[1] < 0) {
         e = errno;
-        kcoll_cma_why(why, whylen, "fork failed: %s", strerror(e));
+        kcoll_fmt(why, whylen, "fork failed: %s", strerror(e));
         goto err_kill;
     }
     if (pids[1] == 0) {
@@ -667,11 +654,11 @@ kcoll_status_t kcoll_cma_probe_local(char *why, size_t whylen)
     /* acquire: pairs with A's release of a_done (a_status, a_why valid) */
     if (!atomic_load_explicit(&pg->a_done, memory_order_acquire)) {
         if (WIFSIGNALED(wstatus[1]))
-            kcoll_cma_why(why, whylen, "CMA probe process %ld was killed by signal %d%s",
+            kcoll_fmt(why, whylen, "CMA probe process %ld was killed by signal %d%s",
                           (long)a, WTERMSIG(wstatus[1]),
                           WTERMSIG(wstatus[1]) == SIGKILL ? " (timed out)" : "");
         else
-            kcoll_cma_why(why, whylen, "CMA probe process %ld ended without a result",
+            kcoll_fmt(why, whylen, "CMA probe process %ld ended without a result",
                           (long)a);
         e = ETIMEDOUT;
         goto err_unmap;
@@ -681,9 +668,9 @@ kcoll_status_t kcoll_cma_probe_local(char *why, size_t whylen)
     if (st != KCOLL_OK) {
         pg->a_why[sizeof pg->a_why - 1] = '\0';
         if (pg->b_why[0] != '\0')
-            kcoll_cma_why(why, whylen, "%s; %s", pg->a_why, pg->b_why);
+            kcoll_fmt(why, whylen, "%s; %s", pg->a_why, pg->b_why);
         else
-            kcoll_cma_why(why, whylen, "%s", pg->a_why);
+            kcoll_fmt(why, whylen, "%s", pg->a_why);
     }
     munmap(pg, sizeof *pg);
     errno = e;
