@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,8 @@ void kcoll_teams_finalize(void)
 /* Steps 3-4: the shared control segment. Returns 0 on this rank's success. */
 static int kcoll_mteam_map(kcoll_mteam_t *mt, MPI_Comm comm, int p, int rank)
 {
-    static unsigned counter;
+    /* relaxed: only makes names unique between threads; orders nothing */
+    static _Atomic unsigned counter;
     char name[64] = "";
     size_t len = kcoll_team_seg_len(p);
     void *seg = MAP_FAILED;
@@ -112,7 +114,8 @@ static int kcoll_mteam_map(kcoll_mteam_t *mt, MPI_Comm comm, int p, int rank)
     if (rank == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        snprintf(name, sizeof name, "/kcoll-%d-%u-%lx", (int)getpid(), counter++,
+        snprintf(name, sizeof name, "/kcoll-%d-%u-%lx", (int)getpid(),
+                 atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed),
                  (unsigned long)(ts.tv_nsec ^ (ts.tv_sec << 8)));
         int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0) {
