@@ -16,7 +16,8 @@
  * kcoll_exec_run polls a little, then yields the core (jobs on this kind of
  * machine are often oversubscribed, and a spinning waiter must not starve
  * the process it waits for), and every KCOLL_PEER_CHECK_MS checks that the
- * awaited peer is still alive, turning a dead peer into an error.
+ * awaited peer is still alive, turning a dead peer into an error; a live
+ * peer that does not arrive within KCOLL_WAIT_WARN_MS gets one warning.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/log.h"
 #include "core/params.h"
 #include "sched/exec.h"
 #include "xfer/cma.h"
@@ -201,7 +203,9 @@ kcoll_status_t kcoll_exec_run(kcoll_exec_t *x)
 {
     const int64_t spin = kcoll_param_int(KCOLL_P_SPIN);
     const int64_t check_ns = kcoll_param_int(KCOLL_P_PEER_CHECK_MS) * 1000000;
+    const int64_t warn_ns = kcoll_param_int(KCOLL_P_WAIT_WARN_MS) * 1000000;
     int64_t polls = 0, wait_start = 0, last_check = 0;
+    int warned = 0;
     int last_pc = x->pc;
 
     for (;;) {
@@ -211,6 +215,7 @@ kcoll_status_t kcoll_exec_run(kcoll_exec_t *x)
         if (x->pc != last_pc) { /* progress: start a fresh wait */
             last_pc = x->pc;
             polls = 0;
+            warned = 0;
         }
         if (++polls <= spin) {
             kcoll_cpu_relax();
@@ -235,6 +240,18 @@ kcoll_status_t kcoll_exec_run(kcoll_exec_t *x)
                          "rank %d (pid %d) of this communicator died while this rank waited for it",
                          peer, (int)x->team->pids[peer]);
                 return KCOLL_ERR_PEER_DEAD;
+            }
+            if (peer >= 0 && warn_ns > 0 && !warned && now - wait_start >= warn_ns) {
+                /* Alive but absent: stuck elsewhere, or it called the host MPI
+                 * for this collective while this rank runs kcoll's (ranks
+                 * passing datatypes of different layouts). Say so once. */
+                warned = 1;
+                kcoll_warn("rank %d of a communicator has waited %lld s in collective %llu for "
+                           "rank %d (pid %d), which is alive but does not arrive (stuck "
+                           "elsewhere, or it took the host MPI's path: datatypes of different "
+                           "layouts on different ranks?)",
+                           x->team->rank, (long long)((now - wait_start) / 1000000000),
+                           (unsigned long long)x->seq, peer, (int)x->team->pids[peer]);
             }
         }
     }

@@ -149,6 +149,59 @@ static void dead_peer(void)
     munmap(result, 4096);
 }
 
+/* Rank 1 arrives 600 ms late; rank 0, told to warn after 100 ms, must say
+ * once which peer it waits for, then finish normally when it arrives. */
+static void late_peer(void)
+{
+    size_t len;
+    void *seg = new_segment(2, &len);
+    int *result = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char logname[] = "/tmp/kcoll-test-exec-XXXXXX";
+    int logfd = mkstemp(logname);
+    pid_t pids[2];
+    for (int r = 0; r < 2; r++) {
+        pids[r] = fork();
+        if (pids[r] != 0)
+            continue;
+        kcoll_team_t t;
+        char buf[65536];
+        kcoll_team_attach(&t, seg, len, 2, r);
+        wait_attached(&t);
+        kcoll_team_load_pids(&t);
+        if (r == 1) {
+            struct timespec late = {0, 600 * 1000 * 1000};
+            nanosleep(&late, NULL);
+        } else {
+            kcoll_params_set("WAIT_WARN_MS", "100");
+            kcoll_params_set("PEER_CHECK_MS", "20");
+            dup2(logfd, 2);
+        }
+        kcoll_args_t a = {.coll = KCOLL_COLL_BCAST, .p = 2, .rank = r, .root = 0,
+                          .bytes = sizeof buf};
+        kcoll_bcast_direct_read(&a, &t.sched);
+        void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
+        size_t lens[KCOLL_NBUF] = {0, sizeof buf, 0};
+        kcoll_exec_t x;
+        kcoll_exec_start(&x, &t, &t.sched, bufs, lens, 1);
+        result[r] = kcoll_exec_run(&x);
+        _exit(0);
+    }
+    for (int r = 0; r < 2; r++)
+        waitpid(pids[r], NULL, 0);
+    char log[2048] = "";
+    ssize_t n = pread(logfd, log, sizeof log - 1, 0);
+    log[n > 0 ? n : 0] = '\0';
+    close(logfd);
+    unlink(logname);
+    CHECK(result[0] == KCOLL_OK && result[1] == KCOLL_OK, "late peer: statuses %d %d", result[0],
+          result[1]);
+    CHECK(strstr(log, "waited") && strstr(log, "for rank 1"), "one warning naming rank 1: %s", log);
+    CHECK(strchr(log, '\n') && strchr(log, '\n') == strrchr(log, '\n'), "exactly one line: %s",
+          log);
+    munmap(seg, len);
+    munmap(result, 4096);
+}
+
 int main(void)
 {
     kcoll_params_set("WARN", "1");
@@ -156,5 +209,6 @@ int main(void)
         run_group(p);
     run_group(8);
     dead_peer();
+    late_peer();
     return check_report("test_exec");
 }
