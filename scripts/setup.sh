@@ -14,6 +14,14 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"
+  # a package mirror can fail for a moment: try a few times
+  for attempt in 1 2 3; do
+    if $sudo apt-get update -q &&
+       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"; then
+      exit 0
+    fi
+    echo "setup: apt-get failed (attempt $attempt of 3)"
+    sleep $((attempt * 10))
+  done
+  exit 1
 fi
