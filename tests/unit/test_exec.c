@@ -107,6 +107,32 @@ static void run_group(int p)
     munmap(seg, len);
 }
 
+/* Rank `rank` of a 2-rank team on seg: one 64 KiB direct_read broadcast
+ * from rank 0, as the first collective, started delay_ms after attaching.
+ * Returns the status; the executor's message goes to msg (if not NULL). */
+static kcoll_status_t bcast_pair(void *seg, size_t len, int rank, int delay_ms, char *msg,
+                                 size_t msglen)
+{
+    kcoll_team_t t;
+    static char buf[65536];
+    kcoll_team_attach(&t, seg, len, 2, rank);
+    wait_attached(&t);
+    kcoll_team_load_pids(&t);
+    struct timespec delay = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+    nanosleep(&delay, NULL);
+    kcoll_args_t a = {.coll = KCOLL_COLL_BCAST, .p = 2, .rank = rank, .root = 0,
+                      .bytes = sizeof buf};
+    kcoll_bcast_direct_read(&a, &t.sched);
+    void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
+    size_t lens[KCOLL_NBUF] = {0, sizeof buf, 0};
+    kcoll_exec_t x;
+    kcoll_exec_start(&x, &t, &t.sched, bufs, lens, 1);
+    kcoll_status_t st = kcoll_exec_run(&x);
+    if (msg)
+        snprintf(msg, msglen, "%s", x.errmsg);
+    return st;
+}
+
 /* Rank 1 attaches and exits at once; rank 0 (this process's child) waits
  * for it in a broadcast and must report the death. */
 static void dead_peer(void)
@@ -123,21 +149,8 @@ static void dead_peer(void)
     }
     pid_t root = fork();
     if (root == 0) {
-        kcoll_team_t t;
         kcoll_params_set("PEER_CHECK_MS", "20");
-        kcoll_team_attach(&t, seg, len, 2, 0);
-        wait_attached(&t);
-        kcoll_team_load_pids(&t);
-        char buf[65536];
-        kcoll_args_t a = {.coll = KCOLL_COLL_BCAST, .p = 2, .rank = 0, .root = 0,
-                          .bytes = sizeof buf};
-        kcoll_bcast_direct_read(&a, &t.sched);
-        void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
-        size_t lens[KCOLL_NBUF] = {0, sizeof buf, 0};
-        kcoll_exec_t x;
-        kcoll_exec_start(&x, &t, &t.sched, bufs, lens, 1);
-        result[0] = kcoll_exec_run(&x);
-        snprintf(msg, 1000, "%s", x.errmsg);
+        result[0] = bcast_pair(seg, len, 0, 0, msg, 1000);
         _exit(0);
     }
     int status;
@@ -163,27 +176,12 @@ static void late_peer(void)
         pids[r] = fork();
         if (pids[r] != 0)
             continue;
-        kcoll_team_t t;
-        char buf[65536];
-        kcoll_team_attach(&t, seg, len, 2, r);
-        wait_attached(&t);
-        kcoll_team_load_pids(&t);
-        if (r == 1) {
-            struct timespec late = {0, 600 * 1000 * 1000};
-            nanosleep(&late, NULL);
-        } else {
+        if (r == 0) {
             kcoll_params_set("WAIT_WARN_MS", "100");
             kcoll_params_set("PEER_CHECK_MS", "20");
             dup2(logfd, 2);
         }
-        kcoll_args_t a = {.coll = KCOLL_COLL_BCAST, .p = 2, .rank = r, .root = 0,
-                          .bytes = sizeof buf};
-        kcoll_bcast_direct_read(&a, &t.sched);
-        void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
-        size_t lens[KCOLL_NBUF] = {0, sizeof buf, 0};
-        kcoll_exec_t x;
-        kcoll_exec_start(&x, &t, &t.sched, bufs, lens, 1);
-        result[r] = kcoll_exec_run(&x);
+        result[r] = bcast_pair(seg, len, r, r == 1 ? 600 : 0, NULL, 0);
         _exit(0);
     }
     for (int r = 0; r < 2; r++)
