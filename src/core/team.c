@@ -49,7 +49,6 @@ kcoll_status_t kcoll_team_attach(kcoll_team_t *t, void *seg, size_t len, int p, 
     t->rank = rank;
     t->seg = seg;
     t->seg_len = len;
-    t->hdr = h;
     t->slots = (kcoll_slot_t *)((char *)seg + sizeof(kcoll_seg_hdr_t));
     t->pids = calloc((size_t)p, sizeof *t->pids);
     if (!t->pids)

@@ -59,7 +59,6 @@ typedef struct kcoll_team {
     pid_t *pids;          /* pids[r] of every team rank */
     void *seg;            /* mapping of the control segment (owned by the creator code) */
     size_t seg_len;
-    kcoll_seg_hdr_t *hdr;
     kcoll_slot_t *slots;  /* slots[r] */
     uint64_t seq;         /* sequence number of the last collective started */
     kcoll_sched_t sched;  /* storage reused by every call on this team */

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/team_mpi.h"
 #include "xfer/cma.h"
@@ -112,11 +113,9 @@ static int kcoll_mteam_map(kcoll_mteam_t *mt, MPI_Comm comm, int p, int rank)
     int ok = 1, all_ok = 0;
 
     if (rank == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
         snprintf(name, sizeof name, "/kcoll-%d-%u-%lx", (int)getpid(),
                  atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed),
-                 (unsigned long)(ts.tv_nsec ^ (ts.tv_sec << 8)));
+                 (unsigned long)kcoll_now_ns());
         int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0) {
             kcoll_warn("shm_open(%s) failed: %s; this communicator uses the host MPI", name,

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "sched/exec.h"
@@ -190,13 +191,6 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
     }
     x->blocked_on = -1;
     return KCOLL_OK;
-}
-
-static int64_t kcoll_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 kcoll_status_t kcoll_exec_run(kcoll_exec_t *x)

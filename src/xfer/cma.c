@@ -71,6 +71,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 
 /* Most bytes one call moves (the kernel's MAX_RW_COUNT). */
@@ -504,14 +505,6 @@ typedef struct {
     char a_why[768];          /* A: kcoll_cma_probe_peer's reason */
 } kcoll_cma_probe_page_t;
 
-static int64_t kcoll_cma_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void kcoll_cma_nap(void)
 {
     struct timespec ts = { 0, 1000000 }; /* 1 ms */
@@ -524,12 +517,12 @@ static void kcoll_cma_nap(void)
 static void kcoll_cma_probe_target(kcoll_cma_probe_page_t *pg, pid_t parent)
 {
     volatile uint64_t word;
-    int64_t deadline = kcoll_cma_now_ms() + KCOLL_CMA_PROBE_TIMEOUT_MS;
+    int64_t deadline = (kcoll_now_ns() / 1000000) + KCOLL_CMA_PROBE_TIMEOUT_MS;
 
     /* A value A cannot know without reading B: it depends on B's pid and
      * the time, both fixed only after fork. */
     word = 0x6b636f6c6c000000ull ^ ((uint64_t)getpid() << 20) ^
-           (uint64_t)kcoll_cma_now_ms();
+           (uint64_t)(kcoll_now_ns() / 1000000);
     /* On failure b_why holds the reason; A's read then tells what it costs. */
     (void)kcoll_cma_allow_peers(pg->b_why, sizeof pg->b_why);
     pg->b_addr = (uint64_t)(uintptr_t)&word;
@@ -539,7 +532,7 @@ static void kcoll_cma_probe_target(kcoll_cma_probe_page_t *pg, pid_t parent)
 
     /* acquire: pairs with A's release of a_done (A no longer reads word) */
     while (!atomic_load_explicit(&pg->a_done, memory_order_acquire)) {
-        if (kcoll_cma_now_ms() > deadline || getppid() != parent)
+        if ((kcoll_now_ns() / 1000000) > deadline || getppid() != parent)
             break;
         kcoll_cma_nap();
     }
@@ -548,11 +541,11 @@ static void kcoll_cma_probe_target(kcoll_cma_probe_page_t *pg, pid_t parent)
 /* Child A: wait for B, read its word, report through the page. */
 static void kcoll_cma_probe_reader(kcoll_cma_probe_page_t *pg, pid_t b)
 {
-    int64_t deadline = kcoll_cma_now_ms() + KCOLL_CMA_PROBE_TIMEOUT_MS;
+    int64_t deadline = (kcoll_now_ns() / 1000000) + KCOLL_CMA_PROBE_TIMEOUT_MS;
 
     /* acquire: pairs with B's release of b_ready (b_addr, b_value valid) */
     while (!atomic_load_explicit(&pg->b_ready, memory_order_acquire)) {
-        if (kcoll_cma_now_ms() > deadline) {
+        if ((kcoll_now_ns() / 1000000) > deadline) {
             pg->a_status = KCOLL_ERR_SYS;
             pg->a_errno = ETIMEDOUT;
             snprintf(pg->a_why, sizeof pg->a_why,
@@ -590,7 +583,7 @@ static void kcoll_cma_reap(pid_t *pids, int *wstatus, int n, int64_t deadline)
         }
         if (left == 0)
             return;
-        if (kcoll_cma_now_ms() > deadline) {
+        if ((kcoll_now_ns() / 1000000) > deadline) {
             for (int i = 0; i < n; i++) {
                 if (pids[i] <= 0)
                     continue;
@@ -650,7 +643,7 @@ kcoll_status_t kcoll_cma_probe_local(char *why, size_t whylen)
     }
 
     a = pids[1];
-    kcoll_cma_reap(pids, wstatus, 2, kcoll_cma_now_ms() + KCOLL_CMA_PROBE_TIMEOUT_MS + 1000);
+    kcoll_cma_reap(pids, wstatus, 2, (kcoll_now_ns() / 1000000) + KCOLL_CMA_PROBE_TIMEOUT_MS + 1000);
     /* acquire: pairs with A's release of a_done (a_status, a_why valid) */
     if (!atomic_load_explicit(&pg->a_done, memory_order_acquire)) {
         if (WIFSIGNALED(wstatus[1]))

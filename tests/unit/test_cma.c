@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/clock.h"
 #include "core/status.h"
 #include "core/team.h"
 #include "xfer/cma.h"
@@ -72,13 +73,6 @@ static void watchdog(int sig)
         /* nothing more to do */
     }
     _exit(2);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void nap(void)
@@ -135,9 +129,9 @@ static int child_main(shared_t *sh, pid_t parent)
     sh->word_val = word;
     atomic_store_explicit(&sh->ready, 1, memory_order_release);
 
-    int64_t deadline = now_ms() + WATCHDOG_S * 1000;
+    int64_t deadline = (kcoll_now_ns() / 1000000) + WATCHDOG_S * 1000;
     int seen = 0;
-    while (now_ms() < deadline && getppid() == parent) {
+    while ((kcoll_now_ns() / 1000000) < deadline && getppid() == parent) {
         int seq = atomic_load_explicit(&sh->cmd_seq, memory_order_acquire);
         if (seq == seen) {
             nap();
@@ -185,9 +179,9 @@ static int ask_child(int cmd, size_t off, size_t len)
     atomic_store_explicit(&sh->cmd_seq, ++seq, memory_order_release);
     if (cmd == CMD_EXIT)
         return 0;
-    int64_t deadline = now_ms() + WAIT_MS;
+    int64_t deadline = (kcoll_now_ns() / 1000000) + WAIT_MS;
     while (atomic_load_explicit(&sh->done_seq, memory_order_acquire) != seq) {
-        if (now_ms() > deadline) {
+        if ((kcoll_now_ns() / 1000000) > deadline) {
             lost = 1;
             return -1000;
         }
@@ -199,13 +193,13 @@ static int ask_child(int cmd, size_t off, size_t len)
 /* Wait (bounded) until pid has exited, without reaping it. */
 static int wait_zombie(pid_t pid)
 {
-    int64_t deadline = now_ms() + WAIT_MS;
+    int64_t deadline = (kcoll_now_ns() / 1000000) + WAIT_MS;
     for (;;) {
         siginfo_t si;
         memset(&si, 0, sizeof si);
         if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
             return 1;
-        if (now_ms() > deadline)
+        if ((kcoll_now_ns() / 1000000) > deadline)
             return 0;
         nap();
     }
@@ -215,12 +209,12 @@ static int wait_zombie(pid_t pid)
 static int reap(pid_t pid)
 {
     int status = -1;
-    int64_t deadline = now_ms() + WAIT_MS;
+    int64_t deadline = (kcoll_now_ns() / 1000000) + WAIT_MS;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR))
             return status;
-        if (now_ms() > deadline) {
+        if ((kcoll_now_ns() / 1000000) > deadline) {
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
@@ -526,8 +520,8 @@ int main(void)
     }
     watched_child = c;
 
-    int64_t deadline = now_ms() + WAIT_MS;
-    while (!atomic_load_explicit(&sh->ready, memory_order_acquire) && now_ms() < deadline)
+    int64_t deadline = (kcoll_now_ns() / 1000000) + WAIT_MS;
+    while (!atomic_load_explicit(&sh->ready, memory_order_acquire) && (kcoll_now_ns() / 1000000) < deadline)
         nap();
     int ready = atomic_load_explicit(&sh->ready, memory_order_acquire);
     CHECK(ready, "child did not start");
