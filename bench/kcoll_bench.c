@@ -38,8 +38,9 @@
  *    poisoned buffers, and every rank checks its result byte for byte. A
  *    mismatch is reported on stderr and the program exits non-zero.
  *
- * The collectives are rows of a table (bench_colls below): adding one means
- * writing its setup, host call, kcoll call, prepare and validate functions.
+ * The collectives are rows of tables (bench/coll_*.c, types in bench.h):
+ * adding one means writing its setup, host call, kcoll call, prepare and
+ * validate functions.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_DEFAULT, getopt_long */
@@ -58,6 +59,7 @@
 
 #include <mpi.h>
 
+#include "bench.h"
 #include "kcoll.h"
 
 #define BENCH_WARMUP_ITERS 5      /* untimed iterations before each size */
@@ -118,38 +120,6 @@ static void kcoll_api_find(kcoll_api_t *api)
 /* ---------------------------------------------------------------------- */
 /* Collectives                                                             */
 
-/* One call of a collective on this rank. */
-typedef struct {
-    void *sendbuf;
-    void *recvbuf; /* MPI_Bcast: the buffer */
-    size_t bytes;  /* the message size of the table row */
-    int root;
-    int rank;
-    int nranks;
-    MPI_Comm comm;
-} bench_args_t;
-
-/* Outcome of a byte-for-byte check. */
-typedef struct {
-    size_t bad;   /* number of wrong bytes */
-    size_t first; /* offset of the first wrong byte */
-    unsigned expected, got;
-} bench_check_t;
-
-typedef struct {
-    const char *name;       /* -c NAME and the CSV "collective" field */
-    const char *mpi_name;   /* "MPI_Bcast": headings and kcoll's statistics rows */
-    const char *algo_param; /* kcoll parameter that forces the algorithm */
-    /* Bytes of send and receive buffer one rank needs for a row of size bytes. */
-    void (*setup)(size_t bytes, int nranks, size_t *send_bytes, size_t *recv_bytes);
-    int (*host_call)(const bench_args_t *a);  /* PMPI_*: the host MPI */
-    int (*kcoll_call)(const bench_args_t *a); /* MPI_*: kcoll when loaded */
-    /* Validation: write the inputs derived from seed and poison the outputs,
-     * then after the call check the outputs on this rank. */
-    void (*prepare)(const bench_args_t *a, uint64_t seed);
-    void (*validate)(const bench_args_t *a, uint64_t seed, bench_check_t *check);
-} bench_coll_t;
-
 /* A byte pattern that depends on seed and position: 64-bit words of a
  * splitmix64 sequence. inverted writes its complement, which differs from
  * the pattern in every byte, to poison buffers that must be overwritten. */
@@ -161,7 +131,7 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static void pattern_fill(void *buf, size_t n, uint64_t seed, int inverted)
+void pattern_fill(void *buf, size_t n, uint64_t seed, int inverted)
 {
     unsigned char *p = buf;
     const uint64_t flip = inverted ? ~(uint64_t)0 : 0;
@@ -171,7 +141,7 @@ static void pattern_fill(void *buf, size_t n, uint64_t seed, int inverted)
     }
 }
 
-static void pattern_check(const void *buf, size_t n, uint64_t seed, bench_check_t *check)
+void pattern_check(const void *buf, size_t n, uint64_t seed, bench_check_t *check)
 {
     const unsigned char *p = buf;
     memset(check, 0, sizeof *check);
@@ -193,40 +163,19 @@ static void pattern_check(const void *buf, size_t n, uint64_t seed, bench_check_
     }
 }
 
-/* MPI_Bcast: one buffer of bytes on every rank. */
-static void bcast_setup(size_t bytes, int nranks, size_t *send_bytes, size_t *recv_bytes)
-{
-    (void)nranks;
-    *send_bytes = 0;
-    *recv_bytes = bytes;
-}
+/* Every collective of every table, in order. */
+static const bench_coll_t *const bench_tables[] = {bench_colls_bcast, bench_colls_rooted,
+                                                   bench_colls_all, bench_colls_reduce};
 
-static int bcast_host(const bench_args_t *a)
+/* The i-th collective over all tables, or NULL past the last. */
+static const bench_coll_t *bench_coll_at(size_t i)
 {
-    return PMPI_Bcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm);
+    for (size_t t = 0; t < sizeof bench_tables / sizeof bench_tables[0]; t++)
+        for (const bench_coll_t *c = bench_tables[t]; c->name; c++)
+            if (i-- == 0)
+                return c;
+    return NULL;
 }
-
-static int bcast_kcoll(const bench_args_t *a)
-{
-    return MPI_Bcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm);
-}
-
-static void bcast_prepare(const bench_args_t *a, uint64_t seed)
-{
-    pattern_fill(a->recvbuf, a->bytes, seed, a->rank != a->root);
-}
-
-static void bcast_validate(const bench_args_t *a, uint64_t seed, bench_check_t *check)
-{
-    /* The root's buffer must be unchanged, every other must equal it. */
-    pattern_check(a->recvbuf, a->bytes, seed, check);
-}
-
-static const bench_coll_t bench_colls[] = {
-    {"bcast", "MPI_Bcast", "BCAST_ALGO", bcast_setup, bcast_host, bcast_kcoll, bcast_prepare,
-     bcast_validate},
-};
-#define BENCH_NCOLLS (sizeof bench_colls / sizeof bench_colls[0])
 
 /* ---------------------------------------------------------------------- */
 /* Options                                                                 */
@@ -252,8 +201,8 @@ static void usage(FILE *out, const char *prog)
             "\n"
             "  -c, --collective NAME  collective to time:",
             prog);
-    for (size_t i = 0; i < BENCH_NCOLLS; i++)
-        fprintf(out, " %s", bench_colls[i].name);
+    for (size_t i = 0; bench_coll_at(i); i++)
+        fprintf(out, " %s", bench_coll_at(i)->name);
     fprintf(out,
             " (default bcast)\n"
             "  -r, --root ROOT        root rank (default 0)\n"
@@ -377,7 +326,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
     const char *prog = argc > 0 ? argv[0] : "kcoll-bench";
     FILE *err = rank == 0 ? stderr : NULL;
 
-    opts->coll = &bench_colls[0];
+    opts->coll = bench_coll_at(0);
     opts->root = 0;
     opts->min_bytes = BENCH_DEFAULT_MIN;
     opts->max_bytes = BENCH_DEFAULT_MAX;
@@ -396,9 +345,9 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
         switch (c) {
         case 'c': {
             opts->coll = NULL;
-            for (size_t i = 0; i < BENCH_NCOLLS; i++)
-                if (strcmp(optarg, bench_colls[i].name) == 0)
-                    opts->coll = &bench_colls[i];
+            for (size_t i = 0; bench_coll_at(i); i++)
+                if (strcmp(optarg, bench_coll_at(i)->name) == 0)
+                    opts->coll = bench_coll_at(i);
             if (!opts->coll) {
                 if (err)
                     fprintf(err, "kcoll-bench: unknown collective '%s' (try -h)\n", optarg);

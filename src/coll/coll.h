@@ -12,20 +12,84 @@
 
 #include "sched/sched.h"
 
+/* Every intercepted collective has its own statistics rows. A v-variant
+ * shares the algorithms and the KCOLL_<FAMILY>_ALGO variable of its family
+ * (MPI_Scatterv: the MPI_Scatter algorithms, KCOLL_SCATTER_ALGO). */
 typedef enum {
     KCOLL_COLL_BCAST = 0,
+    KCOLL_COLL_SCATTER,
+    KCOLL_COLL_SCATTERV,
+    KCOLL_COLL_GATHER,
+    KCOLL_COLL_GATHERV,
+    KCOLL_COLL_ALLGATHER,
+    KCOLL_COLL_ALLGATHERV,
+    KCOLL_COLL_ALLTOALL,
+    KCOLL_COLL_ALLTOALLV,
+    KCOLL_COLL_BARRIER,
+    KCOLL_COLL_REDUCE,
+    KCOLL_COLL_ALLREDUCE,
+    KCOLL_COLL_REDUCE_SCATTER_BLOCK,
+    KCOLL_COLL_REDUCE_SCATTER,
     KCOLL_NCOLL
 } kcoll_coll_t;
 
-/* What a builder needs to know about one rank's call. Team ranks. */
+/* Layout of one rank's blocked buffers in a v-variant, in bytes: block j
+ * of its SEND buffer is sdispl[j]..+scount[j], of its RECV buffer
+ * rdispl[j]..+rcount[j] (j = 0..p-1, team ranks). Arrays a collective
+ * does not use on that rank are NULL. */
+typedef struct {
+    const size_t *scount, *sdispl;
+    const size_t *rcount, *rdispl;
+} kcoll_layout_t;
+
+/* What a builder needs to know about one rank's call. Team ranks.
+ *
+ * Builders see the same global view on every rank (that is what makes the
+ * schedules of all ranks fit together): everything here except `rank`
+ * and the root's `in_place` is identical on all ranks of one call. */
 typedef struct {
     kcoll_coll_t coll;
     int p;        /* processes in the team */
     int rank;     /* this rank */
     int root;     /* root of rooted collectives */
-    size_t bytes; /* Bcast: the whole message */
+    /* Bcast: the whole message. Uniform blocked collectives (Scatter,
+     * Gather, Allgather, Alltoall): the bytes of one block. */
+    size_t bytes;
+    /* v-variants: lay[q] is rank q's layout (all p ranks, so a rank can
+     * address a block in a peer's buffer). NULL for uniform collectives:
+     * then block j of a blocked buffer is j*bytes..+bytes. */
+    const kcoll_layout_t *lay;
+    /* MPI_IN_PLACE as passed by this rank. For rooted collectives only the
+     * root's matters and only the root knows it: the schedules of the
+     * other ranks must not depend on it. */
+    int in_place;
     int k;        /* algorithm parameter (k-nomial fan-out...), already defaulted */
+    /* Reductions (issue of the reduction collectives extends this). */
+    size_t count;                /* elements (Reduce, Allreduce: whole vector) */
+    size_t esize;                /* bytes per element */
+    const size_t *counts;        /* Reduce_scatter: elements per rank (all ranks know them) */
 } kcoll_args_t;
+
+/* Bytes and offset of block j of rank q's SEND (RECV) buffer, for blocked
+ * buffers: from the layouts of a v-variant, else j*bytes..+bytes. */
+static inline size_t kcoll_sblock(const kcoll_args_t *a, int q, int j, size_t *off)
+{
+    if (a->lay) {
+        *off = a->lay[q].sdispl[j];
+        return a->lay[q].scount[j];
+    }
+    *off = (size_t)j * a->bytes;
+    return a->bytes;
+}
+static inline size_t kcoll_rblock(const kcoll_args_t *a, int q, int j, size_t *off)
+{
+    if (a->lay) {
+        *off = a->lay[q].rdispl[j];
+        return a->lay[q].rcount[j];
+    }
+    *off = (size_t)j * a->bytes;
+    return a->bytes;
+}
 
 typedef kcoll_status_t (*kcoll_builder_fn)(const kcoll_args_t *a, kcoll_sched_t *s);
 
@@ -42,7 +106,10 @@ extern const kcoll_algo_t kcoll_algos[];
 extern const int kcoll_nalgos;
 
 const char *kcoll_coll_name(kcoll_coll_t c);  /* "MPI_Bcast" */
-const char *kcoll_coll_env(kcoll_coll_t c);   /* "BCAST" */
+kcoll_coll_t kcoll_coll_family(kcoll_coll_t c); /* MPI_Scatterv -> MPI_Scatter */
+const char *kcoll_coll_env(kcoll_coll_t c);   /* "BCAST": KCOLL_<this>_ALGO (of the family) */
+/* Is c a v-variant (per-rank counts and displacements)? */
+int kcoll_coll_is_v(kcoll_coll_t c);
 int kcoll_algo_index(const kcoll_algo_t *a);  /* position in kcoll_algos */
 const kcoll_algo_t *kcoll_algo_find(kcoll_coll_t c, const char *name);
 
@@ -53,6 +120,13 @@ int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo
 
 /* The default choice when no algorithm is forced (coll/<c>/select.c). */
 const kcoll_algo_t *kcoll_bcast_select(int p, size_t bytes, int *param);
+
+/* -- Scatter, Gather (and v) default rules -- */
+
+/* -- Allgather, Alltoall (and v), Barrier default rules -- */
+
+/* -- Reduce, Allreduce, Reduce_scatter(_block) default rules -- */
+
 
 /* Relative rank: the root is 0, the others follow in rank order. */
 static inline int kcoll_rel(const kcoll_args_t *a, int rank)
@@ -75,5 +149,11 @@ kcoll_status_t kcoll_bcast_direct_write(const kcoll_args_t *a, kcoll_sched_t *s)
 kcoll_status_t kcoll_bcast_knomial(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_bcast_scatter_allgather(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_bcast_split_rw(const kcoll_args_t *a, kcoll_sched_t *s);
+
+/* -- Scatter, Gather (and v) builders -- */
+
+/* -- Allgather, Alltoall (and v), Barrier builders -- */
+
+/* -- Reduce, Allreduce, Reduce_scatter(_block) builders -- */
 
 #endif

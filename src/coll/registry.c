@@ -17,19 +17,57 @@ const kcoll_algo_t kcoll_algos[] = {
      "non-roots read one 1/p chunk each, then read the others from their owners in a ring (paper 003 V.B.3)"},
     {KCOLL_COLL_BCAST, "split_rw", kcoll_bcast_split_rw, NULL, 0, 0,
      "the root writes 1/p of each peer's copy while the peer reads the rest: both cores copy"},
+
+    /* -- Scatter, Gather (and v) -- */
+
+    /* -- Allgather, Alltoall (and v), Barrier -- */
+
+    /* -- Reduce, Allreduce, Reduce_scatter(_block) -- */
+
 };
 const int kcoll_nalgos = (int)(sizeof kcoll_algos / sizeof kcoll_algos[0]);
 
+static const struct {
+    const char *name, *env;
+    kcoll_coll_t family;
+    int v;
+} kcoll_colls[KCOLL_NCOLL] = {
+    [KCOLL_COLL_BCAST] = {"MPI_Bcast", "BCAST", KCOLL_COLL_BCAST, 0},
+    [KCOLL_COLL_SCATTER] = {"MPI_Scatter", "SCATTER", KCOLL_COLL_SCATTER, 0},
+    [KCOLL_COLL_SCATTERV] = {"MPI_Scatterv", "SCATTER", KCOLL_COLL_SCATTER, 1},
+    [KCOLL_COLL_GATHER] = {"MPI_Gather", "GATHER", KCOLL_COLL_GATHER, 0},
+    [KCOLL_COLL_GATHERV] = {"MPI_Gatherv", "GATHER", KCOLL_COLL_GATHER, 1},
+    [KCOLL_COLL_ALLGATHER] = {"MPI_Allgather", "ALLGATHER", KCOLL_COLL_ALLGATHER, 0},
+    [KCOLL_COLL_ALLGATHERV] = {"MPI_Allgatherv", "ALLGATHER", KCOLL_COLL_ALLGATHER, 1},
+    [KCOLL_COLL_ALLTOALL] = {"MPI_Alltoall", "ALLTOALL", KCOLL_COLL_ALLTOALL, 0},
+    [KCOLL_COLL_ALLTOALLV] = {"MPI_Alltoallv", "ALLTOALL", KCOLL_COLL_ALLTOALL, 1},
+    [KCOLL_COLL_BARRIER] = {"MPI_Barrier", "BARRIER", KCOLL_COLL_BARRIER, 0},
+    [KCOLL_COLL_REDUCE] = {"MPI_Reduce", "REDUCE", KCOLL_COLL_REDUCE, 0},
+    [KCOLL_COLL_ALLREDUCE] = {"MPI_Allreduce", "ALLREDUCE", KCOLL_COLL_ALLREDUCE, 0},
+    [KCOLL_COLL_REDUCE_SCATTER_BLOCK] = {"MPI_Reduce_scatter_block", "REDUCE_SCATTER",
+                                         KCOLL_COLL_REDUCE_SCATTER, 0},
+    [KCOLL_COLL_REDUCE_SCATTER] = {"MPI_Reduce_scatter", "REDUCE_SCATTER",
+                                   KCOLL_COLL_REDUCE_SCATTER, 1},
+};
+
 const char *kcoll_coll_name(kcoll_coll_t c)
 {
-    static const char *const names[KCOLL_NCOLL] = {"MPI_Bcast"};
-    return (unsigned)c < KCOLL_NCOLL ? names[c] : "?";
+    return (unsigned)c < KCOLL_NCOLL ? kcoll_colls[c].name : "?";
+}
+
+kcoll_coll_t kcoll_coll_family(kcoll_coll_t c)
+{
+    return (unsigned)c < KCOLL_NCOLL ? kcoll_colls[c].family : c;
 }
 
 const char *kcoll_coll_env(kcoll_coll_t c)
 {
-    static const char *const names[KCOLL_NCOLL] = {"BCAST"};
-    return (unsigned)c < KCOLL_NCOLL ? names[c] : "?";
+    return (unsigned)c < KCOLL_NCOLL ? kcoll_colls[c].env : "?";
+}
+
+int kcoll_coll_is_v(kcoll_coll_t c)
+{
+    return (unsigned)c < KCOLL_NCOLL && kcoll_colls[c].v;
 }
 
 int kcoll_algo_index(const kcoll_algo_t *a)
@@ -39,6 +77,7 @@ int kcoll_algo_index(const kcoll_algo_t *a)
 
 const kcoll_algo_t *kcoll_algo_find(kcoll_coll_t c, const char *name)
 {
+    c = kcoll_coll_family(c);
     for (int i = 0; i < kcoll_nalgos; i++)
         if (kcoll_algos[i].coll == c && !strcmp(kcoll_algos[i].name, name))
             return &kcoll_algos[i];
@@ -70,7 +109,7 @@ int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo
     if (!a) {
         int n = snprintf(err, errlen, "unknown %s algorithm '%s' (known: auto", kcoll_coll_name(c), name);
         for (int i = 0; i < kcoll_nalgos && n > 0 && (size_t)n < errlen; i++)
-            if (kcoll_algos[i].coll == c)
+            if (kcoll_algos[i].coll == kcoll_coll_family(c))
                 n += snprintf(err + n, errlen - (size_t)n, ", %s", kcoll_algos[i].name);
         if (n > 0 && (size_t)n < errlen)
             snprintf(err + n, errlen - (size_t)n, ")");

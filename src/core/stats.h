@@ -22,7 +22,7 @@ typedef enum {
     KCOLL_NREASON
 } kcoll_reason_t;
 
-#define KCOLL_MAX_ALGOS 32
+#define KCOLL_MAX_ALGOS 64
 #define KCOLL_NPATH (KCOLL_MAX_ALGOS + KCOLL_NREASON)
 
 const char *kcoll_reason_name(kcoll_reason_t r);

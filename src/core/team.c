@@ -13,9 +13,15 @@ static size_t kcoll_slot_size(void)
     return (sizeof(kcoll_slot_t) + KCOLL_CACHELINE - 1) / KCOLL_CACHELINE * KCOLL_CACHELINE;
 }
 
-size_t kcoll_team_seg_len(int p)
+static size_t kcoll_tables_off(int p)
 {
     return sizeof(kcoll_seg_hdr_t) + (size_t)p * kcoll_slot_size();
+}
+
+size_t kcoll_team_seg_len(int p)
+{
+    /* the tables are touched only by v-variants: pages never used cost nothing */
+    return kcoll_tables_off(p) + 2 * (size_t)p * KCOLL_TABLE_LEN(p) * sizeof(size_t);
 }
 
 void kcoll_team_seg_init(void *seg, int p)
@@ -50,6 +56,7 @@ kcoll_status_t kcoll_team_attach(kcoll_team_t *t, void *seg, size_t len, int p, 
     t->seg = seg;
     t->seg_len = len;
     t->slots = (kcoll_slot_t *)((char *)seg + sizeof(kcoll_seg_hdr_t));
+    t->tables = (size_t *)((char *)seg + kcoll_tables_off(p));
     t->pids = calloc((size_t)p, sizeof *t->pids);
     if (!t->pids)
         return KCOLL_ERR_NOMEM;
@@ -76,10 +83,31 @@ kcoll_status_t kcoll_team_load_pids(kcoll_team_t *t)
     return KCOLL_OK;
 }
 
+void *kcoll_team_scratch(kcoll_team_t *t, size_t len)
+{
+    if (len <= t->scratch_len && t->scratch)
+        return t->scratch;
+    void *mem = NULL;
+    size_t want = (len + 4095) / 4096 * 4096;
+    if (want == 0)
+        want = 4096;
+    if (posix_memalign(&mem, 4096, want))
+        return NULL;
+    free(t->scratch);
+    t->scratch = mem;
+    t->scratch_len = want;
+    return mem;
+}
+
 void kcoll_team_fini(kcoll_team_t *t)
 {
     free(t->pids);
     t->pids = NULL;
+    free(t->scratch);
+    t->scratch = NULL;
+    t->scratch_len = 0;
+    free(t->layouts);
+    t->layouts = NULL;
     kcoll_sched_free(&t->sched);
 }
 

@@ -4,8 +4,12 @@
  * Segment layout: a header line, then one slot per rank. A slot holds the
  * rank's buffer exposures (address, length, collective sequence number),
  * its flags (each a monotonically increasing 64-bit counter on its own
- * cache line) and its identity (pid, probe word). Every field of a slot is
- * written only by its owner; everybody else only reads it.
+ * cache line), its votes in agreements (sched/agree.h) and its identity
+ * (pid, probe word). After the slots come the layout tables: per rank two
+ * tables (alternating between agreements) of KCOLL_TABLE_LEN(p) size_t,
+ * where a v-variant publishes its counts and displacements. Every field of
+ * a slot and every table is written only by its owner; everybody else only
+ * reads it.
  *
  * This file knows nothing of MPI: the MPI side (core/team_mpi.c) creates and
  * maps the segment; tests map an anonymous shared segment before fork().
@@ -39,9 +43,16 @@ typedef struct {
     uint64_t pad;
 } kcoll_expo_t;
 
+/* A rank's vote in agreement number seq (sched/agree.h). */
+typedef struct {
+    _Alignas(KCOLL_CACHELINE) _Atomic uint64_t seq; /* stored last */
+    _Atomic uint64_t value;
+} kcoll_vote_t;
+
 typedef struct {
     _Alignas(KCOLL_CACHELINE) kcoll_expo_t expose[KCOLL_NBUF];
     kcoll_line_t flag[KCOLL_NFLAG];
+    kcoll_vote_t vote[2]; /* agreement a uses vote[a % 2] */
     _Alignas(KCOLL_CACHELINE) int64_t pid;
     uint64_t probe_addr; /* address of a word in private memory, for the CMA probe */
     uint64_t probe_val;
@@ -54,6 +65,10 @@ typedef struct {
     uint32_t slot_size;
 } kcoll_seg_hdr_t;
 
+/* Values in one layout table: send counts, send displacements, receive
+ * counts, receive displacements, p each. */
+#define KCOLL_TABLE_LEN(p) (4 * (size_t)(p))
+
 typedef struct kcoll_team {
     int p, rank;
     pid_t *pids;          /* pids[r] of every team rank */
@@ -61,7 +76,13 @@ typedef struct kcoll_team {
     size_t seg_len;
     kcoll_slot_t *slots;  /* slots[r] */
     uint64_t seq;         /* sequence number of the last collective started */
+    uint64_t agree_seq;   /* number of the last agreement (sched/agree.h) */
+    size_t *tables;       /* layout tables: rank r, agreement a at
+                             tables + (2*r + a%2) * KCOLL_TABLE_LEN(p) */
     kcoll_sched_t sched;  /* storage reused by every call on this team */
+    void *layouts;        /* p kcoll_layout_t, filled by kcoll_agree_layouts */
+    void *scratch;        /* private scratch memory (TMP buffers), grown on demand */
+    size_t scratch_len;
 } kcoll_team_t;
 
 /* Bytes needed for a segment of p slots. */
@@ -73,6 +94,15 @@ void kcoll_team_seg_init(void *seg, int p);
 kcoll_status_t kcoll_team_attach(kcoll_team_t *t, void *seg, size_t len, int p, int rank);
 /* Fill t->pids from the slots (after every rank has attached). */
 kcoll_status_t kcoll_team_load_pids(kcoll_team_t *t);
+/* This rank's (rank r's) layout table of agreement a. */
+static inline size_t *kcoll_team_table(const kcoll_team_t *t, int r, uint64_t a)
+{
+    return t->tables + (2 * (size_t)r + (size_t)(a % 2)) * KCOLL_TABLE_LEN(t->p);
+}
+/* At least len bytes of private, page-aligned scratch memory, kept for
+ * the team's life (contents are not preserved when it grows). NULL when
+ * out of memory. */
+void *kcoll_team_scratch(kcoll_team_t *t, size_t len);
 /* Release what attach allocated (not the mapping). */
 void kcoll_team_fini(kcoll_team_t *t);
 

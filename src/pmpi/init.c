@@ -108,9 +108,26 @@ int kcoll_dtype_contig(MPI_Datatype dt, int count, MPI_Aint *lb)
     return 1;
 }
 
-int kcoll_algo_forced(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo, int *param)
+/* KCOLL_<FAMILY>_ALGO of each collective family. */
+static kcoll_param_id_t kcoll_algo_param_of(kcoll_coll_t c)
+{
+    switch (kcoll_coll_family(c)) {
+    case KCOLL_COLL_SCATTER: return KCOLL_P_SCATTER_ALGO;
+    case KCOLL_COLL_GATHER: return KCOLL_P_GATHER_ALGO;
+    case KCOLL_COLL_ALLGATHER: return KCOLL_P_ALLGATHER_ALGO;
+    case KCOLL_COLL_ALLTOALL: return KCOLL_P_ALLTOALL_ALGO;
+    case KCOLL_COLL_BARRIER: return KCOLL_P_BARRIER_ALGO;
+    case KCOLL_COLL_REDUCE: return KCOLL_P_REDUCE_ALGO;
+    case KCOLL_COLL_ALLREDUCE: return KCOLL_P_ALLREDUCE_ALGO;
+    case KCOLL_COLL_REDUCE_SCATTER: return KCOLL_P_REDUCE_SCATTER_ALGO;
+    default: return KCOLL_P_BCAST_ALGO;
+    }
+}
+
+int kcoll_algo_forced(kcoll_coll_t c, const kcoll_algo_t **algo, int *param)
 {
     static char bad[KCOLL_NCOLL][128]; /* the last spec warned about, per collective */
+    const char *spec = kcoll_param_str(kcoll_algo_param_of(c));
     char err[256];
     if (kcoll_algo_parse(c, spec, algo, param, err, sizeof err) == 0)
         return 0;

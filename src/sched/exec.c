@@ -193,13 +193,66 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
     return KCOLL_OK;
 }
 
+void kcoll_waiter_init(kcoll_waiter_t *w)
+{
+    w->spin = kcoll_param_int(KCOLL_P_SPIN);
+    w->check_ns = kcoll_param_int(KCOLL_P_PEER_CHECK_MS) * 1000000;
+    w->warn_ns = kcoll_param_int(KCOLL_P_WAIT_WARN_MS) * 1000000;
+    kcoll_waiter_reset(w);
+}
+
+void kcoll_waiter_reset(kcoll_waiter_t *w)
+{
+    w->polls = 0;
+    w->wait_start = w->last_check = 0;
+    w->warned = 0;
+}
+
+kcoll_status_t kcoll_waiter_pause(kcoll_waiter_t *w, const kcoll_team_t *t, int peer,
+                                  uint64_t seq, char *errmsg, size_t errlen)
+{
+    if (++w->polls <= w->spin) {
+        kcoll_cpu_relax();
+        return KCOLL_OK;
+    }
+    if (w->polls == w->spin + 1)
+        w->wait_start = w->last_check = kcoll_now_ns();
+    int64_t now = (w->polls & 15) ? 0 : kcoll_now_ns();
+    if (now && now - w->wait_start > 50 * 1000000) {
+        /* a long wait (the peer is busy elsewhere): stop burning the core */
+        struct timespec nap = {0, 50000};
+        nanosleep(&nap, NULL);
+    } else {
+        sched_yield();
+    }
+    if (now && w->check_ns > 0 && now - w->last_check >= w->check_ns) {
+        w->last_check = now;
+        if (peer >= 0 && !kcoll_pid_alive(t->pids[peer])) {
+            snprintf(errmsg, errlen,
+                     "rank %d (pid %d) of this communicator died while this rank waited for it",
+                     peer, (int)t->pids[peer]);
+            return KCOLL_ERR_PEER_DEAD;
+        }
+        if (peer >= 0 && w->warn_ns > 0 && !w->warned && now - w->wait_start >= w->warn_ns) {
+            /* Alive but absent: stuck elsewhere, or it called the host MPI
+             * for this collective while this rank runs kcoll's (ranks
+             * passing datatypes of different layouts). Say so once. */
+            w->warned = 1;
+            kcoll_warn("rank %d of a communicator has waited %lld s in collective %llu for "
+                       "rank %d (pid %d), which is alive but does not arrive (stuck "
+                       "elsewhere, or it took the host MPI's path: datatypes of different "
+                       "layouts on different ranks?)",
+                       t->rank, (long long)((now - w->wait_start) / 1000000000),
+                       (unsigned long long)seq, peer, (int)t->pids[peer]);
+        }
+    }
+    return KCOLL_OK;
+}
+
 kcoll_status_t kcoll_exec_run(kcoll_exec_t *x)
 {
-    const int64_t spin = kcoll_param_int(KCOLL_P_SPIN);
-    const int64_t check_ns = kcoll_param_int(KCOLL_P_PEER_CHECK_MS) * 1000000;
-    const int64_t warn_ns = kcoll_param_int(KCOLL_P_WAIT_WARN_MS) * 1000000;
-    int64_t polls = 0, wait_start = 0, last_check = 0;
-    int warned = 0;
+    kcoll_waiter_t w;
+    kcoll_waiter_init(&w);
     int last_pc = x->pc;
 
     for (;;) {
@@ -208,45 +261,10 @@ kcoll_status_t kcoll_exec_run(kcoll_exec_t *x)
             return rc;
         if (x->pc != last_pc) { /* progress: start a fresh wait */
             last_pc = x->pc;
-            polls = 0;
-            warned = 0;
+            kcoll_waiter_reset(&w);
         }
-        if (++polls <= spin) {
-            kcoll_cpu_relax();
-            continue;
-        }
-        if (polls == spin + 1) {
-            wait_start = last_check = kcoll_now_ns();
-        }
-        int64_t now = (polls & 15) ? 0 : kcoll_now_ns();
-        if (now && now - wait_start > 50 * 1000000) {
-            /* a long wait (the peer is busy elsewhere): stop burning the core */
-            struct timespec nap = {0, 50000};
-            nanosleep(&nap, NULL);
-        } else {
-            sched_yield();
-        }
-        if (now && check_ns > 0 && now - last_check >= check_ns) {
-            last_check = now;
-            int peer = x->blocked_on;
-            if (peer >= 0 && !kcoll_pid_alive(x->team->pids[peer])) {
-                snprintf(x->errmsg, sizeof x->errmsg,
-                         "rank %d (pid %d) of this communicator died while this rank waited for it",
-                         peer, (int)x->team->pids[peer]);
-                return KCOLL_ERR_PEER_DEAD;
-            }
-            if (peer >= 0 && warn_ns > 0 && !warned && now - wait_start >= warn_ns) {
-                /* Alive but absent: stuck elsewhere, or it called the host MPI
-                 * for this collective while this rank runs kcoll's (ranks
-                 * passing datatypes of different layouts). Say so once. */
-                warned = 1;
-                kcoll_warn("rank %d of a communicator has waited %lld s in collective %llu for "
-                           "rank %d (pid %d), which is alive but does not arrive (stuck "
-                           "elsewhere, or it took the host MPI's path: datatypes of different "
-                           "layouts on different ranks?)",
-                           x->team->rank, (long long)((now - wait_start) / 1000000000),
-                           (unsigned long long)x->seq, peer, (int)x->team->pids[peer]);
-            }
-        }
+        rc = kcoll_waiter_pause(&w, x->team, x->blocked_on, x->seq, x->errmsg, sizeof x->errmsg);
+        if (rc)
+            return rc;
     }
 }

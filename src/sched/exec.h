@@ -26,4 +26,22 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x);
 /* Run to completion: poll, then yield the core; notice a dead peer. */
 kcoll_status_t kcoll_exec_run(kcoll_exec_t *x);
 
+/* The waiting policy of kcoll_exec_run, for other waits on peers
+ * (sched/agree.c): spin KCOLL_SPIN polls, then yield, then short sleeps;
+ * every KCOLL_PEER_CHECK_MS check that the awaited peer lives, and warn
+ * once after KCOLL_WAIT_WARN_MS. */
+typedef struct {
+    int64_t spin, check_ns, warn_ns;
+    int64_t polls, wait_start, last_check;
+    int warned;
+} kcoll_waiter_t;
+
+void kcoll_waiter_init(kcoll_waiter_t *w);
+/* Something moved: the next pause starts a fresh wait. */
+void kcoll_waiter_reset(kcoll_waiter_t *w);
+/* One pause while waiting for team rank `peer` in collective seq. Returns
+ * KCOLL_OK, or KCOLL_ERR_PEER_DEAD with a one-line reason in errmsg. */
+kcoll_status_t kcoll_waiter_pause(kcoll_waiter_t *w, const kcoll_team_t *t, int peer,
+                                  uint64_t seq, char *errmsg, size_t errlen);
+
 #endif

@@ -17,6 +17,7 @@
 #include "core/params.h"
 #include "core/team.h"
 #include "sched/exec.h"
+#include "sched/agree.h"
 #include "xfer/cma.h"
 
 static const size_t sizes[] = {0, 1, 4095, 16387, 1048581};
@@ -47,6 +48,8 @@ static int child(void *seg, size_t len, int p, int rank)
     int wrong = 0, case_no = 0;
     for (int ai = 0; ai < kcoll_nalgos; ai++) {
         const kcoll_algo_t *algo = &kcoll_algos[ai];
+        if (algo->coll != KCOLL_COLL_BCAST)
+            continue;
         for (int root = 0; root < p; root++)
             for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, case_no++) {
                 size_t n = sizes[si];
@@ -88,7 +91,47 @@ static void *new_segment(int p, size_t *len)
     return seg;
 }
 
-static void run_group(int p)
+/* Body of rank `rank` in the agreement test: many agreements in a row,
+ * ranks running at different speeds; every rank must see every rank's
+ * vote and table of the same agreement. Returns the number of wrong
+ * values. */
+static int agree_child(void *seg, size_t len, int p, int rank)
+{
+    kcoll_team_t t;
+    char err[256];
+    if (kcoll_team_attach(&t, seg, len, p, rank))
+        return 1000;
+    wait_attached(&t);
+    kcoll_team_load_pids(&t);
+    int wrong = 0;
+    uint64_t *votes = calloc((size_t)p, sizeof *votes);
+    for (uint64_t a = 1; a <= 300; a++) {
+        size_t *tab = kcoll_agree_my_table(&t);
+        for (size_t i = 0; i < KCOLL_TABLE_LEN(p); i++)
+            tab[i] = a * 1000003u + (size_t)rank * 1009u + i;
+        if ((a + (uint64_t)rank) % 7 == 0) /* some ranks lag behind now and then */
+            for (int y = 0; y < 20; y++)
+                sched_yield();
+        if (kcoll_agree(&t, a * 100 + (uint64_t)rank, votes, err, sizeof err)) {
+            fprintf(stderr, "agree rank %d a=%llu: %s\n", rank, (unsigned long long)a, err);
+            return wrong + 100;
+        }
+        const kcoll_layout_t *lay = kcoll_agree_layouts(&t);
+        for (int q = 0; q < p; q++) {
+            wrong += votes[q] != a * 100 + (uint64_t)q;
+            for (int j = 0; j < p; j++) {
+                size_t base = a * 1000003u + (size_t)q * 1009u;
+                wrong += lay[q].scount[j] != base + (size_t)j;
+                wrong += lay[q].rdispl[j] != base + 3 * (size_t)p + (size_t)j;
+            }
+        }
+    }
+    free(votes);
+    kcoll_team_fini(&t);
+    return wrong;
+}
+
+static void run_group_of(int p, int (*body)(void *, size_t, int, int))
 {
     size_t len;
     void *seg = new_segment(p, &len);
@@ -96,7 +139,7 @@ static void run_group(int p)
     for (int r = 0; r < p; r++) {
         pids[r] = fork();
         if (pids[r] == 0)
-            _exit(child(seg, len, p, r) ? 1 : 0);
+            _exit(body(seg, len, p, r) ? 1 : 0);
     }
     for (int r = 0; r < p; r++) {
         int status = 0;
@@ -105,6 +148,11 @@ static void run_group(int p)
               r, status);
     }
     munmap(seg, len);
+}
+
+static void run_group(int p)
+{
+    run_group_of(p, child);
 }
 
 /* Rank `rank` of a 2-rank team on seg: one 64 KiB direct_read broadcast
@@ -206,6 +254,8 @@ int main(void)
     for (int p = 1; p <= 5; p++)
         run_group(p);
     run_group(8);
+    for (int p = 1; p <= 8; p += 3)
+        run_group_of(p, agree_child);
     dead_peer();
     late_peer();
     return check_report("test_exec");

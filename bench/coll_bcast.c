@@ -1,0 +1,37 @@
+/* kcoll-bench: MPI_Bcast. */
+#include "bench.h"
+
+/* MPI_Bcast: one buffer of bytes on every rank. */
+static void bcast_setup(size_t bytes, int nranks, size_t *send_bytes, size_t *recv_bytes)
+{
+    (void)nranks;
+    *send_bytes = 0;
+    *recv_bytes = bytes;
+}
+
+static int bcast_host(const bench_args_t *a)
+{
+    return PMPI_Bcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm);
+}
+
+static int bcast_kcoll(const bench_args_t *a)
+{
+    return MPI_Bcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm);
+}
+
+static void bcast_prepare(const bench_args_t *a, uint64_t seed)
+{
+    pattern_fill(a->recvbuf, a->bytes, seed, a->rank != a->root);
+}
+
+static void bcast_validate(const bench_args_t *a, uint64_t seed, bench_check_t *check)
+{
+    /* The root's buffer must be unchanged, every other must equal it. */
+    pattern_check(a->recvbuf, a->bytes, seed, check);
+}
+
+const bench_coll_t bench_colls_bcast[] = {
+    {"bcast", "MPI_Bcast", "BCAST_ALGO", bcast_setup, bcast_host, bcast_kcoll, bcast_prepare,
+     bcast_validate},
+    {NULL},
+};
