@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Summarize kcoll-bench CSV files as Markdown tables.
+
+For every collective: one row per message size, with the host MPI's median
+time, kcoll's (variant, default "kcoll:auto") and the speedup host/kcoll,
+for each MPI found in the files. The speedup is taken within one run (the
+host row just before the kcoll row, as kcoll-bench writes them); with
+several runs of the same size the medians of times and speedups are shown.
+
+    scripts/bench_table.py results.csv [more.csv ...] [--variant kcoll:auto]
+"""
+
+import argparse
+import csv
+import statistics
+from collections import defaultdict
+
+
+def size_label(n):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--variant", default="kcoll:auto")
+    args = ap.parse_args()
+
+    host = defaultdict(list)    # (coll, np, mpi, bytes) -> [us]
+    kcoll = defaultdict(list)
+    ratio = defaultdict(list)
+    mpis, colls = [], []
+    for path in args.csv:
+        with open(path, newline="") as f:
+            last = None
+            for row in csv.DictReader(f):
+                key = (row["collective"], int(row["np"]), row["mpi"], int(row["bytes"]))
+                us = float(row["median_us"])
+                if row["mpi"] not in mpis:
+                    mpis.append(row["mpi"])
+                if key[:2] not in colls:
+                    colls.append(key[:2])
+                if row["variant"] == "host":
+                    host[key].append(us)
+                    last = (key, us)
+                elif row["variant"] == args.variant:
+                    kcoll[key].append(us)
+                    if last and last[0] == key and us > 0:
+                        ratio[key].append(last[1] / us)
+
+    for coll, np in colls:
+        print(f"\n**{coll}**, {np} ranks ({args.variant}; median us, max over ranks)\n")
+        head = "| size |"
+        rule = "|---:|"
+        for m in mpis:
+            head += f" {m} | kcoll | speed-up |"
+            rule += "---:|---:|---:|"
+        print(head)
+        print(rule)
+        sizes = sorted({k[3] for k in host if k[:2] == (coll, np)})
+        for b in sizes:
+            line = f"| {size_label(b)} |"
+            for m in mpis:
+                k = (coll, np, m, b)
+                h = f"{statistics.median(host[k]):.2f}" if host[k] else "-"
+                c = f"{statistics.median(kcoll[k]):.2f}" if kcoll[k] else "-"
+                r = f"{statistics.median(ratio[k]):.2f}x" if ratio[k] else "-"
+                line += f" {h} | {c} | {r} |"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
