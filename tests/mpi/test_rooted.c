@@ -52,7 +52,8 @@ static uint64_t kcoll_calls_any(int c)
     return sum;
 }
 
-/* -q (quick): roots 0 and p-1, no derived datatypes, fewer algorithms.
+/* -q (quick): roots 0 and p-1, no derived datatypes, fewer algorithms,
+ * no duplicate of MPI_COMM_WORLD.
  * For MPICH beyond a few ranks: its own collectives busy-poll, which
  * costs milliseconds per call when ranks outnumber cores. */
 static int quick;
@@ -60,7 +61,8 @@ static int quick;
 static int wanted(int si, int dt, int root, int p, int shape, int ai)
 {
     size_t n = sizes[si];
-    if (quick && ((root != 0 && root != p - 1) || dt == DT_INT || dt == DT_CONTIG || ai == 3))
+    if (quick && ((root != 0 && root != p - 1) || dt == DT_INT || dt == DT_CONTIG || ai == 3 ||
+                  shape == 1))
         return 0;
     if (dt != DT_BYTE && n != 4095)
         return 0;
