@@ -4,20 +4,21 @@
  * Before the agreement only what every rank knows alike decides: kcoll
  * enabled, communicator, root, and for MPI_Gather the block size, which
  * MPI requires to match between every send and the root's receive
- * signature. Arguments a rank can see are invalid on its own go to
- * PMPI_Gather(v) at once, so the user gets the host MPI's own error.
+ * signature.
  *
- * The rest goes into the agreement (sched/agree.h): each rank votes
- * whether its own datatypes are contiguous, whether its own arguments are
- * consistent (the root: its send block matches its own receive block) and
- * how many bytes its block has (the root: its own receive block); the root
- * of MPI_Gatherv also publishes its receive counts and displacements in
- * bytes. After it all ranks compute the same answer: kcoll runs only if
- * every rank is contiguous and consistent and every block matches the
- * root's entry for it (a mismatch is the user's error: the host MPI
- * reports it), and for MPI_Gatherv if the largest block reaches
- * KCOLL_MIN_BYTES. The default algorithm is chosen from p and the largest
- * block. Only the bytes of the blocks are written at the root.
+ * The rest goes into the agreement (sched/agree.h): each rank votes whether
+ * its own datatypes are contiguous, whether its own arguments are valid and
+ * consistent (negative counts, null datatypes, a non-root passing
+ * MPI_IN_PLACE are not; the root's send block must match its own receive
+ * block) and how many bytes its block has (the root: its own receive
+ * block); the root of MPI_Gatherv also publishes its receive counts and
+ * displacements in bytes. After it all ranks compute the same answer: kcoll
+ * runs only if every rank is contiguous and consistent and every block
+ * matches the root's entry for it (otherwise it is the user's error:
+ * PMPI_Gather(v) reports it, on every rank, as without kcoll), and for
+ * MPI_Gatherv if the largest block reaches KCOLL_MIN_BYTES. The default
+ * algorithm is chosen from p and the largest block. Only the bytes of the
+ * blocks are written at the root.
  */
 #include <stdint.h>
 
@@ -63,23 +64,24 @@ static int kcoll_gather_call(kcoll_coll_t coll, const void *sendbuf, int sendcou
     const int is_root = rank == root;
     const int in_place = is_root && sendbuf == MPI_IN_PLACE;
 
-    /* this rank's own arguments, as far as it can judge them alone */
-    if (!in_place) {
-        if (sendcount < 0 || !type_ok(sendtype, &ssize) || sendbuf == MPI_IN_PLACE)
-            return -1;
-    }
+    /* this rank's own arguments, as far as it can judge them alone; an
+     * invalid one goes into the vote, so that all ranks still take the
+     * same path (the host MPI's, which reports the error) */
+    int valid = 1;
+    if (!in_place)
+        valid = sendcount >= 0 && type_ok(sendtype, &ssize) && sendbuf != MPI_IN_PLACE;
     if (is_root) {
-        if (!type_ok(recvtype, &rsize) || (!v && recvcount < 0) || (v && (!counts || !displs)))
-            return -1;
-        for (int j = 0; v && j < p; j++)
-            if (counts[j] < 0)
-                return -1;
+        valid = valid && type_ok(recvtype, &rsize) &&
+                (v ? counts != NULL && displs != NULL : recvcount >= 0);
+        for (int j = 0; valid && v && j < p; j++)
+            valid = counts[j] >= 0;
     }
     /* my block: what this rank sends (the root: its own receive block) */
-    size_t mine = is_root ? (size_t)(v ? counts[root] : recvcount) * (size_t)rsize
-                          : (size_t)sendcount * (size_t)ssize;
+    size_t mine = !valid ? 0
+                  : is_root ? (size_t)(v ? counts[root] : recvcount) * (size_t)rsize
+                            : (size_t)sendcount * (size_t)ssize;
     *stat_bytes = mine;
-    if (!kcoll_pmpi_policy(p, v ? SIZE_MAX : mine, why))
+    if (!kcoll_pmpi_policy(p, v || !valid ? SIZE_MAX : mine, why))
         return -1;
     const kcoll_algo_t *algo;
     int param;
@@ -91,12 +93,12 @@ static int kcoll_gather_call(kcoll_coll_t coll, const void *sendbuf, int sendcou
      * arguments agree" (the root: its send block matches its own receive
      * block), above them the bytes of my block */
     MPI_Aint slb = 0, rlb = 0, rext = 0;
-    int contig = 1, match = 1;
-    if (!in_place)
+    int contig = 1, match = valid;
+    if (valid && !in_place)
         contig = kcoll_dtype_contig(sendtype, sendcount, &slb);
     size_t span = 0;
     char *rbase = NULL;
-    if (is_root) {
+    if (is_root && valid) {
         if (!in_place)
             match = (size_t)sendcount * (size_t)ssize == mine;
         contig = contig && blocked_contig(recvtype, &rlb, &rext);
@@ -134,6 +136,10 @@ static int kcoll_gather_call(kcoll_coll_t coll, const void *sendbuf, int sendcou
     const kcoll_layout_t *lay = NULL;
     if (v && !(lay = kcoll_agree_layouts(team)))
         return kcoll_fail(comm, coll, "out of memory for the layouts");
+    *why = KCOLL_R_INVALID;
+    for (int q = 0; q < p; q++)
+        if (!(votes[q] & 2))
+            return -1;
     *why = KCOLL_R_NONCONTIG;
     for (int q = 0; q < p; q++)
         if (!(votes[q] & 1))
@@ -142,7 +148,7 @@ static int kcoll_gather_call(kcoll_coll_t coll, const void *sendbuf, int sendcou
     *why = KCOLL_R_INVALID;
     for (int q = 0; q < p; q++) {
         size_t want = v ? lay[root].rcount[q] : bytes;
-        if (!(votes[q] & 2) || (q != root && (size_t)(votes[q] >> 2) != want))
+        if (q != root && (size_t)(votes[q] >> 2) != want)
             return -1;
         if (want > largest)
             largest = want;

@@ -4,23 +4,22 @@
  * Before the agreement only what every rank knows alike decides: kcoll
  * enabled, communicator, root, and for MPI_Scatter the block size, which
  * MPI requires to match between the root's send and every receive
- * signature (as MPI_Bcast relies on its message size). Arguments a rank
- * can see are invalid on its own (negative counts, null datatypes, a
- * non-root passing MPI_IN_PLACE...) go to PMPI_Scatter(v) at once, so the
- * user gets the host MPI's own error.
+ * signature (as MPI_Bcast relies on its message size).
  *
  * Everything else only one rank knows goes into the agreement
  * (sched/agree.h), which every call that passes the first checks makes:
- * each rank votes whether its own datatypes are contiguous, whether its
- * own arguments are consistent (the root: its receive block matches its
- * own send block) and how many bytes its block has (the root: its own
- * send block); the root of MPI_Scatterv also publishes
- * its counts and displacements in bytes. After the agreement all ranks
- * compute the same answer from the same votes: kcoll runs only if every
- * rank is contiguous and every rank's block size matches the root's entry
- * for it (a mismatch is the user's error: the host MPI reports it), and
- * for MPI_Scatterv if the largest block reaches KCOLL_MIN_BYTES. The
- * default algorithm is chosen from p and the largest block.
+ * each rank votes whether its own datatypes are contiguous, whether its own
+ * arguments are valid and consistent (negative counts, null datatypes, a
+ * non-root passing MPI_IN_PLACE are not; the root's receive block must
+ * match its own send block) and how many bytes its block has (the root: its
+ * own send block); the root of MPI_Scatterv also publishes its counts and
+ * displacements in bytes. After the agreement all ranks compute the same
+ * answer from the same votes: kcoll runs only if every rank is contiguous
+ * and every rank's block size matches the root's entry for it (otherwise it
+ * is the user's error: PMPI_Scatter(v) reports it, on every rank, as
+ * without kcoll), and for MPI_Scatterv if the largest block reaches
+ * KCOLL_MIN_BYTES. The default algorithm is chosen from p and the largest
+ * block.
  */
 #include <stdint.h>
 
@@ -67,23 +66,24 @@ static int kcoll_scatter_call(kcoll_coll_t coll, const void *sendbuf, int sendco
     const int is_root = rank == root;
     const int in_place = is_root && recvbuf == MPI_IN_PLACE;
 
-    /* this rank's own arguments, as far as it can judge them alone */
-    if (!is_root || !in_place) {
-        if (recvcount < 0 || !type_ok(recvtype, &rsize) || recvbuf == MPI_IN_PLACE)
-            return -1;
-    }
+    /* this rank's own arguments, as far as it can judge them alone; an
+     * invalid one goes into the vote, so that all ranks still take the
+     * same path (the host MPI's, which reports the error) */
+    int valid = 1;
+    if (!is_root || !in_place)
+        valid = recvcount >= 0 && type_ok(recvtype, &rsize) && recvbuf != MPI_IN_PLACE;
     if (is_root) {
-        if (!type_ok(sendtype, &ssize) || (!v && sendcount < 0) || (v && (!counts || !displs)))
-            return -1;
-        for (int j = 0; v && j < p; j++)
-            if (counts[j] < 0)
-                return -1;
+        valid = valid && type_ok(sendtype, &ssize) &&
+                (v ? counts != NULL && displs != NULL : sendcount >= 0);
+        for (int j = 0; valid && v && j < p; j++)
+            valid = counts[j] >= 0;
     }
     /* my block: what this rank receives (the root: its own block) */
-    size_t mine = is_root ? (size_t)(v ? counts[root] : sendcount) * (size_t)ssize
-                          : (size_t)recvcount * (size_t)rsize;
+    size_t mine = !valid ? 0
+                  : is_root ? (size_t)(v ? counts[root] : sendcount) * (size_t)ssize
+                            : (size_t)recvcount * (size_t)rsize;
     *stat_bytes = mine;
-    if (!kcoll_pmpi_policy(p, v ? SIZE_MAX : mine, why))
+    if (!kcoll_pmpi_policy(p, v || !valid ? SIZE_MAX : mine, why))
         return -1;
     const kcoll_algo_t *algo;
     int param;
@@ -95,12 +95,12 @@ static int kcoll_scatter_call(kcoll_coll_t coll, const void *sendbuf, int sendco
      * arguments agree" (the root: its receive block matches its own send
      * block), above them the bytes of my block */
     MPI_Aint slb = 0, sext = 0, rlb = 0;
-    int contig = 1, match = 1;
-    if (!in_place)
+    int contig = 1, match = valid;
+    if (valid && !in_place)
         contig = kcoll_dtype_contig(recvtype, recvcount, &rlb);
     size_t span = 0;
     char *sbase = NULL;
-    if (is_root) {
+    if (is_root && valid) {
         if (!in_place)
             match = (size_t)recvcount * (size_t)rsize == mine;
         contig = contig && blocked_contig(sendtype, &slb, &sext);
@@ -138,6 +138,10 @@ static int kcoll_scatter_call(kcoll_coll_t coll, const void *sendbuf, int sendco
     const kcoll_layout_t *lay = NULL;
     if (v && !(lay = kcoll_agree_layouts(team)))
         return kcoll_fail(comm, coll, "out of memory for the layouts");
+    *why = KCOLL_R_INVALID;
+    for (int q = 0; q < p; q++)
+        if (!(votes[q] & 2))
+            return -1;
     *why = KCOLL_R_NONCONTIG;
     for (int q = 0; q < p; q++)
         if (!(votes[q] & 1))
@@ -146,7 +150,7 @@ static int kcoll_scatter_call(kcoll_coll_t coll, const void *sendbuf, int sendco
     *why = KCOLL_R_INVALID;
     for (int q = 0; q < p; q++) {
         size_t want = v ? lay[root].scount[q] : bytes;
-        if (!(votes[q] & 2) || (q != root && (size_t)(votes[q] >> 2) != want))
+        if (q != root && (size_t)(votes[q] >> 2) != want)
             return -1;
         if (want > largest)
             largest = want;

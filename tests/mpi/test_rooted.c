@@ -14,7 +14,8 @@
  * every rank compares its whole allocations afterwards (a non-root's
  * receive bytes outside its block, the gaps of the root's buffer). The
  * statistics must show the path each call took. The 1 MiB blocks run on
- * two shapes only to keep the oversubscribed run short. */
+ * two shapes only to keep the oversubscribed run short. Negative counts
+ * must give the host MPI's own error class. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,48 @@ int main(int argc, char **argv)
             kcoll_param_set(coll_env[c], "auto");
         }
     }
+    /* invalid arguments on every rank (negative counts) reach the host MPI,
+     * which reports the same error class as when called directly */
+    {
+        MPI_Comm comm;
+        int p, cls1, cls2;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        MPI_Comm_size(comm, &p);
+        for (int j = 0; j < p && j < MAXP; j++)
+            counts[j] = -1, displs[j] = 0;
+        for (int c = 0; c < NCOLL; c++) {
+            int rc[2];
+            for (int run = 0; run < 2; run++) {
+                switch (c) {
+                case SCATTER:
+                    rc[run] = run ? MPI_Scatter(ref_b, -1, MPI_BYTE, ref_o, -1, MPI_BYTE, 0, comm)
+                                  : PMPI_Scatter(ref_b, -1, MPI_BYTE, ref_o, -1, MPI_BYTE, 0, comm);
+                    break;
+                case SCATTERV:
+                    rc[run] = run ? MPI_Scatterv(ref_b, counts, displs, MPI_BYTE, ref_o, -1, MPI_BYTE, 0, comm)
+                                  : PMPI_Scatterv(ref_b, counts, displs, MPI_BYTE, ref_o, -1, MPI_BYTE, 0, comm);
+                    break;
+                case GATHER:
+                    rc[run] = run ? MPI_Gather(ref_o, -1, MPI_BYTE, ref_b, -1, MPI_BYTE, 0, comm)
+                                  : PMPI_Gather(ref_o, -1, MPI_BYTE, ref_b, -1, MPI_BYTE, 0, comm);
+                    break;
+                default:
+                    rc[run] = run ? MPI_Gatherv(ref_o, -1, MPI_BYTE, ref_b, counts, displs, MPI_BYTE, 0, comm)
+                                  : PMPI_Gatherv(ref_o, -1, MPI_BYTE, ref_b, counts, displs, MPI_BYTE, 0, comm);
+                }
+            }
+            MPI_Error_class(rc[0], &cls1);
+            MPI_Error_class(rc[1], &cls2);
+            if (rc[0] == MPI_SUCCESS || cls1 != cls2)
+                mt_fail("%s with negative counts: host error class %d, through kcoll %d",
+                        coll_names[c], cls1, cls2);
+            else
+                mt_pass();
+        }
+        MPI_Comm_free(&comm);
+    }
+
     /* the reasons for falling back are counted */
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
