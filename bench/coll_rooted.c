@@ -124,7 +124,8 @@ static void scatter_prepare(const bench_args_t *a, uint64_t seed)
 {
     if (a->rank == a->root)
         for (int j = 0; j < a->nranks; j++)
-            pattern_fill((char *)a->sendbuf + (size_t)j * a->bytes, a->bytes, block_seed(seed, j), 0);
+            pattern_fill((char *)a->sendbuf + (size_t)j * a->bytes, a->bytes,
+                         block_seed(seed, j), 0);
     pattern_fill(a->recvbuf, a->bytes, block_seed(seed, a->rank), 1);
 }
 

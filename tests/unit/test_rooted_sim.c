@@ -3,9 +3,9 @@
  * many k, roots 0, 1, p/2, p-1), block sizes 0, 1, odd and large (large
  * ones up to 32 ranks, then at 48 and 64), uniform blocks and v-layouts
  * (random counts with zeros, blocks placed in shuffled order with gaps),
- * with and without the root's MPI_IN_PLACE, and for the throttled ones k = 1..p+1 (a thinner
- * set of k for large p). The run must be free of deadlocks, races and
- * use-after-return; then:
+ * with and without the root's MPI_IN_PLACE, and for the throttled ones
+ * k = 1..p+1 (a thinner set of k for large p). The run must be free of
+ * deadlocks, races and use-after-return; then:
  *  Scatter: every rank's receive buffer holds its block of the root's send
  *    buffer, each byte written exactly once, the canary bytes after it
  *    never; the root's send buffer is never written; in place, the root's
