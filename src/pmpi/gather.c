@@ -90,8 +90,8 @@ static int kcoll_gather_call(kcoll_coll_t coll, const void *sendbuf, int sendcou
         return -1;
 
     /* the vote: bit 0 "my datatypes are contiguous", bit 1 "my own
-     * arguments agree" (the root: its send block matches its own receive
-     * block), above them the bytes of my block */
+     * arguments are valid and consistent" (the root: its send block
+     * matches its own receive block), above them the bytes of my block */
     MPI_Aint slb = 0, rlb = 0, rext = 0;
     int contig = 1, match = valid;
     if (valid && !in_place)

@@ -92,8 +92,8 @@ static int kcoll_scatter_call(kcoll_coll_t coll, const void *sendbuf, int sendco
         return -1;
 
     /* the vote: bit 0 "my datatypes are contiguous", bit 1 "my own
-     * arguments agree" (the root: its receive block matches its own send
-     * block), above them the bytes of my block */
+     * arguments are valid and consistent" (the root: its receive block
+     * matches its own send block), above them the bytes of my block */
     MPI_Aint slb = 0, sext = 0, rlb = 0;
     int contig = 1, match = valid;
     if (valid && !in_place)
