@@ -122,6 +122,9 @@ int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo
 const kcoll_algo_t *kcoll_bcast_select(int p, size_t bytes, int *param);
 
 /* -- Scatter, Gather (and v) default rules -- */
+/* bytes: the largest block of the call. */
+const kcoll_algo_t *kcoll_scatter_select(int p, size_t bytes, int *param);
+const kcoll_algo_t *kcoll_gather_select(int p, size_t bytes, int *param);
 
 /* -- Allgather, Alltoall (and v), Barrier default rules -- */
 
@@ -151,6 +154,15 @@ kcoll_status_t kcoll_bcast_scatter_allgather(const kcoll_args_t *a, kcoll_sched_
 kcoll_status_t kcoll_bcast_split_rw(const kcoll_args_t *a, kcoll_sched_t *s);
 
 /* -- Scatter, Gather (and v) builders -- */
+/* The root's blocked buffer is SEND (Scatter) / RECV (Gather), a
+ * non-root's one block RECV (Scatter) / SEND (Gather) at offset 0; block
+ * sizes and places come from kcoll_sblock / kcoll_rblock of the root. */
+kcoll_status_t kcoll_scatter_parallel_read(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_scatter_sequential_write(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_scatter_throttled_read(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_gather_parallel_write(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_gather_sequential_read(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_gather_throttled_write(const kcoll_args_t *a, kcoll_sched_t *s);
 
 /* -- Allgather, Alltoall (and v), Barrier builders -- */
 

@@ -19,6 +19,18 @@ const kcoll_algo_t kcoll_algos[] = {
      "the root writes 1/p of each peer's copy while the peer reads the rest: both cores copy"},
 
     /* -- Scatter, Gather (and v) -- */
+    {KCOLL_COLL_SCATTER, "parallel_read", kcoll_scatter_parallel_read, NULL, 0, 0,
+     "every non-root reads its block from the root at once (paper 003 IV.A.1)"},
+    {KCOLL_COLL_SCATTER, "sequential_write", kcoll_scatter_sequential_write, NULL, 0, 0,
+     "the root writes each non-root's block in turn (paper 003 IV.A.2)"},
+    {KCOLL_COLL_SCATTER, "throttled_read", kcoll_scatter_throttled_read, "k", 4, 1,
+     "at most k non-roots read from the root at a time, chained by flags (paper 003 IV.A.3)"},
+    {KCOLL_COLL_GATHER, "parallel_write", kcoll_gather_parallel_write, NULL, 0, 0,
+     "every non-root writes its block into the root at once (paper 003 IV.B.1)"},
+    {KCOLL_COLL_GATHER, "sequential_read", kcoll_gather_sequential_read, NULL, 0, 0,
+     "the root reads each non-root's block in turn (paper 003 IV.B.2)"},
+    {KCOLL_COLL_GATHER, "throttled_write", kcoll_gather_throttled_write, "k", 4, 1,
+     "at most k non-roots write into the root at a time, chained by flags (paper 003 IV.B.3)"},
 
     /* -- Allgather, Alltoall (and v), Barrier -- */
 

@@ -1,0 +1,43 @@
+/* MPI_Scatter / MPI_Scatterv, throttled read (paper 003 section IV.A.3).
+ *
+ * Like parallel_read, but at most k non-roots read from the root at a
+ * time, which bounds the contention on the root's page-table lock to
+ * gamma_k. The readers form k chains by relative rank modulo k: relative
+ * rank v waits for the DONE flag of v-k (when v-k is a non-root), reads its
+ * block, and raises its own DONE. The first k start at once; each that
+ * finishes releases the next of its chain, so there are no barriers and k
+ * need not divide p-1. A rank with an empty block reads nothing but still
+ * passes its chain on. Its DONE implies the DONE of every earlier rank of
+ * its chain, so the root, after copying its own block (overlapped with the
+ * first readers; nothing with MPI_IN_PLACE), waits only for the last rank
+ * of each chain, min(k, p-1) flags, as in the paper.
+ *
+ * Cost (paper 003, n = bytes of one block):
+ *   T = T_bcast^sm + ceil((p-1)/k) * (alpha + n*beta + l*gamma_k*ceil(n/s))
+ * k = 1 reads one block at a time (no contention, no overlap between
+ * peers); k >= p-1 is parallel_read. Any p, root, counts, k >= 1.
+ */
+#include "coll/coll.h"
+
+kcoll_status_t kcoll_scatter_throttled_read(const kcoll_args_t *a, kcoll_sched_t *s)
+{
+    const int p = a->p, k = a->k < 1 ? 1 : a->k;
+    size_t off, len;
+    if (a->rank == a->root) {
+        kcoll_sched_expose(s, KCOLL_BUF_SEND);
+        if (!a->in_place) {
+            len = kcoll_sblock(a, a->root, a->root, &off);
+            kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, off, len);
+        }
+        for (int v = p - k > 1 ? p - k : 1; v < p; v++)
+            kcoll_sched_wait(s, kcoll_abs(a, v), KCOLL_FLAG_DONE, 1);
+    } else {
+        const int v = kcoll_rel(a, a->rank);
+        if (v - k >= 1)
+            kcoll_sched_wait(s, kcoll_abs(a, v - k), KCOLL_FLAG_DONE, 1);
+        len = kcoll_sblock(a, a->root, a->rank, &off);
+        kcoll_sched_read(s, a->root, KCOLL_BUF_SEND, off, KCOLL_BUF_RECV, 0, len);
+        kcoll_sched_signal(s, KCOLL_FLAG_DONE, 1);
+    }
+    return s->err;
+}
