@@ -61,6 +61,7 @@ struct kcoll_sim {
     uint32_t *expo_vc;                     /* [p][NBUF][p] */
     kcoll_sim_history_t (*flags)[KCOLL_NFLAG];
     kcoll_sim_bucket_t (*buckets)[KCOLL_NBUF];
+    const kcoll_op_t *op;                  /* for REDUCE steps */
     char err[768];
 };
 
@@ -132,6 +133,11 @@ void kcoll_sim_set_buffer(kcoll_sim_t *s, int rank, kcoll_buf_t buf, uint8_t *da
     s->writes[rank][buf] = calloc(len ? len : 1, sizeof(uint16_t));
 }
 
+void kcoll_sim_set_op(kcoll_sim_t *s, const kcoll_op_t *op)
+{
+    s->op = op;
+}
+
 kcoll_sched_t *kcoll_sim_sched(kcoll_sim_t *s, int rank)
 {
     return &s->sched[rank];
@@ -171,8 +177,9 @@ static void kcoll_sim_join(kcoll_sim_t *s, int r, const uint32_t *other)
 
 static const char *kcoll_sim_kind_name(int kind)
 {
-    static const char *const names[] = {"EXPOSE", "READ", "WRITE", "COPY", "SIGNAL", "WAIT"};
-    return kind >= 0 && kind <= KCOLL_STEP_WAIT ? names[kind] : "?";
+    static const char *const names[] = {"EXPOSE", "READ",   "WRITE", "COPY",
+                                        "SIGNAL", "WAIT",   "REDUCE"};
+    return kind >= 0 && kind <= KCOLL_STEP_REDUCE ? names[kind] : "?";
 }
 
 /* Record an access by rank r (at its current step) to owner's buffer and
@@ -244,6 +251,12 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int r)
     case KCOLL_STEP_EXPOSE:
     case KCOLL_STEP_SIGNAL:
     case KCOLL_STEP_COPY:
+    case KCOLL_STEP_REDUCE:
+        if (st->kind == KCOLL_STEP_REDUCE && (!s->op || st->len % s->op->esize))
+            return kcoll_sim_fail(s, "rank %d step %d: REDUCE of %zu bytes without an operation "
+                                  "of that element size", r, s->pc[r], st->len);
+        if (st->kind == KCOLL_STEP_REDUCE && st->pbuf >= KCOLL_NBUF)
+            return kcoll_sim_fail(s, "rank %d step %d: bad buffer", r, s->pc[r]);
         if (st->kind != KCOLL_STEP_SIGNAL && st->lbuf >= KCOLL_NBUF)
             return kcoll_sim_fail(s, "rank %d step %d: bad buffer", r, s->pc[r]);
         if (st->kind == KCOLL_STEP_SIGNAL && st->flag >= KCOLL_NFLAG)
@@ -329,6 +342,23 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int r)
             return rc;
         kcoll_sim_move(s, r, st->pbuf, st->poff, r, st->lbuf, st->loff, st->len);
         break;
+    case KCOLL_STEP_REDUCE: {
+        if ((rc = kcoll_sim_bounds(s, r, r, st->lbuf, st->loff, st->len)) ||
+            (rc = kcoll_sim_bounds(s, r, r, st->pbuf, st->poff, st->len)))
+            return rc;
+        /* the destination is read and written: recorded as a write, which
+         * conflicts with every other access to those bytes */
+        if ((rc = kcoll_sim_access(s, r, r, st->lbuf, st->loff, st->len, 0)) ||
+            (rc = kcoll_sim_access(s, r, r, st->pbuf, st->poff, st->len, 1)))
+            return rc;
+        kcoll_op_apply(s->op, s->data[r][st->lbuf] + st->loff, s->data[r][st->pbuf] + st->poff,
+                       st->len);
+        uint16_t *w = s->writes[r][st->pbuf] + st->poff;
+        for (size_t i = 0; i < st->len; i++)
+            if (w[i] < UINT16_MAX)
+                w[i]++;
+        break;
+    }
     }
     s->pc[r]++;
     return KCOLL_OK;
