@@ -22,6 +22,8 @@
 typedef struct { float v; int i; } kcoll_float_int_t;
 typedef struct { int v; int i; } kcoll_2int_t;
 
+/* name: inout = in op inout (a = in, b = inout); name##_r: inout = inout
+ * op in, the same expression with the operands' sources swapped */
 #define KCOLL_LOOP(name, T, EXPR)                                                  \
     static void name(const void *in_, void *inout_, size_t n)                      \
     {                                                                              \
@@ -29,6 +31,15 @@ typedef struct { int v; int i; } kcoll_2int_t;
         T *restrict io = inout_;                                                   \
         for (size_t i = 0; i < n; i++) {                                           \
             T a = in[i], b = io[i];                                                \
+            io[i] = (EXPR);                                                        \
+        }                                                                          \
+    }                                                                              \
+    static void name##_r(const void *in_, void *inout_, size_t n)                  \
+    {                                                                              \
+        const T *restrict in = in_;                                                \
+        T *restrict io = inout_;                                                   \
+        for (size_t i = 0; i < n; i++) {                                           \
+            T a = io[i], b = in[i];                                                \
             io[i] = (EXPR);                                                        \
         }                                                                          \
     }
@@ -65,25 +76,31 @@ KCOLL_FLOAT_KERNELS(f, float)
 KCOLL_FLOAT_KERNELS(d, double)
 KCOLL_FLOAT_KERNELS(ld, long double)
 
-/* complex numbers as (re, im) pairs of R */
-#define KCOLL_COMPLEX_KERNELS(sfx, R)                                              \
+/* complex numbers as (re, im) pairs of R; REV swaps the operands' sources */
+#define KCOLL_COMPLEX_KERNEL(sfx, R, REV)                                          \
     static void sum_##sfx(const void *in_, void *inout_, size_t n)                 \
     {                                                                              \
         const R *restrict in = in_;                                                \
         R *restrict io = inout_;                                                   \
-        for (size_t i = 0; i < 2 * n; i++)                                         \
-            io[i] = in[i] + io[i];                                                 \
+        for (size_t i = 0; i < 2 * n; i++) {                                       \
+            R a = REV ? io[i] : in[i], b = REV ? in[i] : io[i];                    \
+            io[i] = a + b;                                                         \
+        }                                                                          \
     }                                                                              \
     static void prod_##sfx(const void *in_, void *inout_, size_t n)                \
     {                                                                              \
-        const R *restrict in = in_;                                                \
-        R *restrict io = inout_;                                                   \
+        const R *restrict x = REV ? (const R *)inout_ : (const R *)in_;            \
+        const R *restrict y = REV ? (const R *)in_ : (const R *)inout_;            \
+        R *io = inout_;                                                            \
         for (size_t i = 0; i < n; i++) {                                           \
-            R ar = in[2 * i], ai = in[2 * i + 1], br = io[2 * i], bi = io[2 * i + 1]; \
+            R ar = x[2 * i], ai = x[2 * i + 1], br = y[2 * i], bi = y[2 * i + 1];  \
             io[2 * i] = ar * br - ai * bi;                                         \
             io[2 * i + 1] = ar * bi + ai * br;                                     \
         }                                                                          \
     }
+#define KCOLL_COMPLEX_KERNELS(sfx, R)                                              \
+    KCOLL_COMPLEX_KERNEL(sfx, R, 0)                                                \
+    KCOLL_COMPLEX_KERNEL(sfx##_r, R, 1)
 
 KCOLL_COMPLEX_KERNELS(cf, float)
 KCOLL_COMPLEX_KERNELS(cd, double)
@@ -109,28 +126,34 @@ typedef void (*kcoll_kernel_t)(const void *in, void *inout, size_t n);
     {sum_##sfx, prod_##sfx, min_##sfx, max_##sfx, land_##sfx, lor_##sfx, lxor_##sfx, \
      band_##sfx, bor_##sfx, bxor_##sfx, NULL, NULL}
 
-/* kcoll_kernels[type][op]: NULL where MPI does not define op on type */
-static const kcoll_kernel_t kcoll_kernels[KCOLL_NTYPE][KCOLL_OP_USER] = {
-    [KCOLL_T_INT8] = KCOLL_INT_ROW(i8),
-    [KCOLL_T_INT16] = KCOLL_INT_ROW(i16),
-    [KCOLL_T_INT32] = KCOLL_INT_ROW(i32),
-    [KCOLL_T_INT64] = KCOLL_INT_ROW(i64),
-    [KCOLL_T_UINT8] = KCOLL_INT_ROW(u8),
-    [KCOLL_T_UINT16] = KCOLL_INT_ROW(u16),
-    [KCOLL_T_UINT32] = KCOLL_INT_ROW(u32),
-    [KCOLL_T_UINT64] = KCOLL_INT_ROW(u64),
-    [KCOLL_T_FLOAT] = {sum_f, prod_f, min_f, max_f},
-    [KCOLL_T_DOUBLE] = {sum_d, prod_d, min_d, max_d},
-    [KCOLL_T_LDOUBLE] = {sum_ld, prod_ld, min_ld, max_ld},
-    [KCOLL_T_CFLOAT] = {sum_cf, prod_cf},
-    [KCOLL_T_CDOUBLE] = {sum_cd, prod_cd},
-    [KCOLL_T_CLDOUBLE] = {sum_cld, prod_cld},
-    [KCOLL_T_BOOL] = {[KCOLL_OP_LAND] = land_b, [KCOLL_OP_LOR] = lor_b, [KCOLL_OP_LXOR] = lxor_b},
-    [KCOLL_T_BYTE] = {[KCOLL_OP_BAND] = band_u8, [KCOLL_OP_BOR] = bor_u8,
-                      [KCOLL_OP_BXOR] = bxor_u8},
-    [KCOLL_T_FLOAT_INT] = {[KCOLL_OP_MAXLOC] = maxloc_fi, [KCOLL_OP_MINLOC] = minloc_fi},
-    [KCOLL_T_2INT] = {[KCOLL_OP_MAXLOC] = maxloc_ii, [KCOLL_OP_MINLOC] = minloc_ii},
-};
+/* kcoll_kernels[rev][type][op]: NULL where MPI does not define op on type */
+#define KCOLL_TABLE(R)                                                             \
+    {                                                                              \
+    [KCOLL_T_INT8] = KCOLL_INT_ROW(i8##R),                                         \
+    [KCOLL_T_INT16] = KCOLL_INT_ROW(i16##R),                                       \
+    [KCOLL_T_INT32] = KCOLL_INT_ROW(i32##R),                                       \
+    [KCOLL_T_INT64] = KCOLL_INT_ROW(i64##R),                                       \
+    [KCOLL_T_UINT8] = KCOLL_INT_ROW(u8##R),                                        \
+    [KCOLL_T_UINT16] = KCOLL_INT_ROW(u16##R),                                      \
+    [KCOLL_T_UINT32] = KCOLL_INT_ROW(u32##R),                                      \
+    [KCOLL_T_UINT64] = KCOLL_INT_ROW(u64##R),                                      \
+    [KCOLL_T_FLOAT] = {sum_f##R, prod_f##R, min_f##R, max_f##R},                   \
+    [KCOLL_T_DOUBLE] = {sum_d##R, prod_d##R, min_d##R, max_d##R},                  \
+    [KCOLL_T_LDOUBLE] = {sum_ld##R, prod_ld##R, min_ld##R, max_ld##R},             \
+    [KCOLL_T_CFLOAT] = {sum_cf##R, prod_cf##R},                                    \
+    [KCOLL_T_CDOUBLE] = {sum_cd##R, prod_cd##R},                                   \
+    [KCOLL_T_CLDOUBLE] = {sum_cld##R, prod_cld##R},                                \
+    [KCOLL_T_BOOL] = {[KCOLL_OP_LAND] = land_b##R, [KCOLL_OP_LOR] = lor_b##R,      \
+                      [KCOLL_OP_LXOR] = lxor_b##R},                                \
+    [KCOLL_T_BYTE] = {[KCOLL_OP_BAND] = band_u8##R, [KCOLL_OP_BOR] = bor_u8##R,    \
+                      [KCOLL_OP_BXOR] = bxor_u8##R},                               \
+    [KCOLL_T_FLOAT_INT] = {[KCOLL_OP_MAXLOC] = maxloc_fi##R,                       \
+                           [KCOLL_OP_MINLOC] = minloc_fi##R},                      \
+    [KCOLL_T_2INT] = {[KCOLL_OP_MAXLOC] = maxloc_ii##R, [KCOLL_OP_MINLOC] = minloc_ii##R}, \
+    }
+static const kcoll_kernel_t kcoll_kernels[2][KCOLL_NTYPE][KCOLL_OP_USER] = {KCOLL_TABLE(),
+                                                                            KCOLL_TABLE(_r)};
+
 
 size_t kcoll_type_size(kcoll_type_t t)
 {
@@ -149,7 +172,7 @@ size_t kcoll_type_size(kcoll_type_t t)
 
 int kcoll_op_valid(kcoll_opkind_t k, kcoll_type_t t)
 {
-    return (unsigned)t < KCOLL_NTYPE && (unsigned)k < KCOLL_OP_USER && kcoll_kernels[t][k];
+    return (unsigned)t < KCOLL_NTYPE && (unsigned)k < KCOLL_OP_USER && kcoll_kernels[0][t][k];
 }
 
 void kcoll_op_apply(const kcoll_op_t *op, const void *in, void *inout, size_t bytes)
@@ -158,7 +181,17 @@ void kcoll_op_apply(const kcoll_op_t *op, const void *in, void *inout, size_t by
     if (op->kind == KCOLL_OP_USER)
         op->user(in, inout, n, op->ctx);
     else
-        kcoll_kernels[op->type][op->kind](in, inout, n);
+        kcoll_kernels[0][op->type][op->kind](in, inout, n);
+}
+
+int kcoll_op_has_rev(const kcoll_op_t *op)
+{
+    return op->kind != KCOLL_OP_USER;
+}
+
+void kcoll_op_apply_rev(const kcoll_op_t *op, const void *in, void *inout, size_t bytes)
+{
+    kcoll_kernels[1][op->type][op->kind](in, inout, bytes / op->esize);
 }
 
 const char *kcoll_op_name(kcoll_opkind_t k)

@@ -70,6 +70,12 @@ size_t kcoll_type_size(kcoll_type_t t);
 int kcoll_op_valid(kcoll_opkind_t k, kcoll_type_t t);
 /* inout = in op inout over `bytes` bytes (a multiple of op->esize). */
 void kcoll_op_apply(const kcoll_op_t *op, const void *in, void *inout, size_t bytes);
+/* inout = inout op in: the same operation with the roles of the sources
+ * swapped (the result's bits are those of kcoll_op_apply on swapped
+ * buffers). Only where kcoll_op_has_rev: not for user functions, which
+ * MPI defines only as inout = in op inout. */
+int kcoll_op_has_rev(const kcoll_op_t *op);
+void kcoll_op_apply_rev(const kcoll_op_t *op, const void *in, void *inout, size_t bytes);
 const char *kcoll_op_name(kcoll_opkind_t k);
 
 #endif

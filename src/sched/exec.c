@@ -172,13 +172,15 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
             rc = kcoll_exec_local(x, st->lbuf, st->loff, st->len, &src);
             if (!rc)
                 rc = kcoll_exec_local(x, st->pbuf, st->poff, st->len, &dst);
-            if (!rc && (!x->op || st->len % x->op->esize)) {
+            if (!rc && (!x->op || st->len % x->op->esize || (st->flag && !kcoll_op_has_rev(x->op)))) {
                 snprintf(x->errmsg, sizeof x->errmsg,
                          "REDUCE step of %zu bytes without an operation of that element size",
                          st->len);
                 rc = KCOLL_ERR_ARG;
             }
-            if (!rc)
+            if (!rc && st->flag)
+                kcoll_op_apply_rev(x->op, src, dst, st->len);
+            else if (!rc)
                 kcoll_op_apply(x->op, src, dst, st->len);
             break;
         }

@@ -53,7 +53,8 @@ typedef enum {
     KCOLL_STEP_COPY,   /* local lbuf[loff..+len) -> local pbuf[poff..+len) */
     KCOLL_STEP_SIGNAL, /* own flag `flag` := value */
     KCOLL_STEP_WAIT,   /* until peer's flag `flag` >= value */
-    KCOLL_STEP_REDUCE  /* local pbuf[poff..+len) = lbuf[loff..+len) op pbuf[poff..+len) */
+    KCOLL_STEP_REDUCE  /* local pbuf[poff..+len) = lbuf[loff..+len) op pbuf[poff..+len);
+                        * flag 1 (reversed): pbuf = pbuf op lbuf */
 } kcoll_step_kind_t;
 
 typedef struct {
@@ -93,6 +94,10 @@ void kcoll_sched_copy(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
  * the executor (kcoll_exec_t.op) or the simulator (kcoll_sim_set_op) has. */
 void kcoll_sched_reduce(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
                         kcoll_buf_t sbuf, size_t soff, size_t len);
+/* dbuf = dbuf op sbuf (operands the other way round; not for user
+ * functions, see kcoll_op_has_rev). */
+void kcoll_sched_reduce_rev(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
+                            kcoll_buf_t sbuf, size_t soff, size_t len);
 void kcoll_sched_signal(kcoll_sched_t *s, kcoll_flag_t flag, uint32_t value);
 void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t value);
 

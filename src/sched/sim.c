@@ -252,7 +252,8 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int r)
     case KCOLL_STEP_SIGNAL:
     case KCOLL_STEP_COPY:
     case KCOLL_STEP_REDUCE:
-        if (st->kind == KCOLL_STEP_REDUCE && (!s->op || st->len % s->op->esize))
+        if (st->kind == KCOLL_STEP_REDUCE &&
+            (!s->op || st->len % s->op->esize || (st->flag && !kcoll_op_has_rev(s->op))))
             return kcoll_sim_fail(s, "rank %d step %d: REDUCE of %zu bytes without an operation "
                                   "of that element size", r, s->pc[r], st->len);
         if (st->kind == KCOLL_STEP_REDUCE && st->pbuf >= KCOLL_NBUF)
@@ -351,8 +352,12 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int r)
         if ((rc = kcoll_sim_access(s, r, r, st->lbuf, st->loff, st->len, 0)) ||
             (rc = kcoll_sim_access(s, r, r, st->pbuf, st->poff, st->len, 1)))
             return rc;
-        kcoll_op_apply(s->op, s->data[r][st->lbuf] + st->loff, s->data[r][st->pbuf] + st->poff,
-                       st->len);
+        if (st->flag)
+            kcoll_op_apply_rev(s->op, s->data[r][st->lbuf] + st->loff,
+                               s->data[r][st->pbuf] + st->poff, st->len);
+        else
+            kcoll_op_apply(s->op, s->data[r][st->lbuf] + st->loff,
+                           s->data[r][st->pbuf] + st->poff, st->len);
         uint16_t *w = s->writes[r][st->pbuf] + st->poff;
         for (size_t i = 0; i < st->len; i++)
             if (w[i] < UINT16_MAX)

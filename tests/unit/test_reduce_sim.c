@@ -4,11 +4,14 @@
  * and large (several chunks), every root (a few for large p), in place
  * and not, uneven Reduce_scatter blocks (some empty).
  *
- * The operation is non-commutative and associative: composition of affine
- * maps x -> a*x + b modulo 2^32, (f op g) = f o g. A schedule that
- * reduced in any order but r_0 o (r_1 o (... o r_{p-1})) would give other
- * maps (the inputs are drawn so that any two differ), so the values check
- * the order as well as the delivery. The run must be free of deadlock,
+ * The first operation is a user function, non-commutative and
+ * associative: composition of affine maps x -> a*x + b modulo 2^32,
+ * (f op g) = f o g. A schedule that reduced in any order but
+ * r_0 o (r_1 o (... o r_{p-1})) would give other maps (the inputs are drawn
+ * so that any two differ), so the values check the order as well as the
+ * delivery. The second is the predefined double SUM (p <= 24), whose
+ * rounding checks the association and exercises the reversed REDUCE of
+ * rank p-1. The run must be free of deadlock,
  * races and use-after-return; every result byte is written at least once
  * and at most p times, bytes outside the result never, SEND never (and
  * not at all where it is a separate buffer). */
@@ -40,14 +43,46 @@ static affine_t input(int rank, size_t i)
     return (affine_t){(h << 1) | 1u, h * 7u + (uint32_t)rank};
 }
 
-static const kcoll_op_t op = {KCOLL_OP_USER, KCOLL_T_OPAQUE, sizeof(affine_t), compose, NULL};
+static const kcoll_op_t affine_op = {KCOLL_OP_USER, KCOLL_T_OPAQUE, sizeof(affine_t), compose,
+                                     NULL};
+/* double SUM: predefined (rank p-1 then reduces with reversed operands);
+ * values of mixed magnitudes, so that another association of the sums
+ * gives other bits */
+static const kcoll_op_t dsum_op = {KCOLL_OP_SUM, KCOLL_T_DOUBLE, sizeof(double), NULL, NULL};
+static int use_double;
+
+static void input_elem(int rank, size_t i, uint8_t *dst)
+{
+    affine_t v = input(rank, i);
+    if (use_double) {
+        double d = ((double)(v.a % 2000001u) - 1e6) * (v.b & 1 ? 1e-7 : 1e3);
+        memcpy(dst, &d, sizeof d);
+    } else {
+        memcpy(dst, &v, sizeof v);
+    }
+}
+
+/* inout = in op inout for one element */
+static void ref_combine(const uint8_t *in, uint8_t *inout)
+{
+    if (use_double) {
+        double a, b;
+        memcpy(&a, in, sizeof a);
+        memcpy(&b, inout, sizeof b);
+        b = a + b;
+        memcpy(inout, &b, sizeof b);
+    } else {
+        compose(in, inout, 1, NULL);
+    }
+}
 
 static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int root, size_t count,
                      int in_place, int k, unsigned seed)
 {
     kcoll_sim_t *sim = kcoll_sim_new(p);
-    kcoll_sim_set_op(sim, &op);
-    const size_t es = sizeof(affine_t);
+    const kcoll_op_t *op = use_double ? &dsum_op : &affine_op;
+    kcoll_sim_set_op(sim, op);
+    const size_t es = op->esize;
     size_t *counts = NULL;
     if (coll == KCOLL_COLL_REDUCE_SCATTER) {
         counts = malloc((size_t)p * sizeof *counts);
@@ -58,7 +93,7 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
             **tmp = calloc((size_t)p, sizeof *tmp);
     size_t *rlen = calloc((size_t)p, sizeof *rlen);
     kcoll_args_t a0 = {.coll = coll, .p = p, .root = root, .k = k, .count = count, .esize = es,
-                       .counts = counts, .op = &op};
+                       .counts = counts, .op = op};
     const size_t vec = kcoll_red_vector(&a0), nel = vec / es;
     int ok = 1;
 
@@ -69,10 +104,8 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
         size_t off, len;
         kcoll_red_slice(&a, r, &off, &len);
         send[r] = malloc(vec + 1);
-        for (size_t i = 0; i < nel; i++) {
-            affine_t v = input(r, i);
-            memcpy(send[r] + i * es, &v, es);
-        }
+        for (size_t i = 0; i < nel; i++)
+            input_elem(r, i, send[r] + i * es);
         int has_recv = coll != KCOLL_COLL_REDUCE || r == root;
         int rs = coll == KCOLL_COLL_REDUCE_SCATTER || coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK;
         rlen[r] = !has_recv ? 0 : (rs && !a.in_place) ? len : vec;
@@ -98,17 +131,18 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
         }
     }
     /* the expected vector, right to left */
-    affine_t *want = malloc((nel ? nel : 1) * sizeof *want);
+    uint8_t *want = malloc(nel ? vec : 1), elem[8];
     for (size_t i = 0; i < nel; i++) {
-        want[i] = input(p - 1, i);
+        input_elem(p - 1, i, want + i * es);
         for (int q = p - 2; q >= 0; q--) {
-            affine_t f = input(q, i);
-            compose(&f, &want[i], 1, NULL);
+            input_elem(q, i, elem);
+            ref_combine(elem, want + i * es);
         }
     }
     if (ok && kcoll_sim_run(sim, seed) != KCOLL_OK) {
-        CHECK(0, "%s %s p=%d root=%d count=%zu in_place=%d k=%d: %s", kcoll_coll_name(coll),
-              algo->name, p, root, count, in_place, k, kcoll_sim_error(sim));
+        CHECK(0, "%s %s %s p=%d root=%d count=%zu in_place=%d k=%d: %s", kcoll_coll_name(coll),
+              algo->name, use_double ? "double SUM" : "affine", p, root, count, in_place, k,
+              kcoll_sim_error(sim));
         ok = 0;
     }
     for (int r = 0; ok && r < p; r++) {
@@ -136,7 +170,7 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
                 CHECK(0, "%s %s p=%d: rank %d RECV byte %zu outside the result written",
                       kcoll_coll_name(coll), algo->name, p, r, i);
                 ok = 0;
-            } else if (inside && recv[r][i] != ((const uint8_t *)want)[voff + i - roff]) {
+            } else if (inside && recv[r][i] != want[voff + i - roff]) {
                 CHECK(0, "%s %s p=%d root=%d count=%zu in_place=%d k=%d: rank %d result byte %zu wrong",
                       kcoll_coll_name(coll), algo->name, p, root, count, in_place, k, r, i);
                 ok = 0;
@@ -175,13 +209,14 @@ int main(void)
                                          KCOLL_COLL_REDUCE_SCATTER};
     static const size_t counts[] = {0, 1, 37, 20011};
     long runs = 0;
+    for (use_double = 0; use_double < 2; use_double++)
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
         kcoll_coll_t coll = colls[ci];
         for (int ai = 0; ai < kcoll_nalgos; ai++) {
             const kcoll_algo_t *algo = &kcoll_algos[ai];
             if (algo->coll != kcoll_coll_family(coll))
                 continue;
-            for (int p = 1; p <= 64; p++)
+            for (int p = 1; p <= (use_double ? 24 : 64); p++)
                 for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {
                     size_t count = counts[si];
                     /* the large count: block collectives get p times it */

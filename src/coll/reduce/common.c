@@ -70,13 +70,21 @@ void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t
         size_t m = len - x < c ? len - x : c;
         kcoll_buf_t ab = d->staged ? KCOLL_BUF_TMP : d->acc;
         size_t ao = d->staged ? c : d->acc_off + x;
-        /* acc = r_{p-1} */
-        if (p - 1 == r)
-            kcoll_sched_copy(s, ab, ao, KCOLL_BUF_SEND, off + x, m);
-        else
+        int q = p - 2;
+        if (p - 1 != r) {
+            /* acc = r_{p-1} */
             kcoll_sched_read(s, p - 1, KCOLL_BUF_SEND, off + x, ab, ao, m);
+        } else if (p > 1 && kcoll_op_has_rev(a->op)) {
+            /* this rank is p-1: acc = r_{p-2}, then acc = acc op r_{p-1}
+             * from SEND, the same operation without copying SEND first */
+            kcoll_sched_read(s, p - 2, KCOLL_BUF_SEND, off + x, ab, ao, m);
+            kcoll_sched_reduce_rev(s, ab, ao, KCOLL_BUF_SEND, off + x, m);
+            q = p - 3;
+        } else {
+            kcoll_sched_copy(s, ab, ao, KCOLL_BUF_SEND, off + x, m);
+        }
         /* acc = r_q op acc, q = p-2 .. 0 */
-        for (int q = p - 2; q >= 0; q--) {
+        for (; q >= 0; q--) {
             if (q == r) {
                 kcoll_sched_reduce(s, ab, ao, KCOLL_BUF_SEND, off + x, m);
             } else {

@@ -40,8 +40,11 @@ typedef struct {
 
 /* Append this rank's steps that reduce bytes [off, off+len) of the vector
  * over all ranks' SEND buffers, in kcoll's order, chunk by chunk: the
- * accumulator chunk is initialized from rank p-1 (a READ straight into it,
- * or a COPY when that is this rank), and each other rank's chunk is READ
+ * accumulator chunk is initialized from rank p-1 (a READ straight into it;
+ * rank p-1 itself reads rank p-2's chunk and reduces its own in with the
+ * operands reversed, acc = acc op r_{p-1}, which saves copying its SEND;
+ * a user function cannot be reversed, so there it COPYs), and each other
+ * rank's chunk is READ
  * into TMP[0..chunk) and REDUCEd into it (this rank's own chunk is
  * reduced from SEND directly). Every peer must have exposed SEND. */
 void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t len,
