@@ -11,6 +11,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "coll/reduce/common.h"
@@ -87,12 +88,20 @@ static int kcoll_mpi_opkind(MPI_Op op, kcoll_opkind_t *k)
     return 0;
 }
 
+/* kcoll's integer type of `size` bytes, signed or not */
+static int kcoll_int_type(int size, int is_signed, kcoll_type_t *t)
+{
+    switch (size) {
+    case 1: *t = is_signed ? KCOLL_T_INT8 : KCOLL_T_UINT8; return 1;
+    case 2: *t = is_signed ? KCOLL_T_INT16 : KCOLL_T_UINT16; return 1;
+    case 4: *t = is_signed ? KCOLL_T_INT32 : KCOLL_T_UINT32; return 1;
+    case 8: *t = is_signed ? KCOLL_T_INT64 : KCOLL_T_UINT64; return 1;
+    }
+    return 0;
+}
+
 static int kcoll_mpi_type(MPI_Datatype dt, kcoll_type_t *t)
 {
-    static const kcoll_type_t sint[9] = {[1] = KCOLL_T_INT8, [2] = KCOLL_T_INT16,
-                                         [4] = KCOLL_T_INT32, [8] = KCOLL_T_INT64};
-    static const kcoll_type_t uint[9] = {[1] = KCOLL_T_UINT8, [2] = KCOLL_T_UINT16,
-                                         [4] = KCOLL_T_UINT32, [8] = KCOLL_T_UINT64};
     const MPI_Datatype sints[] = {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG,
                                   MPI_LONG_LONG_INT, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
                                   MPI_INT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT};
@@ -112,18 +121,14 @@ static int kcoll_mpi_type(MPI_Datatype dt, kcoll_type_t *t)
         {MPI_2INT, KCOLL_T_2INT},
     };
     int size;
-    if (PMPI_Type_size(dt, &size) != MPI_SUCCESS || size <= 0 || size > 8)
-        size = 0;
+    if (PMPI_Type_size(dt, &size) != MPI_SUCCESS)
+        return 0;
     for (size_t i = 0; i < sizeof sints / sizeof sints[0]; i++)
-        if (sints[i] == dt && size) {
-            *t = sint[size];
-            return sint[size] != 0 || size == 1;
-        }
+        if (sints[i] == dt)
+            return kcoll_int_type(size, 1, t);
     for (size_t i = 0; i < sizeof uints / sizeof uints[0]; i++)
-        if (uints[i] == dt && size) {
-            *t = uint[size];
-            return uint[size] != 0;
-        }
+        if (uints[i] == dt)
+            return kcoll_int_type(size, 0, t);
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (others[i].dt == dt) {
             *t = others[i].t;
