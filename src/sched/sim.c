@@ -62,6 +62,7 @@ struct kcoll_sim {
     kcoll_sim_history_t (*flags)[KCOLL_NFLAG];
     kcoll_sim_bucket_t (*buckets)[KCOLL_NBUF];
     const kcoll_op_t *op;                  /* for REDUCE steps */
+    uint8_t (*alias)[KCOLL_NBUF];          /* [p][NBUF]: buffer whose accesses a name's share */
     char err[768];
 };
 
@@ -83,13 +84,17 @@ kcoll_sim_t *kcoll_sim_new(int p)
     s->expo_vc = calloc(P * KCOLL_NBUF * P, sizeof *s->expo_vc);
     s->flags = calloc(P, sizeof *s->flags);
     s->buckets = calloc(P, sizeof *s->buckets);
+    s->alias = calloc(P, sizeof *s->alias);
     if (!s->sched || !s->data || !s->len || !s->writes || !s->pc || !s->vc || !s->final_vc ||
-        !s->exposed || !s->expo_vc || !s->flags || !s->buckets) {
+        !s->exposed || !s->expo_vc || !s->flags || !s->buckets || !s->alias) {
         kcoll_sim_free(s);
         return NULL;
     }
-    for (int r = 0; r < p; r++)
+    for (int r = 0; r < p; r++) {
         kcoll_sched_init(&s->sched[r]);
+        for (int b = 0; b < KCOLL_NBUF; b++)
+            s->alias[r][b] = (uint8_t)b;
+    }
     return s;
 }
 
@@ -122,6 +127,7 @@ void kcoll_sim_free(kcoll_sim_t *s)
     free(s->expo_vc);
     free(s->flags);
     free(s->buckets);
+    free(s->alias);
     free(s);
 }
 
@@ -136,6 +142,11 @@ void kcoll_sim_set_buffer(kcoll_sim_t *s, int rank, kcoll_buf_t buf, uint8_t *da
 void kcoll_sim_set_op(kcoll_sim_t *s, const kcoll_op_t *op)
 {
     s->op = op;
+}
+
+void kcoll_sim_alias(kcoll_sim_t *s, int rank, kcoll_buf_t buf, kcoll_buf_t same_as)
+{
+    s->alias[rank][buf] = s->alias[rank][same_as];
 }
 
 kcoll_sched_t *kcoll_sim_sched(kcoll_sim_t *s, int rank)
@@ -187,7 +198,7 @@ static const char *kcoll_sim_kind_name(int kind)
 static kcoll_status_t kcoll_sim_access(kcoll_sim_t *s, int r, int owner, int buf, size_t off,
                                        size_t len, int write)
 {
-    kcoll_sim_bucket_t *bk = &s->buckets[owner][buf];
+    kcoll_sim_bucket_t *bk = &s->buckets[owner][s->alias[owner][buf]];
     const uint32_t *vc = kcoll_sim_vc(s, r);
     for (int i = 0; i < bk->n; i++) {
         const kcoll_sim_access_t *e = &bk->a[i];

@@ -12,7 +12,9 @@
  * delivery. The second is the predefined double SUM (p <= 24), whose
  * rounding checks the association and exercises the reversed REDUCE of
  * rank p-1. The run must be free of deadlock,
- * races and use-after-return; every result byte is written at least once
+ * races and use-after-return (in place, SEND and RECV are declared one
+ * buffer, so a peer reading a rank's contribution unordered with that
+ * rank's overwriting it is a race); every result byte is written at least once
  * and at most p times, bytes outside the result never, SEND never (and
  * not at all where it is a separate buffer). */
 #include <stdlib.h>
@@ -120,8 +122,10 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
         }
         if (has_recv)
             kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, recv[r], rlen[r]);
-        if (a.in_place) /* the same memory under both names */
+        if (a.in_place) { /* the same memory under both names */
             kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, send[r], vec);
+            kcoll_sim_alias(sim, r, KCOLL_BUF_SEND, KCOLL_BUF_RECV);
+        }
         size_t tl = kcoll_reduce_tmp_len(&a);
         tmp[r] = malloc(tl);
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, tmp[r], tl);
