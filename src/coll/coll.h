@@ -68,6 +68,11 @@ typedef struct {
     size_t count;                /* elements (Reduce, Allreduce: whole vector) */
     size_t esize;                /* bytes per element */
     const size_t *counts;        /* Reduce_scatter: elements per rank (all ranks know them) */
+    /* Reductions: the operation REDUCE steps apply (op/op.h), identical on
+     * all ranks. count is the whole vector for Reduce and Allreduce and one
+     * block for Reduce_scatter_block (counts NULL); for Reduce_scatter,
+     * counts[q] is rank q's block. k is the chunk size in KiB. */
+    const struct kcoll_op *op;
 } kcoll_args_t;
 
 /* Bytes and offset of block j of rank q's SEND (RECV) buffer, for blocked
@@ -129,6 +134,9 @@ const kcoll_algo_t *kcoll_gather_select(int p, size_t bytes, int *param);
 /* -- Allgather, Alltoall (and v), Barrier default rules -- */
 
 /* -- Reduce, Allreduce, Reduce_scatter(_block) default rules -- */
+const kcoll_algo_t *kcoll_reduce_select(int p, size_t bytes, int *param);
+const kcoll_algo_t *kcoll_allreduce_select(int p, size_t bytes, int *param);
+const kcoll_algo_t *kcoll_reduce_scatter_select(int p, size_t bytes, int *param);
 
 
 /* Relative rank: the root is 0, the others follow in rank order. */
@@ -167,5 +175,11 @@ kcoll_status_t kcoll_gather_throttled_write(const kcoll_args_t *a, kcoll_sched_t
 /* -- Allgather, Alltoall (and v), Barrier builders -- */
 
 /* -- Reduce, Allreduce, Reduce_scatter(_block) builders -- */
+/* partitioned serves all four collectives (a->coll says which) */
+kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_reduce_serial(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allreduce_reduce_bcast(const kcoll_args_t *a, kcoll_sched_t *s);
+/* Bytes of TMP (scratch) a reduction schedule of this rank needs. */
+size_t kcoll_reduce_tmp_len(const kcoll_args_t *a);
 
 #endif

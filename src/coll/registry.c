@@ -35,6 +35,16 @@ const kcoll_algo_t kcoll_algos[] = {
     /* -- Allgather, Alltoall (and v), Barrier -- */
 
     /* -- Reduce, Allreduce, Reduce_scatter(_block) -- */
+    {KCOLL_COLL_REDUCE, "partitioned", kcoll_reduce_partitioned, "chunk", 128, 4,
+     "every rank reduces 1/p of the vector, reading it from all peers in chunk-KiB pieces, and writes it to the root (paper 004 IV.A)"},
+    {KCOLL_COLL_REDUCE, "serial", kcoll_reduce_serial, "chunk", 128, 4,
+     "the root reads and reduces every contribution itself, chunk by chunk (paper 004's original)"},
+    {KCOLL_COLL_ALLREDUCE, "partitioned", kcoll_reduce_partitioned, "chunk", 128, 4,
+     "every rank reduces 1/p of the vector from all peers, then reads the other slices from their owners (paper 004 IV.A)"},
+    {KCOLL_COLL_ALLREDUCE, "reduce_bcast", kcoll_allreduce_reduce_bcast, "chunk", 128, 4,
+     "partitioned reduce to rank 0, then every rank reads the whole result from it (paper 004 IV.C)"},
+    {KCOLL_COLL_REDUCE_SCATTER, "partitioned", kcoll_reduce_partitioned, "chunk", 128, 4,
+     "every rank reduces its own block, reading it from all peers in chunk-KiB pieces (paper 004 IV.A)"},
 
 };
 const int kcoll_nalgos = (int)(sizeof kcoll_algos / sizeof kcoll_algos[0]);

@@ -23,6 +23,7 @@ static const char *const kcoll_reason_names[KCOLL_NREASON] = {
     [KCOLL_R_NO_CMA] = "no_cma",
     [KCOLL_R_TEAM_FAILED] = "team_failed",
     [KCOLL_R_BAD_ALGO] = "bad_algo",
+    [KCOLL_R_OP] = "unsupported_op",
 };
 
 const char *kcoll_reason_name(kcoll_reason_t r)

@@ -19,6 +19,7 @@ typedef enum {
     KCOLL_R_NO_CMA,      /* cross-memory attach not permitted */
     KCOLL_R_TEAM_FAILED, /* team setup failed for another reason */
     KCOLL_R_BAD_ALGO,    /* forced algorithm could not be parsed */
+    KCOLL_R_OP,          /* reduction operation/datatype kcoll does not apply */
     KCOLL_NREASON
 } kcoll_reason_t;
 

@@ -69,6 +69,7 @@ int kcoll_pmpi_run(MPI_Comm comm, kcoll_team_t *team, const kcoll_algo_t *algo,
     }
     kcoll_exec_t x;
     kcoll_exec_start(&x, team, &team->sched, bufs, lens, ++team->seq);
+    x.op = args->op; /* reductions: what REDUCE steps apply */
     if (kcoll_exec_run(&x) != KCOLL_OK)
         return kcoll_fail(comm, coll, x.errmsg);
     kcoll_stats_count_kcoll(coll, kcoll_algo_index(algo), stat_bytes);

@@ -59,6 +59,7 @@ void kcoll_exec_start(kcoll_exec_t *x, kcoll_team_t *t, const kcoll_sched_t *s,
     x->pc = 0;
     x->blocked_on = -1;
     x->errmsg[0] = '\0';
+    x->op = NULL;
 }
 
 /* Address of peer's buffer pbuf at poff, valid for len bytes, once the peer
@@ -164,6 +165,23 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
                 rc = kcoll_exec_local(x, st->pbuf, st->poff, st->len, &dst);
             if (!rc)
                 memmove(dst, src, st->len);
+            break;
+        }
+        case KCOLL_STEP_REDUCE: {
+            char *src, *dst;
+            rc = kcoll_exec_local(x, st->lbuf, st->loff, st->len, &src);
+            if (!rc)
+                rc = kcoll_exec_local(x, st->pbuf, st->poff, st->len, &dst);
+            if (!rc && (!x->op || st->len % x->op->esize || (st->flag && !kcoll_op_has_rev(x->op)))) {
+                snprintf(x->errmsg, sizeof x->errmsg,
+                         "REDUCE step of %zu bytes without an operation of that element size",
+                         st->len);
+                rc = KCOLL_ERR_ARG;
+            }
+            if (!rc && st->flag)
+                kcoll_op_apply_rev(x->op, src, dst, st->len);
+            else if (!rc)
+                kcoll_op_apply(x->op, src, dst, st->len);
             break;
         }
         case KCOLL_STEP_SIGNAL:

@@ -5,6 +5,7 @@
 #define KCOLL_EXEC_H
 
 #include "core/team.h"
+#include "op/op.h"
 #include "sched/sched.h"
 
 typedef struct {
@@ -16,6 +17,7 @@ typedef struct {
     int pc;             /* next step to run */
     int blocked_on;     /* team rank the last unfinished step waits for, or -1 */
     char errmsg[256];   /* one line, set with an error status */
+    const kcoll_op_t *op; /* REDUCE steps: the operation (NULL by kcoll_exec_start) */
 } kcoll_exec_t;
 
 void kcoll_exec_start(kcoll_exec_t *x, kcoll_team_t *t, const kcoll_sched_t *s,

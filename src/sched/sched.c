@@ -91,6 +91,21 @@ void kcoll_sched_copy(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff, kcoll_buf
     kcoll_sched_data(s, KCOLL_STEP_COPY, -1, dbuf, doff, sbuf, soff, len);
 }
 
+void kcoll_sched_reduce(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff, kcoll_buf_t sbuf,
+                        size_t soff, size_t len)
+{
+    kcoll_sched_data(s, KCOLL_STEP_REDUCE, -1, dbuf, doff, sbuf, soff, len);
+}
+
+void kcoll_sched_reduce_rev(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff, kcoll_buf_t sbuf,
+                            size_t soff, size_t len)
+{
+    int n = s->n;
+    kcoll_sched_data(s, KCOLL_STEP_REDUCE, -1, dbuf, doff, sbuf, soff, len);
+    if (s->n > n)
+        s->steps[n].flag = 1;
+}
+
 /* SIGNAL and WAIT: a flag, a value in range, and for WAIT the peer. */
 static void kcoll_sched_flag(kcoll_sched_t *s, kcoll_step_kind_t kind, int peer,
                              kcoll_flag_t flag, uint32_t value)
@@ -150,6 +165,10 @@ void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
         case KCOLL_STEP_COPY:
             fprintf(out, "COPY   %s[%zu..+%zu] -> %s[%zu]\n", kcoll_buf_name(st->lbuf), st->loff,
                     st->len, kcoll_buf_name(st->pbuf), st->poff);
+            break;
+        case KCOLL_STEP_REDUCE:
+            fprintf(out, "REDUCE %s[%zu..+%zu] %s %s[%zu]\n", kcoll_buf_name(st->pbuf), st->poff,
+                    st->len, st->flag ? "=op" : "op=", kcoll_buf_name(st->lbuf), st->loff);
             break;
         case KCOLL_STEP_SIGNAL:
             fprintf(out, "SIGNAL %s := %u\n", kcoll_flag_name(st->flag), st->value);

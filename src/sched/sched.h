@@ -11,6 +11,10 @@
  * only after the peer has EXPOSEd it for the same collective; the executor
  * and the simulator both make READ/WRITE wait for that exposure.
  *
+ * REDUCE combines two local byte ranges with the collective's reduction
+ * operation (op/op.h): dst = src op dst, elementwise; it reads src and
+ * reads and writes dst.
+ *
  * Flags are single-writer, monotonically increasing counters: SIGNAL(f, v)
  * sets this rank's flag f to v (for this collective), WAIT(peer, f, v)
  * waits until the peer's flag f has reached at least v. Values a rank
@@ -48,13 +52,15 @@ typedef enum {
     KCOLL_STEP_WRITE,  /* local lbuf[loff..+len) -> peer's pbuf[poff..+len) */
     KCOLL_STEP_COPY,   /* local lbuf[loff..+len) -> local pbuf[poff..+len) */
     KCOLL_STEP_SIGNAL, /* own flag `flag` := value */
-    KCOLL_STEP_WAIT    /* until peer's flag `flag` >= value */
+    KCOLL_STEP_WAIT,   /* until peer's flag `flag` >= value */
+    KCOLL_STEP_REDUCE  /* local pbuf[poff..+len) = lbuf[loff..+len) op pbuf[poff..+len);
+                        * flag 1 (reversed): pbuf = pbuf op lbuf */
 } kcoll_step_kind_t;
 
 typedef struct {
     uint8_t kind;  /* kcoll_step_kind_t */
-    uint8_t lbuf;  /* local buffer (COPY: source) */
-    uint8_t pbuf;  /* peer's buffer (COPY: local destination) */
+    uint8_t lbuf;  /* local buffer (COPY, REDUCE: source) */
+    uint8_t pbuf;  /* peer's buffer (COPY, REDUCE: local destination) */
     uint8_t flag;  /* SIGNAL/WAIT */
     int32_t peer;  /* READ/WRITE/WAIT: team rank of the peer */
     uint32_t value;/* SIGNAL/WAIT */
@@ -84,6 +90,14 @@ void kcoll_sched_write(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff
                        kcoll_buf_t lbuf, size_t loff, size_t len);
 void kcoll_sched_copy(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
                       kcoll_buf_t sbuf, size_t soff, size_t len);
+/* dbuf[doff..+len) = sbuf[soff..+len) op dbuf[doff..+len): the operation
+ * the executor (kcoll_exec_t.op) or the simulator (kcoll_sim_set_op) has. */
+void kcoll_sched_reduce(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
+                        kcoll_buf_t sbuf, size_t soff, size_t len);
+/* dbuf = dbuf op sbuf (operands the other way round; not for user
+ * functions, see kcoll_op_has_rev). */
+void kcoll_sched_reduce_rev(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
+                            kcoll_buf_t sbuf, size_t soff, size_t len);
 void kcoll_sched_signal(kcoll_sched_t *s, kcoll_flag_t flag, uint32_t value);
 void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t value);
 

@@ -61,6 +61,8 @@ struct kcoll_sim {
     uint32_t *expo_vc;                     /* [p][NBUF][p] */
     kcoll_sim_history_t (*flags)[KCOLL_NFLAG];
     kcoll_sim_bucket_t (*buckets)[KCOLL_NBUF];
+    const kcoll_op_t *op;                  /* for REDUCE steps */
+    uint8_t (*alias)[KCOLL_NBUF];          /* [p][NBUF]: buffer whose accesses a name's share */
     char err[768];
 };
 
@@ -82,13 +84,17 @@ kcoll_sim_t *kcoll_sim_new(int p)
     s->expo_vc = calloc(P * KCOLL_NBUF * P, sizeof *s->expo_vc);
     s->flags = calloc(P, sizeof *s->flags);
     s->buckets = calloc(P, sizeof *s->buckets);
+    s->alias = calloc(P, sizeof *s->alias);
     if (!s->sched || !s->data || !s->len || !s->writes || !s->pc || !s->vc || !s->final_vc ||
-        !s->exposed || !s->expo_vc || !s->flags || !s->buckets) {
+        !s->exposed || !s->expo_vc || !s->flags || !s->buckets || !s->alias) {
         kcoll_sim_free(s);
         return NULL;
     }
-    for (int r = 0; r < p; r++)
+    for (int r = 0; r < p; r++) {
         kcoll_sched_init(&s->sched[r]);
+        for (int b = 0; b < KCOLL_NBUF; b++)
+            s->alias[r][b] = (uint8_t)b;
+    }
     return s;
 }
 
@@ -121,6 +127,7 @@ void kcoll_sim_free(kcoll_sim_t *s)
     free(s->expo_vc);
     free(s->flags);
     free(s->buckets);
+    free(s->alias);
     free(s);
 }
 
@@ -130,6 +137,16 @@ void kcoll_sim_set_buffer(kcoll_sim_t *s, int rank, kcoll_buf_t buf, uint8_t *da
     s->len[rank][buf] = len;
     free(s->writes[rank][buf]);
     s->writes[rank][buf] = calloc(len ? len : 1, sizeof(uint16_t));
+}
+
+void kcoll_sim_set_op(kcoll_sim_t *s, const kcoll_op_t *op)
+{
+    s->op = op;
+}
+
+void kcoll_sim_alias(kcoll_sim_t *s, int rank, kcoll_buf_t buf, kcoll_buf_t same_as)
+{
+    s->alias[rank][buf] = s->alias[rank][same_as];
 }
 
 kcoll_sched_t *kcoll_sim_sched(kcoll_sim_t *s, int rank)
@@ -171,8 +188,9 @@ static void kcoll_sim_join(kcoll_sim_t *s, int r, const uint32_t *other)
 
 static const char *kcoll_sim_kind_name(int kind)
 {
-    static const char *const names[] = {"EXPOSE", "READ", "WRITE", "COPY", "SIGNAL", "WAIT"};
-    return kind >= 0 && kind <= KCOLL_STEP_WAIT ? names[kind] : "?";
+    static const char *const names[] = {"EXPOSE", "READ",   "WRITE", "COPY",
+                                        "SIGNAL", "WAIT",   "REDUCE"};
+    return kind >= 0 && kind <= KCOLL_STEP_REDUCE ? names[kind] : "?";
 }
 
 /* Record an access by rank r (at its current step) to owner's buffer and
@@ -180,7 +198,7 @@ static const char *kcoll_sim_kind_name(int kind)
 static kcoll_status_t kcoll_sim_access(kcoll_sim_t *s, int r, int owner, int buf, size_t off,
                                        size_t len, int write)
 {
-    kcoll_sim_bucket_t *bk = &s->buckets[owner][buf];
+    kcoll_sim_bucket_t *bk = &s->buckets[owner][s->alias[owner][buf]];
     const uint32_t *vc = kcoll_sim_vc(s, r);
     for (int i = 0; i < bk->n; i++) {
         const kcoll_sim_access_t *e = &bk->a[i];
@@ -244,6 +262,13 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int r)
     case KCOLL_STEP_EXPOSE:
     case KCOLL_STEP_SIGNAL:
     case KCOLL_STEP_COPY:
+    case KCOLL_STEP_REDUCE:
+        if (st->kind == KCOLL_STEP_REDUCE &&
+            (!s->op || st->len % s->op->esize || (st->flag && !kcoll_op_has_rev(s->op))))
+            return kcoll_sim_fail(s, "rank %d step %d: REDUCE of %zu bytes without an operation "
+                                  "of that element size", r, s->pc[r], st->len);
+        if (st->kind == KCOLL_STEP_REDUCE && st->pbuf >= KCOLL_NBUF)
+            return kcoll_sim_fail(s, "rank %d step %d: bad buffer", r, s->pc[r]);
         if (st->kind != KCOLL_STEP_SIGNAL && st->lbuf >= KCOLL_NBUF)
             return kcoll_sim_fail(s, "rank %d step %d: bad buffer", r, s->pc[r]);
         if (st->kind == KCOLL_STEP_SIGNAL && st->flag >= KCOLL_NFLAG)
@@ -329,6 +354,27 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int r)
             return rc;
         kcoll_sim_move(s, r, st->pbuf, st->poff, r, st->lbuf, st->loff, st->len);
         break;
+    case KCOLL_STEP_REDUCE: {
+        if ((rc = kcoll_sim_bounds(s, r, r, st->lbuf, st->loff, st->len)) ||
+            (rc = kcoll_sim_bounds(s, r, r, st->pbuf, st->poff, st->len)))
+            return rc;
+        /* the destination is read and written: recorded as a write, which
+         * conflicts with every other access to those bytes */
+        if ((rc = kcoll_sim_access(s, r, r, st->lbuf, st->loff, st->len, 0)) ||
+            (rc = kcoll_sim_access(s, r, r, st->pbuf, st->poff, st->len, 1)))
+            return rc;
+        if (st->flag)
+            kcoll_op_apply_rev(s->op, s->data[r][st->lbuf] + st->loff,
+                               s->data[r][st->pbuf] + st->poff, st->len);
+        else
+            kcoll_op_apply(s->op, s->data[r][st->lbuf] + st->loff,
+                           s->data[r][st->pbuf] + st->poff, st->len);
+        uint16_t *w = s->writes[r][st->pbuf] + st->poff;
+        for (size_t i = 0; i < st->len; i++)
+            if (w[i] < UINT16_MAX)
+                w[i]++;
+        break;
+    }
     }
     s->pc[r]++;
     return KCOLL_OK;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "op/op.h"
 #include "sched/sched.h"
 
 typedef struct kcoll_sim kcoll_sim_t;
@@ -28,6 +29,15 @@ kcoll_sim_t *kcoll_sim_new(int p);
 void kcoll_sim_free(kcoll_sim_t *sim);
 /* Give rank `rank` a buffer (caller-owned memory, modified by the run). */
 void kcoll_sim_set_buffer(kcoll_sim_t *sim, int rank, kcoll_buf_t buf, uint8_t *data, size_t len);
+/* The reduction operation REDUCE steps apply (kept by reference). A REDUCE
+ * counts as a read of its source and a read and write of its destination
+ * for the race checks, and as one write of each destination byte. */
+void kcoll_sim_set_op(kcoll_sim_t *sim, const kcoll_op_t *op);
+/* Rank `rank`'s buffer `buf` is the same memory as its buffer `same_as`,
+ * from the same first byte (MPI_IN_PLACE mapped onto the receive buffer).
+ * Races are then checked on accesses through either name as accesses to
+ * one buffer. Give both names the same data with kcoll_sim_set_buffer. */
+void kcoll_sim_alias(kcoll_sim_t *sim, int rank, kcoll_buf_t buf, kcoll_buf_t same_as);
 /* The schedule of `rank`, for a builder to append to. */
 kcoll_sched_t *kcoll_sim_sched(kcoll_sim_t *sim, int rank);
 /* seed 0: ranks in round-robin order, one step at a time; otherwise a

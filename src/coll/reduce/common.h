@@ -1,0 +1,56 @@
+/* Pieces shared by the reduction algorithms (coll/reduce/, coll/allreduce/,
+ * coll/reduce_scatter/): the geometry of the vector and the chunked
+ * reduction of one range of it in kcoll's fixed order.
+ *
+ * Reduction order. For every element, the result is
+ *     r_0 op (r_1 op (... op (r_{p-2} op r_{p-1})))
+ * computed right to left: the accumulator starts as rank p-1's element and
+ * rank q's element is applied as acc = r_q op acc for q = p-2, ..., 0 (the
+ * argument order of an MPI user function, invec op inoutvec). Every element
+ * is reduced by exactly one rank, in this order, whatever algorithm, root
+ * or chunk size: the bits of a floating-point result depend only on the
+ * inputs and p, and every rank of an Allreduce gets the same bits. For a
+ * non-commutative operation this is MPI's order (MPI assumes operations
+ * are associative).
+ */
+#ifndef KCOLL_REDUCE_COMMON_H
+#define KCOLL_REDUCE_COMMON_H
+
+#include "coll/coll.h"
+
+/* Bytes of the whole vector: count elements (Reduce, Allreduce), p blocks
+ * of count (Reduce_scatter_block) or the sum of counts (Reduce_scatter). */
+size_t kcoll_red_vector(const kcoll_args_t *a);
+/* Rank q's slice of the vector, in bytes: its block for the
+ * Reduce_scatter family, else a 1/p share cut on whole elements (cache
+ * lines where the element size allows). */
+void kcoll_red_slice(const kcoll_args_t *a, int q, size_t *off, size_t *len);
+/* Chunk size in bytes: a->k KiB, a whole number of elements. */
+size_t kcoll_red_chunk(const kcoll_args_t *a);
+
+/* Where the reduced chunks of a range go. */
+typedef struct {
+    kcoll_buf_t acc;  /* accumulator buffer, when not staged */
+    size_t acc_off;   /* offset of the range's first byte in it */
+    int staged;       /* accumulate each chunk in TMP[chunk..2*chunk), then deliver it: */
+    int peer;         /*   -1: COPY to the local dst; else WRITE to this peer's dst */
+    kcoll_buf_t dst;
+    size_t dst_off;
+} kcoll_red_dest_t;
+
+/* Append this rank's steps that reduce bytes [off, off+len) of the vector
+ * over all ranks' SEND buffers, in kcoll's order, chunk by chunk: the
+ * accumulator chunk is initialized from rank p-1 (a READ straight into it;
+ * rank p-1 itself reads rank p-2's chunk and reduces its own in with the
+ * operands reversed, acc = acc op r_{p-1}, which saves copying its SEND;
+ * a user function cannot be reversed, so there it COPYs), and each other
+ * rank's chunk is READ
+ * into TMP[0..chunk) and REDUCEd into it (this rank's own chunk is
+ * reduced from SEND directly). Every peer must have exposed SEND. */
+void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t len,
+                     const kcoll_red_dest_t *d);
+
+/* Wait until every other rank has raised `flag` to 1. */
+void kcoll_red_wait_all(const kcoll_args_t *a, kcoll_sched_t *s, kcoll_flag_t flag);
+
+#endif

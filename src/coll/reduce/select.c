@@ -1,0 +1,18 @@
+/* The default MPI_Reduce algorithm when none is forced with
+ * KCOLL_REDUCE_ALGO: partitioned, at every size and process count. It
+ * reduces in kcoll's fixed order (coll/reduce/common.h), so it serves
+ * non-commutative operations as well, and it spreads both the copying
+ * and the arithmetic over all p cores where serial puts all of it on the
+ * root's (paper 004 Fig. 7: the parallel reduction wins from two cores
+ * on). serial remains available as the baseline.
+ */
+#include "coll/coll.h"
+
+const kcoll_algo_t *kcoll_reduce_select(int p, size_t bytes, int *param)
+{
+    (void)p;
+    (void)bytes;
+    const kcoll_algo_t *a = kcoll_algo_find(KCOLL_COLL_REDUCE, "partitioned");
+    *param = a->param_default;
+    return a;
+}

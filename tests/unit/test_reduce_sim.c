@@ -1,0 +1,247 @@
+/* Every reduction algorithm (Reduce: partitioned, serial; Allreduce:
+ * partitioned, reduce_bcast; Reduce_scatter_block and Reduce_scatter:
+ * partitioned), checked by the simulator for p = 1..64, counts 0, 1, odd
+ * and large (several chunks), every root (a few for large p), in place
+ * and not, uneven Reduce_scatter blocks (some empty).
+ *
+ * The first operation is a user function, non-commutative and
+ * associative: composition of affine maps x -> a*x + b modulo 2^32,
+ * (f op g) = f o g. A schedule that reduced in any order but
+ * r_0 o (r_1 o (... o r_{p-1})) would give other maps (the inputs are drawn
+ * so that any two differ), so the values check the order as well as the
+ * delivery. The second is the predefined double SUM (p <= 24), whose
+ * rounding checks the association and exercises the reversed REDUCE of
+ * rank p-1. The run must be free of deadlock,
+ * races and use-after-return (in place, SEND and RECV are declared one
+ * buffer, so a peer reading a rank's contribution unordered with that
+ * rank's overwriting it is a race); every result byte is written at least once
+ * and at most p times, bytes outside the result never, SEND never (and
+ * not at all where it is a separate buffer). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "coll/coll.h"
+#include "coll/reduce/common.h"
+#include "op/op.h"
+#include "sched/sim.h"
+
+typedef struct { uint32_t a, b; } affine_t;
+
+static void compose(const void *in_, void *inout_, size_t n, void *ctx)
+{
+    const affine_t *in = in_;
+    affine_t *io = inout_;
+    (void)ctx;
+    for (size_t i = 0; i < n; i++) {
+        affine_t f = in[i], g = io[i];
+        io[i] = (affine_t){f.a * g.a, f.a * g.b + f.b};
+    }
+}
+
+static affine_t input(int rank, size_t i)
+{
+    uint32_t h = (uint32_t)(rank * 2654435761u) ^ (uint32_t)(i * 40503u + 17u);
+    return (affine_t){(h << 1) | 1u, h * 7u + (uint32_t)rank};
+}
+
+static const kcoll_op_t affine_op = {KCOLL_OP_USER, KCOLL_T_OPAQUE, sizeof(affine_t), compose,
+                                     NULL};
+/* double SUM: predefined (rank p-1 then reduces with reversed operands);
+ * values of mixed magnitudes, so that another association of the sums
+ * gives other bits */
+static const kcoll_op_t dsum_op = {KCOLL_OP_SUM, KCOLL_T_DOUBLE, sizeof(double), NULL, NULL};
+static int use_double;
+
+static void input_elem(int rank, size_t i, uint8_t *dst)
+{
+    affine_t v = input(rank, i);
+    if (use_double) {
+        double d = ((double)(v.a % 2000001u) - 1e6) * (v.b & 1 ? 1e-7 : 1e3);
+        memcpy(dst, &d, sizeof d);
+    } else {
+        memcpy(dst, &v, sizeof v);
+    }
+}
+
+/* inout = in op inout for one element */
+static void ref_combine(const uint8_t *in, uint8_t *inout)
+{
+    if (use_double) {
+        double a, b;
+        memcpy(&a, in, sizeof a);
+        memcpy(&b, inout, sizeof b);
+        b = a + b;
+        memcpy(inout, &b, sizeof b);
+    } else {
+        compose(in, inout, 1, NULL);
+    }
+}
+
+static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int root, size_t count,
+                     int in_place, int k, unsigned seed)
+{
+    kcoll_sim_t *sim = kcoll_sim_new(p);
+    const kcoll_op_t *op = use_double ? &dsum_op : &affine_op;
+    kcoll_sim_set_op(sim, op);
+    const size_t es = op->esize;
+    size_t *counts = NULL;
+    if (coll == KCOLL_COLL_REDUCE_SCATTER) {
+        counts = malloc((size_t)p * sizeof *counts);
+        for (int q = 0; q < p; q++) /* uneven, some empty */
+            counts[q] = (q % 3 == 1) ? 0 : count + (size_t)q;
+    }
+    uint8_t **send = calloc((size_t)p, sizeof *send), **recv = calloc((size_t)p, sizeof *recv),
+            **tmp = calloc((size_t)p, sizeof *tmp);
+    size_t *rlen = calloc((size_t)p, sizeof *rlen);
+    kcoll_args_t a0 = {.coll = coll, .p = p, .root = root, .k = k, .count = count, .esize = es,
+                       .counts = counts, .op = op};
+    const size_t vec = kcoll_red_vector(&a0), nel = vec / es;
+    int ok = 1;
+
+    for (int r = 0; r < p; r++) {
+        kcoll_args_t a = a0;
+        a.rank = r;
+        a.in_place = in_place && (coll != KCOLL_COLL_REDUCE || r == root);
+        size_t off, len;
+        kcoll_red_slice(&a, r, &off, &len);
+        send[r] = malloc(vec + 1);
+        for (size_t i = 0; i < nel; i++)
+            input_elem(r, i, send[r] + i * es);
+        int has_recv = coll != KCOLL_COLL_REDUCE || r == root;
+        int rs = coll == KCOLL_COLL_REDUCE_SCATTER || coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK;
+        rlen[r] = !has_recv ? 0 : (rs && !a.in_place) ? len : vec;
+        if (a.in_place) {
+            recv[r] = send[r];
+        } else if (has_recv) {
+            recv[r] = malloc(rlen[r] + 1);
+            memset(recv[r], 0xee, rlen[r]);
+            kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, send[r], vec);
+        } else {
+            kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, send[r], vec);
+        }
+        if (has_recv)
+            kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, recv[r], rlen[r]);
+        if (a.in_place) { /* the same memory under both names */
+            kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, send[r], vec);
+            kcoll_sim_alias(sim, r, KCOLL_BUF_SEND, KCOLL_BUF_RECV);
+        }
+        size_t tl = kcoll_reduce_tmp_len(&a);
+        tmp[r] = malloc(tl);
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, tmp[r], tl);
+        if (algo->build(&a, kcoll_sim_sched(sim, r))) {
+            CHECK(0, "%s %s p=%d: builder failed on rank %d", kcoll_coll_name(coll), algo->name, p, r);
+            ok = 0;
+        }
+    }
+    /* the expected vector, right to left */
+    uint8_t *want = malloc(nel ? vec : 1), elem[8];
+    for (size_t i = 0; i < nel; i++) {
+        input_elem(p - 1, i, want + i * es);
+        for (int q = p - 2; q >= 0; q--) {
+            input_elem(q, i, elem);
+            ref_combine(elem, want + i * es);
+        }
+    }
+    if (ok && kcoll_sim_run(sim, seed) != KCOLL_OK) {
+        CHECK(0, "%s %s %s p=%d root=%d count=%zu in_place=%d k=%d: %s", kcoll_coll_name(coll),
+              algo->name, use_double ? "double SUM" : "affine", p, root, count, in_place, k,
+              kcoll_sim_error(sim));
+        ok = 0;
+    }
+    for (int r = 0; ok && r < p; r++) {
+        kcoll_args_t a = a0;
+        a.rank = r;
+        a.in_place = in_place && (coll != KCOLL_COLL_REDUCE || r == root);
+        size_t off, len;
+        kcoll_red_slice(&a, r, &off, &len);
+        /* where the result lies in RECV and which part of the vector it is */
+        size_t roff = 0, rbytes = 0, voff = 0;
+        if (coll == KCOLL_COLL_ALLREDUCE || (coll == KCOLL_COLL_REDUCE && r == root))
+            rbytes = vec;
+        else if (coll != KCOLL_COLL_REDUCE) {
+            rbytes = len;
+            voff = off;
+        }
+        const uint16_t *w = kcoll_sim_writes(sim, r, KCOLL_BUF_RECV);
+        for (size_t i = 0; ok && i < rlen[r]; i++) {
+            int inside = i >= roff && i < roff + rbytes;
+            if (inside && (w[i] < 1 || w[i] > p)) {
+                CHECK(0, "%s %s p=%d root=%d count=%zu in_place=%d: rank %d result byte %zu written %u times",
+                      kcoll_coll_name(coll), algo->name, p, root, count, in_place, r, i, w[i]);
+                ok = 0;
+            } else if (!inside && w[i]) {
+                CHECK(0, "%s %s p=%d: rank %d RECV byte %zu outside the result written",
+                      kcoll_coll_name(coll), algo->name, p, r, i);
+                ok = 0;
+            } else if (inside && recv[r][i] != want[voff + i - roff]) {
+                CHECK(0, "%s %s p=%d root=%d count=%zu in_place=%d k=%d: rank %d result byte %zu wrong",
+                      kcoll_coll_name(coll), algo->name, p, root, count, in_place, k, r, i);
+                ok = 0;
+            }
+        }
+        const uint16_t *ws = kcoll_sim_writes(sim, r, KCOLL_BUF_SEND);
+        for (size_t i = 0; ok && i < vec; i++)
+            if (ws[i]) {
+                CHECK(0, "%s %s p=%d: rank %d SEND byte %zu written", kcoll_coll_name(coll),
+                      algo->name, p, r, i);
+                ok = 0;
+            }
+    }
+    if (ok)
+        CHECK(1, "ok");
+    for (int r = 0; r < p; r++) {
+        if (recv[r] != send[r])
+            free(recv[r]);
+        free(send[r]);
+        free(tmp[r]);
+    }
+    free(send);
+    free(recv);
+    free(tmp);
+    free(rlen);
+    free(want);
+    free(counts);
+    kcoll_sim_free(sim);
+    return ok;
+}
+
+int main(void)
+{
+    static const kcoll_coll_t colls[] = {KCOLL_COLL_REDUCE, KCOLL_COLL_ALLREDUCE,
+                                         KCOLL_COLL_REDUCE_SCATTER_BLOCK,
+                                         KCOLL_COLL_REDUCE_SCATTER};
+    static const size_t counts[] = {0, 1, 37, 20011};
+    long runs = 0;
+    for (use_double = 0; use_double < 2; use_double++)
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
+        kcoll_coll_t coll = colls[ci];
+        for (int ai = 0; ai < kcoll_nalgos; ai++) {
+            const kcoll_algo_t *algo = &kcoll_algos[ai];
+            if (algo->coll != kcoll_coll_family(coll))
+                continue;
+            for (int p = 1; p <= (use_double ? 24 : 64); p++)
+                for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {
+                    size_t count = counts[si];
+                    /* the large count: block collectives get p times it */
+                    if (count > 1000 && (p > 16 || (coll != KCOLL_COLL_REDUCE &&
+                                                    coll != KCOLL_COLL_ALLREDUCE && p > 6)))
+                        continue;
+                    int nroots = coll == KCOLL_COLL_REDUCE ? p : 1;
+                    for (int root = 0; root < nroots; root++) {
+                        if (p > 8 && root != 0 && root != 1 && root != p / 2 && root != p - 1)
+                            continue;
+                        for (int in_place = 0; in_place < 2; in_place++) {
+                            /* 4 KiB chunks: many chunks per slice; the default: one */
+                            int k = count > 1000 ? ((root + in_place) % 2 ? 4 : 128) : 4;
+                            check_one(algo, coll, p, root, count, in_place, k,
+                                      (unsigned)(root + si + (size_t)in_place) % 3);
+                            runs++;
+                        }
+                    }
+                }
+        }
+    }
+    printf("%ld simulated reductions\n", runs);
+    return check_report("test_reduce_sim");
+}
