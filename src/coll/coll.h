@@ -171,6 +171,13 @@ kcoll_status_t kcoll_alltoall_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
 /* TMP bytes kcoll_alltoall_bruck needs (all ranks alike). */
 size_t kcoll_alltoall_bruck_tmp(const kcoll_args_t *a);
 kcoll_status_t kcoll_barrier_dissemination(const kcoll_args_t *a, kcoll_sched_t *s);
+/* The team's internal barrier (coll/barrier/team_barrier.c): every rank of
+ * team t calls it; no rank returns before all have entered. It runs as a
+ * collective of its own on the team (next sequence number, the team's
+ * schedule storage), so it must not be called while another collective
+ * runs on t. Returns KCOLL_OK or an error with a reason in errmsg. */
+struct kcoll_team;
+kcoll_status_t kcoll_team_barrier(struct kcoll_team *t, char *errmsg, size_t errlen);
 
 /* Allgather: where rank q's own block lies in q's buffers: RECV block q
  * in place (MPI_IN_PLACE is passed by all ranks or none), else SEND at 0. */
