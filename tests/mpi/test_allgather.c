@@ -71,15 +71,17 @@ static uint64_t kcoll_calls_any(const char *coll)
 
 /* The matrix, thinned where a dimension does not change what is tested:
  * the default KCOLL_MIN_BYTES (host path) and MPI_INT only with "auto";
- * -q (MPICH above 3 ranks, where each host collective costs milliseconds):
- * forced algorithms on two communicator shapes with MPI_BYTE only. */
-static int wanted(int ai, int shape, int pass, int dt, int v, int ip)
+ * the vector type with forced algorithms only on MPI_COMM_WORLD; -q (MPICH
+ * above 3 ranks, where each host collective costs milliseconds): two
+ * communicator shapes, forced algorithms at 16 KiB + 3 bytes with
+ * MPI_BYTE only. */
+static int wanted(int ai, int shape, int si, int pass, int dt, int v, int ip)
 {
-    if (ai > 0 && (pass || dt == DT_INT))
+    if (ai > 0 && (pass || dt == DT_INT || (dt == DT_VECTOR && shape > 0)))
         return 0;
-    if (quick && (dt == DT_INT || (ip && v && shape)))
+    if (quick && (dt == DT_INT || shape == 1 || shape == 2 || (ip && v && shape)))
         return 0;
-    if (quick && ai > 0 && (dt != DT_BYTE || shape == 1 || shape == 2))
+    if (quick && ai > 0 && (dt != DT_BYTE || si != 3))
         return 0;
     return 1;
 }
@@ -115,7 +117,7 @@ int main(int argc, char **argv)
                         for (int ip = 0; ip < 2; ip++)
                             for (int dt = 0; dt < NDT; dt++, case_no++) {
                                 const size_t n = sizes[si];
-                                if (!wanted(ai, shape, pass, dt, v, ip))
+                                if (!wanted(ai, shape, si, pass, dt, v, ip))
                                     continue;
                                 if (n >= SMALL && (dt == DT_INT || shape == 1 || shape == 2))
                                     continue;

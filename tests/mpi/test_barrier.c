@@ -18,6 +18,9 @@
 #include "mpitest.h"
 
 #define ROUNDS 30
+/* -q (MPICH above 3 ranks: its own barrier busy-polls, milliseconds per
+ * call when oversubscribed): fewer rounds, two communicator shapes */
+static int rounds = ROUNDS;
 
 static const char *const algos[] = {"auto", "dissemination", "dissemination:k=3"};
 #define NALGOS (int)(sizeof algos / sizeof algos[0])
@@ -31,11 +34,15 @@ static void nap_ms(int ms)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    if (argc > 1 && !strcmp(argv[1], "-q"))
+        rounds = 8;
     MPI_Comm comms[MT_NSHAPES];
     const char *names[MT_NSHAPES];
     mt_shapes(comms, names);
 
     for (int shape = 0; shape < MT_NSHAPES; shape++) {
+        if (rounds < ROUNDS && (shape == 1 || shape == 2))
+            continue;
         MPI_Comm comm = comms[shape];
         int p, rank;
         MPI_Comm_size(comm, &p);
@@ -59,7 +66,7 @@ int main(int argc, char **argv)
             int failed = 0;
             uint64_t before_k = mt_calls("MPI_Barrier", "kcoll:dissemination");
             uint64_t before_bad = mt_calls("MPI_Barrier", "mpi:bad_algo");
-            for (int k = 1; k <= ROUNDS; k++) {
+            for (int k = 1; k <= rounds; k++) {
                 if (k % p == rank)
                     nap_ms(2);
                 /* seq_cst: the increment is ordered before this rank's barrier */
@@ -79,14 +86,14 @@ int main(int argc, char **argv)
             }
             uint64_t after_k = mt_calls("MPI_Barrier", "kcoll:dissemination");
             uint64_t after_bad = mt_calls("MPI_Barrier", "mpi:bad_algo");
-            uint64_t want_k = p > 1 && !host && !bad ? ROUNDS : 0;
+            uint64_t want_k = p > 1 && !host && !bad ? (uint64_t)rounds : 0;
             if (after_k - before_k != want_k) {
                 mt_fail("%s, %s: %llu barriers through kcoll, expected %llu", names[shape],
                         host ? "PMPI_Barrier" : algos[ai],
                         (unsigned long long)(after_k - before_k), (unsigned long long)want_k);
                 failed = 1;
             }
-            if (p > 1 && bad && after_bad - before_bad != ROUNDS) {
+            if (p > 1 && bad && after_bad - before_bad != (uint64_t)rounds) {
                 mt_fail("%s, %s: invalid algorithm not counted as mpi:bad_algo", names[shape],
                         algos[ai]);
                 failed = 1;
