@@ -5,13 +5,21 @@
  * and use-after-return; every receive block must hold the right bytes,
  * written exactly once (in place: the own block never), and the gaps
  * between blocks must stay untouched. ring_neighbor runs with every legal
- * j of small p (and a few for large p); its illegal j must be refused. */
+ * j of small p (and a few for large p); its illegal j must be refused.
+ * The team's internal barrier runs for real on forked processes. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "coll/coll.h"
+#include "core/team.h"
 #include "sched/sim.h"
+#include "xfer/cma.h"
 
 static unsigned rng_state = 12345;
 static unsigned rnd(void)
@@ -316,8 +324,67 @@ static long run_barrier(const kcoll_algo_t *algo)
     return runs;
 }
 
+/* kcoll_team_barrier for real: p forked processes on one control segment
+ * add 1 to a shared counter, then meet in the barrier, then read the
+ * counter, many rounds in a row with a different late rank each round.
+ * Returns the number of rounds in which this rank saw too small a count. */
+static int team_barrier_child(void *seg, size_t len, long *counter, int p, int rank)
+{
+    kcoll_team_t t;
+    char err[256];
+    if (kcoll_team_attach(&t, seg, len, p, rank))
+        return 1000;
+    kcoll_cma_allow_peers(err, sizeof err);
+    for (int r = 0; r < p; r++)
+        while (atomic_load_explicit(&t.slots[r].attached, memory_order_acquire) != 1)
+            sched_yield();
+    kcoll_team_load_pids(&t);
+    int wrong = 0;
+    for (int k = 1; k <= 50; k++) {
+        if (k % p == rank) {
+            struct timespec nap = {0, 1000000};
+            nanosleep(&nap, NULL);
+        }
+        /* seq_cst: this rank's increment is ordered before its barrier */
+        __atomic_fetch_add(counter, 1, __ATOMIC_SEQ_CST);
+        if (kcoll_team_barrier(&t, err, sizeof err) != KCOLL_OK) {
+            fprintf(stderr, "team barrier rank %d round %d: %s\n", rank, k, err);
+            return wrong + 100;
+        }
+        /* acquire: sees every increment ordered before the barrier */
+        if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < (long)p * k)
+            wrong++;
+    }
+    kcoll_team_fini(&t);
+    return wrong;
+}
+
+static void run_team_barrier(int p)
+{
+    size_t len = kcoll_team_seg_len(p);
+    void *seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    long *counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    kcoll_team_seg_init(seg, p);
+    pid_t pids[8];
+    for (int r = 0; r < p; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0)
+            _exit(team_barrier_child(seg, len, counter, p, r) ? 1 : 0);
+    }
+    for (int r = 0; r < p; r++) {
+        int status = 0;
+        waitpid(pids[r], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "team barrier p=%d: rank %d left early or failed (status %d)", p, r, status);
+    }
+    munmap(counter, 4096);
+    munmap(seg, len);
+}
+
 int main(void)
 {
+    for (int p = 1; p <= 5; p++)
+        run_team_barrier(p);
     long runs = 0;
     for (int ai = 0; ai < kcoll_nalgos; ai++) {
         const kcoll_algo_t *algo = &kcoll_algos[ai];
