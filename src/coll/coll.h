@@ -132,6 +132,9 @@ const kcoll_algo_t *kcoll_scatter_select(int p, size_t bytes, int *param);
 const kcoll_algo_t *kcoll_gather_select(int p, size_t bytes, int *param);
 
 /* -- Allgather, Alltoall (and v), Barrier default rules -- */
+const kcoll_algo_t *kcoll_allgather_select(int p, size_t bytes, int *param);
+const kcoll_algo_t *kcoll_alltoall_select(int p, size_t bytes, int *param);
+const kcoll_algo_t *kcoll_barrier_select(int p, int *param);
 
 /* -- Reduce, Allreduce, Reduce_scatter(_block) default rules -- */
 const kcoll_algo_t *kcoll_reduce_select(int p, size_t bytes, int *param);
@@ -173,6 +176,71 @@ kcoll_status_t kcoll_gather_sequential_read(const kcoll_args_t *a, kcoll_sched_t
 kcoll_status_t kcoll_gather_throttled_write(const kcoll_args_t *a, kcoll_sched_t *s);
 
 /* -- Allgather, Alltoall (and v), Barrier builders -- */
+kcoll_status_t kcoll_allgather_gather_bcast(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allgather_ring_neighbor(const kcoll_args_t *a, kcoll_sched_t *s);
+/* Is ring_neighbor's j valid for p ranks (gcd(p, j) = 1)? 0, or -1 with
+ * a one-line reason naming j and p in err. */
+int kcoll_allgather_ring_neighbor_check(int p, int j, char *err, size_t errlen);
+kcoll_status_t kcoll_allgather_ring_source_read(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allgather_ring_source_write(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allgather_recursive_doubling(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allgather_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_alltoall_pairwise(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_alltoall_pairwise_write(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_alltoall_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
+/* TMP bytes kcoll_alltoall_bruck needs (all ranks alike). */
+size_t kcoll_alltoall_bruck_tmp(const kcoll_args_t *a);
+kcoll_status_t kcoll_barrier_dissemination(const kcoll_args_t *a, kcoll_sched_t *s);
+/* The team's internal barrier (coll/barrier/team_barrier.c): every rank of
+ * team t calls it; no rank returns before all have entered. It runs as a
+ * collective of its own on the team (next sequence number, the team's
+ * schedule storage), so it must not be called while another collective
+ * runs on t. Returns KCOLL_OK or an error with a reason in errmsg. */
+struct kcoll_team;
+kcoll_status_t kcoll_team_barrier(struct kcoll_team *t, char *errmsg, size_t errlen);
+
+/* Allgather: where rank q's own block lies in q's buffers: RECV block q
+ * in place (MPI_IN_PLACE is passed by all ranks or none), else SEND at 0. */
+static inline kcoll_buf_t kcoll_ag_own(const kcoll_args_t *a, int q, size_t *off)
+{
+    if (a->in_place) {
+        kcoll_rblock(a, q, q, off);
+        return KCOLL_BUF_RECV;
+    }
+    *off = 0;
+    return KCOLL_BUF_SEND;
+}
+
+/* Alltoall: where block j (for rank j) of rank q's send data lies: SEND
+ * block j, or in place (all ranks or none pass MPI_IN_PLACE) block j of
+ * q's private TMP copy of its receive buffer, at the RECV offsets. */
+static inline kcoll_buf_t kcoll_a2a_src(const kcoll_args_t *a, int q, int j, size_t *off,
+                                        size_t *len)
+{
+    if (a->in_place) {
+        *len = kcoll_rblock(a, q, j, off);
+        return KCOLL_BUF_TMP;
+    }
+    *len = kcoll_sblock(a, q, j, off);
+    return KCOLL_BUF_SEND;
+}
+/* In place: copy the receive blocks other than the rank's own to TMP. */
+void kcoll_a2a_save(const kcoll_args_t *a, kcoll_sched_t *s);
+
+/* Runs of block moves (coll/allgather/runs.c): consecutive moves of one
+ * kind between the same peer and buffers whose peer and local ranges both
+ * continue the previous one become one READ/WRITE/COPY step, so that a
+ * uniform layout costs one system call per contiguous range, not one per
+ * block. kind is KCOLL_STEP_READ, _WRITE or _COPY (COPY: pbuf/poff is the
+ * local destination, as in kcoll_sched_copy's step). */
+typedef struct {
+    int kind, peer, pbuf, lbuf;
+    size_t poff, loff, len;
+} kcoll_run_t;
+void kcoll_run_init(kcoll_run_t *r);
+void kcoll_run_add(kcoll_sched_t *s, kcoll_run_t *r, int kind, int peer, kcoll_buf_t pbuf,
+                   size_t poff, kcoll_buf_t lbuf, size_t loff, size_t len);
+void kcoll_run_flush(kcoll_sched_t *s, kcoll_run_t *r);
 
 /* -- Reduce, Allreduce, Reduce_scatter(_block) builders -- */
 /* partitioned serves all four collectives (a->coll says which) */

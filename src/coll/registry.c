@@ -33,6 +33,26 @@ const kcoll_algo_t kcoll_algos[] = {
      "at most k non-roots write into the root at a time, chained by flags (paper 003 IV.B.3)"},
 
     /* -- Allgather, Alltoall (and v), Barrier -- */
+    {KCOLL_COLL_ALLGATHER, "gather_bcast", kcoll_allgather_gather_bcast, NULL, 0, 0,
+     "rank 0 reads every block, then all read the rest from rank 0 (paper 000 V.C baseline)"},
+    {KCOLL_COLL_ALLGATHER, "ring_neighbor", kcoll_allgather_ring_neighbor, "j", 1, 1,
+     "step i reads block rank-i*j from rank-j, which got it in step i-1; gcd(p,j)=1 (paper 003 IV.C)"},
+    {KCOLL_COLL_ALLGATHER, "ring_source_read", kcoll_allgather_ring_source_read, NULL, 0, 0,
+     "step i reads block rank-i straight from its owner, no forwarding (paper 003 IV.C)"},
+    {KCOLL_COLL_ALLGATHER, "ring_source_write", kcoll_allgather_ring_source_write, NULL, 0, 0,
+     "step i writes the own block into rank+i (paper 003 IV.C)"},
+    {KCOLL_COLL_ALLGATHER, "recursive_doubling", kcoll_allgather_recursive_doubling, NULL, 0, 0,
+     "log2 rounds reading the partner's half, extra ranks folded in (paper 003 IV.C)"},
+    {KCOLL_COLL_ALLGATHER, "bruck", kcoll_allgather_bruck, NULL, 0, 0,
+     "ceil(log2 p) rounds reading min(2^t,p-2^t) blocks from rank+2^t (paper 003 IV.C)"},
+    {KCOLL_COLL_ALLTOALL, "pairwise", kcoll_alltoall_pairwise, NULL, 0, 0,
+     "p-1 steps, read from rank XOR i (p power of 2) or rank-i: one reader per process (003 IV.C.1)"},
+    {KCOLL_COLL_ALLTOALL, "bruck", kcoll_alltoall_bruck, NULL, 0, 0,
+     "ceil(log2 p) rounds through scratch, for small blocks (paper 003 IV.C.1)"},
+    {KCOLL_COLL_ALLTOALL, "pairwise_write", kcoll_alltoall_pairwise_write, NULL, 0, 0,
+     "the pairwise schedule with the sender writing (paper 003 IV.C.1)"},
+    {KCOLL_COLL_BARRIER, "dissemination", kcoll_barrier_dissemination, NULL, 0, 0,
+     "ceil(log2 p) rounds of flags on the control segment, no data"},
 
     /* -- Reduce, Allreduce, Reduce_scatter(_block) -- */
     {KCOLL_COLL_REDUCE, "partitioned", kcoll_reduce_partitioned, "chunk", 128, 4,

@@ -37,6 +37,9 @@ KCOLL_PUBLIC int kcoll_stats_get(const char *coll, const char *path, uint64_t *c
             char name[64];
             if (!kcoll_stats_path_name(i, name, sizeof name) || strcmp(name, path))
                 continue;
+            /* algorithm names repeat across families (bruck): take this family's */
+            if (i < kcoll_nalgos && kcoll_algos[i].coll != kcoll_coll_family((kcoll_coll_t)c))
+                continue;
             const uint64_t *row = &table[((size_t)c * KCOLL_NPATH + (size_t)i) * 2];
             *calls += row[0];
             *bytes += row[1];

@@ -1,0 +1,239 @@
+/* MPI_Allgather and MPI_Allgatherv through kcoll against the host MPI's
+ * PMPI_* calls, byte for byte.
+ *
+ * Matrix: communicator shapes x algorithm (auto, every one forced,
+ * ring_neighbor with j = 1, 2, 3 and 0: j = 2 is illegal for even p and
+ * j = 3 where 3 divides p, both must fall back as mpi:bad_algo, j = 0
+ * does not parse) x uniform and v (random counts with zeros, per-rank
+ * shuffled displacements with gaps) x in place or not x size per block
+ * (0, 1, 4095 bytes, 16 KiB + 3, 1 MiB + 5) x datatype (MPI_BYTE,
+ * MPI_INT, a non-contiguous vector that must fall back and still be
+ * right). Both calls start from identical buffers including a canary
+ * tail and the gaps, and the whole allocation is compared. Small sizes
+ * also run with the default KCOLL_MIN_BYTES (host MPI). The statistics
+ * must show the path each call took. -q thins the matrix (MPICH above 3
+ * ranks). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpitest.h"
+
+static const char *const algos[] = {"auto", "gather_bcast", "ring_neighbor", "ring_neighbor:j=2",
+                                    "ring_neighbor:j=3", "ring_neighbor:j=0", "ring_source_read",
+                                    "ring_source_write", "recursive_doubling", "bruck"};
+#define NALGOS (int)(sizeof algos / sizeof algos[0])
+static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5};
+#define NSIZES (int)(sizeof sizes / sizeof sizes[0])
+#define SMALL 16384
+#define CANARY 64
+
+enum { DT_BYTE, DT_INT, DT_VECTOR, NDT };
+static const char *const dt_names[NDT] = {"MPI_BYTE", "MPI_INT", "vector(2,1,2 x int)"};
+static int quick;
+
+static unsigned rng;
+static unsigned rnd(void)
+{
+    rng = rng * 1103515245u + 12345u;
+    return (rng >> 8) & 0xffffff;
+}
+
+static int gcd(int x, int y)
+{
+    return y ? gcd(y, x % y) : x;
+}
+
+/* -1: does not parse; 0: legal for p; 1: refused for p */
+static int algo_status(int ai, int p)
+{
+    const char *j = strstr(algos[ai], "j=");
+    if (!j)
+        return 0;
+    int v = atoi(j + 2);
+    if (v < 1)
+        return -1;
+    return gcd(p, v % p) == 1 ? 0 : 1;
+}
+
+static uint64_t kcoll_calls_any(const char *coll)
+{
+    uint64_t sum = 0;
+    for (int a = 1; a < NALGOS; a++) {
+        char path[64];
+        snprintf(path, sizeof path, "kcoll:%.*s", (int)strcspn(algos[a], ":"), algos[a]);
+        if (strchr(algos[a], ':'))
+            continue; /* ring_neighbor is listed once without a parameter */
+        sum += mt_calls(coll, path);
+    }
+    return sum;
+}
+
+/* The matrix, thinned where a dimension does not change what is tested:
+ * the default KCOLL_MIN_BYTES (host path) only with "auto", MPI_INT only
+ * with "auto" on MPI_COMM_WORLD; forced algorithms on MPI_COMM_WORLD and
+ * the reversed split (the vector type on MPI_COMM_WORLD only), without
+ * the 4095-byte size; -q (MPICH
+ * above 3 ranks, where each host collective costs milliseconds): two
+ * communicator shapes, forced algorithms at 16 KiB + 3 bytes with
+ * MPI_BYTE only. */
+static int wanted(int ai, int shape, int si, int pass, int dt, int v, int ip)
+{
+    if (ai > 0 && (pass || dt == DT_INT || (dt == DT_VECTOR && shape > 0)))
+        return 0;
+    if (ai > 0 && (si == 2 || shape == 1 || shape == 2))
+        return 0;
+    if (dt == DT_INT && shape > 0)
+        return 0;
+    if (quick && (dt == DT_INT || shape == 1 || shape == 2 || (ip && v && shape)))
+        return 0;
+    if (quick && ai > 0 && (dt != DT_BYTE || si != 3))
+        return 0;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    quick = argc > 1 && !strcmp(argv[1], "-q");
+    MPI_Datatype types[NDT] = {MPI_BYTE, MPI_INT};
+    MPI_Type_vector(2, 1, 2, MPI_INT, &types[DT_VECTOR]);
+    MPI_Type_commit(&types[DT_VECTOR]);
+
+    MPI_Comm comms[MT_NSHAPES];
+    const char *names[MT_NSHAPES];
+    mt_shapes(comms, names);
+    long case_no = 0;
+
+    for (int shape = 0; shape < MT_NSHAPES; shape++) {
+        MPI_Comm comm = comms[shape];
+        int p, rank;
+        MPI_Comm_size(comm, &p);
+        MPI_Comm_rank(comm, &rank);
+        int *counts = malloc((size_t)p * sizeof(int)), *displs = malloc((size_t)p * sizeof(int));
+        int *order = malloc((size_t)p * sizeof(int));
+        for (int ai = 0; ai < NALGOS; ai++) {
+            kcoll_param_set("ALLGATHER_ALGO", algos[ai]);
+            const int st = algo_status(ai, p);
+            char path[64];
+            snprintf(path, sizeof path, "kcoll:%.*s", (int)strcspn(algos[ai], ":"), algos[ai]);
+            for (int si = 0; si < NSIZES; si++)
+                for (int pass = 0; pass < (sizes[si] < SMALL ? 2 : 1); pass++)
+                    for (int v = 0; v < 2; v++)
+                        for (int ip = 0; ip < 2; ip++)
+                            for (int dt = 0; dt < NDT; dt++, case_no++) {
+                                const size_t n = sizes[si];
+                                if (!wanted(ai, shape, si, pass, dt, v, ip))
+                                    continue;
+                                if (n >= SMALL && (dt == DT_INT || shape == 1 || shape == 2))
+                                    continue;
+                                if (n >= (1 << 20) && (ip != v || dt != DT_BYTE || p > 4))
+                                    continue;
+                                if (st && (n != 16384 + 3 || dt != DT_BYTE || ip || v))
+                                    continue; /* refused j: one case shows the fallback */
+                                kcoll_param_set("MIN_BYTES", pass ? "16384" : "0");
+                                int tsize;
+                                MPI_Aint lb, ext;
+                                MPI_Type_size(types[dt], &tsize);
+                                MPI_Type_get_extent(types[dt], &lb, &ext);
+                                const int cnt = (int)((n + (size_t)tsize - 1) / (size_t)tsize);
+                                /* counts: same on all ranks; displacements: this rank's own */
+                                rng = (unsigned)case_no * 7919u + 1;
+                                size_t largest = 0;
+                                for (int q = 0; q < p; q++) {
+                                    counts[q] = !v ? cnt : rnd() % 4 == 0 ? 0 : (int)(rnd() % (unsigned)(2 * cnt + 1));
+                                    if ((size_t)counts[q] * (size_t)tsize > largest)
+                                        largest = (size_t)counts[q] * (size_t)tsize;
+                                    order[q] = q;
+                                    displs[q] = q * cnt;
+                                }
+                                rng = (unsigned)case_no * 31u + (unsigned)rank * 1009u + 5;
+                                int end = p * cnt;
+                                if (v) {
+                                    for (int q = p - 1; q > 0; q--) {
+                                        int k = (int)(rnd() % (unsigned)(q + 1)), t = order[q];
+                                        order[q] = order[k];
+                                        order[k] = t;
+                                    }
+                                    end = (int)(rnd() % 3);
+                                    for (int q = 0; q < p; q++) {
+                                        displs[order[q]] = end;
+                                        end += counts[order[q]] + (int)(rnd() % 3);
+                                    }
+                                }
+                                const size_t rspan = (size_t)end * (size_t)ext + CANARY;
+                                const size_t sspan = (size_t)counts[rank] * (size_t)ext + CANARY;
+                                char *sbuf = malloc(sspan), *ref = malloc(rspan), *got = malloc(rspan);
+                                for (size_t i = 0; i < sspan; i++)
+                                    sbuf[i] = (char)(i * 13 + (size_t)rank * 29 + (size_t)case_no);
+                                memset(ref, 0xc5, rspan);
+                                if (ip) /* the own contribution sits in its block */
+                                    memcpy(ref + (size_t)displs[rank] * (size_t)ext, sbuf,
+                                           (size_t)counts[rank] * (size_t)ext);
+                                memcpy(got, ref, rspan);
+                                const void *sarg = ip ? MPI_IN_PLACE : sbuf;
+                                const char *cname = v ? "MPI_Allgatherv" : "MPI_Allgather";
+
+                                uint64_t before_path = mt_calls(cname, path);
+                                uint64_t before_any = kcoll_calls_any(cname);
+                                uint64_t before_bad = mt_calls(cname, "mpi:bad_algo");
+                                int rc1, rc2;
+                                if (v) {
+                                    rc1 = PMPI_Allgatherv(sarg, counts[rank], types[dt], ref, counts,
+                                                          displs, types[dt], comm);
+                                    rc2 = MPI_Allgatherv(sarg, counts[rank], types[dt], got, counts,
+                                                         displs, types[dt], comm);
+                                } else {
+                                    rc1 = PMPI_Allgather(sarg, cnt, types[dt], ref, cnt, types[dt], comm);
+                                    rc2 = MPI_Allgather(sarg, cnt, types[dt], got, cnt, types[dt], comm);
+                                }
+                                uint64_t after_path = mt_calls(cname, path);
+                                uint64_t after_any = kcoll_calls_any(cname);
+                                uint64_t after_bad = mt_calls(cname, "mpi:bad_algo");
+
+                                const char *why = NULL;
+                                int expect_kcoll = p > 1 && largest >= (pass ? SMALL : 0) &&
+                                                   dt != DT_VECTOR && st == 0;
+                                if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)
+                                    why = "an MPI call returned an error";
+                                else if (memcmp(ref, got, rspan))
+                                    why = "result differs from the host MPI";
+                                else if (expect_kcoll != (after_any == before_any + 1))
+                                    why = expect_kcoll ? "kcoll did not run"
+                                                       : "kcoll ran where the host MPI should";
+                                else if (expect_kcoll && ai > 0 && after_path != before_path + 1)
+                                    why = "statistics do not show the forced algorithm";
+                                else if (p > 1 && st != 0 && after_bad != before_bad + 1)
+                                    why = "an illegal algorithm was not counted as mpi:bad_algo";
+                                if (why)
+                                    mt_fail("%s: %s %s, %s, %zu bytes/block of %s%s, min_bytes %s", why,
+                                            cname, names[shape], algos[ai], n, dt_names[dt],
+                                            ip ? ", in place" : "", pass ? "16384" : "0");
+                                else
+                                    mt_pass();
+                                free(sbuf);
+                                free(ref);
+                                free(got);
+                            }
+        }
+        free(counts);
+        free(displs);
+        free(order);
+    }
+    kcoll_param_set("ALLGATHER_ALGO", "auto");
+    kcoll_param_set("MIN_BYTES", "16384");
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1 && mt_calls("MPI_Allgather", "mpi:noncontig_datatype") == 0)
+        mt_fail("no call counted as mpi:noncontig_datatype");
+    if (size > 1 && mt_calls("MPI_Allgatherv", "mpi:below_min_bytes") == 0)
+        mt_fail("no call counted as mpi:below_min_bytes");
+    if (size == 1 && mt_calls("MPI_Allgather", "mpi:one_rank") == 0)
+        mt_fail("no call counted as mpi:one_rank");
+
+    mt_free_shapes(comms);
+    MPI_Type_free(&types[DT_VECTOR]);
+    int rc = mt_finish("test_allgather");
+    MPI_Finalize();
+    return rc;
+}
