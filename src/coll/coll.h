@@ -123,7 +123,9 @@ const kcoll_algo_t *kcoll_algo_find(kcoll_coll_t c, const char *name);
 int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo,
                      int *param, char *err, size_t errlen);
 
-/* The default choice when no algorithm is forced (coll/<c>/select.c). */
+/* The default choice when no algorithm is forced (coll/<c>/select.c).
+ * A select function may return NULL: at that size the host MPI is faster,
+ * and the call goes there (counted as below_min_bytes). */
 const kcoll_algo_t *kcoll_bcast_select(int p, size_t bytes, int *param);
 
 /* -- Scatter, Gather (and v) default rules -- */

@@ -236,6 +236,10 @@ int kcoll_pmpi_reduction(const kcoll_red_call_t *c, int *rc)
             algo = kcoll_allreduce_select(p, bytes, &param);
         else
             algo = kcoll_reduce_scatter_select(p, bytes, &param);
+        if (!algo) { /* the default rule prefers the host MPI at this size */
+            why = KCOLL_R_SMALL;
+            goto host;
+        }
     }
 
     if (coll == KCOLL_COLL_REDUCE_SCATTER) {

@@ -266,6 +266,18 @@ static int exact(const tinfo_t *t)
 }
 
 enum { RED, ALLRED, RSB, RS, NCOLL };
+
+/* Whether "auto" runs kcoll for a vector of `bytes` per rank: the default
+ * rules (coll/reduce/select.c, coll/allreduce/select.c) leave Reduce below
+ * 64 KiB and Allreduce below 32 KiB to the host MPI. */
+static int auto_takes_kcoll(int coll, size_t bytes)
+{
+    if (coll == RED)
+        return bytes >= (64u << 10);
+    if (coll == ALLRED)
+        return bytes >= (32u << 10);
+    return 1;
+}
 static const char *const coll_names[NCOLL] = {"MPI_Reduce", "MPI_Allreduce",
                                               "MPI_Reduce_scatter_block", "MPI_Reduce_scatter"};
 static const char *const coll_env[NCOLL] = {"REDUCE_ALGO", "ALLREDUCE_ALGO", "REDUCE_SCATTER_ALGO",
@@ -479,7 +491,8 @@ int main(int argc, char **argv)
         MPI_Comm comm = comms[0];
         int p;
         MPI_Comm_size(comm, &p);
-        kcoll_param_set(coll_env[coll], "auto");
+        /* forced: the default rule sends vectors this small to the host MPI */
+        kcoll_param_set(coll_env[coll], "partitioned");
         for (int ti = 0; ti < ntypes; ti++)
             for (int op = 0; op < NOPS; op++) {
                 if (!op_valid(types[ti].cls, op))
@@ -487,7 +500,7 @@ int main(int argc, char **argv)
                 int in_place = (int)(salt % 2);
                 int expect = p > 1 && types[ti].cls != C_DI;
                 run_case(comm, names[0], coll, &types[ti], op, mops[op], 13,
-                         (int)(salt % (uint64_t)p), in_place, "auto", expect, salt);
+                         (int)(salt % (uint64_t)p), in_place, "partitioned", expect, salt);
                 salt++;
             }
     }
@@ -523,6 +536,10 @@ int main(int argc, char **argv)
                             continue;
                         if (count > 1003 && (coll == RSB || coll == RS))
                             count = 70001 / (size_t)p + 1;
+                        /* "auto" only where its rule picks kcoll; the rule's
+                         * host side is checked in part 3 */
+                        if (ai == 0 && !auto_takes_kcoll(coll, count * types[tsel[tk]].size))
+                            continue;
                         for (int root = 0; root < (coll == RED ? p : 1); root++) {
                             if ((quick || count > 1003 || shape != 0) && root != 0 && root != p - 1)
                                 continue;
@@ -549,6 +566,15 @@ int main(int argc, char **argv)
                  salt++);
     if (wsize > 1 && mt_calls("MPI_Allreduce", "mpi:below_min_bytes") == 0)
         mt_fail("no call counted as mpi:below_min_bytes");
+    /* the default rule's own threshold: with KCOLL_MIN_BYTES=0 a 4 KiB
+     * Allreduce still goes to the host MPI, forced partitioned does not */
+    kcoll_param_set("MIN_BYTES", "0");
+    run_case(comms[0], names[0], ALLRED, &types[T_INT], O_SUM, MPI_SUM, 1003, 0, 0, "auto", 0,
+             salt++);
+    kcoll_param_set(coll_env[ALLRED], "partitioned");
+    run_case(comms[0], names[0], ALLRED, &types[T_INT], O_SUM, MPI_SUM, 1003, 0, 0,
+             "partitioned", wsize > 1, salt++);
+    kcoll_param_set(coll_env[ALLRED], "auto");
     if (wsize > 1 && mt_calls("MPI_Allreduce", "mpi:unsupported_op") +
                      mt_calls("MPI_Allreduce", "mpi:noncontig_datatype") == 0)
         mt_fail("MPI_DOUBLE_INT was not counted as a fallback");
