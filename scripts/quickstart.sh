@@ -8,6 +8,8 @@
 # bench-results/summary.md (one table per collective, both MPIs).
 #   scripts/quickstart.sh [extra kcoll-bench options, e.g. -m 16K:1M]
 #   KCOLL_QUICKSTART_COLLS="bcast allreduce" scripts/quickstart.sh   (a subset)
+#   KCOLL_QUICKSTART_REPS=3 scripts/quickstart.sh   (repeat each run; the
+#   summary then shows medians over the runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --plot
@@ -24,6 +26,7 @@ for coll in $colls; do
   rm -f "$csv"
   algos=auto
   [ "$coll" = bcast ] && algos=auto,direct_read,knomial:k=2,scatter_allgather,split_rw
+  for rep in $(seq "${KCOLL_QUICKSTART_REPS:-1}"); do
   for mpi in openmpi mpich; do
     lib=$PWD/build/$mpi/libkcoll.so
     bench=build/$mpi/kcoll-bench
@@ -33,6 +36,7 @@ for coll in $colls; do
     else
       mpiexec.mpich -np 2 -bind-to core -genv LD_PRELOAD "$lib" "$bench" -c "$coll" -a "$algos" --csv "$csv" "$@"
     fi
+  done
   done
   /usr/bin/python3 scripts/plot_bench.py "$csv" -o "bench-results/$coll.png" >/dev/null || true
 done

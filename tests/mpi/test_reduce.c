@@ -269,11 +269,11 @@ enum { RED, ALLRED, RSB, RS, NCOLL };
 
 /* Whether "auto" runs kcoll for a vector of `bytes` per rank: the default
  * rules (coll/reduce/select.c, coll/allreduce/select.c) leave Reduce below
- * 64 KiB and Allreduce below 32 KiB to the host MPI. */
+ * 256 KiB and Allreduce below 32 KiB to the host MPI. */
 static int auto_takes_kcoll(int coll, size_t bytes)
 {
     if (coll == RED)
-        return bytes >= (64u << 10);
+        return bytes >= (256u << 10);
     if (coll == ALLRED)
         return bytes >= (32u << 10);
     return 1;
