@@ -176,6 +176,26 @@ kcoll_status_t kcoll_scatter_throttled_read(const kcoll_args_t *a, kcoll_sched_t
 kcoll_status_t kcoll_gather_parallel_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_gather_sequential_read(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_gather_throttled_write(const kcoll_args_t *a, kcoll_sched_t *s);
+/* The root's own block, copied from its place in the blocked buffer to its
+ * receive buffer (Scatter) or from its send buffer into its place in the
+ * blocked buffer (Gather); nothing with MPI_IN_PLACE, where it already lies
+ * there. */
+static inline void kcoll_scatter_copy_own(const kcoll_args_t *a, kcoll_sched_t *s)
+{
+    size_t off, len;
+    if (!a->in_place) {
+        len = kcoll_sblock(a, a->root, a->root, &off);
+        kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, off, len);
+    }
+}
+static inline void kcoll_gather_copy_own(const kcoll_args_t *a, kcoll_sched_t *s)
+{
+    size_t off, len;
+    if (!a->in_place) {
+        len = kcoll_rblock(a, a->root, a->root, &off);
+        kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
+    }
+}
 
 /* -- Allgather, Alltoall (and v), Barrier builders -- */
 kcoll_status_t kcoll_allgather_gather_bcast(const kcoll_args_t *a, kcoll_sched_t *s);

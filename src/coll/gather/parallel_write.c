@@ -20,10 +20,7 @@ kcoll_status_t kcoll_gather_parallel_write(const kcoll_args_t *a, kcoll_sched_t 
     size_t off, len;
     if (a->rank == a->root) {
         kcoll_sched_expose(s, KCOLL_BUF_RECV);
-        if (!a->in_place) {
-            len = kcoll_rblock(a, a->root, a->root, &off);
-            kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
-        }
+        kcoll_gather_copy_own(a, s);
         for (int v = 1; v < a->p; v++) {
             int q = kcoll_abs(a, v);
             if (kcoll_rblock(a, a->root, q, &off) > 0)

@@ -26,10 +26,7 @@ kcoll_status_t kcoll_gather_sequential_read(const kcoll_args_t *a, kcoll_sched_t
             kcoll_sched_read(s, q, KCOLL_BUF_SEND, 0, KCOLL_BUF_RECV, off, len);
             kcoll_sched_signal(s, KCOLL_FLAG_DATA, (uint32_t)v);
         }
-        if (!a->in_place) {
-            len = kcoll_rblock(a, a->root, a->root, &off);
-            kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
-        }
+        kcoll_gather_copy_own(a, s);
     } else if (kcoll_rblock(a, a->root, a->rank, &off) > 0) {
         kcoll_sched_expose(s, KCOLL_BUF_SEND);
         kcoll_sched_wait(s, a->root, KCOLL_FLAG_DATA, (uint32_t)kcoll_rel(a, a->rank));

@@ -23,10 +23,7 @@ kcoll_status_t kcoll_gather_throttled_write(const kcoll_args_t *a, kcoll_sched_t
     size_t off, len;
     if (a->rank == a->root) {
         kcoll_sched_expose(s, KCOLL_BUF_RECV);
-        if (!a->in_place) {
-            len = kcoll_rblock(a, a->root, a->root, &off);
-            kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
-        }
+        kcoll_gather_copy_own(a, s);
         for (int v = p - k > 1 ? p - k : 1; v < p; v++)
             kcoll_sched_wait(s, kcoll_abs(a, v), KCOLL_FLAG_DONE, 1);
     } else {

@@ -22,10 +22,7 @@ kcoll_status_t kcoll_scatter_parallel_read(const kcoll_args_t *a, kcoll_sched_t 
     size_t off, len;
     if (a->rank == a->root) {
         kcoll_sched_expose(s, KCOLL_BUF_SEND);
-        if (!a->in_place) {
-            len = kcoll_sblock(a, a->root, a->root, &off);
-            kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, off, len);
-        }
+        kcoll_scatter_copy_own(a, s);
         for (int v = 1; v < a->p; v++) {
             int q = kcoll_abs(a, v);
             if (kcoll_sblock(a, a->root, q, &off) > 0)

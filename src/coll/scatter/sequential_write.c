@@ -28,10 +28,7 @@ kcoll_status_t kcoll_scatter_sequential_write(const kcoll_args_t *a, kcoll_sched
             kcoll_sched_write(s, q, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, off, len);
             kcoll_sched_signal(s, KCOLL_FLAG_DATA, (uint32_t)v);
         }
-        if (!a->in_place) {
-            len = kcoll_sblock(a, a->root, a->root, &off);
-            kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, off, len);
-        }
+        kcoll_scatter_copy_own(a, s);
     } else if (kcoll_sblock(a, a->root, a->rank, &off) > 0) {
         kcoll_sched_expose(s, KCOLL_BUF_RECV);
         kcoll_sched_wait(s, a->root, KCOLL_FLAG_DATA, (uint32_t)kcoll_rel(a, a->rank));
