@@ -263,6 +263,10 @@ void kcoll_run_init(kcoll_run_t *r);
 void kcoll_run_add(kcoll_sched_t *s, kcoll_run_t *r, int kind, int peer, kcoll_buf_t pbuf,
                    size_t poff, kcoll_buf_t lbuf, size_t loff, size_t len);
 void kcoll_run_flush(kcoll_sched_t *s, kcoll_run_t *r);
+/* The start every Allgather builder but the ring_source ones shares:
+ * expose SEND (unless in place) and RECV, and copy this rank's own block
+ * from SEND to its place in RECV (unless in place). */
+void kcoll_allgather_own_block(const kcoll_args_t *a, kcoll_sched_t *s);
 
 /* -- Reduce, Allreduce, Reduce_scatter(_block) builders -- */
 /* partitioned serves all four collectives (a->coll says which) */

@@ -17,21 +17,9 @@
 
 #include "core/log.h"
 #include "core/stats.h"
+#include "pmpi/allcoll.h"
 #include "pmpi/pmpi.h"
 #include "sched/agree.h"
-
-/* Votes: bit 0 "I can", bit 1 "I pass MPI_IN_PLACE", bit 2 "my arguments
- * are inconsistent" (the host MPI reports them). */
-#define VOTE_OK 1u
-#define VOTE_IN_PLACE 2u
-#define VOTE_INVALID 4u
-
-/* Are blocks of any count of dt contiguous runs of bytes (lb: offset of
- * the first byte)? */
-static int contig_blocks(MPI_Datatype dt, MPI_Aint *lb)
-{
-    return kcoll_dtype_contig(dt, 2, lb);
-}
 
 /* ring_neighbor's j must suit p; an unsuitable one is warned about once
  * per (j, p) and the host MPI does the call. All ranks know p and j. */
@@ -50,49 +38,13 @@ static int algo_ok(const kcoll_algo_t *algo, int p, int param)
     return 0;
 }
 
-/* Agree on the votes; on kcoll's path *in_place is everybody's choice.
- * Returns 1 (kcoll), 0 (host, why set) or -1 (agreement failed: err). */
-static int agree(kcoll_team_t *team, uint64_t vote, int *in_place, kcoll_reason_t *why,
-                 char *err, size_t errlen)
-{
-    uint64_t *votes = malloc((size_t)team->p * sizeof *votes);
-    if (!votes) {
-        vote &= ~(uint64_t)VOTE_OK;
-        votes = NULL;
-    }
-    uint64_t mine = vote;
-    kcoll_status_t st = kcoll_agree(team, vote, votes, err, errlen);
-    if (st != KCOLL_OK) {
-        free(votes);
-        return -1;
-    }
-    int all_ok = votes != NULL, invalid = 0, mixed = 0;
-    for (int q = 0; votes && q < team->p; q++) {
-        all_ok &= (votes[q] & VOTE_OK) != 0;
-        invalid |= (votes[q] & VOTE_INVALID) != 0;
-        mixed |= (votes[q] & VOTE_IN_PLACE) != (mine & VOTE_IN_PLACE);
-    }
-    free(votes);
-    *in_place = (mine & VOTE_IN_PLACE) != 0;
-    if (invalid || mixed) {
-        *why = KCOLL_R_INVALID;
-        return 0;
-    }
-    if (!all_ok) {
-        *why = KCOLL_R_NONCONTIG;
-        return 0;
-    }
-    return 1;
-}
-
 KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const kcoll_coll_t coll = KCOLL_COLL_ALLGATHER;
-    const int in_place = sendbuf == MPI_IN_PLACE;
     kcoll_reason_t why;
     size_t bytes = 0;
-    int p = 0, rank = 0, rsize, ssize = 0, param, ip;
+    int p = 0, rank = 0, rsize, param, ip;
     MPI_Aint rlb = 0, slb = 0;
     const kcoll_algo_t *algo;
     char err[256];
@@ -114,16 +66,9 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
         goto host;
     }
 
-    uint64_t vote = VOTE_OK | (in_place ? VOTE_IN_PLACE : 0);
-    if (!in_place && (sendcount < 0 || sendtype == MPI_DATATYPE_NULL ||
-                      PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
-                      (size_t)sendcount * (size_t)ssize != bytes))
-        vote = VOTE_INVALID;
-    else if (!contig_blocks(recvtype, &rlb) || (!in_place && !contig_blocks(sendtype, &slb)))
-        vote &= ~(uint64_t)VOTE_OK;
-    else if (bytes && (!recvbuf || (!in_place && !sendbuf)))
-        vote = VOTE_INVALID;
-    int go = agree(team, vote, &ip, &why, err, sizeof err);
+    const uint64_t vote = kcoll_allcoll_uniform_vote(sendbuf, sendcount, sendtype, recvbuf,
+                                                     recvtype, bytes, &rlb, &slb);
+    int go = kcoll_allcoll_agree(team, vote, &ip, NULL, &why, err, sizeof err);
     if (go < 0)
         return kcoll_fail(comm, coll, err);
     if (!go)
@@ -181,28 +126,28 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
     }
 
     const size_t own = (size_t)recvcounts[rank] * (size_t)rsize;
-    uint64_t vote = VOTE_OK | (in_place ? VOTE_IN_PLACE : 0);
+    uint64_t vote = KCOLL_VOTE_OK | (in_place ? KCOLL_VOTE_IN_PLACE : 0);
     size_t *tab = kcoll_agree_my_table(team), rlen = 0;
     size_t *rc = tab + 2 * (size_t)p, *rd = tab + 3 * (size_t)p;
     if (!displs || (total && !recvbuf) || (own && !in_place && !sendbuf) ||
         (!in_place && (sendcount < 0 || sendtype == MPI_DATATYPE_NULL ||
                        PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
                        (size_t)sendcount * (size_t)ssize != own)))
-        vote = VOTE_INVALID;
-    else if (!contig_blocks(recvtype, &rlb) || (!in_place && !contig_blocks(sendtype, &slb)))
-        vote &= ~(uint64_t)VOTE_OK;
+        vote = KCOLL_VOTE_INVALID;
+    else if (!kcoll_allcoll_contig(recvtype, &rlb) || (!in_place && !kcoll_allcoll_contig(sendtype, &slb)))
+        vote &= ~(uint64_t)KCOLL_VOTE_OK;
     else
         for (int q = 0; q < p; q++) {
             rc[q] = (size_t)recvcounts[q] * (size_t)rsize;
             if (displs[q] < 0 && rc[q] > 0) { /* kcoll addresses from the buffer on */
-                vote &= ~(uint64_t)VOTE_OK;
+                vote &= ~(uint64_t)KCOLL_VOTE_OK;
                 break;
             }
             rd[q] = rc[q] ? (size_t)displs[q] * (size_t)rext : 0;
             if (rd[q] + rc[q] > rlen)
                 rlen = rd[q] + rc[q];
         }
-    int go = agree(team, vote, &ip, &why, err, sizeof err);
+    int go = kcoll_allcoll_agree(team, vote, &ip, NULL, &why, err, sizeof err);
     if (go < 0)
         return kcoll_fail(comm, coll, err);
     if (!go)

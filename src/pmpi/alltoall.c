@@ -16,57 +16,9 @@
 #include <stdlib.h>
 
 #include "core/stats.h"
+#include "pmpi/allcoll.h"
 #include "pmpi/pmpi.h"
 #include "sched/agree.h"
-
-/* Votes: bit 0 "I can", bit 1 "I pass MPI_IN_PLACE", bit 2 "my arguments
- * are inconsistent" (the host MPI reports them); bits 8.. this rank's
- * largest block in bytes (MPI_Alltoallv). */
-#define VOTE_OK 1u
-#define VOTE_IN_PLACE 2u
-#define VOTE_INVALID 4u
-#define VOTE_SHIFT 8
-
-static int contig_blocks(MPI_Datatype dt, MPI_Aint *lb)
-{
-    return kcoll_dtype_contig(dt, 2, lb);
-}
-
-/* Agree on the votes. Returns 1 (kcoll), 0 (host, why set) or -1 (the
- * agreement failed: err). *in_place: everybody's choice; *largest: the
- * largest block of all ranks. */
-static int agree(kcoll_team_t *team, uint64_t vote, int *in_place, size_t *largest,
-                 kcoll_reason_t *why, char *err, size_t errlen)
-{
-    uint64_t *votes = malloc((size_t)team->p * sizeof *votes);
-    if (!votes)
-        vote &= ~(uint64_t)VOTE_OK;
-    const uint64_t mine = vote;
-    if (kcoll_agree(team, vote, votes, err, errlen) != KCOLL_OK) {
-        free(votes);
-        return -1;
-    }
-    int all_ok = votes != NULL, invalid = 0, mixed = 0;
-    *largest = 0;
-    for (int q = 0; votes && q < team->p; q++) {
-        all_ok &= (votes[q] & VOTE_OK) != 0;
-        invalid |= (votes[q] & VOTE_INVALID) != 0;
-        mixed |= (votes[q] & VOTE_IN_PLACE) != (mine & VOTE_IN_PLACE);
-        if ((size_t)(votes[q] >> VOTE_SHIFT) > *largest)
-            *largest = (size_t)(votes[q] >> VOTE_SHIFT);
-    }
-    free(votes);
-    *in_place = (mine & VOTE_IN_PLACE) != 0;
-    if (invalid || mixed) {
-        *why = KCOLL_R_INVALID;
-        return 0;
-    }
-    if (!all_ok) {
-        *why = KCOLL_R_NONCONTIG;
-        return 0;
-    }
-    return 1;
-}
 
 /* TMP for the algorithm: bruck's areas, or in place the copy of the
  * receive buffer (rlen bytes). */
@@ -89,10 +41,9 @@ KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const kcoll_coll_t coll = KCOLL_COLL_ALLTOALL;
-    const int in_place = sendbuf == MPI_IN_PLACE;
     kcoll_reason_t why;
-    size_t bytes = 0, unused;
-    int p = 0, rank = 0, rsize, ssize = 0, param, ip;
+    size_t bytes = 0;
+    int p = 0, rank = 0, rsize, param, ip;
     MPI_Aint rlb = 0, slb = 0;
     const kcoll_algo_t *algo;
     char err[256];
@@ -110,16 +61,9 @@ KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype s
     if (!team)
         goto host;
 
-    uint64_t vote = VOTE_OK | (in_place ? VOTE_IN_PLACE : 0);
-    if (!in_place && (sendcount < 0 || sendtype == MPI_DATATYPE_NULL ||
-                      PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
-                      (size_t)sendcount * (size_t)ssize != bytes))
-        vote = VOTE_INVALID;
-    else if (!contig_blocks(recvtype, &rlb) || (!in_place && !contig_blocks(sendtype, &slb)))
-        vote &= ~(uint64_t)VOTE_OK;
-    else if (bytes && (!recvbuf || (!in_place && !sendbuf)))
-        vote = VOTE_INVALID;
-    int go = agree(team, vote, &ip, &unused, &why, err, sizeof err);
+    const uint64_t vote = kcoll_allcoll_uniform_vote(sendbuf, sendcount, sendtype, recvbuf,
+                                                     recvtype, bytes, &rlb, &slb);
+    int go = kcoll_allcoll_agree(team, vote, &ip, NULL, &why, err, sizeof err);
     if (go < 0)
         return kcoll_fail(comm, coll, err);
     if (!go)
@@ -184,7 +128,7 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
     if (!team)
         goto host;
 
-    uint64_t vote = VOTE_OK | (in_place ? VOTE_IN_PLACE : 0);
+    uint64_t vote = KCOLL_VOTE_OK | (in_place ? KCOLL_VOTE_IN_PLACE : 0);
     size_t *tab = kcoll_agree_my_table(team);
     size_t *sc = tab, *sd = tab + p, *rc = tab + 2 * (size_t)p, *rd = tab + 3 * (size_t)p;
     if (!recvcounts || !rdispls || recvtype == MPI_DATATYPE_NULL ||
@@ -193,32 +137,32 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
         (!in_place && (!sendcounts || !sdispls || sendtype == MPI_DATATYPE_NULL ||
                        PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
                        PMPI_Type_get_extent(sendtype, &xlb, &sext) != MPI_SUCCESS)))
-        vote = VOTE_INVALID;
+        vote = KCOLL_VOTE_INVALID;
     else {
         for (int q = 0; q < p; q++)
             if (recvcounts[q] < 0 || (!in_place && sendcounts[q] < 0))
-                vote = VOTE_INVALID;
+                vote = KCOLL_VOTE_INVALID;
     }
-    if (vote & VOTE_OK) {
-        if (!contig_blocks(recvtype, &rlb) || (!in_place && !contig_blocks(sendtype, &slb)) ||
+    if (vote & KCOLL_VOTE_OK) {
+        if (!kcoll_allcoll_contig(recvtype, &rlb) || (!in_place && !kcoll_allcoll_contig(sendtype, &slb)) ||
             fill_side(p, recvcounts, rdispls, rsize, rext, rc, rd, &rlen, &mine) ||
             (!in_place && fill_side(p, sendcounts, sdispls, ssize, sext, sc, sd, &slen, &mine)))
-            vote &= ~(uint64_t)VOTE_OK;
+            vote &= ~(uint64_t)KCOLL_VOTE_OK;
         else if (in_place)
             for (int q = 0; q < p; q++) {
                 sc[q] = rc[q];
                 sd[q] = rd[q];
             }
         if ((rlen && !recvbuf) || (slen && !in_place && !sendbuf))
-            vote = VOTE_INVALID;
+            vote = KCOLL_VOTE_INVALID;
         stat = 0;
-        for (int q = 0; q < p && (vote & VOTE_OK); q++)
+        for (int q = 0; q < p && (vote & KCOLL_VOTE_OK); q++)
             stat += rc[q];
     }
     if (mine > ((uint64_t)1 << 55))
-        vote &= ~(uint64_t)VOTE_OK;
-    vote |= (uint64_t)mine << VOTE_SHIFT;
-    int go = agree(team, vote, &ip, &largest, &why, err, sizeof err);
+        vote &= ~(uint64_t)KCOLL_VOTE_OK;
+    vote |= (uint64_t)mine << KCOLL_VOTE_SHIFT;
+    int go = kcoll_allcoll_agree(team, vote, &ip, &largest, &why, err, sizeof err);
     if (go < 0)
         return kcoll_fail(comm, coll, err);
     if (!go)

@@ -1,6 +1,7 @@
 /* Helpers shared by kcoll's MPI test programs (see mpitest.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "mpitest.h"
 
@@ -32,6 +33,76 @@ uint64_t mt_calls(const char *coll, const char *path)
     if (kcoll_stats_get(coll, path, &calls, &bytes))
         return 0;
     return calls;
+}
+
+uint64_t mt_calls_any(const char *coll, const char *const *algos, int n)
+{
+    uint64_t sum = 0;
+    for (int a = 1; a < n; a++)
+        if (!strchr(algos[a], ':')) {
+            char path[64];
+            snprintf(path, sizeof path, "kcoll:%s", algos[a]);
+            sum += mt_calls(coll, path);
+        }
+    return sum;
+}
+
+const char *mt_verdict(int rc1, int rc2, const void *ref, const void *got, size_t span,
+                       int expect_kcoll, int forced, int bad, mt_rows_t before, mt_rows_t after)
+{
+    if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)
+        return "an MPI call returned an error";
+    if (memcmp(ref, got, span))
+        return "result differs from the host MPI";
+    if (expect_kcoll != (after.any == before.any + 1))
+        return expect_kcoll ? "kcoll did not run" : "kcoll ran where the host MPI should";
+    if (expect_kcoll && forced && after.path != before.path + 1)
+        return "statistics do not show the forced algorithm";
+    if (bad && after.bad != before.bad + 1)
+        return "an invalid algorithm was not counted as mpi:bad_algo";
+    return NULL;
+}
+
+void mt_check_fallbacks(const char *coll, const char *collv)
+{
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1 && mt_calls(coll, "mpi:noncontig_datatype") == 0)
+        mt_fail("no call counted as mpi:noncontig_datatype");
+    if (size > 1 && mt_calls(collv, "mpi:below_min_bytes") == 0)
+        mt_fail("no call counted as mpi:below_min_bytes");
+    if (size == 1 && mt_calls(coll, "mpi:one_rank") == 0)
+        mt_fail("no call counted as mpi:one_rank");
+}
+
+static unsigned mt_rng;
+
+void mt_seed(unsigned seed)
+{
+    mt_rng = seed;
+}
+
+unsigned mt_rnd(void)
+{
+    mt_rng = mt_rng * 1103515245u + 12345u;
+    return (mt_rng >> 8) & 0xffffff;
+}
+
+int mt_shuffle(int p, const int *counts, int *displs, int *order)
+{
+    for (int q = 0; q < p; q++)
+        order[q] = q;
+    for (int q = p - 1; q > 0; q--) {
+        int k = (int)(mt_rnd() % (unsigned)(q + 1)), t = order[q];
+        order[q] = order[k];
+        order[k] = t;
+    }
+    int end = (int)(mt_rnd() % 3);
+    for (int q = 0; q < p; q++) {
+        displs[order[q]] = end;
+        end += counts[order[q]] + (int)(mt_rnd() % 3);
+    }
+    return end;
 }
 
 void mt_fail(const char *fmt, ...)

@@ -4,6 +4,7 @@
 #define KCOLL_MPITEST_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kcoll.h"
@@ -16,6 +17,38 @@ void mt_free_shapes(MPI_Comm comms[MT_NSHAPES]);
 
 /* This process's calls on one statistics row (0 if the row is empty). */
 uint64_t mt_calls(const char *coll, const char *path);
+
+/* Calls on any kcoll algorithm of algos[1..n-1] ("kcoll:<name>"); names
+ * with a parameter (":") repeat an algorithm listed without one and are
+ * skipped. */
+uint64_t mt_calls_any(const char *coll, const char *const *algos, int n);
+
+/* The statistics rows around one call: its forced algorithm's, any kcoll
+ * algorithm's and mpi:bad_algo. */
+typedef struct {
+    uint64_t path, any, bad;
+} mt_rows_t;
+
+/* Why a call (rc2, result in got) compared with the host MPI's (rc1, ref)
+ * failed, or NULL: an error returned, any of the span bytes differing
+ * (canaries and gaps included), kcoll running where it should not or not
+ * running where it should, a forced algorithm's row not counting the call,
+ * an invalid algorithm (bad) not counted as mpi:bad_algo. */
+const char *mt_verdict(int rc1, int rc2, const void *ref, const void *got, size_t span,
+                       int expect_kcoll, int forced, int bad, mt_rows_t before, mt_rows_t after);
+
+/* The fallback reasons every size > 1 run must have counted on coll or
+ * collv (mpi:noncontig_datatype on coll, mpi:below_min_bytes on collv),
+ * and mpi:one_rank on coll on one rank. */
+void mt_check_fallbacks(const char *coll, const char *collv);
+
+/* A reproducible generator: mt_seed, then 24-bit numbers from mt_rnd. */
+void mt_seed(unsigned seed);
+unsigned mt_rnd(void);
+/* Displacements for p blocks of counts[q] elements in a shuffled order
+ * (order: p ints of scratch), with a gap of 0-2 elements before the first
+ * block and after every block. Returns the end, in elements. */
+int mt_shuffle(int p, const int *counts, int *displs, int *order);
 
 /* Record a failure (printed for the first few) or a pass. */
 void mt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -32,13 +32,6 @@ enum { DT_BYTE, DT_INT, DT_VECTOR, NDT };
 static const char *const dt_names[NDT] = {"MPI_BYTE", "MPI_INT", "vector(2,1,2 x int)"};
 static int quick;
 
-static unsigned rng;
-static unsigned rnd(void)
-{
-    rng = rng * 1103515245u + 12345u;
-    return (rng >> 8) & 0xffffff;
-}
-
 static int gcd(int x, int y)
 {
     return y ? gcd(y, x % y) : x;
@@ -54,19 +47,6 @@ static int algo_status(int ai, int p)
     if (v < 1)
         return -1;
     return gcd(p, v % p) == 1 ? 0 : 1;
-}
-
-static uint64_t kcoll_calls_any(const char *coll)
-{
-    uint64_t sum = 0;
-    for (int a = 1; a < NALGOS; a++) {
-        char path[64];
-        snprintf(path, sizeof path, "kcoll:%.*s", (int)strcspn(algos[a], ":"), algos[a]);
-        if (strchr(algos[a], ':'))
-            continue; /* ring_neighbor is listed once without a parameter */
-        sum += mt_calls(coll, path);
-    }
-    return sum;
 }
 
 /* The matrix, thinned where a dimension does not change what is tested:
@@ -138,28 +118,18 @@ int main(int argc, char **argv)
                                 MPI_Type_get_extent(types[dt], &lb, &ext);
                                 const int cnt = (int)((n + (size_t)tsize - 1) / (size_t)tsize);
                                 /* counts: same on all ranks; displacements: this rank's own */
-                                rng = (unsigned)case_no * 7919u + 1;
+                                mt_seed((unsigned)case_no * 7919u + 1);
                                 size_t largest = 0;
                                 for (int q = 0; q < p; q++) {
-                                    counts[q] = !v ? cnt : rnd() % 4 == 0 ? 0 : (int)(rnd() % (unsigned)(2 * cnt + 1));
+                                    counts[q] = !v ? cnt : mt_rnd() % 4 == 0 ? 0 : (int)(mt_rnd() % (unsigned)(2 * cnt + 1));
                                     if ((size_t)counts[q] * (size_t)tsize > largest)
                                         largest = (size_t)counts[q] * (size_t)tsize;
-                                    order[q] = q;
                                     displs[q] = q * cnt;
                                 }
-                                rng = (unsigned)case_no * 31u + (unsigned)rank * 1009u + 5;
                                 int end = p * cnt;
                                 if (v) {
-                                    for (int q = p - 1; q > 0; q--) {
-                                        int k = (int)(rnd() % (unsigned)(q + 1)), t = order[q];
-                                        order[q] = order[k];
-                                        order[k] = t;
-                                    }
-                                    end = (int)(rnd() % 3);
-                                    for (int q = 0; q < p; q++) {
-                                        displs[order[q]] = end;
-                                        end += counts[order[q]] + (int)(rnd() % 3);
-                                    }
+                                    mt_seed((unsigned)case_no * 31u + (unsigned)rank * 1009u + 5);
+                                    end = mt_shuffle(p, counts, displs, order);
                                 }
                                 const size_t rspan = (size_t)end * (size_t)ext + CANARY;
                                 const size_t sspan = (size_t)counts[rank] * (size_t)ext + CANARY;
@@ -174,9 +144,8 @@ int main(int argc, char **argv)
                                 const void *sarg = ip ? MPI_IN_PLACE : sbuf;
                                 const char *cname = v ? "MPI_Allgatherv" : "MPI_Allgather";
 
-                                uint64_t before_path = mt_calls(cname, path);
-                                uint64_t before_any = kcoll_calls_any(cname);
-                                uint64_t before_bad = mt_calls(cname, "mpi:bad_algo");
+                                const mt_rows_t before = {mt_calls(cname, path), mt_calls_any(cname, algos, NALGOS),
+                                                          mt_calls(cname, "mpi:bad_algo")};
                                 int rc1, rc2;
                                 if (v) {
                                     rc1 = PMPI_Allgatherv(sarg, counts[rank], types[dt], ref, counts,
@@ -187,24 +156,13 @@ int main(int argc, char **argv)
                                     rc1 = PMPI_Allgather(sarg, cnt, types[dt], ref, cnt, types[dt], comm);
                                     rc2 = MPI_Allgather(sarg, cnt, types[dt], got, cnt, types[dt], comm);
                                 }
-                                uint64_t after_path = mt_calls(cname, path);
-                                uint64_t after_any = kcoll_calls_any(cname);
-                                uint64_t after_bad = mt_calls(cname, "mpi:bad_algo");
+                                const mt_rows_t after = {mt_calls(cname, path), mt_calls_any(cname, algos, NALGOS),
+                                                         mt_calls(cname, "mpi:bad_algo")};
 
-                                const char *why = NULL;
                                 int expect_kcoll = p > 1 && largest >= (pass ? SMALL : 0) &&
                                                    dt != DT_VECTOR && st == 0;
-                                if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)
-                                    why = "an MPI call returned an error";
-                                else if (memcmp(ref, got, rspan))
-                                    why = "result differs from the host MPI";
-                                else if (expect_kcoll != (after_any == before_any + 1))
-                                    why = expect_kcoll ? "kcoll did not run"
-                                                       : "kcoll ran where the host MPI should";
-                                else if (expect_kcoll && ai > 0 && after_path != before_path + 1)
-                                    why = "statistics do not show the forced algorithm";
-                                else if (p > 1 && st != 0 && after_bad != before_bad + 1)
-                                    why = "an illegal algorithm was not counted as mpi:bad_algo";
+                                const char *why = mt_verdict(rc1, rc2, ref, got, rspan, expect_kcoll, ai > 0,
+                                                             p > 1 && st != 0, before, after);
                                 if (why)
                                     mt_fail("%s: %s %s, %s, %zu bytes/block of %s%s, min_bytes %s", why,
                                             cname, names[shape], algos[ai], n, dt_names[dt],
@@ -222,14 +180,7 @@ int main(int argc, char **argv)
     }
     kcoll_param_set("ALLGATHER_ALGO", "auto");
     kcoll_param_set("MIN_BYTES", "16384");
-    int size;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > 1 && mt_calls("MPI_Allgather", "mpi:noncontig_datatype") == 0)
-        mt_fail("no call counted as mpi:noncontig_datatype");
-    if (size > 1 && mt_calls("MPI_Allgatherv", "mpi:below_min_bytes") == 0)
-        mt_fail("no call counted as mpi:below_min_bytes");
-    if (size == 1 && mt_calls("MPI_Allgather", "mpi:one_rank") == 0)
-        mt_fail("no call counted as mpi:one_rank");
+    mt_check_fallbacks("MPI_Allgather", "MPI_Allgatherv");
 
     mt_free_shapes(comms);
     MPI_Type_free(&types[DT_VECTOR]);

@@ -42,43 +42,6 @@ static int vcount(long c, int q, int j, int cnt, int in_place)
     return h % 4 == 0 ? 0 : (int)(h % (unsigned)(2 * cnt + 1));
 }
 
-static unsigned rng;
-static unsigned rnd(void)
-{
-    rng = rng * 1103515245u + 12345u;
-    return (rng >> 8) & 0xffffff;
-}
-
-/* Shuffled displacements with gaps for counts; returns the end. */
-static int shuffle(int p, const int *counts, int *displs, int *order)
-{
-    for (int q = 0; q < p; q++)
-        order[q] = q;
-    for (int q = p - 1; q > 0; q--) {
-        int k = (int)(rnd() % (unsigned)(q + 1)), t = order[q];
-        order[q] = order[k];
-        order[k] = t;
-    }
-    int end = (int)(rnd() % 3);
-    for (int q = 0; q < p; q++) {
-        displs[order[q]] = end;
-        end += counts[order[q]] + (int)(rnd() % 3);
-    }
-    return end;
-}
-
-static uint64_t kcoll_calls_any(const char *coll)
-{
-    uint64_t sum = 0;
-    for (int a = 1; a < NALGOS; a++)
-        if (!strchr(algos[a], ':')) {
-            char path[64];
-            snprintf(path, sizeof path, "kcoll:%s", algos[a]);
-            sum += mt_calls(coll, path);
-        }
-    return sum;
-}
-
 /* The matrix, thinned where a dimension does not change what is tested:
  * the default KCOLL_MIN_BYTES (host path) only with "auto", MPI_INT only
  * with "auto" on MPI_COMM_WORLD; forced algorithms on MPI_COMM_WORLD and
@@ -162,9 +125,9 @@ int main(int argc, char **argv)
                                             largest = c;
                                     }
                                 if (v) {
-                                    rng = (unsigned)case_no * 31u + (unsigned)rank * 1009u + 5;
-                                    send_end = shuffle(p, sc, sd, order);
-                                    recv_end = shuffle(p, rc, rd, order);
+                                    mt_seed((unsigned)case_no * 31u + (unsigned)rank * 1009u + 5);
+                                    send_end = mt_shuffle(p, sc, sd, order);
+                                    recv_end = mt_shuffle(p, rc, rd, order);
                                 }
                                 const size_t rspan = (size_t)recv_end * (size_t)ext + CANARY;
                                 const size_t sspan = (size_t)send_end * (size_t)ext + CANARY;
@@ -180,9 +143,8 @@ int main(int argc, char **argv)
                                 const void *sarg = ip ? MPI_IN_PLACE : sbuf;
                                 const char *cname = v ? "MPI_Alltoallv" : "MPI_Alltoall";
 
-                                uint64_t before_path = mt_calls(cname, path);
-                                uint64_t before_any = kcoll_calls_any(cname);
-                                uint64_t before_bad = mt_calls(cname, "mpi:bad_algo");
+                                const mt_rows_t before = {mt_calls(cname, path), mt_calls_any(cname, algos, NALGOS),
+                                                          mt_calls(cname, "mpi:bad_algo")};
                                 int rc1, rc2;
                                 if (v) {
                                     rc1 = PMPI_Alltoallv(sarg, sc, sd, types[dt], ref, rc, rd, types[dt], comm);
@@ -191,24 +153,13 @@ int main(int argc, char **argv)
                                     rc1 = PMPI_Alltoall(sarg, cnt, types[dt], ref, cnt, types[dt], comm);
                                     rc2 = MPI_Alltoall(sarg, cnt, types[dt], got, cnt, types[dt], comm);
                                 }
-                                uint64_t after_path = mt_calls(cname, path);
-                                uint64_t after_any = kcoll_calls_any(cname);
-                                uint64_t after_bad = mt_calls(cname, "mpi:bad_algo");
+                                const mt_rows_t after = {mt_calls(cname, path), mt_calls_any(cname, algos, NALGOS),
+                                                         mt_calls(cname, "mpi:bad_algo")};
 
-                                const char *why = NULL;
                                 int expect_kcoll = p > 1 && (size_t)largest * (size_t)tsize >= (pass ? SMALL : 0) &&
                                                    dt != DT_VECTOR && !bad;
-                                if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)
-                                    why = "an MPI call returned an error";
-                                else if (memcmp(ref, got, rspan))
-                                    why = "result differs from the host MPI";
-                                else if (expect_kcoll != (after_any == before_any + 1))
-                                    why = expect_kcoll ? "kcoll did not run"
-                                                       : "kcoll ran where the host MPI should";
-                                else if (expect_kcoll && ai > 0 && after_path != before_path + 1)
-                                    why = "statistics do not show the forced algorithm";
-                                else if (p > 1 && bad && after_bad != before_bad + 1)
-                                    why = "an invalid algorithm was not counted as mpi:bad_algo";
+                                const char *why = mt_verdict(rc1, rc2, ref, got, rspan, expect_kcoll, ai > 0,
+                                                             p > 1 && bad, before, after);
                                 if (why)
                                     mt_fail("%s: %s %s, %s, %zu bytes/block of %s%s, min_bytes %s", why,
                                             cname, names[shape], algos[ai], n, dt_names[dt],
@@ -228,14 +179,7 @@ int main(int argc, char **argv)
     }
     kcoll_param_set("ALLTOALL_ALGO", "auto");
     kcoll_param_set("MIN_BYTES", "16384");
-    int size;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > 1 && mt_calls("MPI_Alltoall", "mpi:noncontig_datatype") == 0)
-        mt_fail("no call counted as mpi:noncontig_datatype");
-    if (size > 1 && mt_calls("MPI_Alltoallv", "mpi:below_min_bytes") == 0)
-        mt_fail("no call counted as mpi:below_min_bytes");
-    if (size == 1 && mt_calls("MPI_Alltoall", "mpi:one_rank") == 0)
-        mt_fail("no call counted as mpi:one_rank");
+    mt_check_fallbacks("MPI_Alltoall", "MPI_Alltoallv");
 
     mt_free_shapes(comms);
     MPI_Type_free(&types[DT_VECTOR]);

@@ -109,28 +109,15 @@ int main(int argc, char **argv)
                                     : (char)0xc5;
                             memcpy(got + misalign, ref + misalign, span);
 
-                            uint64_t before_path = mt_calls("MPI_Bcast", path);
-                            uint64_t before_any = kcoll_calls_any();
+                            const mt_rows_t before = {mt_calls("MPI_Bcast", path), kcoll_calls_any(), 0};
                             int rc1 = PMPI_Bcast(ref + misalign, count, types[dt], root, comm);
                             int rc2 = MPI_Bcast(got + misalign, count, types[dt], root, comm);
-                            uint64_t after_path = mt_calls("MPI_Bcast", path);
-                            uint64_t after_any = kcoll_calls_any();
+                            const mt_rows_t after = {mt_calls("MPI_Bcast", path), kcoll_calls_any(), 0};
 
-                            const char *why = NULL;
-                            if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)
-                                why = "an MPI call returned an error";
-                            else if (memcmp(ref + misalign, got + misalign, span))
-                                why = "result differs from PMPI_Bcast";
-                            else {
-                                int expect_kcoll = p > 1 && bytes >= (pass ? SMALL : 0) &&
-                                                   (dt != DT_VECTOR || bytes == 0);
-                                int took_kcoll = after_any == before_any + 1;
-                                if (expect_kcoll != took_kcoll)
-                                    why = expect_kcoll ? "kcoll did not run"
-                                                       : "kcoll ran where the host MPI should";
-                                else if (expect_kcoll && ai > 0 && after_path != before_path + 1)
-                                    why = "statistics do not show the forced algorithm";
-                            }
+                            int expect_kcoll = p > 1 && bytes >= (pass ? SMALL : 0) &&
+                                               (dt != DT_VECTOR || bytes == 0);
+                            const char *why = mt_verdict(rc1, rc2, ref + misalign, got + misalign, span,
+                                                         expect_kcoll, ai > 0, 0, before, after);
                             if (why)
                                 mt_fail("%s: %s, %s, %zu bytes of %s, root %d, min_bytes %s", why,
                                         names[shape], algos[ai], bytes, dt_names[dt], root,
@@ -142,14 +129,7 @@ int main(int argc, char **argv)
         }
     }
     /* the reasons for falling back are counted */
-    int size;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > 1 && mt_calls("MPI_Bcast", "mpi:noncontig_datatype") == 0)
-        mt_fail("no call counted as mpi:noncontig_datatype");
-    if (size > 1 && mt_calls("MPI_Bcast", "mpi:below_min_bytes") == 0)
-        mt_fail("no call counted as mpi:below_min_bytes");
-    if (size == 1 && mt_calls("MPI_Bcast", "mpi:one_rank") == 0)
-        mt_fail("no call counted as mpi:one_rank");
+    mt_check_fallbacks("MPI_Bcast", "MPI_Bcast");
 
     free(ref);
     free(got);

@@ -24,13 +24,7 @@ kcoll_status_t kcoll_allgather_bruck(const kcoll_args_t *a, kcoll_sched_t *s)
     while ((1 << rounds) < p)
         rounds++;
 
-    if (!a->in_place)
-        kcoll_sched_expose(s, KCOLL_BUF_SEND);
-    kcoll_sched_expose(s, KCOLL_BUF_RECV);
-    if (!a->in_place) {
-        len = kcoll_rblock(a, r, r, &off);
-        kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
-    }
+    kcoll_allgather_own_block(a, s);
     for (int t = 0; t < rounds; t++) {
         const int d = 1 << t, partner = (r + d) % p;
         const int cnt = d < p - d ? d : p - d;

@@ -23,13 +23,7 @@ kcoll_status_t kcoll_allgather_gather_bcast(const kcoll_args_t *a, kcoll_sched_t
     kcoll_run_t run;
     kcoll_run_init(&run);
 
-    if (!a->in_place)
-        kcoll_sched_expose(s, KCOLL_BUF_SEND);
-    kcoll_sched_expose(s, KCOLL_BUF_RECV);
-    if (!a->in_place) {
-        len = kcoll_rblock(a, r, r, &off);
-        kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
-    }
+    kcoll_allgather_own_block(a, s);
     if (r == 0) {
         for (int q = 1; q < p; q++) {
             len = kcoll_rblock(a, 0, q, &off);

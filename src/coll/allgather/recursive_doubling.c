@@ -49,13 +49,7 @@ kcoll_status_t kcoll_allgather_recursive_doubling(const kcoll_args_t *a, kcoll_s
         rounds++;
     }
 
-    if (!a->in_place)
-        kcoll_sched_expose(s, KCOLL_BUF_SEND);
-    kcoll_sched_expose(s, KCOLL_BUF_RECV);
-    if (!a->in_place) {
-        len = kcoll_rblock(a, r, r, &off);
-        kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
-    }
+    kcoll_allgather_own_block(a, s);
     if (p == 1)
         return s->err;
 

@@ -1,7 +1,9 @@
 /* Runs of block moves (coll.h): merge moves of contiguous blocks into one
  * step. Blocked collectives address data block by block; with a uniform
  * layout neighbouring blocks are neighbours in memory on both sides, and
- * one system call for the whole range is much cheaper than one per block. */
+ * one system call for the whole range is much cheaper than one per block.
+ * Also the start the blocked Allgather builders share: the buffers exposed
+ * and this rank's own block copied into place. */
 #include "coll/coll.h"
 
 void kcoll_run_init(kcoll_run_t *r)
@@ -42,4 +44,15 @@ void kcoll_run_add(kcoll_sched_t *s, kcoll_run_t *r, int kind, int peer, kcoll_b
     r->poff = poff;
     r->loff = loff;
     r->len = len;
+}
+
+void kcoll_allgather_own_block(const kcoll_args_t *a, kcoll_sched_t *s)
+{
+    if (!a->in_place)
+        kcoll_sched_expose(s, KCOLL_BUF_SEND);
+    kcoll_sched_expose(s, KCOLL_BUF_RECV);
+    if (!a->in_place) {
+        size_t off, len = kcoll_rblock(a, a->rank, a->rank, &off);
+        kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
+    }
 }
