@@ -20,10 +20,11 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "core/params.h"
-#include "core/status.h"
+#include "base/params.h"
+#include "base/status.h"
 #include "kcoll.h"
 #include "topo/topo.h"
+#include "sched/ctl.h"
 #include "xfer/cma.h"
 
 #ifndef KCOLL_MPI_FLAVOR
@@ -128,38 +129,70 @@ static void kcoll_info_params(void)
     }
 }
 
+/* "k=4 (2..1048576), chunk=128 (4..)" or "" */
+static void kcoll_info_algo_params(const kcoll_algo_t *a, char *out, size_t outlen)
+{
+    int n = 0;
+    out[0] = '\0';
+    for (const kcoll_pdesc_t *d = a->params; d < a->params + KCOLL_ALGO_MAX_PARAMS && d->name;
+         d++)
+        n += snprintf(out + n, n < (int)outlen ? outlen - (size_t)n : 0, "%s%s=%d (%d..%d)",
+                      n ? ", " : "", d->name, d->def, d->min, d->max);
+}
+
+/* "cma" or "cma,shm": the engines an algorithm runs on */
+static void kcoll_info_algo_engines(const kcoll_algo_t *a, char *out, size_t outlen)
+{
+    int n = 0;
+    out[0] = '\0';
+    for (int id = 0; id < KCOLL_NENGINES; id++)
+        if (a->engines & KCOLL_ENGINE_BIT(id))
+            n += snprintf(out + n, n < (int)outlen ? outlen - (size_t)n : 0, "%s%s", n ? "," : "",
+                          kcoll_engine((kcoll_engine_id_t)id)->name);
+}
+
 static void kcoll_info_algos(void)
 {
-    char param[64];
-    int wcoll = 0, walgo = 0, wparam = 0;
+    char param[96], eng[64];
+    int wcoll = 0, walgo = 0, wparam = 0, weng = 0;
 
     for (int i = 0; i < kcoll_nalgos; i++) {
         const kcoll_algo_t *a = &kcoll_algos[i];
-        int c = (int)strlen(kcoll_coll_name(a->coll)), n = (int)strlen(a->name), m = 0;
-
-        if (a->param)
-            m = snprintf(param, sizeof param, "%s=%d (min %d)", a->param, a->param_default,
-                         a->param_min);
+        int c = (int)strlen(kcoll_coll_name(a->family)), n = (int)strlen(a->name);
+        kcoll_info_algo_params(a, param, sizeof param);
+        kcoll_info_algo_engines(a, eng, sizeof eng);
         if (c > wcoll)
             wcoll = c;
         if (n > walgo)
             walgo = n;
-        if (m > wparam)
-            wparam = m;
+        if ((int)strlen(param) > wparam)
+            wparam = (int)strlen(param);
+        if ((int)strlen(eng) > weng)
+            weng = (int)strlen(eng);
     }
-    printf("algorithms:\n");
+    printf("algorithms (collective, name, parameters with default and range, engines, what):\n");
     for (int i = 0; i < kcoll_nalgos; i++) {
         const kcoll_algo_t *a = &kcoll_algos[i];
-
-        param[0] = '\0';
-        if (a->param)
-            snprintf(param, sizeof param, "%s=%d (min %d)", a->param, a->param_default,
-                     a->param_min);
-        printf("  %-*s  %-*s  ", wcoll, kcoll_coll_name(a->coll), walgo, a->name);
+        kcoll_info_algo_params(a, param, sizeof param);
+        kcoll_info_algo_engines(a, eng, sizeof eng);
+        printf("  %-*s  %-*s  ", wcoll, kcoll_coll_name(a->family), walgo, a->name);
         if (wparam > 0)
             printf("%-*s  ", wparam, param);
-        printf("%s\n", a->help ? a->help : "");
+        printf("%-*s  %s\n", weng, eng, a->help ? a->help : "");
     }
+}
+
+/* Which call modes kcoll takes with this MPI. */
+static void kcoll_info_modes(void)
+{
+    printf("calls: blocking and non-blocking (MPI_I*) collectives; persistent (MPI_*_init): %s; "
+           "up to %d collectives outstanding per communicator\n",
+#ifdef KCOLL_HAVE_PERSISTENT
+           "yes",
+#else
+           "no (this MPI does not declare MPI_Bcast_init)",
+#endif
+           KCOLL_LANES);
 }
 
 int main(int argc, char **argv)
@@ -208,6 +241,7 @@ int main(int argc, char **argv)
     else
         printf("topology: unavailable: %s\n", topo);
 
+    kcoll_info_modes();
     printf("\n");
     kcoll_info_algos();
     printf("\n");

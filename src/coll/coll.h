@@ -1,16 +1,22 @@
-/* Collectives, their algorithms and the registry that names them.
+/* Collectives, their algorithms and the descriptors that name them.
  *
  * Every algorithm is one builder function in its own file under
- * src/coll/<collective>/: given the arguments of one rank it appends that
- * rank's steps to a schedule (sched/sched.h). The registry below gives each
- * a name for KCOLL_<COLL>_ALGO, kcoll-info and the statistics.
+ * src/coll/<family>/: given the arguments of one rank it appends that
+ * rank's steps to a schedule (sched/sched.h). Its descriptor (the table in
+ * coll/registry.c) says everything the layers above need to know about it
+ * without knowing the algorithm: its name (KCOLL_<FAMILY>_ALGO, kcoll-info,
+ * the statistics), its parameters with their ranges and defaults, the
+ * scratch memory (TMP) a rank needs, for which process counts and
+ * parameters it is valid, and which transfer engines it can run on.
  */
 #ifndef KCOLL_COLL_H
 #define KCOLL_COLL_H
 
 #include <stddef.h>
 
+#include "sched/runs.h"
 #include "sched/sched.h"
+#include "xfer/engine.h"
 
 /* Every intercepted collective has its own statistics rows. A v-variant
  * shares the algorithms and the KCOLL_<FAMILY>_ALGO variable of its family
@@ -42,6 +48,14 @@ typedef struct {
     const size_t *rcount, *rdispl;
 } kcoll_layout_t;
 
+/* An algorithm's parameters, by name. Each algorithm uses the fields its
+ * descriptor lists; the others are 0. */
+typedef struct {
+    int k;     /* k-nomial fan-out; readers or writers at a time (throttled) */
+    int j;     /* ring stride (ring_neighbor) */
+    int chunk; /* KiB per reduction chunk */
+} kcoll_aparam_t;
+
 /* What a builder needs to know about one rank's call. Team ranks.
  *
  * Builders see the same global view on every rank (that is what makes the
@@ -63,15 +77,15 @@ typedef struct {
      * root's matters and only the root knows it: the schedules of the
      * other ranks must not depend on it. */
     int in_place;
-    int k;        /* algorithm parameter (k-nomial fan-out...), already defaulted */
-    /* Reductions (issue of the reduction collectives extends this). */
-    size_t count;                /* elements (Reduce, Allreduce: whole vector) */
+    kcoll_aparam_t prm; /* the algorithm's parameters, defaulted and valid */
+    /* Reductions: count is the whole vector for Reduce and Allreduce and
+     * one block for Reduce_scatter_block (counts NULL); for
+     * Reduce_scatter, counts[q] is rank q's block (all ranks know them). */
+    size_t count;                /* elements */
     size_t esize;                /* bytes per element */
-    const size_t *counts;        /* Reduce_scatter: elements per rank (all ranks know them) */
+    const size_t *counts;
     /* Reductions: the operation REDUCE steps apply (op/op.h), identical on
-     * all ranks. count is the whole vector for Reduce and Allreduce and one
-     * block for Reduce_scatter_block (counts NULL); for Reduce_scatter,
-     * counts[q] is rank q's block. k is the chunk size in KiB. */
+     * all ranks. */
     const struct kcoll_op *op;
 } kcoll_args_t;
 
@@ -98,12 +112,26 @@ static inline size_t kcoll_rblock(const kcoll_args_t *a, int q, int j, size_t *o
 
 typedef kcoll_status_t (*kcoll_builder_fn)(const kcoll_args_t *a, kcoll_sched_t *s);
 
+/* One parameter of an algorithm: "k" in KCOLL_BCAST_ALGO=knomial:k=4. */
 typedef struct {
-    kcoll_coll_t coll;
+    const char *name; /* NULL ends a descriptor's list */
+    size_t field;     /* offsetof(kcoll_aparam_t, ...) */
+    int def, min, max;
+} kcoll_pdesc_t;
+
+#define KCOLL_ALGO_MAX_PARAMS 3
+
+typedef struct kcoll_algo {
+    kcoll_coll_t family;    /* the non-v collective of the family */
     const char *name;       /* as in KCOLL_BCAST_ALGO=<name> */
     kcoll_builder_fn build;
-    const char *param;      /* name of the integer parameter ("k"), or NULL */
-    int param_default, param_min;
+    kcoll_pdesc_t params[KCOLL_ALGO_MAX_PARAMS];
+    /* Bytes of TMP this rank needs (NULL: none), from the builder's view. */
+    size_t (*tmp)(const kcoll_args_t *a);
+    /* Valid for p processes with these parameters? NULL: always. Else 0,
+     * or -1 with a one-line reason naming the value and p in why. */
+    int (*check)(int p, const kcoll_aparam_t *prm, char *why, size_t whylen);
+    unsigned engines;       /* the KCOLL_ENGINE_BIT()s it can run on */
     const char *help;       /* one line */
 } kcoll_algo_t;
 
@@ -117,32 +145,21 @@ const char *kcoll_coll_env(kcoll_coll_t c);   /* "BCAST": KCOLL_<this>_ALGO (of 
 int kcoll_coll_is_v(kcoll_coll_t c);
 int kcoll_algo_index(const kcoll_algo_t *a);  /* position in kcoll_algos */
 const kcoll_algo_t *kcoll_algo_find(kcoll_coll_t c, const char *name);
-
-/* Parse "<name>[:<param>=<N>]" for collective c. "auto" or "" gives
- * *algo = NULL. Returns 0, or -1 with a one-line reason in err. */
+/* The field of prm that parameter d names. */
+static inline int *kcoll_aparam_field(kcoll_aparam_t *prm, const kcoll_pdesc_t *d)
+{
+    return (int *)(void *)((char *)prm + d->field);
+}
+/* prm set to a's defaults. */
+void kcoll_algo_defaults(const kcoll_algo_t *a, kcoll_aparam_t *prm);
+/* Parse "<name>[:<param>=<N>[,<param>=<N>...]]" for collective c: the
+ * algorithm and its parameters (defaults where not given, ranges checked).
+ * "auto" or "" gives *algo = NULL. Returns 0, or -1 with a one-line reason
+ * in err. Validity for a process count is the descriptor's check. */
 int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo,
-                     int *param, char *err, size_t errlen);
-
-/* The default choice when no algorithm is forced (coll/<c>/select.c).
- * A select function may return NULL: at that size the host MPI is faster,
- * and the call goes there (counted as below_min_bytes). */
-const kcoll_algo_t *kcoll_bcast_select(int p, size_t bytes, int *param);
-
-/* -- Scatter, Gather (and v) default rules -- */
-/* bytes: the largest block of the call. */
-const kcoll_algo_t *kcoll_scatter_select(int p, size_t bytes, int *param);
-const kcoll_algo_t *kcoll_gather_select(int p, size_t bytes, int *param);
-
-/* -- Allgather, Alltoall (and v), Barrier default rules -- */
-const kcoll_algo_t *kcoll_allgather_select(int p, size_t bytes, int *param);
-const kcoll_algo_t *kcoll_alltoall_select(int p, size_t bytes, int *param);
-const kcoll_algo_t *kcoll_barrier_select(int p, int *param);
-
-/* -- Reduce, Allreduce, Reduce_scatter(_block) default rules -- */
-const kcoll_algo_t *kcoll_reduce_select(int p, size_t bytes, int *param);
-const kcoll_algo_t *kcoll_allreduce_select(int p, size_t bytes, int *param);
-const kcoll_algo_t *kcoll_reduce_scatter_select(int p, size_t bytes, int *param);
-
+                     kcoll_aparam_t *prm, char *err, size_t errlen);
+/* "knomial:k=4": the name and the values of its parameters. */
+void kcoll_algo_spec(const kcoll_algo_t *a, const kcoll_aparam_t *prm, char *out, size_t outlen);
 
 /* Relative rank: the root is 0, the others follow in rank order. */
 static inline int kcoll_rel(const kcoll_args_t *a, int rank)
@@ -200,9 +217,9 @@ static inline void kcoll_gather_copy_own(const kcoll_args_t *a, kcoll_sched_t *s
 /* -- Allgather, Alltoall (and v), Barrier builders -- */
 kcoll_status_t kcoll_allgather_gather_bcast(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_ring_neighbor(const kcoll_args_t *a, kcoll_sched_t *s);
-/* Is ring_neighbor's j valid for p ranks (gcd(p, j) = 1)? 0, or -1 with
- * a one-line reason naming j and p in err. */
-int kcoll_allgather_ring_neighbor_check(int p, int j, char *err, size_t errlen);
+/* Is ring_neighbor's j valid for p ranks (gcd(p, j) = 1)? */
+int kcoll_allgather_ring_neighbor_check(int p, const kcoll_aparam_t *prm, char *why,
+                                        size_t whylen);
 kcoll_status_t kcoll_allgather_ring_source_read(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_ring_source_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_recursive_doubling(const kcoll_args_t *a, kcoll_sched_t *s);
@@ -210,16 +227,25 @@ kcoll_status_t kcoll_allgather_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_pairwise(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_pairwise_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
-/* TMP bytes kcoll_alltoall_bruck needs (all ranks alike). */
+/* TMP bytes: bruck's two areas; the pairwise ones in place: a copy of the
+ * receive buffer. */
 size_t kcoll_alltoall_bruck_tmp(const kcoll_args_t *a);
+size_t kcoll_alltoall_in_place_tmp(const kcoll_args_t *a);
 kcoll_status_t kcoll_barrier_dissemination(const kcoll_args_t *a, kcoll_sched_t *s);
-/* The team's internal barrier (coll/barrier/team_barrier.c): every rank of
- * team t calls it; no rank returns before all have entered. It runs as a
- * collective of its own on the team (next sequence number, the team's
- * schedule storage), so it must not be called while another collective
- * runs on t. Returns KCOLL_OK or an error with a reason in errmsg. */
-struct kcoll_team;
-kcoll_status_t kcoll_team_barrier(struct kcoll_team *t, char *errmsg, size_t errlen);
+
+/* The start every Allgather builder but the ring_source ones shares:
+ * expose SEND (unless in place) and RECV, and copy this rank's own block
+ * from SEND to its place in RECV (unless in place). */
+static inline void kcoll_allgather_own_block(const kcoll_args_t *a, kcoll_sched_t *s)
+{
+    if (!a->in_place)
+        kcoll_sched_expose(s, KCOLL_BUF_SEND);
+    kcoll_sched_expose(s, KCOLL_BUF_RECV);
+    if (!a->in_place) {
+        size_t off, len = kcoll_rblock(a, a->rank, a->rank, &off);
+        kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
+    }
+}
 
 /* Allgather: where rank q's own block lies in q's buffers: RECV block q
  * in place (MPI_IN_PLACE is passed by all ranks or none), else SEND at 0. */
@@ -248,25 +274,6 @@ static inline kcoll_buf_t kcoll_a2a_src(const kcoll_args_t *a, int q, int j, siz
 }
 /* In place: copy the receive blocks other than the rank's own to TMP. */
 void kcoll_a2a_save(const kcoll_args_t *a, kcoll_sched_t *s);
-
-/* Runs of block moves (coll/allgather/runs.c): consecutive moves of one
- * kind between the same peer and buffers whose peer and local ranges both
- * continue the previous one become one READ/WRITE/COPY step, so that a
- * uniform layout costs one system call per contiguous range, not one per
- * block. kind is KCOLL_STEP_READ, _WRITE or _COPY (COPY: pbuf/poff is the
- * local destination, as in kcoll_sched_copy's step). */
-typedef struct {
-    int kind, peer, pbuf, lbuf;
-    size_t poff, loff, len;
-} kcoll_run_t;
-void kcoll_run_init(kcoll_run_t *r);
-void kcoll_run_add(kcoll_sched_t *s, kcoll_run_t *r, int kind, int peer, kcoll_buf_t pbuf,
-                   size_t poff, kcoll_buf_t lbuf, size_t loff, size_t len);
-void kcoll_run_flush(kcoll_sched_t *s, kcoll_run_t *r);
-/* The start every Allgather builder but the ring_source ones shares:
- * expose SEND (unless in place) and RECV, and copy this rank's own block
- * from SEND to its place in RECV (unless in place). */
-void kcoll_allgather_own_block(const kcoll_args_t *a, kcoll_sched_t *s);
 
 /* -- Reduce, Allreduce, Reduce_scatter(_block) builders -- */
 /* partitioned serves all four collectives (a->coll says which) */

@@ -1,71 +1,105 @@
-/* The registry of algorithms: names for KCOLL_<COLL>_ALGO, kcoll-info and
- * the statistics, and the parser of "<name>[:<param>=<N>]". */
+/* The algorithm descriptors (coll.h): names for KCOLL_<FAMILY>_ALGO,
+ * kcoll-info and the statistics, parameters, scratch, validity, engines;
+ * and the parser of "<name>[:<param>=<N>,...]". */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
 
+/* Parameter descriptors shared by several algorithms. */
+#define KCOLL_PARAM_K(def, min) {"k", offsetof(kcoll_aparam_t, k), def, min, 1 << 20}
+#define KCOLL_PARAM_J {"j", offsetof(kcoll_aparam_t, j), 1, 1, 1 << 20}
+#define KCOLL_PARAM_CHUNK {"chunk", offsetof(kcoll_aparam_t, chunk), 128, 4, 1 << 20}
+#define CMA KCOLL_ENGINE_BIT(KCOLL_ENGINE_CMA)
+
 const kcoll_algo_t kcoll_algos[] = {
-    {KCOLL_COLL_BCAST, "direct_read", kcoll_bcast_direct_read, NULL, 0, 0,
-     "every non-root reads the whole message from the root at once (paper 000 V.B, 003 V.B.1)"},
-    {KCOLL_COLL_BCAST, "direct_write", kcoll_bcast_direct_write, NULL, 0, 0,
-     "the root writes the message into each non-root in turn (paper 003 V.B.1)"},
-    {KCOLL_COLL_BCAST, "knomial", kcoll_bcast_knomial, "k", 4, 2,
-     "k-nomial tree of readers, at most k-1 readers of one process per round (paper 003 V.B.2)"},
-    {KCOLL_COLL_BCAST, "scatter_allgather", kcoll_bcast_scatter_allgather, NULL, 0, 0,
-     "non-roots read one 1/p chunk each, then read the others from their owners in a ring (paper 003 V.B.3)"},
-    {KCOLL_COLL_BCAST, "split_rw", kcoll_bcast_split_rw, NULL, 0, 0,
-     "the root writes 1/p of each peer's copy while the peer reads the rest: both cores copy"},
+    {.family = KCOLL_COLL_BCAST, .name = "direct_read", .build = kcoll_bcast_direct_read,
+     .engines = CMA,
+     .help = "every non-root reads the whole message from the root at once (paper 000 V.B, 003 V.B.1)"},
+    {.family = KCOLL_COLL_BCAST, .name = "direct_write", .build = kcoll_bcast_direct_write,
+     .engines = CMA,
+     .help = "the root writes the message into each non-root in turn (paper 003 V.B.1)"},
+    {.family = KCOLL_COLL_BCAST, .name = "knomial", .build = kcoll_bcast_knomial,
+     .params = {KCOLL_PARAM_K(4, 2)}, .engines = CMA,
+     .help = "k-nomial tree of readers, at most k-1 readers of one process per round (paper 003 V.B.2)"},
+    {.family = KCOLL_COLL_BCAST, .name = "scatter_allgather",
+     .build = kcoll_bcast_scatter_allgather, .engines = CMA,
+     .help = "non-roots read one 1/p chunk each, then read the others from their owners in a ring (paper 003 V.B.3)"},
+    {.family = KCOLL_COLL_BCAST, .name = "split_rw", .build = kcoll_bcast_split_rw,
+     .engines = CMA,
+     .help = "the root writes 1/p of each peer's copy while the peer reads the rest: both cores copy"},
 
     /* -- Scatter, Gather (and v) -- */
-    {KCOLL_COLL_SCATTER, "parallel_read", kcoll_scatter_parallel_read, NULL, 0, 0,
-     "every non-root reads its block from the root at once (paper 003 IV.A.1)"},
-    {KCOLL_COLL_SCATTER, "sequential_write", kcoll_scatter_sequential_write, NULL, 0, 0,
-     "the root writes each non-root's block in turn (paper 003 IV.A.2)"},
-    {KCOLL_COLL_SCATTER, "throttled_read", kcoll_scatter_throttled_read, "k", 4, 1,
-     "at most k non-roots read from the root at a time, chained by flags (paper 003 IV.A.3)"},
-    {KCOLL_COLL_GATHER, "parallel_write", kcoll_gather_parallel_write, NULL, 0, 0,
-     "every non-root writes its block into the root at once (paper 003 IV.B.1)"},
-    {KCOLL_COLL_GATHER, "sequential_read", kcoll_gather_sequential_read, NULL, 0, 0,
-     "the root reads each non-root's block in turn (paper 003 IV.B.2)"},
-    {KCOLL_COLL_GATHER, "throttled_write", kcoll_gather_throttled_write, "k", 4, 1,
-     "at most k non-roots write into the root at a time, chained by flags (paper 003 IV.B.3)"},
+    {.family = KCOLL_COLL_SCATTER, .name = "parallel_read", .build = kcoll_scatter_parallel_read,
+     .engines = CMA,
+     .help = "every non-root reads its block from the root at once (paper 003 IV.A.1)"},
+    {.family = KCOLL_COLL_SCATTER, .name = "sequential_write",
+     .build = kcoll_scatter_sequential_write, .engines = CMA,
+     .help = "the root writes each non-root's block in turn (paper 003 IV.A.2)"},
+    {.family = KCOLL_COLL_SCATTER, .name = "throttled_read", .build = kcoll_scatter_throttled_read,
+     .params = {KCOLL_PARAM_K(4, 1)}, .engines = CMA,
+     .help = "at most k non-roots read from the root at a time, chained by flags (paper 003 IV.A.3)"},
+    {.family = KCOLL_COLL_GATHER, .name = "parallel_write", .build = kcoll_gather_parallel_write,
+     .engines = CMA,
+     .help = "every non-root writes its block into the root at once (paper 003 IV.B.1)"},
+    {.family = KCOLL_COLL_GATHER, .name = "sequential_read", .build = kcoll_gather_sequential_read,
+     .engines = CMA,
+     .help = "the root reads each non-root's block in turn (paper 003 IV.B.2)"},
+    {.family = KCOLL_COLL_GATHER, .name = "throttled_write", .build = kcoll_gather_throttled_write,
+     .params = {KCOLL_PARAM_K(4, 1)}, .engines = CMA,
+     .help = "at most k non-roots write into the root at a time, chained by flags (paper 003 IV.B.3)"},
 
     /* -- Allgather, Alltoall (and v), Barrier -- */
-    {KCOLL_COLL_ALLGATHER, "gather_bcast", kcoll_allgather_gather_bcast, NULL, 0, 0,
-     "rank 0 reads every block, then all read the rest from rank 0 (paper 000 V.C baseline)"},
-    {KCOLL_COLL_ALLGATHER, "ring_neighbor", kcoll_allgather_ring_neighbor, "j", 1, 1,
-     "step i reads block rank-i*j from rank-j, which got it in step i-1; gcd(p,j)=1 (paper 003 IV.C)"},
-    {KCOLL_COLL_ALLGATHER, "ring_source_read", kcoll_allgather_ring_source_read, NULL, 0, 0,
-     "step i reads block rank-i straight from its owner, no forwarding (paper 003 IV.C)"},
-    {KCOLL_COLL_ALLGATHER, "ring_source_write", kcoll_allgather_ring_source_write, NULL, 0, 0,
-     "step i writes the own block into rank+i (paper 003 IV.C)"},
-    {KCOLL_COLL_ALLGATHER, "recursive_doubling", kcoll_allgather_recursive_doubling, NULL, 0, 0,
-     "log2 rounds reading the partner's half, extra ranks folded in (paper 003 IV.C)"},
-    {KCOLL_COLL_ALLGATHER, "bruck", kcoll_allgather_bruck, NULL, 0, 0,
-     "ceil(log2 p) rounds reading min(2^t,p-2^t) blocks from rank+2^t (paper 003 IV.C)"},
-    {KCOLL_COLL_ALLTOALL, "pairwise", kcoll_alltoall_pairwise, NULL, 0, 0,
-     "p-1 steps, read from rank XOR i (p power of 2) or rank-i: one reader per process (003 IV.C.1)"},
-    {KCOLL_COLL_ALLTOALL, "bruck", kcoll_alltoall_bruck, NULL, 0, 0,
-     "ceil(log2 p) rounds through scratch, for small blocks (paper 003 IV.C.1)"},
-    {KCOLL_COLL_ALLTOALL, "pairwise_write", kcoll_alltoall_pairwise_write, NULL, 0, 0,
-     "the pairwise schedule with the sender writing (paper 003 IV.C.1)"},
-    {KCOLL_COLL_BARRIER, "dissemination", kcoll_barrier_dissemination, NULL, 0, 0,
-     "ceil(log2 p) rounds of flags on the control segment, no data"},
+    {.family = KCOLL_COLL_ALLGATHER, .name = "gather_bcast", .build = kcoll_allgather_gather_bcast,
+     .engines = CMA,
+     .help = "rank 0 reads every block, then all read the rest from rank 0 (paper 000 V.C baseline)"},
+    {.family = KCOLL_COLL_ALLGATHER, .name = "ring_neighbor",
+     .build = kcoll_allgather_ring_neighbor, .params = {KCOLL_PARAM_J},
+     .check = kcoll_allgather_ring_neighbor_check, .engines = CMA,
+     .help = "step i reads block rank-i*j from rank-j, which got it in step i-1; gcd(p,j)=1 (paper 003 IV.C)"},
+    {.family = KCOLL_COLL_ALLGATHER, .name = "ring_source_read",
+     .build = kcoll_allgather_ring_source_read, .engines = CMA,
+     .help = "step i reads block rank-i straight from its owner, no forwarding (paper 003 IV.C)"},
+    {.family = KCOLL_COLL_ALLGATHER, .name = "ring_source_write",
+     .build = kcoll_allgather_ring_source_write, .engines = CMA,
+     .help = "step i writes the own block into rank+i (paper 003 IV.C)"},
+    {.family = KCOLL_COLL_ALLGATHER, .name = "recursive_doubling",
+     .build = kcoll_allgather_recursive_doubling, .engines = CMA,
+     .help = "log2 rounds reading the partner's half, extra ranks folded in (paper 003 IV.C)"},
+    {.family = KCOLL_COLL_ALLGATHER, .name = "bruck", .build = kcoll_allgather_bruck,
+     .engines = CMA,
+     .help = "ceil(log2 p) rounds reading min(2^t,p-2^t) blocks from rank+2^t (paper 003 IV.C)"},
+    {.family = KCOLL_COLL_ALLTOALL, .name = "pairwise", .build = kcoll_alltoall_pairwise,
+     .tmp = kcoll_alltoall_in_place_tmp, .engines = CMA,
+     .help = "p-1 steps, read from rank XOR i (p power of 2) or rank-i: one reader per process (003 IV.C.1)"},
+    {.family = KCOLL_COLL_ALLTOALL, .name = "bruck", .build = kcoll_alltoall_bruck,
+     .tmp = kcoll_alltoall_bruck_tmp, .engines = CMA,
+     .help = "ceil(log2 p) rounds through scratch, for small blocks (paper 003 IV.C.1)"},
+    {.family = KCOLL_COLL_ALLTOALL, .name = "pairwise_write", .build = kcoll_alltoall_pairwise_write,
+     .tmp = kcoll_alltoall_in_place_tmp, .engines = CMA,
+     .help = "the pairwise schedule with the sender writing (paper 003 IV.C.1)"},
+    {.family = KCOLL_COLL_BARRIER, .name = "dissemination", .build = kcoll_barrier_dissemination,
+     .engines = KCOLL_ENGINES_ALL,
+     .help = "ceil(log2 p) rounds of flags on the control segment, no data"},
 
     /* -- Reduce, Allreduce, Reduce_scatter(_block) -- */
-    {KCOLL_COLL_REDUCE, "partitioned", kcoll_reduce_partitioned, "chunk", 128, 4,
-     "every rank reduces 1/p of the vector, reading it from all peers in chunk-KiB pieces, and writes it to the root (paper 004 IV.A)"},
-    {KCOLL_COLL_REDUCE, "serial", kcoll_reduce_serial, "chunk", 128, 4,
-     "the root reads and reduces every contribution itself, chunk by chunk (paper 004's original)"},
-    {KCOLL_COLL_ALLREDUCE, "partitioned", kcoll_reduce_partitioned, "chunk", 128, 4,
-     "every rank reduces 1/p of the vector from all peers, then reads the other slices from their owners (paper 004 IV.A)"},
-    {KCOLL_COLL_ALLREDUCE, "reduce_bcast", kcoll_allreduce_reduce_bcast, "chunk", 128, 4,
-     "partitioned reduce to rank 0, then every rank reads the whole result from it (paper 004 IV.C)"},
-    {KCOLL_COLL_REDUCE_SCATTER, "partitioned", kcoll_reduce_partitioned, "chunk", 128, 4,
-     "every rank reduces its own block, reading it from all peers in chunk-KiB pieces (paper 004 IV.A)"},
-
+    {.family = KCOLL_COLL_REDUCE, .name = "partitioned", .build = kcoll_reduce_partitioned,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
+     .help = "every rank reduces 1/p of the vector, reading it from all peers in chunk-KiB pieces, and writes it to the root (paper 004 IV.A)"},
+    {.family = KCOLL_COLL_REDUCE, .name = "serial", .build = kcoll_reduce_serial,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
+     .help = "the root reads and reduces every contribution itself, chunk by chunk (paper 004's original)"},
+    {.family = KCOLL_COLL_ALLREDUCE, .name = "partitioned", .build = kcoll_reduce_partitioned,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
+     .help = "every rank reduces 1/p of the vector from all peers, then reads the other slices from their owners (paper 004 IV.A)"},
+    {.family = KCOLL_COLL_ALLREDUCE, .name = "reduce_bcast", .build = kcoll_allreduce_reduce_bcast,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
+     .help = "partitioned reduce to rank 0, then every rank reads the whole result from it (paper 004 IV.C)"},
+    {.family = KCOLL_COLL_REDUCE_SCATTER, .name = "partitioned", .build = kcoll_reduce_partitioned,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
+     .help = "every rank reduces its own block, reading it from all peers in chunk-KiB pieces (paper 004 IV.A)"},
 };
 const int kcoll_nalgos = (int)(sizeof kcoll_algos / sizeof kcoll_algos[0]);
 
@@ -121,19 +155,46 @@ const kcoll_algo_t *kcoll_algo_find(kcoll_coll_t c, const char *name)
 {
     c = kcoll_coll_family(c);
     for (int i = 0; i < kcoll_nalgos; i++)
-        if (kcoll_algos[i].coll == c && !strcmp(kcoll_algos[i].name, name))
+        if (kcoll_algos[i].family == c && !strcmp(kcoll_algos[i].name, name))
             return &kcoll_algos[i];
     return NULL;
 }
 
-int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo, int *param,
-                     char *err, size_t errlen)
+void kcoll_algo_defaults(const kcoll_algo_t *a, kcoll_aparam_t *prm)
+{
+    memset(prm, 0, sizeof *prm);
+    for (const kcoll_pdesc_t *d = a->params; d < a->params + KCOLL_ALGO_MAX_PARAMS && d->name; d++)
+        *kcoll_aparam_field(prm, d) = d->def;
+}
+
+static const kcoll_pdesc_t *kcoll_param_find(const kcoll_algo_t *a, const char *name, size_t len)
+{
+    for (const kcoll_pdesc_t *d = a->params; d < a->params + KCOLL_ALGO_MAX_PARAMS && d->name; d++)
+        if (strlen(d->name) == len && !strncmp(d->name, name, len))
+            return d;
+    return NULL;
+}
+
+/* "k, chunk" or "no parameter": what a's spec may name. */
+static void kcoll_param_list(const kcoll_algo_t *a, char *out, size_t outlen)
+{
+    int n = 0;
+    out[0] = '\0';
+    for (const kcoll_pdesc_t *d = a->params; d < a->params + KCOLL_ALGO_MAX_PARAMS && d->name; d++)
+        n += snprintf(out + n, n < (int)outlen ? outlen - (size_t)n : 0, "%s%s=N", n ? ", " : "",
+                      d->name);
+    if (!n)
+        snprintf(out, outlen, "no parameter");
+}
+
+int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo,
+                     kcoll_aparam_t *prm, char *err, size_t errlen)
 {
     char name[64];
     const char *colon = strchr(spec, ':');
     size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
     *algo = NULL;
-    *param = 0;
+    memset(prm, 0, sizeof *prm);
     if (nlen >= sizeof name) {
         snprintf(err, errlen, "algorithm name '%s' is too long", spec);
         return -1;
@@ -151,33 +212,45 @@ int kcoll_algo_parse(kcoll_coll_t c, const char *spec, const kcoll_algo_t **algo
     if (!a) {
         int n = snprintf(err, errlen, "unknown %s algorithm '%s' (known: auto", kcoll_coll_name(c), name);
         for (int i = 0; i < kcoll_nalgos && n > 0 && (size_t)n < errlen; i++)
-            if (kcoll_algos[i].coll == kcoll_coll_family(c))
+            if (kcoll_algos[i].family == kcoll_coll_family(c))
                 n += snprintf(err + n, errlen - (size_t)n, ", %s", kcoll_algos[i].name);
         if (n > 0 && (size_t)n < errlen)
             snprintf(err + n, errlen - (size_t)n, ")");
         return -1;
     }
-    int value = a->param_default;
-    if (colon) {
-        const char *arg = colon + 1;
-        size_t plen = a->param ? strlen(a->param) : 0;
+    kcoll_algo_defaults(a, prm);
+    for (const char *arg = colon ? colon + 1 : NULL; arg;) {
+        const char *eq = strchr(arg, '='), *comma = strchr(arg, ',');
+        const kcoll_pdesc_t *d = eq && (!comma || eq < comma) ? kcoll_param_find(a, arg, (size_t)(eq - arg)) : NULL;
+        if (!d) {
+            char list[96];
+            kcoll_param_list(a, list, sizeof list);
+            snprintf(err, errlen, "%s takes %s, not '%.*s'", a->name, list,
+                     (int)(comma ? (size_t)(comma - arg) : strlen(arg)), arg);
+            return -1;
+        }
         char *end;
-        if (!a->param || strncmp(arg, a->param, plen) || arg[plen] != '=') {
-            snprintf(err, errlen, "%s takes %s%s%s", a->name, a->param ? "only the parameter " : "no parameter",
-                     a->param ? a->param : "", a->param ? "=N" : "");
+        long v = strtol(eq + 1, &end, 10);
+        if (end == eq + 1 || (*end && *end != ',') || v < d->min || v > d->max) {
+            snprintf(err, errlen, "%s: %s must be an integer from %d to %d, not '%.*s'", a->name,
+                     d->name, d->min, d->max,
+                     (int)(comma ? (size_t)(comma - eq - 1) : strlen(eq + 1)), eq + 1);
             return -1;
         }
-        long v = strtol(arg + plen + 1, &end, 10);
-        if (end == arg + plen + 1 || *end || v < a->param_min || v > 1 << 20) {
-            snprintf(err, errlen, "%s: %s must be an integer >= %d, not '%s'", a->name, a->param,
-                     a->param_min, arg + plen + 1);
-            return -1;
-        }
-        value = (int)v;
+        *kcoll_aparam_field(prm, d) = (int)v;
+        arg = comma ? comma + 1 : NULL;
     }
     *algo = a;
-    *param = value;
     return 0;
+}
+
+void kcoll_algo_spec(const kcoll_algo_t *a, const kcoll_aparam_t *prm, char *out, size_t outlen)
+{
+    kcoll_aparam_t v = *prm;
+    int n = snprintf(out, outlen, "%s", a->name);
+    for (const kcoll_pdesc_t *d = a->params; d < a->params + KCOLL_ALGO_MAX_PARAMS && d->name; d++)
+        n += snprintf(out + n, n < (int)outlen ? outlen - (size_t)n : 0, "%c%s=%d",
+                      d == a->params ? ':' : ',', d->name, *kcoll_aparam_field(&v, d));
 }
 
 void kcoll_split(size_t n, int parts, int i, size_t *off, size_t *len)

@@ -179,7 +179,7 @@ void kcoll_op_apply(const kcoll_op_t *op, const void *in, void *inout, size_t by
 {
     size_t n = bytes / op->esize;
     if (op->kind == KCOLL_OP_USER)
-        op->user(in, inout, n, op->ctx);
+        op->user(in, inout, n, op);
     else
         kcoll_kernels[0][op->type][op->kind](in, inout, n);
 }

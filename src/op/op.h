@@ -53,15 +53,19 @@ typedef enum {
     KCOLL_NTYPE
 } kcoll_type_t;
 
-/* inout[0..n) = in[0..n) op inout[0..n) for n elements, by a user function. */
-typedef void (*kcoll_user_fn)(const void *in, void *inout, size_t n, void *ctx);
+struct kcoll_op;
+/* inout[0..n) = in[0..n) op inout[0..n) for n elements, by a user
+ * function; op->ctx holds what the caller stored there. */
+typedef void (*kcoll_user_fn)(const void *in, void *inout, size_t n, const struct kcoll_op *op);
 
 typedef struct kcoll_op {
     kcoll_opkind_t kind;
     kcoll_type_t type;
     size_t esize;        /* bytes per element */
     kcoll_user_fn user;  /* KCOLL_OP_USER */
-    void *ctx;           /* passed to user */
+    /* the caller's context for user, inside the operation, so that a copy
+     * of the operation (a non-blocking collective keeps one) is complete */
+    _Alignas(16) unsigned char ctx[32];
 } kcoll_op_t;
 
 /* Bytes of one element of t (0 for KCOLL_T_OPAQUE). */

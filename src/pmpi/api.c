@@ -1,8 +1,8 @@
 /* kcoll's public run-time interface (include/kcoll.h). */
 #include <string.h>
 
-#include "core/params.h"
-#include "core/stats.h"
+#include "base/params.h"
+#include "base/stats.h"
 #include "kcoll.h"
 #include "pmpi/pmpi.h"
 
@@ -24,22 +24,20 @@ KCOLL_PUBLIC const char *kcoll_param_get(const char *name)
 KCOLL_PUBLIC int kcoll_stats_get(const char *coll, const char *path, uint64_t *calls,
                                  uint64_t *bytes)
 {
-    uint64_t table[KCOLL_STATS_LEN];
-    kcoll_stats_snapshot(table);
-    for (int c = 0; c < KCOLL_NCOLL; c++) {
-        if (strcmp(coll, kcoll_coll_name((kcoll_coll_t)c)))
+    for (int row = 0; row < KCOLL_NCOLL * KCOLL_NMODES; row++) {
+        char rname[48];
+        if (!kcoll_stats_row_name(row, rname, sizeof rname) || strcmp(coll, rname))
             continue;
-        for (int i = 0; i < KCOLL_NPATH; i++) {
+        const kcoll_coll_t family = kcoll_coll_family((kcoll_coll_t)(row / KCOLL_NMODES));
+        for (int i = 0; i < KCOLL_MAX_ALGOS + KCOLL_NREASON; i++) {
             char name[64];
             if (!kcoll_stats_path_name(i, name, sizeof name) || strcmp(name, path))
                 continue;
             /* algorithm names repeat across families ("bruck", "partitioned"):
-             * the collective's own family's is the row */
-            if (i < kcoll_nalgos && kcoll_algos[i].coll != kcoll_coll_family((kcoll_coll_t)c))
+             * the collective's own family's is the path */
+            if (i < kcoll_nalgos && kcoll_algos[i].family != family)
                 continue;
-            const uint64_t *row = &table[((size_t)c * KCOLL_NPATH + (size_t)i) * 2];
-            *calls = row[0];
-            *bytes = row[1];
+            kcoll_stats_read(row, i, calls, bytes);
             return 0;
         }
     }

@@ -1,38 +1,119 @@
-/* MPI_Gather and MPI_Gatherv: decide whether kcoll can do the call, and
- * do it (algorithms: coll/gather/). The mirror image of pmpi/scatter.c:
- * the eligibility checks, the vote and the agreement are shared with it
- * (see pmpi/rooted.h). Here the root's blocked buffer is the receive
- * buffer and each rank's own block its send buffer.
- */
-#include "core/stats.h"
+/* MPI_Gather(v), MPI_Igather(v), MPI_Gather(v)_init: the root's receive
+ * side is the blocked buffer, every rank's send side its own block; at the
+ * root MPI_IN_PLACE as the send buffer means its block is in place
+ * already (call/fam_rooted.c decides). Only the arguments MPI says are
+ * significant on this rank are looked at. */
 #include "pmpi/pmpi.h"
-#include "pmpi/rooted.h"
+
+static void gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                        int root, MPI_Comm comm)
+{
+    kcoll_pmpi_describe(c, coll, root, comm);
+    c->in_place = sendbuf == MPI_IN_PLACE;
+    if (c->p && c->rank == root)
+        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, displs, recvtype);
+    if (!c->in_place)
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, NULL, NULL, sendtype);
+}
 
 KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                             MPI_Comm comm)
 {
-    kcoll_reason_t why;
-    size_t bytes;
-    int rc = kcoll_rooted_call(KCOLL_COLL_GATHER, recvbuf, recvcount, NULL, NULL, recvtype,
-                               sendbuf, sendcount, sendtype, root, comm, &why, &bytes);
-    if (rc >= 0)
+    kcoll_call_t c;
+    MPI_Request q;
+    int rc;
+    gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                NULL, recvtype, root, comm);
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    kcoll_stats_count_mpi(KCOLL_COLL_GATHER, why, bytes);
-    return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (!kcoll_pending())
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm);
+    return kcoll_pmpi_host_wait(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, root, comm, &q),
+                                &q);
 }
 
 KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    kcoll_reason_t why;
-    size_t bytes;
-    int rc = kcoll_rooted_call(KCOLL_COLL_GATHERV, recvbuf, 0, recvcounts, displs, recvtype,
-                               sendbuf, sendcount, sendtype, root, comm, &why, &bytes);
-    if (rc >= 0)
+    kcoll_call_t c;
+    MPI_Request q;
+    int rc;
+    gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                displs, recvtype, root, comm);
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    kcoll_stats_count_mpi(KCOLL_COLL_GATHERV, why, bytes);
-    return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                        root, comm);
+    if (!kcoll_pending())
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            root, comm);
+    return kcoll_pmpi_host_wait(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                              displs, recvtype, root, comm, &q),
+                                &q);
 }
+
+KCOLL_PUBLIC int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                NULL, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                        request);
+}
+
+KCOLL_PUBLIC int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, int root, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                displs, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                         root, comm, request);
+}
+
+#ifdef KCOLL_HAVE_PERSISTENT
+KCOLL_PUBLIC int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    NULL, NULL, recvtype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, root, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                    displs, recvtype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+#endif

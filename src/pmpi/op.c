@@ -1,4 +1,4 @@
-/* MPI operations and datatypes for kcoll's reductions.
+/* MPI operations and datatypes for kcoll's reductions (pmpi.h).
  *
  * Predefined operations and datatypes map to kcoll's enums (op/op.h) by
  * handle; an MPI datatype maps to the kcoll type of its class and size
@@ -13,9 +13,10 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "coll/reduce/common.h"
-#include "pmpi/reduction.h"
+#include "base/grow.h"
+#include "pmpi/pmpi.h"
 
 /* ---- user operations ---- */
 
@@ -56,7 +57,9 @@ KCOLL_PUBLIC int MPI_Op_free(MPI_Op *op)
     return PMPI_Op_free(op);
 }
 
-int kcoll_user_op_lookup(MPI_Op op, MPI_User_function **fn, int *commute)
+/* The function and commutativity of a user operation created through
+ * MPI_Op_create; 0 if op is not one. */
+static int kcoll_user_op_lookup(MPI_Op op, MPI_User_function **fn, int *commute)
 {
     int found = 0;
     pthread_mutex_lock(&kcoll_ops_lock);
@@ -137,153 +140,49 @@ static int kcoll_mpi_type(MPI_Datatype dt, kcoll_type_t *t)
     return 0;
 }
 
-/* ---- the common path of the four reductions ---- */
+/* ---- a user operation's kernel ---- */
 
+/* What op->ctx holds for a user operation. */
 typedef struct {
     MPI_User_function *fn;
     MPI_Datatype dt;
 } kcoll_user_ctx_t;
 
-static void kcoll_call_user(const void *in, void *inout, size_t n, void *ctx)
+static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_op_t *op)
 {
-    kcoll_user_ctx_t *u = ctx;
+    kcoll_user_ctx_t u;
     int size;
-    PMPI_Type_size(u->dt, &size);
+    memcpy(&u, op->ctx, sizeof u);
+    PMPI_Type_size(u.dt, &size);
     while (n > 0) {
         int len = n > INT_MAX ? INT_MAX : (int)n;
-        u->fn((void *)(uintptr_t)in, inout, &len, &u->dt);
+        u.fn((void *)(uintptr_t)in, inout, &len, &u.dt);
         in = (const char *)in + (size_t)len * (size_t)size;
         inout = (char *)inout + (size_t)len * (size_t)size;
         n -= (size_t)len;
     }
 }
 
-int kcoll_pmpi_reduction(const kcoll_red_call_t *c, int *rc)
+int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, kcoll_op_t *op)
 {
-    const kcoll_coll_t coll = c->coll;
-    kcoll_reason_t why;
-    size_t bytes = 0, esize, total = 0;
-    int p, rank, tsize;
-    MPI_Aint lb = 0;
-    const kcoll_algo_t *algo;
-    int param;
-    size_t *counts = NULL;
-
-    why = KCOLL_R_DISABLED;
-    if (!kcoll_ready())
-        goto host;
-    if (!kcoll_pmpi_comm(c->comm, &p, &rank, &why))
-        goto host;
-    why = KCOLL_R_INVALID;
-    if (c->datatype == MPI_DATATYPE_NULL || c->op == MPI_OP_NULL ||
-        PMPI_Type_size(c->datatype, &tsize) != MPI_SUCCESS || tsize <= 0)
-        goto host;
-    esize = (size_t)tsize;
-    if (coll == KCOLL_COLL_REDUCE_SCATTER) {
-        if (!c->recvcounts)
-            goto host;
-        for (int q = 0; q < p; q++) {
-            if (c->recvcounts[q] < 0)
-                goto host;
-            total += (size_t)c->recvcounts[q];
-        }
-        bytes = total / (size_t)p * esize; /* the mean block */
-    } else {
-        if (c->count < 0)
-            goto host;
-        bytes = (size_t)c->count * esize;
-        total = coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK ? (size_t)c->count * (size_t)p
-                                                        : (size_t)c->count;
-    }
-    if (coll == KCOLL_COLL_REDUCE && (c->root < 0 || c->root >= p))
-        goto host;
-    if (!kcoll_pmpi_policy(p, bytes, &why))
-        goto host;
-
-    /* operation and datatype: identical on every rank (MPI requires it),
-     * so every rank decides alike without an agreement */
-    kcoll_op_t op = {.esize = esize};
-    kcoll_user_ctx_t uctx = {NULL, c->datatype};
-    int commute;
-    why = KCOLL_R_OP;
-    if (kcoll_mpi_opkind(c->op, &op.kind)) {
-        if (!kcoll_mpi_type(c->datatype, &op.type) || !kcoll_op_valid(op.kind, op.type) ||
-            kcoll_type_size(op.type) != esize)
-            goto host;
-    } else if (kcoll_user_op_lookup(c->op, &uctx.fn, &commute)) {
-        MPI_Aint xlb, extent;
-        if (PMPI_Type_get_extent(c->datatype, &xlb, &extent) != MPI_SUCCESS ||
-            extent != (MPI_Aint)esize)
-            goto host;
-        op.kind = KCOLL_OP_USER;
-        op.type = KCOLL_T_OPAQUE;
-        op.user = kcoll_call_user;
-        op.ctx = &uctx;
-    } else {
-        goto host; /* MPI_REPLACE, MPI_NO_OP, unknown */
-    }
-    why = KCOLL_R_NONCONTIG;
-    if (!kcoll_dtype_contig(c->datatype, total > INT_MAX ? INT_MAX : (int)total, &lb))
-        goto host;
-
-    kcoll_team_t *team = kcoll_pmpi_team(c->comm, kcoll_coll_family(coll), &algo, &param, &why);
-    if (!team)
-        goto host;
-    if (!algo) {
-        if (coll == KCOLL_COLL_REDUCE)
-            algo = kcoll_reduce_select(p, bytes, &param);
-        else if (coll == KCOLL_COLL_ALLREDUCE)
-            algo = kcoll_allreduce_select(p, bytes, &param);
-        else
-            algo = kcoll_reduce_scatter_select(p, bytes, &param);
-        if (!algo) { /* the default rule prefers the host MPI at this size */
-            why = KCOLL_R_SMALL;
-            goto host;
-        }
-    }
-
-    if (coll == KCOLL_COLL_REDUCE_SCATTER) {
-        counts = malloc((size_t)p * sizeof *counts);
-        if (!counts) {
-            *rc = kcoll_fail(c->comm, coll, "out of memory");
-            return 1;
-        }
-        for (int q = 0; q < p; q++)
-            counts[q] = (size_t)c->recvcounts[q];
-    }
-    int in_place = c->sendbuf == MPI_IN_PLACE;
-    kcoll_args_t args = {.coll = coll, .p = p, .rank = rank, .root = c->root, .bytes = bytes,
-                         .in_place = in_place, .k = param, .count = (size_t)c->count,
-                         .esize = esize, .counts = counts, .op = &op};
-    if (coll == KCOLL_COLL_REDUCE && rank != c->root)
-        args.in_place = 0; /* only the root's matters */
-    size_t vec = total * esize, off, mine;
-    size_t tmp_len = kcoll_reduce_tmp_len(&args);
-    void *tmp = kcoll_team_scratch(team, tmp_len);
-    if (!tmp) {
-        free(counts);
-        *rc = kcoll_fail(c->comm, coll, "no scratch memory for the reduction");
-        return 1;
-    }
-    char *recv = c->recvbuf ? (char *)c->recvbuf + lb : NULL;
-    char *send = args.in_place ? recv : (char *)(uintptr_t)c->sendbuf + lb;
-    size_t recv_len = vec;
-    if (coll == KCOLL_COLL_REDUCE_SCATTER || coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK) {
-        /* in place the receive buffer holds the whole vector on entry */
-        kcoll_red_slice(&args, rank, &off, &mine);
-        recv_len = args.in_place ? vec : mine;
-    }
-    if (coll == KCOLL_COLL_REDUCE && rank != c->root) {
-        recv = NULL;
-        recv_len = 0;
-    }
-    void *bufs[KCOLL_NBUF] = {send, recv, tmp};
-    size_t lens[KCOLL_NBUF] = {vec, recv_len, tmp_len};
-    *rc = kcoll_pmpi_run(c->comm, team, algo, &args, bufs, lens, bytes);
-    free(counts);
+    int size, commute;
+    kcoll_user_ctx_t u = {NULL, dt};
+    if (PMPI_Type_size(dt, &size) != MPI_SUCCESS || size <= 0)
+        return 0;
+    memset(op, 0, sizeof *op);
+    op->esize = (size_t)size;
+    if (kcoll_mpi_opkind(mop, &op->kind))
+        return kcoll_mpi_type(dt, &op->type) && kcoll_op_valid(op->kind, op->type) &&
+               kcoll_type_size(op->type) == op->esize;
+    if (!kcoll_user_op_lookup(mop, &u.fn, &commute))
+        return 0; /* MPI_REPLACE, MPI_NO_OP, unknown */
+    MPI_Aint lb, extent;
+    if (PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS || extent != (MPI_Aint)size)
+        return 0;
+    _Static_assert(sizeof u <= sizeof op->ctx, "a user operation's context fits");
+    op->kind = KCOLL_OP_USER;
+    op->type = KCOLL_T_OPAQUE;
+    op->user = kcoll_call_user;
+    memcpy(op->ctx, &u, sizeof u);
     return 1;
-
-host:
-    kcoll_stats_count_mpi(coll, why, bytes);
-    return 0;
 }

@@ -1,13 +1,29 @@
-/* Shared pieces of the PMPI layer: the intercepted MPI_* functions call
- * kcoll where it can do the call and the host MPI's PMPI_* where not. */
+/* The PMPI layer: the intercepted MPI_* functions. Each translates its MPI
+ * arguments into an MPI-free description of the call (call/call.h) and
+ * hands it to the call layer; what kcoll does not take goes to the host
+ * MPI's PMPI_* function. Nothing here decides about algorithms.
+ *
+ * The shape of every intercepted collective:
+ *
+ *   MPI_Bcast:  kcoll_call_t c; describe c (sides from the datatypes);
+ *               if (kcoll_pmpi_blocking(&c, comm, &rc)) return rc;
+ *               host: PMPI_Bcast, or while kcoll requests are pending its
+ *               non-blocking form waited for with kcoll_pmpi_host_wait;
+ *   MPI_Ibcast: the same description;
+ *               if (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) return rc;
+ *               return PMPI_Ibcast(...);
+ *   MPI_Bcast_init (where the host declares it): the host's own persistent
+ *               request is made first (it is the handle the user gets);
+ *               kcoll_pmpi_persistent(&c, comm, *request) then decides
+ *               once whether kcoll runs its starts.
+ */
 #ifndef KCOLL_PMPI_H
 #define KCOLL_PMPI_H
 
 #include <mpi.h>
 
-#include "coll/coll.h"
-#include "core/stats.h"
-#include "core/team.h"
+#include "call/call.h"
+#include "sched/wait.h"
 
 /* The MPI entry points and the public API keep default visibility; the
  * rest of the library is hidden (-fvisibility=hidden). */
@@ -17,43 +33,56 @@
  * PMPI_Init it did not see); 0 before MPI_Init and after MPI_Finalize. */
 int kcoll_ready(void);
 
-/* Is `count` elements of dt one contiguous run of bytes? Then *lb is the
- * offset of its first byte from the buffer pointer. */
-int kcoll_dtype_contig(MPI_Datatype dt, int count, MPI_Aint *lb);
+/* Start a description: collective, root, and the communicator's size and
+ * rank (0, 0 if comm is not a usable intra-communicator). */
+void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm);
+/* One buffer side from MPI arguments (count, or counts and displs for a v
+ * side). buf is moved to the datatype's first byte. */
+void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *counts,
+                     const int *displs, MPI_Datatype dt);
 
-/* The algorithm for collective c: forced by KCOLL_<FAMILY>_ALGO, or NULL
- * if that is "auto"; -1 if the spec is invalid (one warning per distinct
- * spec). */
-int kcoll_algo_forced(kcoll_coll_t c, const kcoll_algo_t **algo, int *param);
+/* Run a blocking call through kcoll if it takes it: 1 with the MPI result
+ * in *rc, or 0 when the host MPI must do it. */
+int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc);
+/* Start a non-blocking call through kcoll if it takes it: 1 with *request
+ * set and the MPI result in *rc, or 0 when the host MPI must do it. */
+int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
+/* A persistent request the host made (request): decide once whether kcoll
+ * runs its starts. */
+void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
+/* Complete a host MPI request q started in place of a blocking call,
+ * advancing kcoll's requests meanwhile (a host without a progress hook
+ * would otherwise leave them waiting while this rank blocks). */
+int kcoll_pmpi_host_wait(int rc, MPI_Request *q);
 
-/* The steps every intercepted collective takes, in this order, so that
- * the user sees the host MPI's own behaviour wherever kcoll does not act:
- *
- *   if (!kcoll_pmpi_comm(comm, &p, &rank, &why)) goto host;   ready, valid, intra
- *   ...the collective's own argument checks (why = KCOLL_R_INVALID)...
- *   if (!kcoll_pmpi_policy(p, bytes, &why)) goto host;         disabled, 1 rank, small
- *   ...datatype layout (KCOLL_R_NONCONTIG)...
- *   team = kcoll_pmpi_team(comm, coll, &algo, &param, &why);   forced algorithm, team
- *   ...default algorithm, kcoll_args_t, buffers...
- *   return kcoll_pmpi_run(comm, team, algo, &args, bufs, lens, bytes);
- * host:
- *   kcoll_stats_count_mpi(coll, why, bytes); return PMPI_...;
- *
- * All of it must use only values every rank of the call knows alike; a
- * v-variant agrees first (sched/agree.h). */
-int kcoll_pmpi_comm(MPI_Comm comm, int *p, int *rank, kcoll_reason_t *why);
-int kcoll_pmpi_policy(int p, size_t bytes, kcoll_reason_t *why);
-kcoll_team_t *kcoll_pmpi_team(MPI_Comm comm, kcoll_coll_t coll, const kcoll_algo_t **algo,
-                              int *param, kcoll_reason_t *why);
-/* Build this rank's schedule with algo, run it on bufs/lens, count it in the
- * statistics under stat_bytes. Returns MPI_SUCCESS or the error of
- * kcoll_fail. */
-int kcoll_pmpi_run(MPI_Comm comm, kcoll_team_t *team, const kcoll_algo_t *algo,
-                   const kcoll_args_t *args, void *const bufs[KCOLL_NBUF],
-                   const size_t lens[KCOLL_NBUF], size_t stat_bytes);
+/* The team of comm for a call: NULL with the reason when kcoll cannot use
+ * comm. create: set a team up if comm has none yet (only where every rank
+ * of comm is in the same call: a blocking collective). */
+kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why);
+/* A communicator was just made: set its team up while all its ranks are in
+ * the call that made it, so that its first non-blocking collective finds
+ * one. */
+void kcoll_comm_created(MPI_Comm comm);
+/* Create the attribute keyval (after PMPI_Init). Returns 0 or -1. */
+int kcoll_teams_init(void);
+/* Let go of every team still held (before PMPI_Finalize). */
+void kcoll_teams_finalize(void);
+
+/* Requests and completion (pmpi/request.c). */
+int kcoll_requests_init(void);
+void kcoll_requests_finalize(void);
+/* The host's progress engine calls kcoll_progress (pmpi/progress.c). */
+void kcoll_progress_hook_init(void);
+void kcoll_progress_hook_finalize(void);
+
+/* MPI operations and datatypes to kcoll's (pmpi/op.c): op set and 1, or 0
+ * when no kcoll kernel applies. dt must be valid. */
+int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, kcoll_op_t *op);
 
 /* Report a failure after the protocol started: one error line, then the
  * communicator's error handler. Returns the MPI error code to return. */
-int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, const char *what);
+int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, kcoll_status_t st, const char *what);
+/* The MPI error class of a kcoll status. */
+int kcoll_mpi_error(kcoll_status_t st);
 
 #endif

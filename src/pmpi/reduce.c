@@ -1,16 +1,209 @@
-/* MPI_Reduce: kcoll where it can (pmpi/op.c decides, from values every
- * rank knows alike: communicator, root, count, datatype, operation), the
- * host MPI otherwise. MPI_IN_PLACE at the root: its contribution is in
- * recvbuf. */
-#include "pmpi/reduction.h"
+/* MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Reduce_scatter,
+ * their non-blocking and persistent forms (call/fam_reduce.c decides).
+ * The datatype and counts ride on the receive side, the send side holds
+ * the send buffer; the operation is mapped to kcoll's (pmpi/op.c), or to
+ * none, and MPI_OP_NULL makes the arguments invalid (the host reports it).
+ * MPI_IN_PLACE: every rank's contribution is in its receive buffer. */
+#include "pmpi/pmpi.h"
+
+static void reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, const void *sendbuf,
+                        void *recvbuf, int count, const int *recvcounts, MPI_Datatype datatype,
+                        MPI_Op mop, int root, MPI_Comm comm)
+{
+    kcoll_pmpi_describe(c, coll, root, comm);
+    c->in_place = sendbuf == MPI_IN_PLACE;
+    kcoll_pmpi_side(&c->recv, recvbuf, count, recvcounts, NULL, datatype);
+    if (!c->in_place) /* the send buffer, from the datatype's first byte as well */
+        kcoll_pmpi_side(&c->send, sendbuf, count, NULL, NULL, datatype);
+    if (mop == MPI_OP_NULL)
+        c->recv.type &= ~KCOLL_TYPE_VALID;
+    else if ((c->recv.type & KCOLL_TYPE_VALID) && kcoll_pmpi_op(mop, datatype, op))
+        c->op = op;
+}
 
 KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, int root, MPI_Comm comm)
 {
-    kcoll_red_call_t c = {KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root,
-                          comm};
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    MPI_Request q;
     int rc;
-    if (kcoll_pmpi_reduction(&c, &rc))
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root,
+                comm);
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    if (!kcoll_pending())
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return kcoll_pmpi_host_wait(
+        PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &q), &q);
 }
+
+KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    MPI_Request q;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, 0,
+                comm);
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
+        return rc;
+    if (!kcoll_pending())
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return kcoll_pmpi_host_wait(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &q),
+                                &q);
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    MPI_Request q;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
+                datatype, op, 0, comm);
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
+        return rc;
+    if (!kcoll_pending())
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return kcoll_pmpi_host_wait(
+        PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &q), &q);
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    MPI_Request q;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype,
+                op, 0, comm);
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
+        return rc;
+    if (!kcoll_pending())
+        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    return kcoll_pmpi_host_wait(
+        PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &q), &q);
+}
+
+KCOLL_PUBLIC int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root,
+                comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+KCOLL_PUBLIC int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, 0,
+                comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+KCOLL_PUBLIC int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                           MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
+                datatype, op, 0, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
+
+KCOLL_PUBLIC int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                     MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype,
+                op, 0, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+#ifdef KCOLL_HAVE_PERSISTENT
+KCOLL_PUBLIC int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op,
+                    root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op,
+                    0, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                               MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                            info, request);
+    if (rc == MPI_SUCCESS) {
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
+                    datatype, op, 0, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
+                                         const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+                                      request);
+    if (rc == MPI_SUCCESS) {
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
+                    datatype, op, 0, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+#endif

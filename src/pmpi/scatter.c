@@ -1,38 +1,119 @@
-/* MPI_Scatter and MPI_Scatterv: decide whether kcoll can do the call, and
- * do it (algorithms: coll/scatter/). The eligibility checks, the vote and
- * the agreement are shared with MPI_Gather(v): see pmpi/rooted.h. Here the
- * root's blocked buffer is the send buffer and each rank's own block its
- * receive buffer.
- */
-#include "core/stats.h"
+/* MPI_Scatter(v), MPI_Iscatter(v), MPI_Scatter(v)_init: the root's send
+ * side is the blocked buffer, every rank's receive side its own block; at
+ * the root MPI_IN_PLACE as the receive buffer keeps its block where it is
+ * (call/fam_rooted.c decides). Only the arguments MPI says are
+ * significant on this rank are looked at. */
 #include "pmpi/pmpi.h"
-#include "pmpi/rooted.h"
+
+static void scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf, int sendcount,
+                         const int *sendcounts, const int *displs, MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm)
+{
+    kcoll_pmpi_describe(c, coll, root, comm);
+    c->in_place = recvbuf == MPI_IN_PLACE;
+    if (c->p && c->rank == root)
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, displs, sendtype);
+    if (!c->in_place)
+        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, NULL, NULL, recvtype);
+}
 
 KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                              MPI_Comm comm)
 {
-    kcoll_reason_t why;
-    size_t bytes;
-    int rc = kcoll_rooted_call(KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
-                               recvbuf, recvcount, recvtype, root, comm, &why, &bytes);
-    if (rc >= 0)
+    kcoll_call_t c;
+    MPI_Request q;
+    int rc;
+    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    kcoll_stats_count_mpi(KCOLL_COLL_SCATTER, why, bytes);
-    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (!kcoll_pending())
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                            comm);
+    return kcoll_pmpi_host_wait(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                              recvtype, root, comm, &q),
+                                &q);
 }
 
 KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
                               MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    kcoll_reason_t why;
-    size_t bytes;
-    int rc = kcoll_rooted_call(KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype,
-                               recvbuf, recvcount, recvtype, root, comm, &why, &bytes);
-    if (rc >= 0)
+    kcoll_call_t c;
+    MPI_Request q;
+    int rc;
+    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    kcoll_stats_count_mpi(KCOLL_COLL_SCATTERV, why, bytes);
-    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                         root, comm);
+    if (!kcoll_pending())
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                             root, comm);
+    return kcoll_pmpi_host_wait(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                               recvcount, recvtype, root, comm, &q),
+                                &q);
 }
+
+KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         request);
+}
+
+KCOLL_PUBLIC int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                               MPI_Datatype recvtype, int root, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                          root, comm, request);
+}
+
+#ifdef KCOLL_HAVE_PERSISTENT
+KCOLL_PUBLIC int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                               comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                     recvcount, recvtype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
+                                   const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                     recvcount, recvtype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+#endif

@@ -1,55 +1,49 @@
 /* The executor: one rank runs its schedule for real.
  *
- * EXPOSE stores a buffer's address and length in this rank's slot and then
+ * Every word it touches lies in the collective's lane (sched/ctl.h).
+ *
+ * EXPOSE stores a buffer's address and length in this rank's lane and then
  * the collective's sequence number with release order; a peer that loads
  * that number with acquire order sees the address and length (and every
  * byte the owner wrote before). READ and WRITE first look up the peer's
  * exposure of the named buffer for this collective: not there yet means
  * "in progress", an exposure of a later collective means the peer broke the
- * protocol. The data then moves with one CMA system call (xfer/cma.c).
+ * protocol. The data then moves through the team's transfer engine
+ * (xfer/engine.h). Consecutive READ steps from one peer (or WRITE steps to
+ * one peer) whose exposures are all there go into one engine call as one
+ * iovec list: one system call instead of one per step (paper 003: every
+ * call pays alpha, the start-up and permission check, once).
  *
  * SIGNAL stores (seq << KCOLL_SEQ_SHIFT | value) into this rank's flag with
  * release order, so everything this rank copied before is visible to a
  * peer whose WAIT loads the flag with acquire order and finds it reached.
  * Flags only grow, so a WAIT is never fooled by an older collective.
  *
- * kcoll_exec_run polls a little, then yields the core (jobs on this kind of
- * machine are often oversubscribed, and a spinning waiter must not starve
- * the process it waits for), and every KCOLL_PEER_CHECK_MS checks that the
- * awaited peer is still alive, turning a dead peer into an error; a live
- * peer that does not arrive within KCOLL_WAIT_WARN_MS gets one warning.
+ * EXTERN starts the collective's external operation when the step is
+ * reached and tests it on every later call until it is done.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/params.h"
 #include "sched/exec.h"
-#include "xfer/cma.h"
+#include "sched/wait.h"
+
+/* Most steps one engine call moves. */
+#define KCOLL_EXEC_BATCH 64
 
 static inline uint64_t kcoll_flag_word(uint64_t seq, uint32_t value)
 {
     return (seq << KCOLL_SEQ_SHIFT) | value;
 }
 
-static inline void kcoll_cpu_relax(void)
+void kcoll_exec_start(kcoll_exec_t *x, const kcoll_ctl_t *c, const kcoll_engine_t *engine,
+                      const kcoll_sched_t *s, void *const bufs[KCOLL_NBUF],
+                      const size_t lens[KCOLL_NBUF], uint64_t seq)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-void kcoll_exec_start(kcoll_exec_t *x, kcoll_team_t *t, const kcoll_sched_t *s,
-                      void *const bufs[KCOLL_NBUF], const size_t lens[KCOLL_NBUF], uint64_t seq)
-{
-    x->team = t;
+    x->ctl = c;
+    x->engine = engine;
     x->sched = s;
     for (int b = 0; b < KCOLL_NBUF; b++) {
         x->bufs[b] = bufs[b];
@@ -57,9 +51,12 @@ void kcoll_exec_start(kcoll_exec_t *x, kcoll_team_t *t, const kcoll_sched_t *s,
     }
     x->seq = seq;
     x->pc = 0;
+    x->xstarted = -1;
     x->blocked_on = -1;
-    x->errmsg[0] = '\0';
     x->op = NULL;
+    x->xops = NULL;
+    x->nxops = 0;
+    x->errmsg[0] = '\0';
 }
 
 /* Address of peer's buffer pbuf at poff, valid for len bytes, once the peer
@@ -67,7 +64,7 @@ void kcoll_exec_start(kcoll_exec_t *x, kcoll_team_t *t, const kcoll_sched_t *s,
 static kcoll_status_t kcoll_exec_peer_addr(kcoll_exec_t *x, int peer, int pbuf, size_t poff,
                                            size_t len, char **addr)
 {
-    kcoll_expo_t *e = &x->team->slots[peer].expose[pbuf];
+    kcoll_expo_t *e = &kcoll_ctl_lane(x->ctl, peer, x->seq)->expose[pbuf];
     /* acquire: pairs with the release in the peer's EXPOSE; makes its addr and len visible */
     uint64_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
     if (seq < x->seq) {
@@ -108,39 +105,78 @@ static kcoll_status_t kcoll_exec_local(kcoll_exec_t *x, int buf, size_t off, siz
     return KCOLL_OK;
 }
 
-static kcoll_status_t kcoll_exec_transfer(kcoll_exec_t *x, const kcoll_step_t *st)
+/* The READ or WRITE step at pc and the following ones of the same kind
+ * and peer whose exposures are there, as one engine call. On success *n
+ * is the number of steps done. */
+static kcoll_status_t kcoll_exec_transfer(kcoll_exec_t *x, int *n)
 {
-    char *remote, *local;
-    kcoll_status_t rc = kcoll_exec_peer_addr(x, st->peer, st->pbuf, st->poff, st->len, &remote);
-    if (rc)
-        return rc;
-    rc = kcoll_exec_local(x, st->lbuf, st->loff, st->len, &local);
-    if (rc)
-        return rc;
-    pid_t pid = x->team->pids[st->peer];
-    int reading = st->kind == KCOLL_STEP_READ;
-    rc = reading ? kcoll_cma_read(pid, local, remote, st->len)
-                 : kcoll_cma_write(pid, local, remote, st->len);
+    const kcoll_step_t *first = &x->sched->steps[x->pc];
+    struct iovec local[KCOLL_EXEC_BATCH], remote[KCOLL_EXEC_BATCH];
+    size_t bytes = 0;
+    int k = 0;
+    for (int i = x->pc; i < x->sched->n && k < KCOLL_EXEC_BATCH; i++, k++) {
+        const kcoll_step_t *st = &x->sched->steps[i];
+        char *r, *l;
+        if (k > 0 && (st->kind != first->kind || st->peer != first->peer))
+            break;
+        kcoll_status_t rc = kcoll_exec_peer_addr(x, st->peer, st->pbuf, st->poff, st->len, &r);
+        if (rc == KCOLL_IN_PROGRESS && k > 0)
+            break; /* move what is there; this one waits for the next call */
+        if (rc)
+            return rc;
+        if ((rc = kcoll_exec_local(x, st->lbuf, st->loff, st->len, &l)))
+            return rc;
+        remote[k] = (struct iovec){r, st->len};
+        local[k] = (struct iovec){l, st->len};
+        bytes += st->len;
+    }
+    pid_t pid = x->ctl->pids[first->peer];
+    int reading = first->kind == KCOLL_STEP_READ;
+    kcoll_status_t rc = reading ? x->engine->readv(pid, local, k, remote, k)
+                                : x->engine->writev(pid, local, k, remote, k);
     if (rc) {
         int err = errno;
         snprintf(x->errmsg, sizeof x->errmsg, "%s of %zu bytes %s rank %d (pid %d) failed: %s%s%s",
-                 reading ? "process_vm_readv" : "process_vm_writev", st->len,
-                 reading ? "from" : "to", st->peer, (int)pid, kcoll_status_str(rc),
+                 reading ? x->engine->read_call : x->engine->write_call, bytes,
+                 reading ? "from" : "to", first->peer, (int)pid, kcoll_status_str(rc),
                  rc == KCOLL_ERR_SYS ? ": " : "", rc == KCOLL_ERR_SYS ? strerror(err) : "");
-        x->blocked_on = st->peer;
+        x->blocked_on = first->peer;
+        return rc;
     }
+    *n = k;
+    return KCOLL_OK;
+}
+
+static kcoll_status_t kcoll_exec_extern(kcoll_exec_t *x, const kcoll_step_t *st)
+{
+    if ((int)st->value >= x->nxops || !x->xops[st->value]) {
+        snprintf(x->errmsg, sizeof x->errmsg, "EXTERN step names operation %u of %d",
+                 st->value, x->nxops);
+        return KCOLL_ERR_ARG;
+    }
+    kcoll_xop_t *op = x->xops[st->value];
+    kcoll_status_t rc;
+    if (x->xstarted != x->pc) {
+        x->xstarted = x->pc;
+        if ((rc = op->start(op, x->errmsg, sizeof x->errmsg)))
+            return rc;
+    }
+    rc = op->test(op, x->errmsg, sizeof x->errmsg);
+    if (rc == KCOLL_IN_PROGRESS)
+        x->blocked_on = op->peer;
     return rc;
 }
 
 kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
 {
-    kcoll_team_t *t = x->team;
-    kcoll_slot_t *me = &t->slots[t->rank];
+    const kcoll_ctl_t *c = x->ctl;
     const kcoll_sched_t *s = x->sched;
+    kcoll_lane_t *me = kcoll_ctl_lane(c, c->rank, x->seq);
 
     while (x->pc < s->n) {
         const kcoll_step_t *st = &s->steps[x->pc];
         kcoll_status_t rc = KCOLL_OK;
+        int done = 1;
         switch ((kcoll_step_kind_t)st->kind) {
         case KCOLL_STEP_EXPOSE: {
             kcoll_expo_t *e = &me->expose[st->lbuf];
@@ -156,7 +192,7 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
         }
         case KCOLL_STEP_READ:
         case KCOLL_STEP_WRITE:
-            rc = kcoll_exec_transfer(x, st);
+            rc = kcoll_exec_transfer(x, &done);
             break;
         case KCOLL_STEP_COPY: {
             char *src, *dst;
@@ -190,7 +226,7 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
                                   memory_order_release);
             break;
         case KCOLL_STEP_WAIT: {
-            kcoll_line_t *f = &t->slots[st->peer].flag[st->flag];
+            kcoll_line_t *f = &kcoll_ctl_lane(c, st->peer, x->seq)->flag[st->flag];
             /* acquire: pairs with the peer's release in SIGNAL; its data becomes visible */
             if (atomic_load_explicit(&f->v, memory_order_acquire) <
                 kcoll_flag_word(x->seq, st->value)) {
@@ -199,90 +235,41 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
             }
             break;
         }
+        case KCOLL_STEP_EXTERN:
+            rc = kcoll_exec_extern(x, st);
+            break;
         default:
             snprintf(x->errmsg, sizeof x->errmsg, "unknown step kind %d", st->kind);
             rc = KCOLL_ERR_ARG;
         }
         if (rc)
             return rc;
-        x->pc++;
+        x->pc += done;
     }
     x->blocked_on = -1;
     return KCOLL_OK;
 }
 
-void kcoll_waiter_init(kcoll_waiter_t *w)
-{
-    w->spin = kcoll_param_int(KCOLL_P_SPIN);
-    w->check_ns = kcoll_param_int(KCOLL_P_PEER_CHECK_MS) * 1000000;
-    w->warn_ns = kcoll_param_int(KCOLL_P_WAIT_WARN_MS) * 1000000;
-    kcoll_waiter_reset(w);
-}
-
-void kcoll_waiter_reset(kcoll_waiter_t *w)
-{
-    w->polls = 0;
-    w->wait_start = w->last_check = 0;
-    w->warned = 0;
-}
-
-kcoll_status_t kcoll_waiter_pause(kcoll_waiter_t *w, const kcoll_team_t *t, int peer,
-                                  uint64_t seq, char *errmsg, size_t errlen)
-{
-    if (++w->polls <= w->spin) {
-        kcoll_cpu_relax();
-        return KCOLL_OK;
-    }
-    if (w->polls == w->spin + 1)
-        w->wait_start = w->last_check = kcoll_now_ns();
-    int64_t now = (w->polls & 15) ? 0 : kcoll_now_ns();
-    if (now && now - w->wait_start > 50 * 1000000) {
-        /* a long wait (the peer is busy elsewhere): stop burning the core */
-        struct timespec nap = {0, 50000};
-        nanosleep(&nap, NULL);
-    } else {
-        sched_yield();
-    }
-    if (now && w->check_ns > 0 && now - w->last_check >= w->check_ns) {
-        w->last_check = now;
-        if (peer >= 0 && !kcoll_pid_alive(t->pids[peer])) {
-            snprintf(errmsg, errlen,
-                     "rank %d (pid %d) of this communicator died while this rank waited for it",
-                     peer, (int)t->pids[peer]);
-            return KCOLL_ERR_PEER_DEAD;
-        }
-        if (peer >= 0 && w->warn_ns > 0 && !w->warned && now - w->wait_start >= w->warn_ns) {
-            /* Alive but absent: stuck elsewhere, or it called the host MPI
-             * for this collective while this rank runs kcoll's (ranks
-             * passing datatypes of different layouts). Say so once. */
-            w->warned = 1;
-            kcoll_warn("rank %d of a communicator has waited %lld s in collective %llu for "
-                       "rank %d (pid %d), which is alive but does not arrive (stuck "
-                       "elsewhere, or it took the host MPI's path: datatypes of different "
-                       "layouts on different ranks?)",
-                       t->rank, (long long)((now - w->wait_start) / 1000000000),
-                       (unsigned long long)seq, peer, (int)t->pids[peer]);
-        }
-    }
-    return KCOLL_OK;
-}
-
 kcoll_status_t kcoll_exec_run(kcoll_exec_t *x)
 {
-    kcoll_waiter_t w;
-    kcoll_waiter_init(&w);
+    kcoll_pause_t pause;
+    kcoll_watch_t watch;
+    kcoll_pause_init(&pause);
+    kcoll_watch_init(&watch);
     int last_pc = x->pc;
 
     for (;;) {
         kcoll_status_t rc = kcoll_exec_progress(x);
         if (rc != KCOLL_IN_PROGRESS)
             return rc;
-        if (x->pc != last_pc) { /* progress: start a fresh wait */
+        if (x->pc != last_pc) { /* headway: start a fresh wait */
             last_pc = x->pc;
-            kcoll_waiter_reset(&w);
+            kcoll_pause_reset(&pause);
+            kcoll_watch_reset(&watch);
         }
-        rc = kcoll_waiter_pause(&w, x->team, x->blocked_on, x->seq, x->errmsg, sizeof x->errmsg);
+        rc = kcoll_watch(&watch, x->ctl, x->blocked_on, x->seq, x->errmsg, sizeof x->errmsg);
         if (rc)
             return rc;
+        kcoll_pause(&pause);
     }
 }

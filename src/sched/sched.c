@@ -2,20 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "sched/sched.h"
-
-int kcoll_grow(void **items, int *cap, int n, size_t size, int first)
-{
-    if (n < *cap)
-        return 0;
-    int ncap = *cap ? 2 * *cap : first;
-    void *p = realloc(*items, (size_t)ncap * size);
-    if (!p)
-        return -1;
-    *items = p;
-    *cap = ncap;
-    return 0;
-}
 
 void kcoll_sched_init(kcoll_sched_t *s)
 {
@@ -133,6 +121,29 @@ void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t va
     kcoll_sched_flag(s, KCOLL_STEP_WAIT, peer, flag, value);
 }
 
+void kcoll_sched_extern(kcoll_sched_t *s, int op)
+{
+    if (op < 0) {
+        if (!s->err)
+            s->err = KCOLL_ERR_ARG;
+        return;
+    }
+    kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_EXTERN);
+    if (st)
+        st->value = (uint32_t)op;
+}
+
+void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src)
+{
+    for (int i = 0; i < src->n && !dst->err; i++) {
+        kcoll_step_t *st = kcoll_sched_push(dst, (kcoll_step_kind_t)src->steps[i].kind);
+        if (st)
+            *st = src->steps[i];
+    }
+    if (src->err && !dst->err)
+        dst->err = src->err;
+}
+
 const char *kcoll_buf_name(int buf)
 {
     static const char *const names[KCOLL_NBUF] = {"SEND", "RECV", "TMP"};
@@ -176,6 +187,9 @@ void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
         case KCOLL_STEP_WAIT:
             fprintf(out, "WAIT   rank %d %s >= %u\n", st->peer, kcoll_flag_name(st->flag),
                     st->value);
+            break;
+        case KCOLL_STEP_EXTERN:
+            fprintf(out, "EXTERN %u\n", st->value);
             break;
         }
     }

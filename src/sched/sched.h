@@ -19,6 +19,15 @@
  * sets this rank's flag f to v (for this collective), WAIT(peer, f, v)
  * waits until the peer's flag f has reached at least v. Values a rank
  * signals on one flag within one collective never decrease.
+ *
+ * EXTERN(i) runs an operation outside the team's shared memory: the
+ * collective's i-th external operation (kcoll_xop_t below), such as an
+ * agreement or a host-MPI non-blocking call on a sub-communicator. The
+ * executor starts it when it reaches the step and then tests it in later
+ * progress calls until it is done, so a schedule can mix kcoll phases with
+ * host phases. The simulator models an external operation as one event
+ * shared by every rank of the collective that runs it: it completes on a
+ * rank once every such rank has started it.
  */
 #ifndef KCOLL_SCHED_H
 #define KCOLL_SCHED_H
@@ -27,7 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 typedef enum {
     KCOLL_BUF_SEND = 0,
@@ -53,8 +62,9 @@ typedef enum {
     KCOLL_STEP_COPY,   /* local lbuf[loff..+len) -> local pbuf[poff..+len) */
     KCOLL_STEP_SIGNAL, /* own flag `flag` := value */
     KCOLL_STEP_WAIT,   /* until peer's flag `flag` >= value */
-    KCOLL_STEP_REDUCE  /* local pbuf[poff..+len) = lbuf[loff..+len) op pbuf[poff..+len);
+    KCOLL_STEP_REDUCE, /* local pbuf[poff..+len) = lbuf[loff..+len) op pbuf[poff..+len);
                         * flag 1 (reversed): pbuf = pbuf op lbuf */
+    KCOLL_STEP_EXTERN  /* run external operation number `value` (kcoll_xop_t) */
 } kcoll_step_kind_t;
 
 typedef struct {
@@ -63,7 +73,7 @@ typedef struct {
     uint8_t pbuf;  /* peer's buffer (COPY, REDUCE: local destination) */
     uint8_t flag;  /* SIGNAL/WAIT */
     int32_t peer;  /* READ/WRITE/WAIT: team rank of the peer */
-    uint32_t value;/* SIGNAL/WAIT */
+    uint32_t value;/* SIGNAL/WAIT: flag value; EXTERN: operation number */
     size_t loff, poff, len;
 } kcoll_step_t;
 
@@ -73,9 +83,17 @@ typedef struct {
     kcoll_status_t err; /* sticky: first failure while appending */
 } kcoll_sched_t;
 
-/* Room for one more element in a growable array of `size`-byte elements
- * holding n of *cap (doubling, starting at `first`). Returns 0 or -1. */
-int kcoll_grow(void **items, int *cap, int n, size_t size, int first);
+/* An external operation (EXTERN steps). Implementations embed it as
+ * their first member. start is called once, when the step is reached;
+ * test then until it returns KCOLL_OK (done) or an error (with a one-line
+ * reason in err); KCOLL_IN_PROGRESS means "not yet". Neither may block. */
+typedef struct kcoll_xop kcoll_xop_t;
+struct kcoll_xop {
+    const char *name; /* in traces: "agree", "PMPI_Ibcast" */
+    int peer;         /* team rank a test is waiting for, or -1: for the watchdog */
+    kcoll_status_t (*start)(kcoll_xop_t *op, char *err, size_t errlen);
+    kcoll_status_t (*test)(kcoll_xop_t *op, char *err, size_t errlen);
+};
 
 void kcoll_sched_init(kcoll_sched_t *s);
 void kcoll_sched_reset(kcoll_sched_t *s); /* empty it, keep the memory */
@@ -100,6 +118,10 @@ void kcoll_sched_reduce_rev(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
                             kcoll_buf_t sbuf, size_t soff, size_t len);
 void kcoll_sched_signal(kcoll_sched_t *s, kcoll_flag_t flag, uint32_t value);
 void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t value);
+/* Run the collective's external operation number `op`. */
+void kcoll_sched_extern(kcoll_sched_t *s, int op);
+/* Copy src's steps to the end of dst (dst->err on failure). */
+void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src);
 
 /* One line per step, prefixed with "rank R:" (KCOLL_TRACE). */
 void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out);

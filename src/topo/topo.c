@@ -34,9 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
-#include "core/params.h"
-#include "core/status.h"
+#include "base/log.h"
+#include "base/params.h"
+#include "base/status.h"
 
 /* Distinct cache sizes listed for one level. */
 #define KCOLL_TOPO_MAX_SIZES 8

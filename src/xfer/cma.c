@@ -71,8 +71,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/log.h"
+#include "base/clock.h"
+#include "base/log.h"
 
 /* Most bytes one call moves (the kernel's MAX_RW_COUNT). */
 #define KCOLL_CMA_MAX_CALL ((size_t)0x7ffff000)
@@ -678,3 +678,14 @@ err_unmap:
     errno = e;
     return KCOLL_ERR_SYS;
 }
+
+const kcoll_engine_t kcoll_engine_cma = {
+    .id = KCOLL_ENGINE_CMA,
+    .name = "cma",
+    .read_call = "process_vm_readv",
+    .write_call = "process_vm_writev",
+    .readv = kcoll_cma_readv,
+    .writev = kcoll_cma_writev,
+    .allow_peers = kcoll_cma_allow_peers,
+    .probe_peer = kcoll_cma_probe_peer,
+};

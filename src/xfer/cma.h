@@ -15,7 +15,11 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "core/status.h"
+#include "base/status.h"
+#include "xfer/engine.h"
+
+/* The engine table's entry (xfer/engine.h). */
+extern const kcoll_engine_t kcoll_engine_cma;
 
 /* Copy len bytes from address `remote` in process pid to `local`. */
 kcoll_status_t kcoll_cma_read(pid_t pid, void *local, const void *remote, size_t len);

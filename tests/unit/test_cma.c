@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "core/clock.h"
-#include "core/status.h"
+#include "base/clock.h"
+#include "base/status.h"
 #include "core/team.h"
 #include "xfer/cma.h"
 

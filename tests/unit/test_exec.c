@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "coll/coll.h"
-#include "core/params.h"
+#include "base/params.h"
 #include "core/team.h"
 #include "sched/exec.h"
 #include "sched/agree.h"

@@ -5,7 +5,7 @@
 
 #include "check.h"
 #include "coll/coll.h"
-#include "core/params.h"
+#include "base/params.h"
 
 int main(void)
 {

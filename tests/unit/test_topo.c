@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "core/params.h"
+#include "base/params.h"
 #include "topo/topo.h"
 
 #define MiB ((size_t)1 << 20)

@@ -30,22 +30,24 @@ static int gcd(int x, int y)
     return x;
 }
 
-int kcoll_allgather_ring_neighbor_check(int p, int j, char *err, size_t errlen)
+int kcoll_allgather_ring_neighbor_check(int p, const kcoll_aparam_t *prm, char *why,
+                                        size_t whylen)
 {
+    const int j = prm->j;
     if (j >= 1 && (p <= 1 || gcd(p, j % p) == 1))
         return 0;
-    snprintf(err, errlen, "ring_neighbor needs gcd(p, j) = 1, but j=%d and p=%d share a factor", j,
-             p);
+    snprintf(why, whylen, "ring_neighbor needs gcd(p, j) = 1, but j=%d and p=%d share a factor",
+             j, p);
     return -1;
 }
 
 kcoll_status_t kcoll_allgather_ring_neighbor(const kcoll_args_t *a, kcoll_sched_t *s)
 {
     const int p = a->p, r = a->rank;
-    char err[96];
-    if (kcoll_allgather_ring_neighbor_check(p, a->k, err, sizeof err))
+    char why[96];
+    if (kcoll_allgather_ring_neighbor_check(p, &a->prm, why, sizeof why))
         return KCOLL_ERR_ARG;
-    const int j = p > 1 ? a->k % p : 0;
+    const int j = p > 1 ? a->prm.j % p : 0;
     const int from = (r - j + p) % p, reader = (r + j) % p;
     size_t off, len, poff;
 

@@ -21,6 +21,19 @@
  */
 #include "coll/coll.h"
 
+size_t kcoll_alltoall_in_place_tmp(const kcoll_args_t *a)
+{
+    size_t end = 0, off;
+    if (!a->in_place)
+        return 0;
+    for (int j = 0; j < a->p; j++) {
+        size_t len = kcoll_rblock(a, a->rank, j, &off);
+        if (len && off + len > end)
+            end = off + len;
+    }
+    return end;
+}
+
 void kcoll_a2a_save(const kcoll_args_t *a, kcoll_sched_t *s)
 {
     kcoll_run_t run;

@@ -40,7 +40,7 @@ static long kcoll_knomial_mask(long v, long k, long p)
 
 kcoll_status_t kcoll_bcast_knomial(const kcoll_args_t *a, kcoll_sched_t *s)
 {
-    const long k = a->k >= 2 ? a->k : 2, p = a->p;
+    const long k = a->prm.k >= 2 ? a->prm.k : 2, p = a->p;
     const long v = kcoll_rel(a, a->rank);
     const long mv = kcoll_knomial_mask(v, k, p);
 

@@ -47,7 +47,7 @@ void kcoll_red_slice(const kcoll_args_t *a, int q, size_t *off, size_t *len)
 
 size_t kcoll_red_chunk(const kcoll_args_t *a)
 {
-    size_t c = (size_t)(a->k > 0 ? a->k : 128) * 1024 / a->esize * a->esize;
+    size_t c = (size_t)(a->prm.chunk > 0 ? a->prm.chunk : 128) * 1024 / a->esize * a->esize;
     return c ? c : a->esize;
 }
 

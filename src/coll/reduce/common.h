@@ -25,7 +25,7 @@ size_t kcoll_red_vector(const kcoll_args_t *a);
  * Reduce_scatter family, else a 1/p share cut on whole elements (cache
  * lines where the element size allows). */
 void kcoll_red_slice(const kcoll_args_t *a, int q, size_t *off, size_t *len);
-/* Chunk size in bytes: a->k KiB, a whole number of elements. */
+/* Chunk size in bytes: prm.chunk KiB, a whole number of elements. */
 size_t kcoll_red_chunk(const kcoll_args_t *a);
 
 /* Where the reduced chunks of a range go. */

@@ -6,7 +6,7 @@
  * Reduce_scatter family, else a 1/p share (common.c). Every rank exposes
  * its SEND buffer; then
  *  1. each rank reduces its own slice over all ranks: chunk by chunk
- *     (a->k KiB, L2-sized), it reads rank p-1's chunk straight into its
+ *     (prm.chunk KiB, L2-sized), it reads rank p-1's chunk straight into its
  *     accumulator, then reads each other rank's chunk into TMP and reduces
  *     it in, in kcoll's fixed order r_0 op (r_1 op (... r_{p-1})) (its own
  *     chunk is reduced from SEND without a copy). No rank waits for

@@ -2,7 +2,7 @@
  * the root alone reads and reduces every contribution.
  *
  * Every rank exposes its SEND buffer. The root walks the vector in chunks
- * of a->k KiB: it reads rank p-1's chunk straight into its RECV buffer,
+ * of prm.chunk KiB: it reads rank p-1's chunk straight into its RECV buffer,
  * then each other rank's chunk into TMP and reduces it in, for q = p-2
  * down to 0 (kcoll's fixed order, common.h; its own chunk is reduced from
  * SEND directly). It then raises DONE; the others wait for it and return.

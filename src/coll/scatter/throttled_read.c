@@ -21,7 +21,7 @@
 
 kcoll_status_t kcoll_scatter_throttled_read(const kcoll_args_t *a, kcoll_sched_t *s)
 {
-    const int p = a->p, k = a->k < 1 ? 1 : a->k;
+    const int p = a->p, k = a->prm.k < 1 ? 1 : a->prm.k;
     size_t off, len;
     if (a->rank == a->root) {
         kcoll_sched_expose(s, KCOLL_BUF_SEND);

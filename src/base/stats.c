@@ -1,0 +1,39 @@
+/* Statistics counters (see stats.h). Relaxed atomic adds: a counter orders
+ * nothing, it only must not lose increments when several threads call
+ * collectives at once. */
+#include <stdatomic.h>
+
+#include "base/stats.h"
+
+static _Atomic uint64_t kcoll_stats[KCOLL_STATS_ROWS][KCOLL_STATS_PATHS][2];
+
+void kcoll_stats_add(int row, int path, size_t bytes)
+{
+    if (row < 0 || row >= KCOLL_STATS_ROWS || path < 0 || path >= KCOLL_STATS_PATHS)
+        return;
+    /* relaxed: a counter, ordering nothing */
+    atomic_fetch_add_explicit(&kcoll_stats[row][path][0], 1, memory_order_relaxed);
+    /* relaxed: a counter, ordering nothing */
+    atomic_fetch_add_explicit(&kcoll_stats[row][path][1], bytes, memory_order_relaxed);
+}
+
+void kcoll_stats_snapshot(uint64_t out[KCOLL_STATS_LEN])
+{
+    size_t i = 0;
+    for (int r = 0; r < KCOLL_STATS_ROWS; r++)
+        for (int p = 0; p < KCOLL_STATS_PATHS; p++)
+            for (int k = 0; k < 2; k++)
+                /* relaxed: a snapshot of counters, ordering nothing */
+                out[i++] = atomic_load_explicit(&kcoll_stats[r][p][k], memory_order_relaxed);
+}
+
+void kcoll_stats_read(int row, int path, uint64_t *calls, uint64_t *bytes)
+{
+    *calls = *bytes = 0;
+    if (row < 0 || row >= KCOLL_STATS_ROWS || path < 0 || path >= KCOLL_STATS_PATHS)
+        return;
+    /* relaxed: reading counters, ordering nothing */
+    *calls = atomic_load_explicit(&kcoll_stats[row][path][0], memory_order_relaxed);
+    /* relaxed: reading counters, ordering nothing */
+    *bytes = atomic_load_explicit(&kcoll_stats[row][path][1], memory_order_relaxed);
+}

@@ -1,0 +1,32 @@
+/* Statistics counters: calls and bytes per (row, path), for this process.
+ *
+ * The counters know nothing of collectives: a row is one kind of call
+ * and a path one way of doing it, both small numbers that the call layer
+ * (call/report.c) assigns and names ("MPI_Ibcast", "kcoll:knomial",
+ * "mpi:below_min_bytes"). MPI_Finalize sums the snapshots of all ranks
+ * and rank 0 prints them (KCOLL_STATS). */
+#ifndef KCOLL_STATS_H
+#define KCOLL_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KCOLL_STATS_ROWS 48   /* kinds of call */
+#define KCOLL_STATS_PATHS 96  /* paths of one kind of call */
+#define KCOLL_STATS_LEN (KCOLL_STATS_ROWS * KCOLL_STATS_PATHS * 2)
+
+/* One call more on (row, path), moving `bytes`. Out-of-range indices are
+ * ignored. */
+void kcoll_stats_add(int row, int path, size_t bytes);
+/* Calls and bytes of (row, path) within a snapshot. */
+static inline const uint64_t *kcoll_stats_cell(const uint64_t *table, int row, int path)
+{
+    return &table[((size_t)row * KCOLL_STATS_PATHS + (size_t)path) * 2];
+}
+/* Calls and bytes of one (row, path) of this process. */
+void kcoll_stats_read(int row, int path, uint64_t *calls, uint64_t *bytes);
+/* The whole table as (calls, bytes) pairs, row by row, for summing over
+ * ranks. */
+void kcoll_stats_snapshot(uint64_t out[KCOLL_STATS_LEN]);
+
+#endif

@@ -1,0 +1,221 @@
+/* Taking a call (see call.h): the checks every collective passes, in this
+ * order, so that the user sees the host MPI's own behaviour wherever kcoll
+ * does not act, and so that all ranks of a call take one path:
+ *
+ *   arguments every rank sees alike are valid       else mpi:invalid_args
+ *   kcoll enabled, more than one process,           else mpi:disabled,
+ *   the size (where known alike) >= MIN_BYTES            one_rank, below_min_bytes
+ *   datatype layout (where not agreed)              else mpi:noncontig_datatype
+ *   a reduction kernel for the operation            else mpi:unsupported_op
+ *   the communicator's team                         else its reason
+ *   selection: forced algorithm valid, no rule      else mpi:bad_algo,
+ *   preferring the host MPI                              below_min_bytes
+ *   blocking calls that agree: the agreement        else its reason
+ *
+ * A request keeps its team referenced until it is released.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/params.h"
+#include "base/stats.h"
+#include "call/request.h"
+
+static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
+{
+    switch (kcoll_coll_family(c)) {
+    case KCOLL_COLL_BCAST: return &kcoll_fam_bcast;
+    case KCOLL_COLL_SCATTER:
+    case KCOLL_COLL_GATHER: return &kcoll_fam_rooted;
+    case KCOLL_COLL_ALLGATHER: return &kcoll_fam_allgather;
+    case KCOLL_COLL_ALLTOALL: return &kcoll_fam_alltoall;
+    case KCOLL_COLL_BARRIER: return &kcoll_fam_barrier;
+    default: return &kcoll_fam_reduce;
+    }
+}
+
+int kcoll_req_arrays(kcoll_req_t *r, int p)
+{
+    if (p <= r->cap_p)
+        return 0;
+    uint64_t *votes = realloc(r->votes, (size_t)p * sizeof *votes);
+    if (votes)
+        r->votes = votes;
+    kcoll_layout_t *lay = realloc(r->lay, (size_t)p * sizeof *lay);
+    if (lay)
+        r->lay = lay;
+    size_t *counts = realloc(r->counts, (size_t)p * sizeof *counts);
+    if (counts)
+        r->counts = counts;
+    if (!votes || !lay || !counts)
+        return -1;
+    r->cap_p = p;
+    return 0;
+}
+
+/* Fill r's decision from the call alone (the family's shared view). */
+static void kcoll_call_describe(kcoll_req_t *r, const kcoll_call_t *c, kcoll_mode_t mode)
+{
+    r->call = *c;
+    r->mode = mode;
+    r->row = kcoll_stats_row(c->coll, mode);
+    r->fam = kcoll_family_of(c->coll);
+    r->invalid = r->noncontig = r->bad_op = 0;
+    r->policy_bytes = r->stat_bytes = 0;
+    memset(&r->args, 0, sizeof r->args);
+    r->args.coll = c->coll;
+    r->args.p = c->p;
+    r->args.rank = c->rank;
+    r->args.root = c->root;
+    r->fam->shared(r);
+}
+
+void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t why)
+{
+    kcoll_req_t r;
+    memset(&r, 0, sizeof r);
+    if (c->coll == KCOLL_COLL_REDUCE_SCATTER && c->p > 0 &&
+        !(r.counts = calloc((size_t)c->p, sizeof *r.counts)))
+        return;
+    kcoll_call_describe(&r, c, mode);
+    kcoll_stats_add(r.row, KCOLL_PATH_REASON(why), why == KCOLL_R_INVALID ? 0 : r.stat_bytes);
+    free(r.counts);
+}
+
+/* The host MPI does r's call. A persistent call is counted at each start
+ * instead (pmpi/request.c). */
+static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why,
+                                              kcoll_reason_t *out)
+{
+    if (r->mode != KCOLL_MODE_PERSISTENT)
+        kcoll_stats_add(r->row, KCOLL_PATH_REASON(why),
+                        why == KCOLL_R_INVALID ? 0 : r->stat_bytes);
+    *out = why;
+    return KCOLL_CALL_HOST;
+}
+
+/* A request from the team's pool (or a new one). */
+static kcoll_req_t *kcoll_req_get(kcoll_team_t *t)
+{
+    kcoll_team_lock(t);
+    kcoll_req_t *r = t->pool;
+    if (r)
+        t->pool = r->next;
+    kcoll_team_unlock(t);
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return NULL;
+        kcoll_sched_init(&r->sched);
+    }
+    r->team = t;
+    r->next = r->prev = NULL;
+    r->state = KCOLL_REQ_PREPARED;
+    r->seq = 0;
+    r->seen = r->built = r->detached = r->listed = r->holds_team = 0;
+    r->status = KCOLL_OK;
+    r->errmsg[0] = '\0';
+    r->done = NULL;
+    r->done_ctx = NULL;
+    return r;
+}
+
+int kcoll_call_select(kcoll_req_t *r, int must_run)
+{
+    kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
+                                    r->policy_bytes, &r->choice);
+    if (s == KCOLL_SELECT_BAD)
+        return KCOLL_R_BAD_ALGO;
+    if (s == KCOLL_SELECT_HOST && !must_run)
+        return KCOLL_R_SMALL;
+    if (s == KCOLL_SELECT_HOST) /* the family's first algorithm, with defaults */
+        for (int i = 0; i < kcoll_nalgos && !r->choice.algo; i++)
+            if (kcoll_algos[i].family == kcoll_coll_family(r->call.coll)) {
+                r->choice.algo = &kcoll_algos[i];
+                kcoll_algo_defaults(r->choice.algo, &r->choice.prm);
+            }
+    return 0;
+}
+
+kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
+                                       kcoll_team_t *team, kcoll_reason_t team_why,
+                                       kcoll_req_t **req, kcoll_reason_t *why, char *err,
+                                       size_t errlen)
+{
+    kcoll_req_t local, *r = &local;
+    *req = NULL;
+    if (team && (r = kcoll_req_get(team)) == NULL) {
+        snprintf(err, errlen, "out of memory for a request");
+        return KCOLL_CALL_FAILED;
+    }
+    if (!team) {
+        memset(&local, 0, sizeof local);
+        if (c->coll == KCOLL_COLL_REDUCE_SCATTER && c->p > 0 &&
+            !(local.counts = calloc((size_t)c->p, sizeof *local.counts)))
+            return kcoll_call_to_host(r, team_why, why);
+    } else if (kcoll_req_arrays(r, c->p)) {
+        kcoll_req_release(r);
+        snprintf(err, errlen, "out of memory for a request");
+        return KCOLL_CALL_FAILED;
+    }
+    kcoll_call_describe(r, c, mode);
+
+    const int agrees = r->fam->vote != NULL;
+    kcoll_reason_t reason = KCOLL_R_NONE;
+    if (r->invalid)
+        reason = KCOLL_R_INVALID;
+    else if (kcoll_param_int(KCOLL_P_DISABLE))
+        reason = KCOLL_R_DISABLED;
+    else if (c->p == 1)
+        reason = KCOLL_R_ONE_RANK;
+    else if (r->policy_bytes < (size_t)kcoll_param_int(KCOLL_P_MIN_BYTES))
+        reason = KCOLL_R_SMALL;
+    else if (r->noncontig && (!agrees || mode != KCOLL_MODE_BLOCKING))
+        reason = KCOLL_R_NONCONTIG;
+    else if (r->bad_op)
+        reason = KCOLL_R_OP;
+    else if (!team)
+        reason = team_why;
+    else
+        reason = (kcoll_reason_t)kcoll_call_select(r, 0);
+    if (reason != KCOLL_R_NONE || !team) {
+        kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
+        if (team)
+            kcoll_req_release(r);
+        else
+            free(local.counts);
+        return res;
+    }
+
+    kcoll_team_ref(team);
+    r->holds_team = 1;
+    if (mode != KCOLL_MODE_PERSISTENT) {
+        kcoll_team_lock(team);
+        r->seq = ++team->seq;
+        kcoll_team_unlock(team);
+    }
+    if (agrees && mode == KCOLL_MODE_BLOCKING) {
+        /* the decision depends on the votes: agree now, inside the call */
+        kcoll_req_start(r, NULL, NULL);
+        kcoll_req_wait_state(r, KCOLL_REQ_AGREED);
+        if (r->state == KCOLL_REQ_DONE) {
+            snprintf(err, errlen, "%s", r->errmsg);
+            kcoll_req_release(r);
+            return KCOLL_CALL_FAILED;
+        }
+        int host = r->fam->decide(r);
+        if (!host && r->policy_bytes < (size_t)kcoll_param_int(KCOLL_P_MIN_BYTES))
+            host = KCOLL_R_SMALL;
+        if (!host)
+            host = kcoll_call_select(r, 0);
+        if (host) {
+            kcoll_call_result_t res = kcoll_call_to_host(r, (kcoll_reason_t)host, why);
+            kcoll_req_abandon(r);
+            return res;
+        }
+        kcoll_req_build(r);
+    }
+    *req = r;
+    return KCOLL_CALL_KCOLL;
+}

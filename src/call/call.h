@@ -1,0 +1,163 @@
+/* The call layer: a collective's whole life, blocking or not (DESIGN.md
+ * section 2).
+ *
+ * The PMPI functions translate MPI arguments into a kcoll_call_t (buffers,
+ * element sizes and layouts, MPI_IN_PLACE, the reduction operation) and
+ * hand it here. The call layer checks eligibility, agrees where ranks know
+ * different things, selects the algorithm, builds the schedule, runs or
+ * starts it and counts the statistics; the PMPI layer then either waits,
+ * returns a request, or calls the host MPI when kcoll does not take the
+ * call.
+ *
+ * A request (kcoll_req_t) owns one collective: its sequence number and
+ * lane, its agreement, schedule, execution state, scratch memory, layouts
+ * and reduction operation. It advances whenever kcoll_progress runs (in
+ * every kcoll collective call and every completion call of the PMPI layer;
+ * see docs/architecture.md "Progress") and when its owner waits on it.
+ *
+ * Deciding alike. A rank must never run kcoll's protocol while another
+ * rank of the same call runs the host MPI's. A blocking call decides from
+ * values every rank knows alike and, where the family needs it, from an
+ * agreement made inside the call. A non-blocking or persistent call must
+ * return without waiting for other processes (MPI: its start is local),
+ * so it decides at the call from values every rank knows alike and from
+ * its own datatypes' layout (all ranks are assumed to use datatypes of one
+ * layout, as MPI_Bcast always has: README "Limitations"); its agreement
+ * (layouts, argument checks) then runs inside the request and can no
+ * longer send the call to the host MPI: an inconsistency it finds is an
+ * error of the request.
+ */
+#ifndef KCOLL_CALL_H
+#define KCOLL_CALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "coll/coll.h"
+#include "op/op.h"
+#include "team/team.h"
+
+typedef enum {
+    KCOLL_MODE_BLOCKING = 0, /* MPI_Bcast */
+    KCOLL_MODE_NONBLOCKING,  /* MPI_Ibcast */
+    KCOLL_MODE_PERSISTENT,   /* MPI_Bcast_init, then MPI_Start */
+    KCOLL_NMODES
+} kcoll_mode_t;
+
+/* Why a call goes to the host MPI: the statistics path "mpi:<name>". */
+typedef enum {
+    KCOLL_R_NONE = 0,    /* no reason: kcoll does the call */
+    KCOLL_R_DISABLED,    /* KCOLL_DISABLE=1, or kcoll not initialized */
+    KCOLL_R_INVALID,     /* invalid arguments: the host MPI reports them */
+    KCOLL_R_INTERCOMM,   /* inter-communicator */
+    KCOLL_R_ONE_RANK,    /* communicator of one process: nothing to move */
+    KCOLL_R_SMALL,       /* below KCOLL_MIN_BYTES, or a rule prefers the host MPI there */
+    KCOLL_R_NONCONTIG,   /* non-contiguous datatype */
+    KCOLL_R_MULTINODE,   /* communicator spans more than one node */
+    KCOLL_R_NO_CMA,      /* no transfer engine permitted */
+    KCOLL_R_TEAM_FAILED, /* team set-up failed for another reason */
+    KCOLL_R_BAD_ALGO,    /* forced algorithm invalid (here) */
+    KCOLL_R_OP,          /* reduction operation/datatype kcoll does not apply */
+    KCOLL_R_NO_TEAM,     /* a non-blocking call on a communicator without a team yet */
+    KCOLL_NREASON
+} kcoll_reason_t;
+
+const char *kcoll_reason_name(kcoll_reason_t r);
+
+/* One buffer side of a call, as the PMPI layer found it. */
+typedef struct {
+    const void *buf;             /* the first byte (datatype lower bound applied) */
+    int count;                   /* elements (uniform sides) */
+    const int *counts, *displs;  /* v sides: per rank of the communicator */
+    size_t size;                 /* bytes of one element's data */
+    size_t extent;               /* distance from one element to the next */
+    unsigned type;               /* KCOLL_TYPE_* */
+} kcoll_side_t;
+
+#define KCOLL_TYPE_VALID 1u  /* a usable datatype */
+#define KCOLL_TYPE_DENSE 2u  /* one element is one run of bytes (true extent == size) */
+#define KCOLL_TYPE_PACKED 4u /* elements follow each other without gaps (extent == size) */
+
+/* One rank's call. Which sides a collective uses:
+ *   Bcast: recv (the buffer);  Barrier: none;
+ *   Scatter(v), Gather(v): send and recv as in MPI (the root's blocked
+ *     buffer is send for a scatter, recv for a gather; v: counts/displs);
+ *   Allgather(v), Alltoall(v): send and recv as in MPI (v: counts/displs);
+ *   reductions: send, recv (count on recv; Reduce_scatter: recv.counts),
+ *     and op.
+ * Arrays are read until the request completes (MPI requires them to stay
+ * unchanged that long for non-blocking calls). */
+typedef struct {
+    kcoll_coll_t coll;
+    int p, rank;       /* of the communicator (0, 0 when it is not usable) */
+    int root;
+    int in_place;      /* MPI_IN_PLACE was passed where MPI allows it */
+    kcoll_side_t send, recv;
+    const kcoll_op_t *op; /* reductions: kcoll's operation, or NULL: none applies */
+} kcoll_call_t;
+
+typedef struct kcoll_req kcoll_req_t;
+
+typedef enum {
+    KCOLL_CALL_KCOLL,  /* *req is kcoll's request for the call */
+    KCOLL_CALL_HOST,   /* the host MPI does the call (*why; counted) */
+    KCOLL_CALL_FAILED  /* an error after the protocol started (err) */
+} kcoll_call_result_t;
+
+/* Take a call: decide whether kcoll does it and if so prepare its request
+ * (not started). team is the communicator's team, or NULL with the reason
+ * in team_why. A blocking call whose family agrees runs its agreement
+ * here, so it waits for the other ranks to arrive. */
+kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
+                                       kcoll_team_t *team, kcoll_reason_t team_why,
+                                       kcoll_req_t **req, kcoll_reason_t *why, char *err,
+                                       size_t errlen);
+/* Count a call the host MPI does for `why` without kcoll_call_prepare
+ * (kcoll not initialized, an unusable communicator: p 0; a persistent
+ * request's start when the host runs it). */
+void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t why);
+
+/* Start a prepared (or, persistent, completed) request. done(r, ctx) is
+ * called once it has completed (from the progress of whichever call
+ * advances it), or NULL. */
+void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), void *ctx);
+/* Run until r has completed, advancing every other request meanwhile.
+ * Returns r's status (KCOLL_OK or an error, kcoll_req_error says what). */
+kcoll_status_t kcoll_req_wait(kcoll_req_t *r);
+/* Has r completed? Advances r (and the others) once. */
+int kcoll_req_done(kcoll_req_t *r);
+kcoll_status_t kcoll_req_status(const kcoll_req_t *r);
+const char *kcoll_req_error(const kcoll_req_t *r);
+kcoll_coll_t kcoll_req_coll(const kcoll_req_t *r);
+/* Give a completed request back (a persistent one when it is freed). */
+void kcoll_req_release(kcoll_req_t *r);
+/* Release r by itself when it completes (a non-blocking request whose
+ * owner only waits for the done callback). */
+void kcoll_req_detach(kcoll_req_t *r);
+
+/* Advance every started request once. Returns how many moved on. */
+int kcoll_progress(void);
+/* Requests started and not yet completed, in this process. */
+int kcoll_pending(void);
+
+/* A team the call layer no longer needs: frees its pooled requests (pass to
+ * kcoll_team_unref). */
+void kcoll_call_release_team(kcoll_team_t *t);
+
+/* The statistics table's names (call/report.c). Row r is collective
+ * r / KCOLL_NMODES in mode r % KCOLL_NMODES; paths are the algorithms
+ * (kcoll_algos indices) then the reasons. */
+#define KCOLL_PATH_REASON(r) (KCOLL_MAX_ALGOS + (int)(r))
+#define KCOLL_MAX_ALGOS 64
+const char *kcoll_stats_row_name(int row, char *buf, size_t buflen);   /* "MPI_Ibcast" */
+const char *kcoll_stats_path_name(int path, char *buf, size_t buflen); /* "kcoll:knomial" */
+/* Print a summed table, one line per non-empty (row, path). */
+void kcoll_stats_print(const uint64_t *table, int nranks, void *file);
+/* The statistics row of collective c in a mode. */
+static inline int kcoll_stats_row(kcoll_coll_t c, kcoll_mode_t mode)
+{
+    return (int)c * KCOLL_NMODES + (int)mode;
+}
+
+#endif

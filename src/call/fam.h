@@ -1,0 +1,24 @@
+/* Helpers the families of the call layer share (call/fam_*.c). */
+#ifndef KCOLL_CALL_FAM_H
+#define KCOLL_CALL_FAM_H
+
+#include <stddef.h>
+
+#include "call/request.h"
+
+/* Are n elements of side s one run of bytes? */
+static inline int kcoll_side_contig(const kcoll_side_t *s, size_t n)
+{
+    return s->size == 0 || n == 0 ||
+           ((s->type & KCOLL_TYPE_DENSE) && (n == 1 || (s->type & KCOLL_TYPE_PACKED)));
+}
+
+/* Is every block of a blocked buffer of side s one run, the blocks packed
+ * by the element extent? (Any count: size == extent == true extent.) */
+static inline int kcoll_side_blocked(const kcoll_side_t *s)
+{
+    return s->size == 0 ||
+           ((s->type & KCOLL_TYPE_DENSE) && (s->type & KCOLL_TYPE_PACKED));
+}
+
+#endif

@@ -1,0 +1,328 @@
+/* MPI_Allgather(v), MPI_Alltoall(v) and MPI_Barrier as families of the
+ * call layer.
+ *
+ * What every rank knows alike decides first: the block size (MPI_Allgather
+ * and MPI_Alltoall: recvcount * size of recvtype, equal on all ranks;
+ * MPI_Allgatherv: all recvcounts; MPI_Alltoallv: nothing, every rank knows
+ * only its own counts, so its size is learnt in the agreement, whose vote
+ * carries this rank's largest block). What only this rank knows goes into
+ * the agreement: whether its datatypes are contiguous, whether its send
+ * size matches its block, whether it passed MPI_IN_PLACE (MPI requires all
+ * or none) and, for the v-variants, where its blocks lie (the layout table,
+ * in bytes). All ranks then take kcoll's path or all take the host's, with
+ * the same view of every rank's layout. In place, an Alltoall's send
+ * layout is its receive layout, and the algorithms read the send data from
+ * a private copy (TMP), since the receive buffer is overwritten.
+ *
+ * MPI_Barrier decides on nothing but the communicator: no agreement, and
+ * the minimum size does not apply.
+ */
+#include <stdint.h>
+
+#include "call/fam.h"
+
+/* Votes: bit 0 "I can", bit 1 "I pass MPI_IN_PLACE", bit 2 "my arguments
+ * are inconsistent" (the host MPI reports them); bits 8.. this rank's
+ * largest block in bytes (MPI_Alltoallv only). */
+#define VOTE_OK 1u
+#define VOTE_IN_PLACE 2u
+#define VOTE_INVALID 4u
+#define VOTE_SHIFT 8
+
+/* One side of a v-layout in bytes: counts and displacements (NULL arrays:
+ * only measure), the buffer's length into *len, the largest block into
+ * *largest. 0, or -1 if kcoll cannot address it (negative displacements). */
+static int v_side(const kcoll_side_t *s, int p, size_t *cnt, size_t *dsp, size_t *len,
+                  size_t *largest)
+{
+    for (int q = 0; q < p; q++) {
+        size_t c = (size_t)s->counts[q] * s->size;
+        if (c > 0 && s->displs[q] < 0)
+            return -1;
+        size_t d = c ? (size_t)s->displs[q] * s->extent : 0;
+        if (cnt) {
+            cnt[q] = c;
+            dsp[q] = d;
+        }
+        if (d + c > *len)
+            *len = d + c;
+        if (c > *largest)
+            *largest = c;
+    }
+    return 0;
+}
+
+/* Are all of a v-side's counts given and non-negative? */
+static int v_counts_ok(const kcoll_side_t *s, int p)
+{
+    if (!s->counts || !s->displs)
+        return 0;
+    for (int q = 0; q < p; q++)
+        if (s->counts[q] < 0)
+            return 0;
+    return 1;
+}
+
+/* The vote of a call whose send side must carry `own` bytes in one block
+ * of the receive datatype's layout (uniform calls, and Allgatherv). */
+static uint64_t send_vote(const kcoll_req_t *r, size_t own)
+{
+    const kcoll_call_t *c = &r->call;
+    const int in_place = c->in_place;
+    uint64_t vote = VOTE_OK | (in_place ? VOTE_IN_PLACE : 0);
+    if (!in_place && (c->send.count < 0 || !(c->send.type & KCOLL_TYPE_VALID) ||
+                      (size_t)c->send.count * c->send.size != own))
+        return VOTE_INVALID;
+    if (!kcoll_side_blocked(&c->recv) || (!in_place && !kcoll_side_blocked(&c->send)))
+        vote &= ~(uint64_t)VOTE_OK;
+    else if (own && !in_place && !c->send.buf)
+        return VOTE_INVALID;
+    return vote;
+}
+
+/* ---- MPI_Allgather, MPI_Alltoall (uniform) ---- */
+
+static void uniform_shared(kcoll_req_t *r)
+{
+    const kcoll_call_t *c = &r->call;
+    if (c->recv.count < 0 || !(c->recv.type & KCOLL_TYPE_VALID)) {
+        r->invalid = 1;
+        return;
+    }
+    size_t bytes = (size_t)c->recv.count * c->recv.size;
+    r->args.bytes = r->policy_bytes = bytes;
+    r->stat_bytes = bytes * (size_t)c->p;
+    r->args.in_place = c->in_place;
+    r->noncontig = !kcoll_side_blocked(&c->recv) ||
+                   (!c->in_place && !kcoll_side_blocked(&c->send));
+}
+
+static uint64_t uniform_vote(kcoll_req_t *r)
+{
+    const kcoll_call_t *c = &r->call;
+    uint64_t vote = send_vote(r, r->args.bytes);
+    if ((vote & VOTE_OK) && r->args.bytes && !c->recv.buf)
+        vote = VOTE_INVALID;
+    return vote;
+}
+
+/* Everybody's votes: 0 (kcoll), or why the host MPI must do the call. */
+static int allcoll_decide(kcoll_req_t *r)
+{
+    const uint64_t mine = r->votes[r->call.rank];
+    int all_ok = 1, invalid = 0, mixed = 0;
+    size_t top = 0;
+    for (int q = 0; q < r->call.p; q++) {
+        uint64_t v = r->votes[q];
+        all_ok &= (v & VOTE_OK) != 0;
+        invalid |= (v & VOTE_INVALID) != 0;
+        mixed |= (v & VOTE_IN_PLACE) != (mine & VOTE_IN_PLACE);
+        if ((size_t)(v >> VOTE_SHIFT) > top)
+            top = (size_t)(v >> VOTE_SHIFT);
+    }
+    if (invalid || mixed)
+        return KCOLL_R_INVALID;
+    if (!all_ok)
+        return KCOLL_R_NONCONTIG;
+    if (kcoll_coll_is_v(r->args.coll))
+        r->args.lay = kcoll_req_layouts(r);
+    if (r->args.coll == KCOLL_COLL_ALLTOALLV)
+        r->args.bytes = r->policy_bytes = top;
+    return 0;
+}
+
+static void allgather_buffers(kcoll_req_t *r)
+{
+    const kcoll_call_t *c = &r->call;
+    const int v = kcoll_coll_is_v(c->coll), ip = r->args.in_place;
+    size_t own = v ? (size_t)c->recv.counts[c->rank] * c->recv.size : r->args.bytes;
+    r->bufs[KCOLL_BUF_SEND] = ip ? NULL : (void *)(uintptr_t)c->send.buf;
+    r->lens[KCOLL_BUF_SEND] = ip ? 0 : own;
+    r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)c->recv.buf;
+    r->lens[KCOLL_BUF_RECV] = v ? r->span[1] : r->args.bytes * (size_t)c->p;
+}
+
+/* ---- MPI_Allgatherv ---- */
+
+static void allgatherv_shared(kcoll_req_t *r)
+{
+    const kcoll_call_t *c = &r->call;
+    const int p = c->p;
+    if (!c->recv.counts || !(c->recv.type & KCOLL_TYPE_VALID)) {
+        r->invalid = 1;
+        return;
+    }
+    size_t total = 0, largest = 0;
+    for (int q = 0; q < p; q++) {
+        if (c->recv.counts[q] < 0) {
+            r->invalid = 1;
+            return;
+        }
+        size_t b = (size_t)c->recv.counts[q] * c->recv.size;
+        total += b;
+        if (b > largest)
+            largest = b;
+    }
+    r->args.bytes = r->policy_bytes = largest;
+    r->stat_bytes = total;
+    r->args.in_place = c->in_place;
+    r->noncontig = !kcoll_side_blocked(&c->recv) ||
+                   (!c->in_place && !kcoll_side_blocked(&c->send));
+}
+
+static uint64_t allgatherv_vote(kcoll_req_t *r)
+{
+    const kcoll_call_t *c = &r->call;
+    const size_t own = (size_t)c->recv.counts[c->rank] * c->recv.size;
+    size_t largest = 0;
+    r->span[1] = 0;
+    if (!c->recv.displs || (r->stat_bytes && !c->recv.buf))
+        return VOTE_INVALID;
+    uint64_t vote = send_vote(r, own);
+    /* kcoll addresses blocks from the buffer on: no negative displacements */
+    if ((vote & VOTE_OK) && v_side(&c->recv, c->p, NULL, NULL, &r->span[1], &largest))
+        vote &= ~(uint64_t)VOTE_OK;
+    return vote;
+}
+
+static void allgatherv_fill(void *ctx, size_t *tab)
+{
+    kcoll_req_t *r = ctx;
+    const int p = r->call.p;
+    size_t len = 0, largest = 0;
+    if (r->ag.vote & VOTE_OK)
+        v_side(&r->call.recv, p, tab + 2 * (size_t)p, tab + 3 * (size_t)p, &len, &largest);
+}
+
+/* ---- MPI_Alltoall(v) ---- */
+
+static void alltoall_buffers(kcoll_req_t *r)
+{
+    const kcoll_call_t *c = &r->call;
+    const int v = kcoll_coll_is_v(c->coll), ip = r->args.in_place;
+    size_t all = r->args.bytes * (size_t)c->p;
+    r->bufs[KCOLL_BUF_SEND] = ip ? NULL : (void *)(uintptr_t)c->send.buf;
+    r->lens[KCOLL_BUF_SEND] = ip ? 0 : v ? r->span[0] : all;
+    r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)c->recv.buf;
+    r->lens[KCOLL_BUF_RECV] = v ? r->span[1] : all;
+}
+
+static void alltoallv_shared(kcoll_req_t *r)
+{
+    /* nothing of the counts is known alike: the size comes with the votes */
+    r->policy_bytes = SIZE_MAX;
+    r->args.in_place = r->call.in_place;
+    r->noncontig = !kcoll_side_blocked(&r->call.recv) ||
+                   (!r->call.in_place && !kcoll_side_blocked(&r->call.send));
+}
+
+static uint64_t alltoallv_vote(kcoll_req_t *r)
+{
+    const kcoll_call_t *c = &r->call;
+    const int p = c->p, ip = c->in_place;
+    uint64_t vote = VOTE_OK | (ip ? VOTE_IN_PLACE : 0);
+    size_t mine = 0;
+    r->span[0] = r->span[1] = 0;
+    r->stat_bytes = 0;
+    if (!(c->recv.type & KCOLL_TYPE_VALID) || !v_counts_ok(&c->recv, p) ||
+        (!ip && (!(c->send.type & KCOLL_TYPE_VALID) || !v_counts_ok(&c->send, p))))
+        return VOTE_INVALID;
+    if (r->noncontig || v_side(&c->recv, p, NULL, NULL, &r->span[1], &mine) ||
+        (!ip && v_side(&c->send, p, NULL, NULL, &r->span[0], &mine)))
+        vote &= ~(uint64_t)VOTE_OK;
+    if ((r->span[1] && !c->recv.buf) || (r->span[0] && !ip && !c->send.buf))
+        return VOTE_INVALID;
+    for (int q = 0; q < p && (vote & VOTE_OK); q++)
+        r->stat_bytes += (size_t)c->recv.counts[q] * c->recv.size;
+    if (mine > ((uint64_t)1 << 55))
+        vote &= ~(uint64_t)VOTE_OK;
+    return vote | (uint64_t)mine << VOTE_SHIFT;
+}
+
+static void alltoallv_fill(void *ctx, size_t *tab)
+{
+    kcoll_req_t *r = ctx;
+    const kcoll_call_t *c = &r->call;
+    const size_t p = (size_t)c->p;
+    size_t len = 0, largest = 0;
+    if (!(r->ag.vote & VOTE_OK))
+        return;
+    v_side(&c->recv, c->p, tab + 2 * p, tab + 3 * p, &len, &largest);
+    if (c->in_place)
+        v_side(&c->recv, c->p, tab, tab + p, &len, &largest);
+    else
+        v_side(&c->send, c->p, tab, tab + p, &len, &largest);
+}
+
+static void alltoall_shared(kcoll_req_t *r)
+{
+    if (kcoll_coll_is_v(r->call.coll))
+        alltoallv_shared(r);
+    else
+        uniform_shared(r);
+}
+
+static uint64_t alltoall_vote(kcoll_req_t *r)
+{
+    return kcoll_coll_is_v(r->call.coll) ? alltoallv_vote(r) : uniform_vote(r);
+}
+
+static void allgather_shared(kcoll_req_t *r)
+{
+    if (kcoll_coll_is_v(r->call.coll))
+        allgatherv_shared(r);
+    else
+        uniform_shared(r);
+}
+
+static uint64_t allgather_vote(kcoll_req_t *r)
+{
+    return kcoll_coll_is_v(r->call.coll) ? allgatherv_vote(r) : uniform_vote(r);
+}
+
+static void allgather_fill(void *ctx, size_t *tab)
+{
+    kcoll_req_t *r = ctx;
+    if (kcoll_coll_is_v(r->call.coll))
+        allgatherv_fill(ctx, tab);
+}
+
+static void alltoall_fill(void *ctx, size_t *tab)
+{
+    kcoll_req_t *r = ctx;
+    if (kcoll_coll_is_v(r->call.coll))
+        alltoallv_fill(ctx, tab);
+}
+
+const kcoll_family_t kcoll_fam_allgather = {
+    .shared = allgather_shared,
+    .vote = allgather_vote,
+    .fill = allgather_fill,
+    .decide = allcoll_decide,
+    .buffers = allgather_buffers,
+};
+
+const kcoll_family_t kcoll_fam_alltoall = {
+    .shared = alltoall_shared,
+    .vote = alltoall_vote,
+    .fill = alltoall_fill,
+    .decide = allcoll_decide,
+    .buffers = alltoall_buffers,
+};
+
+/* ---- MPI_Barrier ---- */
+
+static void barrier_shared(kcoll_req_t *r)
+{
+    r->policy_bytes = SIZE_MAX; /* no bytes: the minimum size does not apply */
+}
+
+static void barrier_buffers(kcoll_req_t *r)
+{
+    (void)r;
+}
+
+const kcoll_family_t kcoll_fam_barrier = {
+    .shared = barrier_shared,
+    .buffers = barrier_buffers,
+};

@@ -1,0 +1,464 @@
+/* Requests: starting, advancing, completing and recycling them, and the
+ * progress engine (see request.h for the states).
+ *
+ * Every started request is on one list of this process. kcoll_progress
+ * walks it and advances each request as far as it goes without waiting;
+ * a waiting loop (kcoll_req_wait) calls it and pauses between rounds
+ * (sched/wait.h), so a rank that waits for one collective keeps all its
+ * others going: a peer may be waiting for this rank in any of them.
+ *
+ * Lanes (sched/ctl.h). A request enters its lane, seq % KCOLL_LANES, when
+ * the lane is free on this rank and the lane's previous collective has
+ * entered it before (lanes are used in sequence order); it leaves it when
+ * it completes. Until then it stays QUEUED: a start never waits.
+ *
+ * A blocking call's request is not on the list: only the thread that made
+ * the call advances it, in its waiting loop, between rounds of
+ * kcoll_progress for the others.
+ *
+ * Threads. With MPI_THREAD_MULTIPLE several threads may advance requests
+ * at once: the list has a lock (taken only when threads are enabled), a
+ * request on it is advanced by one thread at a time (its busy flag), a
+ * team's lanes and pool are under the team's lock, and completion is
+ * published through the request's `completed` flag. A thread that finds
+ * the list busy skips the round: whoever holds it advances everybody.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/params.h"
+#include "base/stats.h"
+#include "call/request.h"
+
+static kcoll_req_t *kcoll_active; /* started, not completed */
+static pthread_mutex_t kcoll_active_lock = PTHREAD_MUTEX_INITIALIZER;
+/* relaxed: a count read as a hint (is anything pending?), ordering nothing */
+static _Atomic int kcoll_npending;
+/* 1 while this thread runs kcoll_progress: a host MPI that calls back into
+ * kcoll from its own progress (pmpi/progress.c) must not recurse */
+static _Thread_local int kcoll_in_progress;
+
+static void kcoll_active_lock_take(void)
+{
+    if (kcoll_team_threads)
+        pthread_mutex_lock(&kcoll_active_lock);
+}
+
+static void kcoll_active_lock_drop(void)
+{
+    if (kcoll_team_threads)
+        pthread_mutex_unlock(&kcoll_active_lock);
+}
+
+static void kcoll_active_add(kcoll_req_t *r)
+{
+    kcoll_active_lock_take();
+    r->prev = NULL;
+    r->next = kcoll_active;
+    if (kcoll_active)
+        kcoll_active->prev = r;
+    kcoll_active = r;
+    kcoll_active_lock_drop();
+    /* relaxed: a hint, ordering nothing */
+    atomic_fetch_add_explicit(&kcoll_npending, 1, memory_order_relaxed);
+}
+
+/* Called with the list lock held (by the progress round that completes r). */
+static void kcoll_active_remove(kcoll_req_t *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        kcoll_active = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->next = r->prev = NULL;
+    /* relaxed: a hint, ordering nothing */
+    atomic_fetch_sub_explicit(&kcoll_npending, 1, memory_order_relaxed);
+}
+
+int kcoll_pending(void)
+{
+    /* relaxed: a hint, ordering nothing */
+    return atomic_load_explicit(&kcoll_npending, memory_order_relaxed);
+}
+
+const kcoll_layout_t *kcoll_req_layouts(kcoll_req_t *r)
+{
+    const kcoll_ctl_t *c = &r->team->ctl;
+    const size_t p = (size_t)c->p;
+    for (int q = 0; q < c->p; q++) {
+        const size_t *tab = kcoll_agree_table(c, q, r->seq);
+        r->lay[q].scount = tab;
+        r->lay[q].sdispl = tab + p;
+        r->lay[q].rcount = tab + 2 * p;
+        r->lay[q].rdispl = tab + 3 * p;
+    }
+    return r->lay;
+}
+
+/* This rank is done reading the agreement data of r's collective. */
+static void kcoll_req_seen(kcoll_req_t *r)
+{
+    if (!r->seen) {
+        kcoll_agree_seen(&r->team->ctl, r->seq);
+        r->seen = 1;
+    }
+}
+
+/* Leave the lane, record the outcome, tell the owner. A listed request
+ * finishes inside a progress round, which holds the list lock. */
+static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
+{
+    kcoll_team_t *t = r->team;
+    if (r->state >= KCOLL_REQ_AGREE) {
+        kcoll_req_seen(r);
+        kcoll_team_lock(t);
+        t->lane[kcoll_lane_of(r->seq)] = NULL;
+        kcoll_team_unlock(t);
+    }
+    r->status = st;
+    r->state = KCOLL_REQ_DONE;
+    if (r->listed) {
+        kcoll_active_remove(r);
+        r->listed = 0;
+    }
+    /* release: r's outcome is visible to a thread that acquires completed */
+    atomic_store_explicit(&r->completed, 1, memory_order_release);
+    if (r->done)
+        r->done(r, r->done_ctx);
+}
+
+static void kcoll_req_fail(kcoll_req_t *r, kcoll_status_t st, const char *why)
+{
+    if (why != r->errmsg)
+        snprintf(r->errmsg, sizeof r->errmsg, "%s", why);
+    kcoll_req_finish(r, st);
+}
+
+/* TMP for the chosen algorithm, kept with the request between uses. */
+static void *kcoll_req_tmp(kcoll_req_t *r, size_t len)
+{
+    if (len <= r->tmp_cap && r->tmp)
+        return r->tmp;
+    void *mem = NULL;
+    size_t want = (len + 4095) / 4096 * 4096;
+    if (posix_memalign(&mem, 4096, want ? want : 4096))
+        return NULL;
+    free(r->tmp);
+    r->tmp = mem;
+    r->tmp_cap = want ? want : 4096;
+    return mem;
+}
+
+void kcoll_req_build(kcoll_req_t *r)
+{
+    const kcoll_team_t *t = r->team;
+    if (!r->built) {
+        const kcoll_algo_t *a = r->choice.algo;
+        r->args.prm = r->choice.prm;
+        for (int b = 0; b < KCOLL_NBUF; b++) {
+            r->bufs[b] = NULL;
+            r->lens[b] = 0;
+        }
+        r->fam->buffers(r);
+        size_t tlen = a->tmp ? a->tmp(&r->args) : 0;
+        if (tlen && !(r->bufs[KCOLL_BUF_TMP] = kcoll_req_tmp(r, tlen))) {
+            kcoll_req_fail(r, KCOLL_ERR_NOMEM, "out of memory for scratch");
+            return;
+        }
+        r->lens[KCOLL_BUF_TMP] = tlen;
+        kcoll_sched_reset(&r->sched);
+        if (a->build(&r->args, &r->sched) != KCOLL_OK) {
+            kcoll_req_fail(r, KCOLL_ERR_NOMEM, "building the schedule failed (out of memory?)");
+            return;
+        }
+        r->built = 1;
+    }
+    kcoll_req_seen(r); /* the layouts are not read after the build */
+    kcoll_stats_add(r->row, kcoll_algo_index(r->choice.algo), r->stat_bytes);
+    if (kcoll_param_int(KCOLL_P_TRACE)) {
+        char spec[96], row[48];
+        kcoll_algo_spec(r->choice.algo, &r->args.prm, spec, sizeof spec);
+        fprintf(stderr, "kcoll: trace: %s %s, %zu bytes, root %d, collective %" PRIu64 "\n",
+                kcoll_stats_row_name(r->row, row, sizeof row), spec, r->stat_bytes,
+                r->args.root, r->seq);
+        kcoll_sched_print(&r->sched, t->ctl.rank, stderr);
+    }
+    kcoll_exec_start(&r->x, &t->ctl, t->engine, &r->sched, r->bufs, r->lens, r->seq);
+    r->x.op = r->args.op;
+    r->x.xops = r->xops;
+    r->x.nxops = 0;
+    kcoll_watch_init(&r->watch);
+    r->state = KCOLL_REQ_RUN;
+}
+
+/* Enter the lane if it is this request's turn. */
+static int kcoll_req_admit(kcoll_req_t *r)
+{
+    kcoll_team_t *t = r->team;
+    const int l = kcoll_lane_of(r->seq);
+    int in = 0;
+    kcoll_team_lock(t);
+    if (!t->lane[l] && t->lane_next[l] == r->seq) {
+        t->lane[l] = r;
+        t->lane_next[l] += KCOLL_LANES;
+        in = 1;
+    }
+    kcoll_team_unlock(t);
+    return in;
+}
+
+/* The agreement is in: a blocking call's caller decides; a non-blocking
+ * one is committed to kcoll, so an inconsistency is an error. */
+static void kcoll_req_agreed(kcoll_req_t *r)
+{
+    if (r->mode == KCOLL_MODE_BLOCKING) {
+        r->state = KCOLL_REQ_AGREED;
+        return;
+    }
+    int why = r->fam->decide(r);
+    if (why) {
+        kcoll_req_seen(r);
+        snprintf(r->errmsg, sizeof r->errmsg,
+                 "the ranks passed arguments kcoll cannot run together (%s: %s); a "
+                 "non-blocking collective decides at its start, so datatypes must have the "
+                 "same layout on every rank (or set KCOLL_DISABLE=1)",
+                 kcoll_reason_name((kcoll_reason_t)why),
+                 why == KCOLL_R_INVALID ? "invalid or inconsistent arguments on some rank"
+                                        : "a datatype kcoll does not move on some rank");
+        kcoll_req_finish(r, KCOLL_ERR_ARG);
+        return;
+    }
+    if (kcoll_call_select(r, 1)) {
+        kcoll_req_fail(r, KCOLL_ERR_ARG, "no valid algorithm for this call");
+        return;
+    }
+    kcoll_req_build(r);
+}
+
+int kcoll_req_advance(kcoll_req_t *r)
+{
+    kcoll_status_t rc;
+    int moved = 0;
+    switch (r->state) {
+    case KCOLL_REQ_QUEUED:
+        if (!kcoll_req_admit(r))
+            return 0;
+        moved = 1;
+        if (r->fam->vote && !r->built) {
+            kcoll_agree_init(&r->ag, &r->team->ctl, r->seq, r->fam->vote(r), r->fam->fill, r,
+                             r->votes);
+            kcoll_watch_init(&r->watch);
+            r->state = KCOLL_REQ_AGREE;
+            r->ag.op.start(&r->ag.op, r->errmsg, sizeof r->errmsg);
+        } else {
+            r->state = KCOLL_REQ_AGREE; /* holds the lane */
+            kcoll_req_build(r);
+            if (r->state != KCOLL_REQ_RUN)
+                return 1;
+        }
+        if (r->state == KCOLL_REQ_RUN)
+            goto run;
+        /* fall through */
+    case KCOLL_REQ_AGREE:
+        rc = r->ag.op.test(&r->ag.op, r->errmsg, sizeof r->errmsg);
+        if (rc == KCOLL_IN_PROGRESS) {
+            if ((rc = kcoll_watch(&r->watch, &r->team->ctl, r->ag.op.peer, r->seq, r->errmsg,
+                                  sizeof r->errmsg)))
+                kcoll_req_fail(r, rc, r->errmsg);
+            return moved;
+        }
+        if (rc) {
+            kcoll_req_fail(r, rc, r->errmsg);
+            return 1;
+        }
+        kcoll_req_agreed(r);
+        if (r->state != KCOLL_REQ_RUN)
+            return 1;
+        moved = 1;
+        /* fall through */
+    case KCOLL_REQ_RUN:
+    run: {
+        int pc = r->x.pc;
+        rc = kcoll_exec_progress(&r->x);
+        if (rc == KCOLL_OK) {
+            kcoll_req_finish(r, KCOLL_OK);
+            return 1;
+        }
+        if (rc != KCOLL_IN_PROGRESS) {
+            kcoll_req_fail(r, rc, r->x.errmsg);
+            return 1;
+        }
+        if (r->x.pc != pc) {
+            kcoll_watch_reset(&r->watch);
+            return 1;
+        }
+        if ((rc = kcoll_watch(&r->watch, &r->team->ctl, r->x.blocked_on, r->seq, r->errmsg,
+                              sizeof r->errmsg)))
+            kcoll_req_fail(r, rc, r->errmsg);
+        return moved;
+    }
+    default:
+        return 0;
+    }
+}
+
+int kcoll_progress(void)
+{
+    int moved = 0;
+    if (kcoll_in_progress || !kcoll_pending())
+        return 0;
+    if (kcoll_team_threads && pthread_mutex_trylock(&kcoll_active_lock))
+        return 0; /* another thread is advancing everybody */
+    kcoll_in_progress = 1;
+    for (kcoll_req_t *r = kcoll_active, *next; r; r = next) {
+        next = r->next;
+        /* acquire: pairs with the release below; the previous advancer's
+         * changes to r are visible */
+        if (atomic_exchange_explicit(&r->busy, 1, memory_order_acquire))
+            continue;
+        moved += kcoll_req_advance(r);
+        int release = r->state == KCOLL_REQ_DONE && r->detached;
+        /* release: this thread's changes to r are visible to the next advancer */
+        atomic_store_explicit(&r->busy, 0, memory_order_release);
+        if (release)
+            kcoll_req_release(r);
+    }
+    kcoll_in_progress = 0;
+    kcoll_active_lock_drop();
+    return moved;
+}
+
+void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), void *ctx)
+{
+    r->done = done;
+    r->done_ctx = ctx;
+    if (r->state != KCOLL_REQ_PREPARED && r->state != KCOLL_REQ_DONE)
+        return; /* a blocking call that agreed is running already */
+    if (r->mode == KCOLL_MODE_PERSISTENT) {
+        /* each start is a new collective of the team */
+        kcoll_team_t *t = r->team;
+        kcoll_team_lock(t);
+        r->seq = ++t->seq;
+        kcoll_team_unlock(t);
+        r->seen = 0;
+        if (r->built)
+            kcoll_stats_add(r->row, kcoll_algo_index(r->choice.algo), r->stat_bytes);
+    }
+    r->status = KCOLL_OK;
+    r->errmsg[0] = '\0';
+    r->state = KCOLL_REQ_QUEUED;
+    /* relaxed: nobody else sees r before it is listed, which the list lock orders */
+    atomic_store_explicit(&r->completed, 0, memory_order_relaxed);
+    /* relaxed: as above */
+    atomic_store_explicit(&r->busy, 0, memory_order_relaxed);
+    if (r->mode == KCOLL_MODE_BLOCKING) {
+        kcoll_req_advance(r);
+    } else {
+        r->listed = 1;
+        kcoll_active_add(r);
+    }
+    kcoll_progress(); /* every kcoll call advances the others too */
+}
+
+void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
+{
+    kcoll_pause_t pause;
+    kcoll_pause_init(&pause);
+    for (;;) {
+        int moved = 0;
+        if (!r->listed && r->state < state)
+            moved = kcoll_req_advance(r);
+        /* acquire: pairs with the release in kcoll_req_finish */
+        if (r->state >= state || atomic_load_explicit(&r->completed, memory_order_acquire))
+            return;
+        moved += kcoll_progress();
+        /* acquire: as above */
+        if (atomic_load_explicit(&r->completed, memory_order_acquire))
+            return;
+        if (moved)
+            kcoll_pause_reset(&pause);
+        else
+            kcoll_pause(&pause);
+    }
+}
+
+kcoll_status_t kcoll_req_wait(kcoll_req_t *r)
+{
+    kcoll_req_wait_state(r, KCOLL_REQ_DONE);
+    return r->status;
+}
+
+int kcoll_req_done(kcoll_req_t *r)
+{
+    /* acquire: pairs with the release in kcoll_req_finish */
+    if (!atomic_load_explicit(&r->completed, memory_order_acquire))
+        kcoll_progress();
+    /* acquire: as above */
+    return atomic_load_explicit(&r->completed, memory_order_acquire);
+}
+
+kcoll_status_t kcoll_req_status(const kcoll_req_t *r)
+{
+    return r->status;
+}
+
+const char *kcoll_req_error(const kcoll_req_t *r)
+{
+    return r->errmsg;
+}
+
+kcoll_coll_t kcoll_req_coll(const kcoll_req_t *r)
+{
+    return r->call.coll;
+}
+
+void kcoll_req_detach(kcoll_req_t *r)
+{
+    r->detached = 1;
+}
+
+void kcoll_req_abandon(kcoll_req_t *r)
+{
+    kcoll_req_finish(r, KCOLL_OK); /* a blocking request: not listed */
+    kcoll_req_release(r);
+}
+
+void kcoll_req_release(kcoll_req_t *r)
+{
+    kcoll_team_t *t = r->team;
+    int held = r->holds_team;
+    r->holds_team = 0;
+    r->built = 0; /* a pooled request builds afresh */
+    r->done = NULL;
+    kcoll_team_lock(t);
+    r->next = t->pool;
+    t->pool = r;
+    kcoll_team_unlock(t);
+    if (held)
+        kcoll_team_unref(t, kcoll_call_release_team);
+}
+
+static void kcoll_req_free(kcoll_req_t *r)
+{
+    kcoll_sched_free(&r->sched);
+    free(r->votes);
+    free(r->lay);
+    free(r->counts);
+    free(r->tmp);
+    free(r);
+}
+
+void kcoll_call_release_team(kcoll_team_t *t)
+{
+    while (t->pool) {
+        kcoll_req_t *r = t->pool;
+        t->pool = r->next;
+        kcoll_req_free(r);
+    }
+}

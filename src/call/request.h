@@ -1,0 +1,136 @@
+/* A request and the collective families, inside the call layer.
+ *
+ * Life of a request (call/request.c advances it; every step resumes where
+ * the last one stopped):
+ *   PREPARED  taken by kcoll_call_prepare: decided, a sequence number;
+ *   QUEUED    started, waiting for its lane (the collective KCOLL_LANES
+ *             before it on the team has not completed on this rank);
+ *   AGREE     in its lane, running its agreement (families that agree);
+ *   AGREED    (blocking calls that agree) the votes are in, the caller
+ *             decides between kcoll and the host MPI;
+ *   RUN       schedule built (or reused), executing;
+ *   DONE      completed with a status; the lane is free again.
+ * A blocking call of a family that agrees runs QUEUED and AGREE inside
+ * kcoll_call_prepare, because its decision depends on the votes.
+ */
+#ifndef KCOLL_CALL_REQUEST_H
+#define KCOLL_CALL_REQUEST_H
+
+#include <stdatomic.h>
+
+#include "call/call.h"
+#include "model/select.h"
+#include "sched/agree.h"
+#include "sched/exec.h"
+#include "sched/wait.h"
+
+typedef enum {
+    KCOLL_REQ_PREPARED,
+    KCOLL_REQ_QUEUED,
+    KCOLL_REQ_AGREE,
+    KCOLL_REQ_AGREED, /* a blocking call's votes are in: kcoll_call_prepare decides */
+    KCOLL_REQ_RUN,
+    KCOLL_REQ_DONE
+} kcoll_req_state_t;
+
+/* What differs between families of collectives (call/fam_*.c). */
+typedef struct kcoll_family {
+    /* From the call alone: r->args (coll, p, rank, root, bytes, in_place,
+     * reduction fields), r->policy_bytes (what KCOLL_MIN_BYTES and the
+     * rules compare; SIZE_MAX when only an agreement tells), r->stat_bytes,
+     * and the flags r->invalid (arguments every rank sees alike are wrong,
+     * or this rank's are, in a family without agreement), r->noncontig
+     * (this rank's layout is not one kcoll moves) and r->bad_op. */
+    void (*shared)(kcoll_req_t *r);
+    /* Families that agree: this rank's vote (its own validity, layout,
+     * MPI_IN_PLACE, block sizes) and its layout table (NULL: none). */
+    uint64_t (*vote)(kcoll_req_t *r);
+    void (*fill)(void *r, size_t *table);
+    /* Families that agree: read every rank's vote (r->votes) and tables;
+     * 0, or the reason the host MPI must do the call (KCOLL_R_INVALID,
+     * KCOLL_R_NONCONTIG, KCOLL_R_SMALL). Sets r->args.lay, r->args.bytes,
+     * r->policy_bytes, r->stat_bytes as the votes tell. */
+    int (*decide)(kcoll_req_t *r);
+    /* The executor's buffers (r->bufs, r->lens) from the call; TMP is
+     * added by the call layer from the algorithm's descriptor. */
+    void (*buffers)(kcoll_req_t *r);
+} kcoll_family_t;
+
+extern const kcoll_family_t kcoll_fam_bcast, kcoll_fam_rooted, kcoll_fam_allgather,
+    kcoll_fam_alltoall, kcoll_fam_barrier, kcoll_fam_reduce;
+
+struct kcoll_req {
+    kcoll_req_t *next, *prev;   /* the team's pool, or the list of started requests */
+    kcoll_team_t *team;
+    const kcoll_family_t *fam;
+    kcoll_call_t call;          /* the caller's description */
+    kcoll_op_t op;              /* a copy of *call.op (reductions) */
+    kcoll_mode_t mode;
+    int row;                    /* statistics row */
+    kcoll_req_state_t state;
+    uint64_t seq;               /* the collective's number on the team */
+    int seen;                   /* `seen` stored for seq (sched/agree.h) */
+    int built;                  /* sched holds this call's schedule (persistent: kept) */
+    int detached;               /* release by itself when done */
+    int listed;                 /* on the list of started requests (not blocking) */
+    int holds_team;             /* holds a reference to team */
+    _Atomic int busy;           /* a thread is advancing it (listed requests) */
+    _Atomic int completed;      /* 1 once DONE: what other threads look at */
+
+    /* decision */
+    int invalid, noncontig, bad_op;
+    size_t policy_bytes, stat_bytes;
+    /* what a family finds out about this rank's own arguments before it
+     * votes (call/fam_*.c): their validity, the bytes of its own block (or
+     * its largest), where its buffers start and how long they are */
+    int own_valid;
+    size_t mine;
+    const char *base[2]; /* send, recv */
+    size_t span[2];
+    kcoll_choice_t choice;
+    kcoll_args_t args;
+
+    /* agreement */
+    kcoll_agree_t ag;
+    uint64_t *votes;            /* p */
+    kcoll_layout_t *lay;        /* p */
+    size_t *counts;             /* p (Reduce_scatter's counts in elements) */
+    int cap_p;                  /* size of the three arrays */
+
+    /* execution */
+    kcoll_sched_t sched;
+    kcoll_exec_t x;
+    kcoll_xop_t *xops[1];
+    void *bufs[KCOLL_NBUF];
+    size_t lens[KCOLL_NBUF];
+    void *tmp;
+    size_t tmp_cap;
+    kcoll_watch_t watch;
+
+    kcoll_status_t status;
+    char errmsg[256];
+    void (*done)(kcoll_req_t *r, void *ctx);
+    void *done_ctx;
+};
+
+/* Selection for r (call/call.c): 0, or the reason for the host MPI.
+ * must_run: the call is committed to kcoll already (a non-blocking call
+ * choosing after its agreement), so a rule preferring the host MPI is
+ * passed over. */
+int kcoll_call_select(kcoll_req_t *r, int must_run);
+/* Build r's schedule and start executing it: state RUN. */
+void kcoll_req_build(kcoll_req_t *r);
+/* Advance everything until r has reached `state` (or DONE). */
+void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state);
+/* A blocking call that agreed goes to the host MPI after all: its number
+ * is used up alike on every rank; the lane is freed, r released. */
+void kcoll_req_abandon(kcoll_req_t *r);
+/* Size the per-rank arrays for p ranks. 0 or -1 (out of memory). */
+int kcoll_req_arrays(kcoll_req_t *r, int p);
+/* Advance r once as far as it goes (the caller owns r->busy). Returns 1
+ * if it moved on. */
+int kcoll_req_advance(kcoll_req_t *r);
+/* The layouts from every rank's table of r's agreement (r->lay). */
+const kcoll_layout_t *kcoll_req_layouts(kcoll_req_t *r);
+
+#endif

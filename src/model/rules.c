@@ -1,0 +1,94 @@
+/* The default rules: which algorithm runs where no KCOLL_<FAMILY>_ALGO
+ * forces one, until the cost model (paper 003 "Tuned CMA") prices every
+ * candidate. First match wins; sizes are per block for blocked
+ * collectives (the largest block of a v-variant), per vector for Reduce
+ * and Allreduce, per block for Reduce_scatter(_block). The reasoning:
+ *
+ * MPI_Bcast
+ *  - p = 2: split_rw. The root's core would otherwise idle while the one
+ *    reader copies; splitting the copy between both cores is the fastest
+ *    single-copy broadcast between two processes (docs/benchmarks.md).
+ *  - p > 2, n < 1 MiB: knomial with k = 4. Paper 003 (Fig. 11) finds
+ *    k-nomial reading better than direct read or write on every machine:
+ *    at most k-1 readers per process keeps page-lock contention low while
+ *    the tree is only ceil(log_4 p) rounds deep.
+ *  - p > 2, n >= 1 MiB: scatter_allgather. For large messages its
+ *    contention-free ring of n/p-byte reads wins (paper 003 Fig. 11).
+ *
+ * MPI_Scatter(v)
+ *  - p <= 5, or blocks below 64 KiB: parallel_read. At most four readers
+ *    contend on the root's pages, which paper 003 (Fig. 7) finds harmless,
+ *    and every reader starts at once while the root copies its own block
+ *    in parallel; with few pages per block throttling's chained flags
+ *    would only add latency ("throttled read performs worse for small
+ *    messages due to the synchronization overhead").
+ *  - otherwise throttled_read with k = 4, the throttle factor paper 003
+ *    finds best for medium and large messages on Broadwell and close to it
+ *    on KNL. sequential_write is never the default: it serializes every
+ *    copy on the root's core.
+ * MPI_Gather(v): the mirror image (paper 003 Fig. 8: Gather's trends are
+ * "very similar to their Scatter counterparts"): parallel_write, else
+ * throttled_write with k = 4.
+ *
+ * MPI_Allgather(v)
+ *  - p = 2: ring_source_write. Both ranks write their block into the other
+ *    while the other does the same: measured 10-30% faster than reading
+ *    from 16 KiB to 1 MiB per block (docs/allcoll.md).
+ *  - p > 2, blocks of 64 KiB or more: ring_source_read: nothing is
+ *    forwarded, one reader per process per step (paper 003's best
+ *    large-message Allgather), and reading keeps the copy on the core
+ *    that uses the data (paper 000).
+ *  - p > 2, smaller blocks: bruck: ceil(log2 p) rounds instead of p-1.
+ *
+ * MPI_Alltoall(v): pairwise (one single copy per block, read by the
+ * receiver, one reader per process per step, paper 003 IV.C.1), except
+ * bruck below 4 KiB per block with p > 2 (ceil(log2 p) rounds; only
+ * reached with KCOLL_MIN_BYTES lowered).
+ *
+ * MPI_Barrier: dissemination, the only one.
+ *
+ * MPI_Reduce: the host MPI below 256 KiB (Open MPI's Reduce, one message
+ * into the root, was as fast or faster than partitioned's two synchronized
+ * phases at 2 ranks: 0.76-1.1x from 16 to 512 KiB, 1.05-1.12x from 1 MiB,
+ * docs/benchmarks.md; with MPICH, whose Reduce is 1.4-4x slower there,
+ * KCOLL_REDUCE_ALGO=partitioned uses kcoll from KCOLL_MIN_BYTES), then
+ * partitioned: it spreads the copying and the arithmetic over all p cores
+ * (paper 004 Fig. 7) in kcoll's fixed order, so non-commutative
+ * operations are served too.
+ * MPI_Allreduce: the host MPI below 32 KiB (MPICH's shared-memory eager
+ * path was 1.2x faster at 16 KiB, docs/reductions.md), then partitioned:
+ * each rank moves 2n(p-1)/p bytes, the bandwidth optimum (paper 004 IV.C).
+ * MPI_Reduce_scatter(_block): partitioned, the only one: each rank reads
+ * exactly its own block from every peer.
+ */
+#include "model/select.h"
+
+#define KiB ((size_t)1 << 10)
+#define MiB ((size_t)1 << 20)
+
+const kcoll_rule_t kcoll_default_rules[] = {
+    {KCOLL_COLL_BCAST, 2, 2, 0, 0, "split_rw"},
+    {KCOLL_COLL_BCAST, 3, 0, 0, MiB, "knomial:k=4"},
+    {KCOLL_COLL_BCAST, 3, 0, MiB, 0, "scatter_allgather"},
+
+    {KCOLL_COLL_SCATTER, 2, 5, 0, 0, "parallel_read"},
+    {KCOLL_COLL_SCATTER, 6, 0, 0, 64 * KiB, "parallel_read"},
+    {KCOLL_COLL_SCATTER, 6, 0, 64 * KiB, 0, "throttled_read:k=4"},
+    {KCOLL_COLL_GATHER, 2, 5, 0, 0, "parallel_write"},
+    {KCOLL_COLL_GATHER, 6, 0, 0, 64 * KiB, "parallel_write"},
+    {KCOLL_COLL_GATHER, 6, 0, 64 * KiB, 0, "throttled_write:k=4"},
+
+    {KCOLL_COLL_ALLGATHER, 2, 2, 0, 0, "ring_source_write"},
+    {KCOLL_COLL_ALLGATHER, 3, 0, 64 * KiB, 0, "ring_source_read"},
+    {KCOLL_COLL_ALLGATHER, 3, 0, 0, 64 * KiB, "bruck"},
+    {KCOLL_COLL_ALLTOALL, 3, 0, 0, 4 * KiB, "bruck"},
+    {KCOLL_COLL_ALLTOALL, 2, 0, 0, 0, "pairwise"},
+    {KCOLL_COLL_BARRIER, 2, 0, 0, 0, "dissemination"},
+
+    {KCOLL_COLL_REDUCE, 2, 0, 0, 256 * KiB, "host"},
+    {KCOLL_COLL_REDUCE, 2, 0, 256 * KiB, 0, "partitioned:chunk=128"},
+    {KCOLL_COLL_ALLREDUCE, 2, 0, 0, 32 * KiB, "host"},
+    {KCOLL_COLL_ALLREDUCE, 2, 0, 32 * KiB, 0, "partitioned:chunk=128"},
+    {KCOLL_COLL_REDUCE_SCATTER, 2, 0, 0, 0, "partitioned:chunk=128"},
+};
+const int kcoll_ndefault_rules = (int)(sizeof kcoll_default_rules / sizeof kcoll_default_rules[0]);

@@ -1,0 +1,299 @@
+/* Teams of MPI communicators.
+ *
+ * A communicator's team is set up collectively while all its ranks are in
+ * one call: when the communicator is made (MPI_Comm_dup, MPI_Comm_split
+ * and the other constructors below, and MPI_COMM_WORLD at MPI_Init), or
+ * else at its first blocking collective that kcoll would run. A
+ * non-blocking collective never sets a team up: its start must not wait
+ * for the other ranks (on a communicator without a team it goes to the
+ * host MPI, counted as mpi:no_team). Set-up (team/team.c) first checks
+ * that the communicator lies on one node (MPI_Comm_split_type); a team
+ * that cannot be set up sends the communicator to the host MPI for its
+ * whole life, with the reason.
+ *
+ * The team is stored on the communicator with an attribute; MPI_Comm_dup
+ * does not copy it (a duplicate has its own collectives, so its own
+ * sequence numbers and team). The attribute's delete callback (at
+ * MPI_Comm_free, and for every team still alive at MPI_Finalize) lets go
+ * of the communicator's reference: the team itself lives on until its last
+ * unfinished request completes.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "base/params.h"
+#include "pmpi/pmpi.h"
+
+typedef struct kcoll_mteam {
+    kcoll_team_t *team;    /* NULL: kcoll does not run this communicator's collectives */
+    kcoll_reason_t reason; /* why not */
+    MPI_Comm comm;         /* not owned: the communicator the attribute sits on */
+    struct kcoll_mteam *prev, *next;
+} kcoll_mteam_t;
+
+static int kcoll_keyval = MPI_KEYVAL_INVALID;
+static kcoll_mteam_t *kcoll_mteams; /* every record alive, for MPI_Finalize */
+static pthread_mutex_t kcoll_mteams_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
+{
+    pthread_mutex_lock(&kcoll_mteams_lock);
+    if (mt->prev)
+        mt->prev->next = mt->next;
+    else
+        kcoll_mteams = mt->next;
+    if (mt->next)
+        mt->next->prev = mt->prev;
+    pthread_mutex_unlock(&kcoll_mteams_lock);
+    if (mt->team)
+        kcoll_team_unref(mt->team, kcoll_call_release_team);
+    free(mt);
+}
+
+static int kcoll_mteam_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    kcoll_mteam_destroy(attr);
+    return MPI_SUCCESS;
+}
+
+int kcoll_teams_init(void)
+{
+    if (kcoll_keyval != MPI_KEYVAL_INVALID)
+        return 0;
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, kcoll_mteam_delete_fn, &kcoll_keyval,
+                                   NULL) == MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
+void kcoll_teams_finalize(void)
+{
+    if (kcoll_keyval == MPI_KEYVAL_INVALID)
+        return;
+    for (;;) {
+        pthread_mutex_lock(&kcoll_mteams_lock);
+        kcoll_mteam_t *mt = kcoll_mteams;
+        pthread_mutex_unlock(&kcoll_mteams_lock);
+        if (!mt)
+            break;
+        /* calls kcoll_mteam_delete_fn, which unlinks mt */
+        if (PMPI_Comm_delete_attr(mt->comm, kcoll_keyval) != MPI_SUCCESS)
+            kcoll_mteam_destroy(mt);
+    }
+    PMPI_Comm_free_keyval(&kcoll_keyval);
+}
+
+/* The two collectives team set-up borrows from the host MPI. */
+static int kcoll_host_allmin(void *ctx, int *values, int n)
+{
+    return PMPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, *(MPI_Comm *)ctx) !=
+           MPI_SUCCESS;
+}
+
+static int kcoll_host_bcast0(void *ctx, void *buf, size_t len)
+{
+    return PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, *(MPI_Comm *)ctx) != MPI_SUCCESS;
+}
+
+/* Set comm's team up (collective over comm) and record the outcome. */
+static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
+{
+    int p, rank, node_p, ok;
+    MPI_Comm node;
+    kcoll_mteam_t *mt = calloc(1, sizeof *mt);
+    ok = mt != NULL;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok) {
+        free(mt);
+        return NULL; /* not recorded: a later call tries again */
+    }
+    mt->comm = comm;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Comm_rank(comm, &rank);
+
+    /* one node? */
+    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &node_p);
+    PMPI_Comm_free(&node);
+    if (node_p != p) {
+        mt->reason = KCOLL_R_MULTINODE;
+    } else if ((mt->team = calloc(1, sizeof *mt->team)) == NULL) {
+        mt->reason = KCOLL_R_TEAM_FAILED; /* the set-up's own agreements notice it too */
+    }
+    int have = mt->team != NULL || mt->reason == KCOLL_R_MULTINODE;
+    PMPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, comm);
+    if (mt->reason != KCOLL_R_MULTINODE && !have) {
+        free(mt->team);
+        mt->team = NULL;
+        mt->reason = KCOLL_R_TEAM_FAILED;
+    } else if (mt->team) {
+        const kcoll_team_host_t host = {&mt->comm, kcoll_host_allmin, kcoll_host_bcast0};
+        kcoll_status_t st = kcoll_team_setup(mt->team, p, rank, &host);
+        if (st != KCOLL_OK) {
+            free(mt->team);
+            mt->team = NULL;
+            mt->reason = st == KCOLL_ERR_PERM ? KCOLL_R_NO_CMA : KCOLL_R_TEAM_FAILED;
+        }
+    }
+
+    pthread_mutex_lock(&kcoll_mteams_lock);
+    mt->next = kcoll_mteams;
+    if (kcoll_mteams)
+        kcoll_mteams->prev = mt;
+    kcoll_mteams = mt;
+    pthread_mutex_unlock(&kcoll_mteams_lock);
+    PMPI_Comm_set_attr(comm, kcoll_keyval, mt);
+    return mt;
+}
+
+kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why)
+{
+    kcoll_mteam_t *mt = NULL;
+    int flag = 0;
+    if (kcoll_keyval == MPI_KEYVAL_INVALID) {
+        *why = KCOLL_R_TEAM_FAILED;
+        return NULL;
+    }
+    PMPI_Comm_get_attr(comm, kcoll_keyval, &mt, &flag);
+    if (!flag || !mt) {
+        if (!create) {
+            *why = KCOLL_R_NO_TEAM;
+            return NULL;
+        }
+        if (!(mt = kcoll_mteam_create(comm))) {
+            *why = KCOLL_R_TEAM_FAILED;
+            return NULL;
+        }
+    }
+    *why = mt->reason;
+    return mt->team;
+}
+
+void kcoll_comm_created(MPI_Comm comm)
+{
+    int inter = 1, p = 1, flag = 0;
+    kcoll_mteam_t *mt;
+    if (comm == MPI_COMM_NULL || !kcoll_ready() || kcoll_param_int(KCOLL_P_DISABLE) ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return;
+    PMPI_Comm_size(comm, &p);
+    if (p < 2)
+        return;
+    PMPI_Comm_get_attr(comm, kcoll_keyval, &mt, &flag);
+    if (!flag)
+        kcoll_mteam_create(comm);
+}
+
+/* ---- communicator constructors: the new communicator gets its team ---- */
+
+KCOLL_PUBLIC int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_split(comm, color, key, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                     MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_create(comm, group, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                       MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Intercomm_merge(intercomm, high, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                                 int reorder, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                                  int reorder, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[],
+                                       const int degrees[], const int destinations[],
+                                       const int weights[], MPI_Info info, int reorder,
+                                       MPI_Comm *newcomm)
+{
+    int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                    reorder, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                                const int sourceweights[], int outdegree,
+                                                const int destinations[],
+                                                const int destweights[], MPI_Info info,
+                                                int reorder, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                             destinations, destweights, info, reorder, newcomm);
+    if (rc == MPI_SUCCESS)
+        kcoll_comm_created(*newcomm);
+    return rc;
+}

@@ -1,0 +1,603 @@
+/* kcoll's requests as MPI requests (see request.h), and the completion
+ * functions.
+ *
+ * When progress happens. A kcoll request advances (docs/architecture.md
+ * "Progress"):
+ *  - when it starts, and in every kcoll collective call, of any kind;
+ *  - in every completion call of this file, for any request, before the
+ *    host's own is asked: MPI_Wait, MPI_Test, MPI_Waitall, MPI_Testall,
+ *    MPI_Waitany, MPI_Testany, MPI_Waitsome, MPI_Testsome,
+ *    MPI_Request_get_status; a waiting call keeps advancing kcoll's requests
+ *    until what it waits for completes;
+ *  - while a blocking host collective runs in place of a kcoll call;
+ *  - with MPICH, whenever MPICH tests or waits for one of kcoll's
+ *    generalized requests (their class's poll and wait functions);
+ *  - with Open MPI, in every turn of Open MPI's own progress engine
+ *    (pmpi/progress.c): so also inside blocking point-to-point calls.
+ *
+ * Fast path: with no kcoll request pending, every completion function is
+ * the host's own call and nothing more.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "pmpi/request.h"
+
+/* ---------------------------------------------------------------------- */
+/* Non-blocking collectives: generalized requests                          */
+
+typedef struct {
+    MPI_Request handle;
+    int err;            /* the MPI result, once completed */
+    _Atomic int done;   /* kcoll has completed it */
+    _Atomic int refs;   /* the host's request and kcoll's: freed by the last */
+} kcoll_greq_t;
+
+static void kcoll_greq_unref(kcoll_greq_t *g)
+{
+    /* acq_rel: the last holder sees everything the other did before freeing */
+    if (atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) == 1)
+        free(g);
+}
+
+/* What MPI_Wait reports for a completed collective: the status the host
+ * MPIs give their own (source and tag 0, no elements, not cancelled). */
+static void kcoll_status_collective(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = 0;
+    status->MPI_TAG = 0;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
+static int kcoll_greq_query(void *extra, MPI_Status *status)
+{
+    kcoll_greq_t *g = extra;
+    kcoll_status_collective(status);
+    return g->err;
+}
+
+static int kcoll_greq_free(void *extra)
+{
+    kcoll_greq_unref(extra);
+    return MPI_SUCCESS;
+}
+
+static int kcoll_greq_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS; /* a collective cannot be cancelled: MPI says so */
+}
+
+/* The call layer's completion callback: complete the generalized request. */
+static void kcoll_greq_done(kcoll_req_t *r, void *ctx)
+{
+    kcoll_greq_t *g = ctx;
+    kcoll_status_t st = kcoll_req_status(r);
+    g->err = MPI_SUCCESS;
+    if (st != KCOLL_OK) {
+        int rank = -1;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        kcoll_error("%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(kcoll_req_coll(r)),
+                    rank, kcoll_req_error(r));
+        g->err = kcoll_mpi_error(st);
+    }
+    /* release: err is visible to whoever acquires done */
+    atomic_store_explicit(&g->done, 1, memory_order_release);
+    PMPI_Grequest_complete(g->handle);
+    kcoll_greq_unref(g);
+}
+
+#ifdef KCOLL_HAVE_MPIX_GREQUEST
+/* MPICH calls these when it tests or waits for one of kcoll's requests. */
+static MPIX_Grequest_class kcoll_greq_class;
+
+static int kcoll_greq_poll(void *extra, MPI_Status *status)
+{
+    (void)extra;
+    (void)status;
+    kcoll_progress();
+    return MPI_SUCCESS;
+}
+
+static int kcoll_greq_wait(int count, void **states, double timeout, MPI_Status *status)
+{
+    kcoll_pause_t pause;
+    (void)timeout;
+    (void)status;
+    kcoll_pause_init(&pause);
+    for (int i = 0; i < count; i++)
+        /* acquire: pairs with the release in kcoll_greq_done */
+        while (!atomic_load_explicit(&((kcoll_greq_t *)states[i])->done, memory_order_acquire)) {
+            if (kcoll_progress())
+                kcoll_pause_reset(&pause);
+            else
+                kcoll_pause(&pause);
+        }
+    return MPI_SUCCESS;
+}
+#endif
+
+int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_greq_t *g = calloc(1, sizeof *g);
+    int rc = MPI_ERR_NO_MEM;
+    if (g) {
+        atomic_init(&g->refs, 2);
+#ifdef KCOLL_HAVE_MPIX_GREQUEST
+        rc = PMPIX_Grequest_class_allocate(kcoll_greq_class, g, &g->handle);
+#else
+        rc = PMPI_Grequest_start(kcoll_greq_query, kcoll_greq_free, kcoll_greq_cancel, g,
+                                 &g->handle);
+#endif
+    }
+    if (rc != MPI_SUCCESS) {
+        free(g);
+        /* prepared, not started: every rank started it, so it must run;
+         * run it here, then report the failure of the handle */
+        kcoll_coll_t coll = kcoll_req_coll(r);
+        kcoll_req_start(r, NULL, NULL);
+        kcoll_req_wait(r);
+        kcoll_req_release(r);
+        return kcoll_fail(comm, coll, KCOLL_ERR_NOMEM,
+                          "no generalized request for a non-blocking collective");
+    }
+    *request = g->handle;
+    kcoll_req_detach(r);
+    kcoll_req_start(r, kcoll_greq_done, g);
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Persistent collectives: plans                                           */
+
+typedef struct kcoll_plan {
+    struct kcoll_plan *next;
+    uint64_t key;          /* the handle's bits */
+    kcoll_req_t *r;        /* NULL: the host runs the starts */
+    kcoll_coll_t coll;
+    kcoll_call_t call;     /* the host's starts are counted from it */
+    kcoll_reason_t why;    /* why the host does (counted at every start) */
+    MPI_Comm comm;
+    int active;            /* started by kcoll and not yet completed by the user */
+    int err;
+    _Atomic int done;      /* kcoll has completed the current start */
+} kcoll_plan_t;
+
+#define KCOLL_PLAN_BUCKETS 64
+static kcoll_plan_t *kcoll_plans[KCOLL_PLAN_BUCKETS];
+static pthread_mutex_t kcoll_plans_lock = PTHREAD_MUTEX_INITIALIZER;
+/* relaxed: a count read as a hint (are there plans at all?), ordering nothing */
+static _Atomic int kcoll_nplans;
+
+static uint64_t kcoll_handle_key(MPI_Request h)
+{
+    uint64_t k = 0;
+    memcpy(&k, &h, sizeof h < sizeof k ? sizeof h : sizeof k);
+    return k;
+}
+
+static kcoll_plan_t *kcoll_plan_find(MPI_Request h)
+{
+    /* relaxed: a hint; a plan is only looked for by the thread that uses its handle */
+    if (!atomic_load_explicit(&kcoll_nplans, memory_order_relaxed) || h == MPI_REQUEST_NULL)
+        return NULL;
+    uint64_t k = kcoll_handle_key(h);
+    pthread_mutex_lock(&kcoll_plans_lock);
+    kcoll_plan_t *pl = kcoll_plans[k % KCOLL_PLAN_BUCKETS];
+    while (pl && pl->key != k)
+        pl = pl->next;
+    pthread_mutex_unlock(&kcoll_plans_lock);
+    return pl;
+}
+
+/* A plan kcoll is running for handle h, or NULL. */
+static kcoll_plan_t *kcoll_plan_active(MPI_Request h)
+{
+    kcoll_plan_t *pl = kcoll_plan_find(h);
+    return pl && pl->active ? pl : NULL;
+}
+
+void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c, MPI_Comm comm,
+                    kcoll_reason_t why)
+{
+    kcoll_plan_t *pl = calloc(1, sizeof *pl);
+    if (!pl) {
+        if (r)
+            kcoll_req_release(r); /* prepared, never started: the host runs the starts */
+        return;
+    }
+    pl->key = kcoll_handle_key(handle);
+    pl->r = r;
+    pl->coll = c->coll;
+    pl->call = *c;
+    pl->call.op = NULL; /* the caller's; only the sizes are needed to count the starts */
+    pl->why = why;
+    pl->comm = comm;
+    pthread_mutex_lock(&kcoll_plans_lock);
+    pl->next = kcoll_plans[pl->key % KCOLL_PLAN_BUCKETS];
+    kcoll_plans[pl->key % KCOLL_PLAN_BUCKETS] = pl;
+    pthread_mutex_unlock(&kcoll_plans_lock);
+    /* relaxed: a hint, ordering nothing */
+    atomic_fetch_add_explicit(&kcoll_nplans, 1, memory_order_relaxed);
+}
+
+static void kcoll_plan_remove(kcoll_plan_t *pl)
+{
+    pthread_mutex_lock(&kcoll_plans_lock);
+    kcoll_plan_t **pp = &kcoll_plans[pl->key % KCOLL_PLAN_BUCKETS];
+    while (*pp && *pp != pl)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = pl->next;
+    pthread_mutex_unlock(&kcoll_plans_lock);
+    /* relaxed: a hint, ordering nothing */
+    atomic_fetch_sub_explicit(&kcoll_nplans, 1, memory_order_relaxed);
+}
+
+static void kcoll_plan_done(kcoll_req_t *r, void *ctx)
+{
+    kcoll_plan_t *pl = ctx;
+    kcoll_status_t st = kcoll_req_status(r);
+    pl->err = MPI_SUCCESS;
+    if (st != KCOLL_OK) {
+        int rank = -1;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        kcoll_error("%s (persistent) failed on MPI_COMM_WORLD rank %d: %s",
+                    kcoll_coll_name(pl->coll), rank, kcoll_req_error(r));
+        pl->err = kcoll_mpi_error(st);
+    }
+    /* release: err is visible to whoever acquires done */
+    atomic_store_explicit(&pl->done, 1, memory_order_release);
+}
+
+static int kcoll_plan_is_done(kcoll_plan_t *pl)
+{
+    /* acquire: pairs with the release in kcoll_plan_done */
+    return atomic_load_explicit(&pl->done, memory_order_acquire);
+}
+
+/* The user completes the current start: the request becomes inactive. */
+static int kcoll_plan_finish(kcoll_plan_t *pl, MPI_Status *status)
+{
+    pl->active = 0;
+    kcoll_status_collective(status);
+    return pl->err;
+}
+
+/* Advance until the plan's start has completed. */
+static void kcoll_plan_wait(kcoll_plan_t *pl)
+{
+    kcoll_pause_t pause;
+    kcoll_pause_init(&pause);
+    while (!kcoll_plan_is_done(pl)) {
+        if (kcoll_progress())
+            kcoll_pause_reset(&pause);
+        else
+            kcoll_pause(&pause);
+    }
+}
+
+static int kcoll_start_one(MPI_Request *request)
+{
+    kcoll_plan_t *pl = kcoll_plan_find(*request);
+    if (!pl)
+        return PMPI_Start(request);
+    if (!pl->r) {
+        kcoll_call_host(&pl->call, KCOLL_MODE_PERSISTENT, pl->why);
+        return PMPI_Start(request);
+    }
+    /* relaxed: nobody looks at done before the start below */
+    atomic_store_explicit(&pl->done, 0, memory_order_relaxed);
+    pl->active = 1;
+    kcoll_req_start(pl->r, kcoll_plan_done, pl);
+    return MPI_SUCCESS;
+}
+
+KCOLL_PUBLIC int MPI_Start(MPI_Request *request)
+{
+    return kcoll_start_one(request);
+}
+
+KCOLL_PUBLIC int MPI_Startall(int count, MPI_Request requests[])
+{
+    /* relaxed: a hint */
+    if (!atomic_load_explicit(&kcoll_nplans, memory_order_relaxed))
+        return PMPI_Startall(count, requests);
+    for (int i = 0; i < count; i++) {
+        int rc = kcoll_start_one(&requests[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+KCOLL_PUBLIC int MPI_Request_free(MPI_Request *request)
+{
+    kcoll_plan_t *pl = request ? kcoll_plan_find(*request) : NULL;
+    if (pl) {
+        if (pl->active)
+            kcoll_plan_wait(pl); /* freeing an active request: let it finish first */
+        kcoll_plan_remove(pl);
+        if (pl->r)
+            kcoll_req_release(pl->r);
+        free(pl);
+    }
+    return PMPI_Request_free(request);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Completion                                                              */
+
+/* Which of n requests are plans kcoll is running (NULL if none; else an
+ * array the caller frees). */
+static kcoll_plan_t **kcoll_plans_in(int n, const MPI_Request *reqs)
+{
+    kcoll_plan_t **pls = NULL;
+    /* relaxed: a hint */
+    if (!atomic_load_explicit(&kcoll_nplans, memory_order_relaxed))
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        kcoll_plan_t *pl = kcoll_plan_active(reqs[i]);
+        if (pl && !pls && !(pls = calloc((size_t)n, sizeof *pls)))
+            return NULL;
+        if (pl)
+            pls[i] = pl;
+    }
+    return pls;
+}
+
+/* A copy of reqs with the plans kcoll runs replaced by MPI_REQUEST_NULL,
+ * for the host MPI. */
+static MPI_Request *kcoll_host_view(int n, const MPI_Request *reqs, kcoll_plan_t **pls)
+{
+    MPI_Request *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    for (int i = 0; v && i < n; i++)
+        v[i] = pls[i] ? MPI_REQUEST_NULL : reqs[i];
+    return v;
+}
+
+static MPI_Status *kcoll_status_at(MPI_Status *statuses, int i)
+{
+    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+/* Waiting loops pause between rounds (sched/wait.h). */
+#define KCOLL_WAIT_LOOP(test)                                                              \
+    do {                                                                                   \
+        kcoll_pause_t pause_;                                                              \
+        kcoll_pause_init(&pause_);                                                         \
+        for (;;) {                                                                         \
+            int moved_ = kcoll_progress();                                                 \
+            test;                                                                          \
+            if (moved_)                                                                    \
+                kcoll_pause_reset(&pause_);                                                \
+            else                                                                           \
+                kcoll_pause(&pause_);                                                      \
+        }                                                                                  \
+    } while (0)
+
+KCOLL_PUBLIC int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (!kcoll_pending())
+        return PMPI_Test(request, flag, status);
+    kcoll_progress();
+    kcoll_plan_t *pl = kcoll_plan_active(*request);
+    if (!pl)
+        return PMPI_Test(request, flag, status);
+    *flag = kcoll_plan_is_done(pl);
+    return *flag ? kcoll_plan_finish(pl, status) : MPI_SUCCESS;
+}
+
+KCOLL_PUBLIC int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    int flag = 0, rc;
+    if (!kcoll_pending())
+        return PMPI_Wait(request, status);
+    KCOLL_WAIT_LOOP(if ((rc = MPI_Test(request, &flag, status)) != MPI_SUCCESS || flag) return rc);
+}
+
+KCOLL_PUBLIC int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    if (!kcoll_pending())
+        return PMPI_Request_get_status(request, flag, status);
+    kcoll_progress();
+    kcoll_plan_t *pl = kcoll_plan_active(request);
+    if (!pl)
+        return PMPI_Request_get_status(request, flag, status);
+    if ((*flag = kcoll_plan_is_done(pl)))
+        kcoll_status_collective(status);
+    return MPI_SUCCESS;
+}
+
+/* Testall with plans among the requests. */
+static int kcoll_testall_plans(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[],
+                               kcoll_plan_t **pls)
+{
+    int rc = MPI_SUCCESS, err = 0;
+    *flag = 0;
+    for (int i = 0; i < n; i++)
+        if (pls[i] && !kcoll_plan_is_done(pls[i])) {
+            for (int j = 0; j < n; j++) /* keep the host's requests moving too */
+                if (!pls[j] && reqs[j] != MPI_REQUEST_NULL) {
+                    int f;
+                    PMPI_Request_get_status(reqs[j], &f, MPI_STATUS_IGNORE);
+                    break;
+                }
+            return MPI_SUCCESS;
+        }
+    MPI_Request *v = kcoll_host_view(n, reqs, pls);
+    if (!v)
+        return MPI_ERR_NO_MEM;
+    rc = PMPI_Testall(n, v, flag, statuses);
+    if (*flag) {
+        for (int i = 0; i < n; i++) {
+            if (!pls[i]) {
+                reqs[i] = v[i];
+                continue;
+            }
+            MPI_Status *st = kcoll_status_at(statuses, i);
+            int e = kcoll_plan_finish(pls[i], st);
+            if (e != MPI_SUCCESS) {
+                err = 1;
+                if (st != MPI_STATUS_IGNORE)
+                    st->MPI_ERROR = e;
+            }
+        }
+        if (err && rc == MPI_SUCCESS)
+            rc = MPI_ERR_IN_STATUS;
+    }
+    free(v);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    if (!kcoll_pending())
+        return PMPI_Testall(count, requests, flag, statuses);
+    kcoll_progress();
+    kcoll_plan_t **pls = kcoll_plans_in(count, requests);
+    if (!pls)
+        return PMPI_Testall(count, requests, flag, statuses);
+    int rc = kcoll_testall_plans(count, requests, flag, statuses, pls);
+    free(pls);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    int flag = 0, rc;
+    if (!kcoll_pending())
+        return PMPI_Waitall(count, requests, statuses);
+    KCOLL_WAIT_LOOP(if ((rc = MPI_Testall(count, requests, &flag, statuses)) != MPI_SUCCESS ||
+                        flag) return rc);
+}
+
+/* Testany with plans among the requests. */
+static int kcoll_testany_plans(int n, MPI_Request reqs[], int *index, int *flag,
+                               MPI_Status *status, kcoll_plan_t **pls)
+{
+    for (int i = 0; i < n; i++)
+        if (pls[i] && kcoll_plan_is_done(pls[i])) {
+            *index = i;
+            *flag = 1;
+            return kcoll_plan_finish(pls[i], status);
+        }
+    MPI_Request *v = kcoll_host_view(n, reqs, pls);
+    if (!v)
+        return MPI_ERR_NO_MEM;
+    int rc = PMPI_Testany(n, v, index, flag, status);
+    if (*flag && *index != MPI_UNDEFINED)
+        reqs[*index] = v[*index];
+    else
+        *flag = 0; /* kcoll's plans are still active */
+    free(v);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
+                             MPI_Status *status)
+{
+    if (!kcoll_pending())
+        return PMPI_Testany(count, requests, index, flag, status);
+    kcoll_progress();
+    kcoll_plan_t **pls = kcoll_plans_in(count, requests);
+    if (!pls)
+        return PMPI_Testany(count, requests, index, flag, status);
+    int rc = kcoll_testany_plans(count, requests, index, flag, status, pls);
+    free(pls);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    int flag = 0, rc;
+    if (!kcoll_pending())
+        return PMPI_Waitany(count, requests, index, status);
+    KCOLL_WAIT_LOOP(if ((rc = MPI_Testany(count, requests, index, &flag, status)) != MPI_SUCCESS ||
+                        flag) return rc);
+}
+
+/* Testsome with plans among the requests. */
+static int kcoll_testsome_plans(int n, MPI_Request reqs[], int *outcount, int indices[],
+                                MPI_Status statuses[], kcoll_plan_t **pls)
+{
+    MPI_Request *v = kcoll_host_view(n, reqs, pls);
+    if (!v)
+        return MPI_ERR_NO_MEM;
+    int rc = PMPI_Testsome(n, v, outcount, indices, statuses);
+    int k = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+    for (int j = 0; j < k; j++)
+        reqs[indices[j]] = v[indices[j]];
+    for (int i = 0; i < n; i++)
+        if (pls[i] && kcoll_plan_is_done(pls[i])) {
+            indices[k] = i;
+            int e = kcoll_plan_finish(pls[i], kcoll_status_at(statuses, k));
+            if (e != MPI_SUCCESS && rc == MPI_SUCCESS)
+                rc = MPI_ERR_IN_STATUS;
+            k++;
+        }
+    *outcount = k; /* plans were active: never MPI_UNDEFINED */
+    free(v);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                              MPI_Status statuses[])
+{
+    if (!kcoll_pending())
+        return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    kcoll_progress();
+    kcoll_plan_t **pls = kcoll_plans_in(incount, requests);
+    if (!pls)
+        return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    int rc = kcoll_testsome_plans(incount, requests, outcount, indices, statuses, pls);
+    free(pls);
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                              MPI_Status statuses[])
+{
+    int rc;
+    if (!kcoll_pending())
+        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    KCOLL_WAIT_LOOP(if ((rc = MPI_Testsome(incount, requests, outcount, indices, statuses)) !=
+                            MPI_SUCCESS ||
+                        *outcount != 0) return rc);
+}
+
+/* ---------------------------------------------------------------------- */
+
+int kcoll_requests_init(void)
+{
+#ifdef KCOLL_HAVE_MPIX_GREQUEST
+    if (PMPIX_Grequest_class_create(kcoll_greq_query, kcoll_greq_free, kcoll_greq_cancel,
+                                    kcoll_greq_poll, kcoll_greq_wait,
+                                    &kcoll_greq_class) != MPI_SUCCESS)
+        return -1;
+#endif
+    return 0;
+}
+
+void kcoll_requests_finalize(void)
+{
+    /* plans the program never freed: their requests go back to the teams */
+    pthread_mutex_lock(&kcoll_plans_lock);
+    for (int b = 0; b < KCOLL_PLAN_BUCKETS; b++)
+        while (kcoll_plans[b]) {
+            kcoll_plan_t *pl = kcoll_plans[b];
+            kcoll_plans[b] = pl->next;
+            if (pl->r && !pl->active)
+                kcoll_req_release(pl->r);
+            free(pl);
+        }
+    atomic_store_explicit(&kcoll_nplans, 0, memory_order_relaxed); /* relaxed: a hint */
+    pthread_mutex_unlock(&kcoll_plans_lock);
+}

@@ -1,0 +1,31 @@
+/* kcoll's requests as MPI requests (pmpi/request.c).
+ *
+ * A non-blocking collective kcoll runs is handed to the user as a
+ * generalized request of the host MPI (MPI_Grequest_start; with MPICH, an
+ * MPIX_Grequest_class whose poll and wait functions advance kcoll), which
+ * kcoll completes (MPI_Grequest_complete) when the collective has
+ * completed. So the handle is a real MPI request: it may be mixed with any
+ * other request in MPI_Waitall and friends, and the host's own completion
+ * functions see it complete.
+ *
+ * A persistent collective (MPI_Bcast_init...) keeps the host's own
+ * persistent request as the handle: kcoll decides once, at the
+ * initialization, whether it runs the starts ("a plan", keyed by the
+ * handle); if not, MPI_Start goes to the host with that very request.
+ * While kcoll runs a start, the completion functions answer for the handle
+ * themselves, since the host sees it inactive.
+ */
+#ifndef KCOLL_PMPI_REQUEST_H
+#define KCOLL_PMPI_REQUEST_H
+
+#include "pmpi/pmpi.h"
+
+/* Hand request r (prepared, not started) to the user as *request and start
+ * it. Returns MPI_SUCCESS or an MPI error. */
+int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request);
+/* Record a persistent request: r runs its starts, or NULL: the host does,
+ * counted under why. */
+void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c, MPI_Comm comm,
+                    kcoll_reason_t why);
+
+#endif

@@ -1,0 +1,153 @@
+/* From MPI arguments to the call layer and back (see pmpi.h): describing
+ * a call, and running it in each of the three modes. */
+#include <stdint.h>
+
+#include "pmpi/pmpi.h"
+#include "pmpi/request.h"
+
+void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm)
+{
+    int inter = 1;
+    c->coll = coll;
+    c->root = root;
+    c->p = c->rank = 0;
+    c->in_place = 0;
+    c->op = NULL;
+    c->send = c->recv = (kcoll_side_t){0};
+    if (kcoll_ready() && comm != MPI_COMM_NULL &&
+        PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
+        PMPI_Comm_size(comm, &c->p);
+        PMPI_Comm_rank(comm, &c->rank);
+    }
+}
+
+void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *counts,
+                     const int *displs, MPI_Datatype dt)
+{
+    int size;
+    MPI_Aint lb, extent, tlb, textent;
+    s->buf = buf;
+    s->count = count;
+    s->counts = counts;
+    s->displs = displs;
+    s->size = s->extent = 0;
+    s->type = 0;
+    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(dt, &tlb, &textent) != MPI_SUCCESS)
+        return;
+    s->size = (size_t)size;
+    s->extent = (size_t)extent;
+    s->type = KCOLL_TYPE_VALID | (textent == size ? KCOLL_TYPE_DENSE : 0) |
+              (extent == size ? KCOLL_TYPE_PACKED : 0);
+    if (buf && size)
+        s->buf = (const char *)buf + tlb;
+}
+
+/* The team for a call in a mode, or NULL with the reason. */
+static kcoll_team_t *kcoll_pmpi_team(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode,
+                                     kcoll_reason_t *why)
+{
+    if (c->p < 2) /* not usable, or one process: the call layer says which */
+        return NULL;
+    return kcoll_comm_team(comm, mode == KCOLL_MODE_BLOCKING, why);
+}
+
+/* Whether the communicator is usable at all; if not, the host MPI does the
+ * call, counted. */
+static int kcoll_pmpi_usable(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode)
+{
+    int inter = 0;
+    if (c->p > 0)
+        return 1;
+    if (!kcoll_ready())
+        kcoll_call_host(c, mode, KCOLL_R_DISABLED);
+    else if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
+        kcoll_call_host(c, mode, KCOLL_R_INTERCOMM);
+    else
+        kcoll_call_host(c, mode, KCOLL_R_INVALID);
+    return 0;
+}
+
+int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
+{
+    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why;
+    kcoll_req_t *r;
+    char err[256];
+    if (!kcoll_pmpi_usable(c, comm, KCOLL_MODE_BLOCKING))
+        return 0;
+    kcoll_team_t *team = kcoll_pmpi_team(c, comm, KCOLL_MODE_BLOCKING, &why);
+    switch (kcoll_call_prepare(c, KCOLL_MODE_BLOCKING, team, why, &r, &host_why, err,
+                               sizeof err)) {
+    case KCOLL_CALL_HOST:
+        return 0;
+    case KCOLL_CALL_FAILED:
+        *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err);
+        return 1;
+    case KCOLL_CALL_KCOLL:
+        break;
+    }
+    kcoll_req_start(r, NULL, NULL);
+    kcoll_status_t st = kcoll_req_wait(r);
+    *rc = st == KCOLL_OK ? MPI_SUCCESS : kcoll_fail(comm, c->coll, st, kcoll_req_error(r));
+    kcoll_req_release(r);
+    return 1;
+}
+
+int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
+{
+    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why;
+    kcoll_req_t *r;
+    char err[256];
+    if (!kcoll_pmpi_usable(c, comm, KCOLL_MODE_NONBLOCKING))
+        return 0;
+    kcoll_team_t *team = kcoll_pmpi_team(c, comm, KCOLL_MODE_NONBLOCKING, &why);
+    switch (kcoll_call_prepare(c, KCOLL_MODE_NONBLOCKING, team, why, &r, &host_why, err,
+                               sizeof err)) {
+    case KCOLL_CALL_HOST:
+        return 0;
+    case KCOLL_CALL_FAILED:
+        *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err);
+        return 1;
+    case KCOLL_CALL_KCOLL:
+        break;
+    }
+    *rc = kcoll_greq_start(r, comm, request);
+    return 1;
+}
+
+void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
+{
+    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = KCOLL_R_DISABLED;
+    kcoll_req_t *r = NULL;
+    char err[256];
+    if (kcoll_pmpi_usable(c, comm, KCOLL_MODE_PERSISTENT)) {
+        kcoll_team_t *team = kcoll_pmpi_team(c, comm, KCOLL_MODE_PERSISTENT, &why);
+        if (kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r, &host_why, err,
+                               sizeof err) != KCOLL_CALL_KCOLL)
+            r = NULL;
+    } else if (!kcoll_ready()) {
+        return;
+    } else {
+        host_why = c->p ? KCOLL_R_INVALID : KCOLL_R_INTERCOMM;
+    }
+    kcoll_plan_add(request, r, c, comm, host_why);
+}
+
+int kcoll_pmpi_host_wait(int rc, MPI_Request *q)
+{
+    kcoll_pause_t pause;
+    int flag = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    kcoll_pause_init(&pause);
+    for (;;) {
+        int moved = kcoll_progress();
+        if ((rc = PMPI_Test(q, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS || flag)
+            return rc;
+        if (moved)
+            kcoll_pause_reset(&pause);
+        else
+            kcoll_pause(&pause);
+    }
+}

@@ -1,0 +1,119 @@
+/* The control segment, seen from one rank (see ctl.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sched/ctl.h"
+
+static size_t kcoll_slot_size(void)
+{
+    return (sizeof(kcoll_slot_t) + KCOLL_CACHELINE - 1) / KCOLL_CACHELINE * KCOLL_CACHELINE;
+}
+
+static size_t kcoll_tables_off(int p)
+{
+    return sizeof(kcoll_seg_hdr_t) + (size_t)p * kcoll_slot_size();
+}
+
+size_t kcoll_ctl_seg_len(int p)
+{
+    /* the tables are touched only by agreements: pages never used cost nothing */
+    return kcoll_tables_off(p) + (size_t)p * KCOLL_LANES * KCOLL_TABLE_LEN(p) * sizeof(size_t);
+}
+
+void kcoll_ctl_seg_init(void *seg, int p)
+{
+    kcoll_seg_hdr_t *h = seg;
+    h->p = (uint32_t)p;
+    h->slot_size = (uint32_t)kcoll_slot_size();
+    h->lanes = KCOLL_LANES;
+    h->magic = KCOLL_SEG_MAGIC;
+}
+
+/* A word in this process's private memory that peers read in the CMA
+ * probe; its value depends on the pid, so a read of the wrong process or
+ * of stale memory is noticed. */
+static uint64_t kcoll_probe_word_storage;
+
+const void *kcoll_ctl_probe_word(uint64_t *value)
+{
+    kcoll_probe_word_storage = 0x6b636f6c6cull ^ ((uint64_t)getpid() << 20);
+    *value = kcoll_probe_word_storage;
+    return &kcoll_probe_word_storage;
+}
+
+kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, int rank)
+{
+    memset(c, 0, sizeof *c);
+    kcoll_seg_hdr_t *h = seg;
+    if (len < kcoll_ctl_seg_len(p) || h->magic != KCOLL_SEG_MAGIC || h->p != (uint32_t)p ||
+        h->slot_size != kcoll_slot_size() || h->lanes != KCOLL_LANES || rank < 0 || rank >= p)
+        return KCOLL_ERR_PROTO;
+    c->p = p;
+    c->rank = rank;
+    c->seg = seg;
+    c->seg_len = len;
+    c->slots = (kcoll_slot_t *)((char *)seg + sizeof(kcoll_seg_hdr_t));
+    c->tables = (size_t *)((char *)seg + kcoll_tables_off(p));
+    c->pids = calloc((size_t)p, sizeof *c->pids);
+    if (!c->pids)
+        return KCOLL_ERR_NOMEM;
+
+    kcoll_slot_t *me = &c->slots[rank];
+    uint64_t val;
+    me->probe_addr = (uint64_t)(uintptr_t)kcoll_ctl_probe_word(&val);
+    me->probe_val = val;
+    me->pid = getpid();
+    /* release: publishes pid and probe word before peers see attached == 1 */
+    atomic_store_explicit(&me->attached, 1, memory_order_release);
+    return KCOLL_OK;
+}
+
+int kcoll_ctl_all_attached(const kcoll_ctl_t *c)
+{
+    for (int r = 0; r < c->p; r++)
+        /* acquire: pairs with the release in attach, so pid and probe word are visible */
+        if (atomic_load_explicit(&c->slots[r].attached, memory_order_acquire) != 1)
+            return 0;
+    return 1;
+}
+
+kcoll_status_t kcoll_ctl_load_pids(kcoll_ctl_t *c)
+{
+    for (int r = 0; r < c->p; r++) {
+        /* acquire: pairs with the release in attach, so pid is visible */
+        if (atomic_load_explicit(&c->slots[r].attached, memory_order_acquire) != 1)
+            return KCOLL_ERR_PROTO;
+        c->pids[r] = (pid_t)c->slots[r].pid;
+    }
+    return KCOLL_OK;
+}
+
+void kcoll_ctl_fini(kcoll_ctl_t *c)
+{
+    free(c->pids);
+    c->pids = NULL;
+}
+
+int kcoll_pid_alive(pid_t pid)
+{
+    if (kill(pid, 0) == -1 && errno == ESRCH)
+        return 0;
+    /* A process that has exited but was not reaped yet still answers
+     * kill(); /proc/<pid>/stat says 'Z' (zombie) or 'X' (dead). */
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'))
+        return 0;
+    return 1;
+}

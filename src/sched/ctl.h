@@ -1,0 +1,141 @@
+/* The control segment (DESIGN.md section 4): the shared memory through
+ * which the processes of a team synchronize, as the executor, the
+ * agreement and the team see it.
+ *
+ * Layout: a header line, then one slot per rank, then the layout tables.
+ * Every field of a slot and every table is written only by its owner;
+ * everybody else only reads it.
+ *
+ * Lanes. Several collectives may be outstanding on one team at once
+ * (non-blocking and persistent collectives; MPI requires only that every
+ * rank starts them in the same order). Collective number seq (counted per
+ * team, identical on every rank) uses lane seq % KCOLL_LANES of every
+ * slot: its own buffer exposures, its own flags, its own agreement vote
+ * and its own layout table. Collectives in different lanes never see each
+ * other's words. Within a lane, every word carries the collective's number
+ * (flags hold seq << KCOLL_SEQ_SHIFT | value, exposures and votes store
+ * seq last), so a lane's next user is never taken for its previous one:
+ * flags only grow, and an exposure or vote of another collective is
+ * recognized as such.
+ *
+ * When a lane may be used again (the rules the call layer follows,
+ * call/request.c):
+ *  - a rank starts collective s in lane s % KCOLL_LANES only after its
+ *    own collective s - KCOLL_LANES has completed: by then no peer will
+ *    touch this rank's exposed buffers of s - KCOLL_LANES any more (every
+ *    peer access to a rank's buffer is ordered before that rank's last
+ *    step, which the simulator checks for every algorithm), so its
+ *    exposures may be overwritten, and flags only grow;
+ *  - a rank writes its vote and table of collective s only after every
+ *    rank has said (lane word `seen`) that it has finished reading the
+ *    agreement of collective s - KCOLL_LANES (sched/agree.h).
+ * So at most KCOLL_LANES collectives are outstanding per team; a later
+ * start waits (as a request that has not started yet) for the oldest.
+ */
+#ifndef KCOLL_SCHED_CTL_H
+#define KCOLL_SCHED_CTL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/status.h"
+#include "sched/sched.h"
+
+#define KCOLL_CACHELINE 64
+#define KCOLL_SEG_MAGIC 0x6b636f6c6c736567ull /* "kcollseg" */
+/* Collectives one team may have outstanding at once. */
+#define KCOLL_LANES 16
+/* Flag words hold (seq << KCOLL_SEQ_SHIFT) | value. */
+#define KCOLL_SEQ_SHIFT 24
+
+typedef struct {
+    _Alignas(KCOLL_CACHELINE) _Atomic uint64_t v;
+} kcoll_line_t;
+
+typedef struct {
+    _Atomic uint64_t addr;
+    _Atomic uint64_t len;
+    _Atomic uint64_t seq; /* collective this exposure belongs to; stored last */
+    uint64_t pad;
+} kcoll_expo_t;
+
+/* One lane of one rank's slot. */
+typedef struct {
+    _Alignas(KCOLL_CACHELINE) kcoll_expo_t expose[KCOLL_NBUF];
+    kcoll_line_t flag[KCOLL_NFLAG];
+    /* this rank's vote in the agreement of collective vote_seq (sched/agree.h) */
+    _Alignas(KCOLL_CACHELINE) _Atomic uint64_t vote_seq; /* stored last */
+    _Atomic uint64_t vote;
+    /* the last collective of this lane whose agreement this rank has
+     * finished reading: peers may then overwrite their votes and tables */
+    kcoll_line_t seen;
+} kcoll_lane_t;
+
+typedef struct {
+    kcoll_lane_t lane[KCOLL_LANES];
+    _Alignas(KCOLL_CACHELINE) int64_t pid;
+    uint64_t probe_addr; /* address of a word in private memory, for the engine probe */
+    uint64_t probe_val;
+    _Atomic uint64_t attached; /* 1 once the owner has mapped the segment */
+} kcoll_slot_t;
+
+typedef struct {
+    _Alignas(KCOLL_CACHELINE) uint64_t magic;
+    uint32_t p;
+    uint32_t slot_size;
+    uint32_t lanes;
+} kcoll_seg_hdr_t;
+
+/* Values in one layout table: send counts, send displacements, receive
+ * counts, receive displacements, p each, in bytes. */
+#define KCOLL_TABLE_LEN(p) (4 * (size_t)(p))
+
+/* One rank's view of a mapped control segment. */
+typedef struct kcoll_ctl {
+    int p, rank;
+    pid_t *pids;         /* pids[r] of every team rank */
+    void *seg;           /* the mapping (owned by whoever mapped it) */
+    size_t seg_len;
+    kcoll_slot_t *slots; /* slots[r] */
+    size_t *tables;      /* rank r, lane l at tables + (r * KCOLL_LANES + l) * KCOLL_TABLE_LEN(p) */
+} kcoll_ctl_t;
+
+/* Bytes needed for a segment of p slots. */
+size_t kcoll_ctl_seg_len(int p);
+/* Called once by the creating rank on a zero-filled segment. */
+void kcoll_ctl_seg_init(void *seg, int p);
+/* This rank's view of a mapped segment; publishes its pid and probe word.
+ * The pids are read later, with kcoll_ctl_load_pids, once all attached. */
+kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, int rank);
+/* Has every rank attached? */
+int kcoll_ctl_all_attached(const kcoll_ctl_t *c);
+/* Fill c->pids from the slots (after every rank has attached). */
+kcoll_status_t kcoll_ctl_load_pids(kcoll_ctl_t *c);
+/* Release what attach allocated (not the mapping). */
+void kcoll_ctl_fini(kcoll_ctl_t *c);
+
+static inline int kcoll_lane_of(uint64_t seq)
+{
+    return (int)(seq % KCOLL_LANES);
+}
+/* Rank r's lane of collective seq. */
+static inline kcoll_lane_t *kcoll_ctl_lane(const kcoll_ctl_t *c, int r, uint64_t seq)
+{
+    return &c->slots[r].lane[kcoll_lane_of(seq)];
+}
+/* Rank r's layout table of collective seq. */
+static inline size_t *kcoll_ctl_table(const kcoll_ctl_t *c, int r, uint64_t seq)
+{
+    return c->tables +
+           ((size_t)r * KCOLL_LANES + (size_t)kcoll_lane_of(seq)) * KCOLL_TABLE_LEN(c->p);
+}
+
+/* Address and expected value of this process's private probe word. */
+const void *kcoll_ctl_probe_word(uint64_t *value);
+
+/* 1 if the process is alive (exists and is not a zombie), 0 otherwise. */
+int kcoll_pid_alive(pid_t pid);
+
+#endif

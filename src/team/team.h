@@ -1,0 +1,87 @@
+/* A team: the processes of one communicator on this node, the control
+ * segment through which they synchronize (sched/ctl.h), the transfer
+ * engine they agreed on, and what the call layer keeps per team between
+ * calls: the collective sequence number, which request occupies each lane,
+ * the decisions cache, and a pool of request objects with their memory.
+ *
+ * Set-up is collective and MPI-free: the host MPI lends two collectives
+ * (kcoll_team_host_t), and everything else is shared memory and the
+ * engines' own probes. A team lives as long as its communicator holds it
+ * and any request on it is not finished (a reference count): MPI lets a
+ * program free a communicator while non-blocking collectives on it are
+ * still running.
+ */
+#ifndef KCOLL_TEAM_H
+#define KCOLL_TEAM_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "model/select.h"
+#include "sched/ctl.h"
+#include "xfer/engine.h"
+
+struct kcoll_req; /* the call layer's request (call/request.h) */
+
+typedef struct kcoll_team {
+    kcoll_ctl_t ctl;              /* p, rank, slots, pids */
+    const kcoll_engine_t *engine; /* agreed at set-up */
+    uint64_t seq;                 /* number of the last collective started */
+    /* the request running in each lane, and the next collective number
+     * each lane admits (lanes are used in sequence order) */
+    struct kcoll_req *lane[KCOLL_LANES];
+    uint64_t lane_next[KCOLL_LANES];
+    kcoll_decisions_t decisions;
+    struct kcoll_req *pool;       /* finished requests kept with their memory */
+    int refs;                     /* the communicator's, one per unfinished request or plan */
+    pthread_mutex_t lock;         /* all of the above, when threads call MPI at once */
+} kcoll_team_t;
+
+/* What set-up needs from the host MPI: two blocking collectives over the
+ * team's processes, returning 0 on success. */
+typedef struct {
+    void *ctx;
+    int (*allmin)(void *ctx, int *values, int n); /* in place: element-wise minimum */
+    int (*bcast0)(void *ctx, void *buf, size_t len); /* from team rank 0 */
+} kcoll_team_host_t;
+
+/* Set up the team of p processes (this one is `rank`), collectively: every
+ * process calls it at the same point, and all get the same answer.
+ *  1. Rank 0 creates the control segment with shm_open (mode 0600, a name
+ *     made of its pid, a counter and random bits, O_EXCL), sizes and maps
+ *     it and broadcasts the name; the others open and map it.
+ *  2. All agree that everyone attached; rank 0 then unlinks the name at
+ *     once, so nothing is left in /dev/shm even if a rank is killed later:
+ *     the memory lives exactly as long as some process maps it.
+ *  3. For each transfer engine in turn: every process lets its peers reach
+ *     it, really reads a word of its right neighbour's private memory
+ *     through the engine, and all agree on the outcome. The first engine
+ *     that works for everyone is the team's.
+ * Returns KCOLL_OK; KCOLL_ERR_PERM when no engine is permitted (the lowest
+ * failing rank prints one warning line per process naming the cause and
+ * the fix); another error when the segment could not be set up (with a
+ * warning line). On error nothing is left mapped. */
+kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_team_host_t *h);
+
+/* One more holder. */
+void kcoll_team_ref(kcoll_team_t *t);
+/* One holder less; the last one calls release (which frees what the call
+ * layer keeps on the team: its pool), unmaps the segment and frees t. */
+void kcoll_team_unref(kcoll_team_t *t, void (*release)(kcoll_team_t *t));
+
+/* Locking, only when several threads may call MPI at once
+ * (kcoll_team_threads). */
+extern int kcoll_team_threads;
+static inline void kcoll_team_lock(kcoll_team_t *t)
+{
+    if (kcoll_team_threads)
+        pthread_mutex_lock(&t->lock);
+}
+static inline void kcoll_team_unlock(kcoll_team_t *t)
+{
+    if (kcoll_team_threads)
+        pthread_mutex_unlock(&t->lock);
+}
+
+#endif

@@ -1,0 +1,57 @@
+/* Transfer engines behind one table (DESIGN.md section 5).
+ *
+ * The executor (sched/exec.c) moves the data of READ and WRITE steps
+ * through an engine: a pair of functions that copy between this process's
+ * memory and a peer's, each given as an iovec list, as process_vm_readv
+ * takes them. A team chooses its engine when it is set up, after probing
+ * that the engine works between all its processes (team/setup.c);
+ * algorithms declare which engines they can run on (coll/coll.h).
+ *
+ * Today there is one engine, cma (xfer/cma.c). The two-copy, vmsplice and
+ * direct engines plug in here.
+ */
+#ifndef KCOLL_XFER_ENGINE_H
+#define KCOLL_XFER_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "base/status.h"
+
+typedef enum {
+    KCOLL_ENGINE_CMA = 0, /* process_vm_readv/writev: one copy, kernel-assisted */
+    KCOLL_NENGINES
+} kcoll_engine_id_t;
+
+/* A set of engines, as a bit mask. */
+#define KCOLL_ENGINE_BIT(id) (1u << (unsigned)(id))
+#define KCOLL_ENGINES_ALL ((1u << KCOLL_NENGINES) - 1)
+
+typedef struct kcoll_engine {
+    kcoll_engine_id_t id;
+    const char *name;                   /* "cma" */
+    const char *read_call, *write_call; /* what a failure message names */
+    /* Copy from the peer's memory (remote list, addresses in process pid)
+     * into this process's (local list), or the other way round. Both lists
+     * describe the same number of bytes; any number of entries. Maps errno
+     * to a status: KCOLL_ERR_PEER_DEAD, KCOLL_ERR_PERM, KCOLL_ERR_SYS... */
+    kcoll_status_t (*readv)(pid_t pid, const struct iovec *local, int nlocal,
+                            const struct iovec *remote, int nremote);
+    kcoll_status_t (*writev)(pid_t pid, const struct iovec *local, int nlocal,
+                             const struct iovec *remote, int nremote);
+    /* Let peers reach this process where that needs a step of its own
+     * (cma: Yama's PR_SET_PTRACER). 0, or -1 with a reason in why. */
+    int (*allow_peers)(char *why, size_t whylen);
+    /* A real transfer from a peer: read the 8-byte word at remote_word in
+     * process pid and compare it with expect. On failure an error status
+     * and a one-line reason that names the likely cause and the fix. */
+    kcoll_status_t (*probe_peer)(pid_t pid, const void *remote_word, uint64_t expect, char *why,
+                                 size_t whylen);
+} kcoll_engine_t;
+
+/* The engine with this id (NULL for an unknown id). */
+const kcoll_engine_t *kcoll_engine(kcoll_engine_id_t id);
+
+#endif
