@@ -140,6 +140,23 @@ static void kcoll_req_fail(kcoll_req_t *r, kcoll_status_t st, const char *why)
     kcoll_req_finish(r, st);
 }
 
+int kcoll_call_select(kcoll_req_t *r, int must_run)
+{
+    kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
+                                    r->policy_bytes, &r->choice);
+    if (s == KCOLL_SELECT_BAD)
+        return KCOLL_R_BAD_ALGO;
+    if (s == KCOLL_SELECT_HOST && !must_run)
+        return KCOLL_R_SMALL;
+    if (s == KCOLL_SELECT_HOST) /* the family's first algorithm, with defaults */
+        for (int i = 0; i < kcoll_nalgos && !r->choice.algo; i++)
+            if (kcoll_algos[i].family == kcoll_coll_family(r->call.coll)) {
+                r->choice.algo = &kcoll_algos[i];
+                kcoll_algo_defaults(r->choice.algo, &r->choice.prm);
+            }
+    return 0;
+}
+
 /* TMP for the chosen algorithm, kept with the request between uses. */
 static void *kcoll_req_tmp(kcoll_req_t *r, size_t len)
 {

@@ -7,9 +7,10 @@
  * non-blocking collective never sets a team up: its start must not wait
  * for the other ranks (on a communicator without a team it goes to the
  * host MPI, counted as mpi:no_team). Set-up (team/team.c) first checks
- * that the communicator lies on one node (MPI_Comm_split_type); a team
- * that cannot be set up sends the communicator to the host MPI for its
- * whole life, with the reason.
+ * that the communicator lies on one node (MPI_COMM_TYPE_SHARED, through a
+ * map of MPI_COMM_WORLD's nodes made at MPI_Init); a team that cannot be
+ * set up sends the communicator to the host MPI for its whole life, with
+ * the reason.
  *
  * The team is stored on the communicator with an attribute; MPI_Comm_dup
  * does not copy it (a duplicate has its own collectives, so its own
@@ -30,6 +31,13 @@ typedef struct kcoll_mteam {
     MPI_Comm comm;         /* not owned: the communicator the attribute sits on */
     struct kcoll_mteam *prev, *next;
 } kcoll_mteam_t;
+
+/* Which node each process of MPI_COMM_WORLD is on: the MPI_COMM_WORLD
+ * rank of its node's first process (MPI_COMM_TYPE_SHARED decides what a
+ * node is). Made at MPI_Init, so that a communicator's locality is then
+ * known without a collective call. NULL when kcoll started later. */
+static int *kcoll_node_of;
+static int kcoll_world_size;
 
 static int kcoll_keyval = MPI_KEYVAL_INVALID;
 static kcoll_mteam_t *kcoll_mteams; /* every record alive, for MPI_Finalize */
@@ -84,29 +92,93 @@ void kcoll_teams_finalize(void)
             kcoll_mteam_destroy(mt);
     }
     PMPI_Comm_free_keyval(&kcoll_keyval);
+    free(kcoll_node_of);
+    kcoll_node_of = NULL;
 }
 
-/* The two collectives team set-up borrows from the host MPI. */
+/* The two collectives team set-up borrows from the host MPI: blocking, or
+ * while kcoll requests are pending without a host progress hook, their
+ * non-blocking forms waited for while those requests advance. */
 static int kcoll_host_allmin(void *ctx, int *values, int n)
 {
-    return PMPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, *(MPI_Comm *)ctx) !=
-           MPI_SUCCESS;
+    MPI_Comm comm = *(MPI_Comm *)ctx;
+    MPI_Request q;
+    if (!kcoll_must_drive())
+        return PMPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS;
+    return kcoll_pmpi_host_wait(PMPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, comm,
+                                                &q),
+                                &q, MPI_STATUS_IGNORE) != MPI_SUCCESS;
 }
 
 static int kcoll_host_bcast0(void *ctx, void *buf, size_t len)
 {
-    return PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, *(MPI_Comm *)ctx) != MPI_SUCCESS;
+    MPI_Comm comm = *(MPI_Comm *)ctx;
+    MPI_Request q;
+    if (!kcoll_must_drive())
+        return PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, comm) != MPI_SUCCESS;
+    return kcoll_pmpi_host_wait(PMPI_Ibcast(buf, (int)len, MPI_BYTE, 0, comm, &q), &q,
+                                MPI_STATUS_IGNORE) != MPI_SUCCESS;
+}
+
+void kcoll_nodes_init(void)
+{
+    MPI_Comm node;
+    int wr, leader;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    PMPI_Comm_size(MPI_COMM_WORLD, &kcoll_world_size);
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
+        return;
+    leader = wr;
+    PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
+    int *map = malloc((size_t)kcoll_world_size * sizeof *map);
+    int ok = map != NULL;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok && PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS)
+        kcoll_node_of = map;
+    else
+        free(map);
+}
+
+/* Do all p processes of comm share one node? Without a collective call
+ * where the node map is known; otherwise with MPI_Comm_split_type on comm
+ * (collective: every rank of comm is in this call). Every rank gets the
+ * same answer. */
+static int kcoll_comm_one_node(MPI_Comm comm, int p)
+{
+    if (!kcoll_node_of) {
+        MPI_Comm node;
+        int node_p = 0;
+        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        PMPI_Comm_size(node, &node_p);
+        PMPI_Comm_free(&node);
+        return node_p == p;
+    }
+    MPI_Group g, wg;
+    int *ranks = malloc(2 * (size_t)p * sizeof *ranks), one = ranks != NULL;
+    PMPI_Comm_group(comm, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    for (int i = 0; one && i < p; i++)
+        ranks[i] = i;
+    if (one)
+        PMPI_Group_translate_ranks(g, p, ranks, wg, ranks + p);
+    for (int i = 0; one && i < p; i++) /* a process of another job's world is not local */
+        one = ranks[p + i] != MPI_UNDEFINED && ranks[p + i] < kcoll_world_size &&
+              kcoll_node_of[ranks[p + i]] == kcoll_node_of[ranks[p]];
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    free(ranks);
+    return one;
 }
 
 /* Set comm's team up (collective over comm) and record the outcome. */
 static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
 {
-    int p, rank, node_p, ok;
-    MPI_Comm node;
+    int p, rank, ok;
     kcoll_mteam_t *mt = calloc(1, sizeof *mt);
     ok = mt != NULL;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!ok) {
+    if (kcoll_host_allmin(&comm, &ok, 1) || !ok) {
         free(mt);
         return NULL; /* not recorded: a later call tries again */
     }
@@ -114,17 +186,14 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
     PMPI_Comm_size(comm, &p);
     PMPI_Comm_rank(comm, &rank);
 
-    /* one node? */
-    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    PMPI_Comm_size(node, &node_p);
-    PMPI_Comm_free(&node);
-    if (node_p != p) {
+    if (!kcoll_comm_one_node(comm, p)) {
         mt->reason = KCOLL_R_MULTINODE;
     } else if ((mt->team = calloc(1, sizeof *mt->team)) == NULL) {
         mt->reason = KCOLL_R_TEAM_FAILED; /* the set-up's own agreements notice it too */
     }
     int have = mt->team != NULL || mt->reason == KCOLL_R_MULTINODE;
-    PMPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, comm);
+    if (kcoll_host_allmin(&comm, &have, 1))
+        have = 0;
     if (mt->reason != KCOLL_R_MULTINODE && !have) {
         free(mt->team);
         mt->team = NULL;
@@ -191,7 +260,12 @@ void kcoll_comm_created(MPI_Comm comm)
 
 KCOLL_PUBLIC int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    int rc = PMPI_Comm_dup(comm, newcomm);
+    MPI_Request q;
+    /* a blocking collective: with kcoll requests to advance meanwhile,
+     * its non-blocking form (pmpi/blocking.c) */
+    int rc = !kcoll_must_drive()
+                 ? PMPI_Comm_dup(comm, newcomm)
+                 : kcoll_pmpi_host_wait(PMPI_Comm_idup(comm, newcomm, &q), &q, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;

@@ -2,6 +2,8 @@
  * a call, and running it in each of the three modes. */
 #include <stdint.h>
 
+#include "base/log.h"
+
 #include "pmpi/pmpi.h"
 #include "pmpi/request.h"
 
@@ -134,7 +136,7 @@ void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request req
     kcoll_plan_add(request, r, c, comm, host_why);
 }
 
-int kcoll_pmpi_host_wait(int rc, MPI_Request *q)
+int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)
 {
     kcoll_pause_t pause;
     int flag = 0;
@@ -143,11 +145,30 @@ int kcoll_pmpi_host_wait(int rc, MPI_Request *q)
     kcoll_pause_init(&pause);
     for (;;) {
         int moved = kcoll_progress();
-        if ((rc = PMPI_Test(q, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS || flag)
+        if ((rc = PMPI_Test(q, &flag, status)) != MPI_SUCCESS || flag)
             return rc;
         if (moved)
             kcoll_pause_reset(&pause);
         else
             kcoll_pause(&pause);
     }
+}
+
+int kcoll_mpi_error(kcoll_status_t st)
+{
+    switch (st) {
+    case KCOLL_OK: return MPI_SUCCESS;
+    case KCOLL_ERR_ARG: return MPI_ERR_ARG;
+    case KCOLL_ERR_NOMEM: return MPI_ERR_NO_MEM;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, kcoll_status_t st, const char *what)
+{
+    int rank = -1, err = kcoll_mpi_error(st);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    kcoll_error("%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(c), rank, what);
+    PMPI_Comm_call_errhandler(comm, err);
+    return err;
 }
