@@ -20,6 +20,8 @@
  * unfinished request completes.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "base/params.h"
@@ -29,8 +31,24 @@ typedef struct kcoll_mteam {
     kcoll_team_t *team;    /* NULL: kcoll does not run this communicator's collectives */
     kcoll_reason_t reason; /* why not */
     MPI_Comm comm;         /* not owned: the communicator the attribute sits on */
+    int p, rank;           /* of comm (an intra-communicator) */
     struct kcoll_mteam *prev, *next;
 } kcoll_mteam_t;
+
+/* The record of the communicator this thread used last: a collective call
+ * then finds its team without asking the host MPI (attribute lookup, size,
+ * rank). Communicator handles are reused after MPI_Comm_free, so a record's
+ * destruction bumps the generation, which every thread's entry carries.
+ * Initial-exec TLS: no __tls_get_addr call in a preloaded library. */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+    MPI_Comm comm;
+    kcoll_mteam_t *mt;
+    uint64_t gen;
+} kcoll_last;
+/* relaxed: compared with a thread's copy; the record it names is only
+ * destroyed by MPI_Comm_free or MPI_Finalize, which MPI forbids to run
+ * concurrently with a collective call on that communicator */
+static _Atomic uint64_t kcoll_mteams_gen = 1;
 
 /* Which node each process of MPI_COMM_WORLD is on: the MPI_COMM_WORLD
  * rank of its node's first process (MPI_COMM_TYPE_SHARED decides what a
@@ -45,6 +63,8 @@ static pthread_mutex_t kcoll_mteams_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
 {
+    /* relaxed: see kcoll_mteams_gen */
+    atomic_fetch_add_explicit(&kcoll_mteams_gen, 1, memory_order_relaxed);
     pthread_mutex_lock(&kcoll_mteams_lock);
     if (mt->prev)
         mt->prev->next = mt->next;
@@ -185,6 +205,8 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
     mt->comm = comm;
     PMPI_Comm_size(comm, &p);
     PMPI_Comm_rank(comm, &rank);
+    mt->p = p;
+    mt->rank = rank;
 
     if (!kcoll_comm_one_node(comm, p)) {
         mt->reason = KCOLL_R_MULTINODE;
@@ -218,16 +240,44 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
     return mt;
 }
 
-kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why)
+/* comm's record, or NULL if it has none (yet). */
+static kcoll_mteam_t *kcoll_comm_record(MPI_Comm comm)
 {
     kcoll_mteam_t *mt = NULL;
     int flag = 0;
+    /* relaxed: see kcoll_mteams_gen */
+    uint64_t gen = atomic_load_explicit(&kcoll_mteams_gen, memory_order_relaxed);
+    if (kcoll_last.comm == comm && kcoll_last.gen == gen && kcoll_last.mt)
+        return kcoll_last.mt;
+    if (kcoll_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL)
+        return NULL;
+    PMPI_Comm_get_attr(comm, kcoll_keyval, &mt, &flag);
+    if (!flag || !mt)
+        return NULL;
+    kcoll_last.comm = comm;
+    kcoll_last.mt = mt;
+    kcoll_last.gen = gen;
+    return mt;
+}
+
+int kcoll_comm_known(MPI_Comm comm, int *p, int *rank)
+{
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    if (!mt)
+        return 0;
+    *p = mt->p;
+    *rank = mt->rank;
+    return 1;
+}
+
+kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why)
+{
     if (kcoll_keyval == MPI_KEYVAL_INVALID) {
         *why = KCOLL_R_TEAM_FAILED;
         return NULL;
     }
-    PMPI_Comm_get_attr(comm, kcoll_keyval, &mt, &flag);
-    if (!flag || !mt) {
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    if (!mt) {
         if (!create) {
             *why = KCOLL_R_NO_TEAM;
             return NULL;

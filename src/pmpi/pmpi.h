@@ -68,6 +68,9 @@ static inline int kcoll_must_drive(void)
  * comm. create: set a team up if comm has none yet (only where every rank
  * of comm is in the same call: a blocking collective). */
 kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why);
+/* comm is an intra-communicator kcoll keeps a record for: 1 with its size
+ * and this process's rank, from that record (no host call), or 0. */
+int kcoll_comm_known(MPI_Comm comm, int *p, int *rank);
 /* A communicator was just made: set its team up while all its ranks are in
  * the call that made it, so that its first non-blocking collective finds
  * one. */

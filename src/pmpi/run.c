@@ -16,8 +16,9 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
     c->in_place = 0;
     c->op = NULL;
     c->send = c->recv = (kcoll_side_t){0};
-    if (kcoll_ready() && comm != MPI_COMM_NULL &&
-        PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
+    if (!kcoll_ready() || kcoll_comm_known(comm, &c->p, &c->rank))
+        return;
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
         PMPI_Comm_size(comm, &c->p);
         PMPI_Comm_rank(comm, &c->rank);
     }
