@@ -363,9 +363,7 @@ void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), vo
         kcoll_team_lock(t);
         r->seq = ++t->seq;
         kcoll_team_unlock(t);
-        r->seen = 0;
-        if (r->built)
-            kcoll_stats_add(r->row, kcoll_algo_index(r->choice.algo), r->stat_bytes);
+        r->seen = 0; /* the statistics count each start when it is built or reused */
     }
     r->status = KCOLL_OK;
     r->errmsg[0] = '\0';
