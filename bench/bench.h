@@ -1,6 +1,8 @@
 /* kcoll-bench's pieces shared by the collective tables (bench/coll_*.c):
  * what one call gets, how a result is checked, and the row type of the
- * table of collectives. */
+ * table of collectives. Every row carries both forms of its collective,
+ * the blocking call and the non-blocking start (MPI_Ibcast...), so that
+ * the non-blocking form shares the row's buffers, setup and checks. */
 #ifndef KCOLL_BENCH_H
 #define KCOLL_BENCH_H
 
@@ -35,6 +37,10 @@ typedef struct {
     void (*setup)(size_t bytes, int nranks, size_t *send_bytes, size_t *recv_bytes);
     int (*host_call)(const bench_args_t *a);  /* PMPI_*: the host MPI */
     int (*kcoll_call)(const bench_args_t *a); /* MPI_*: kcoll when loaded */
+    /* The non-blocking form: start the call and set *req, which the caller
+     * completes (PMPI_Wait for host_start, MPI_Wait for kcoll_start). */
+    int (*host_start)(const bench_args_t *a, MPI_Request *req);  /* PMPI_I* */
+    int (*kcoll_start)(const bench_args_t *a, MPI_Request *req); /* MPI_I* */
     /* Validation: write the inputs derived from seed and poison the outputs,
      * then after the call check the outputs on this rank. */
     void (*prepare)(const bench_args_t *a, uint64_t seed);

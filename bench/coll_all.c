@@ -1,4 +1,5 @@
-/* kcoll-bench: MPI_Allgather(v), MPI_Alltoall(v), MPI_Barrier.
+/* kcoll-bench: MPI_Allgather(v), MPI_Alltoall(v), MPI_Barrier and their
+ * non-blocking forms (MPI_Iallgather...).
  *
  * The size of a row is the bytes of one block (what one rank sends to one
  * other rank). The v-rows use uniform counts, so they show the cost of
@@ -79,6 +80,30 @@ static int allgatherv_kcoll(const bench_args_t *a)
                           MPI_BYTE, a->comm);
 }
 
+static int iallgather_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Iallgather(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, (int)a->bytes,
+                           MPI_BYTE, a->comm, req);
+}
+
+static int iallgather_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Iallgather(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, (int)a->bytes,
+                          MPI_BYTE, a->comm, req);
+}
+
+static int iallgatherv_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Iallgatherv(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, v_counts, v_displs,
+                            MPI_BYTE, a->comm, req);
+}
+
+static int iallgatherv_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Iallgatherv(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, v_counts, v_displs,
+                           MPI_BYTE, a->comm, req);
+}
+
 static void allgather_prepare(const bench_args_t *a, uint64_t seed)
 {
     pattern_fill(a->sendbuf, a->bytes, seed + (uint64_t)a->rank, 0);
@@ -122,6 +147,30 @@ static int alltoallv_kcoll(const bench_args_t *a)
                          MPI_BYTE, a->comm);
 }
 
+static int ialltoall_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Ialltoall(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, (int)a->bytes,
+                          MPI_BYTE, a->comm, req);
+}
+
+static int ialltoall_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Ialltoall(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, (int)a->bytes, MPI_BYTE,
+                         a->comm, req);
+}
+
+static int ialltoallv_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Ialltoallv(a->sendbuf, v_counts, v_displs, MPI_BYTE, a->recvbuf, v_counts,
+                           v_displs, MPI_BYTE, a->comm, req);
+}
+
+static int ialltoallv_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Ialltoallv(a->sendbuf, v_counts, v_displs, MPI_BYTE, a->recvbuf, v_counts,
+                          v_displs, MPI_BYTE, a->comm, req);
+}
+
 static void alltoall_prepare(const bench_args_t *a, uint64_t seed)
 {
     /* block j of rank r: pattern seed + r*p + j */
@@ -155,6 +204,16 @@ static int barrier_kcoll(const bench_args_t *a)
     return MPI_Barrier(a->comm);
 }
 
+static int ibarrier_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Ibarrier(a->comm, req);
+}
+
+static int ibarrier_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Ibarrier(a->comm, req);
+}
+
 static void barrier_prepare(const bench_args_t *a, uint64_t seed)
 {
     (void)a;
@@ -170,14 +229,15 @@ static void barrier_validate(const bench_args_t *a, uint64_t seed, bench_check_t
 
 const bench_coll_t bench_colls_all[] = {
     {"allgather", "MPI_Allgather", "ALLGATHER_ALGO", allgather_setup, allgather_host,
-     allgather_kcoll, allgather_prepare, allgather_validate},
+     allgather_kcoll, iallgather_host, iallgather_kcoll, allgather_prepare, allgather_validate},
     {"allgatherv", "MPI_Allgatherv", "ALLGATHER_ALGO", allgather_setup, allgatherv_host,
-     allgatherv_kcoll, allgather_prepare, allgather_validate},
+     allgatherv_kcoll, iallgatherv_host, iallgatherv_kcoll, allgather_prepare,
+     allgather_validate},
     {"alltoall", "MPI_Alltoall", "ALLTOALL_ALGO", alltoall_setup, alltoall_host, alltoall_kcoll,
-     alltoall_prepare, alltoall_validate},
+     ialltoall_host, ialltoall_kcoll, alltoall_prepare, alltoall_validate},
     {"alltoallv", "MPI_Alltoallv", "ALLTOALL_ALGO", alltoall_setup, alltoallv_host,
-     alltoallv_kcoll, alltoall_prepare, alltoall_validate},
+     alltoallv_kcoll, ialltoallv_host, ialltoallv_kcoll, alltoall_prepare, alltoall_validate},
     {"barrier", "MPI_Barrier", "BARRIER_ALGO", barrier_setup, barrier_host, barrier_kcoll,
-     barrier_prepare, barrier_validate},
+     ibarrier_host, ibarrier_kcoll, barrier_prepare, barrier_validate},
     {NULL},
 };

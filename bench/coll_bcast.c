@@ -1,4 +1,4 @@
-/* kcoll-bench: MPI_Bcast. */
+/* kcoll-bench: MPI_Bcast and MPI_Ibcast. */
 #include "bench.h"
 
 /* MPI_Bcast: one buffer of bytes on every rank. */
@@ -19,6 +19,16 @@ static int bcast_kcoll(const bench_args_t *a)
     return MPI_Bcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm);
 }
 
+static int ibcast_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Ibcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm, req);
+}
+
+static int ibcast_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Ibcast(a->recvbuf, (int)a->bytes, MPI_BYTE, a->root, a->comm, req);
+}
+
 static void bcast_prepare(const bench_args_t *a, uint64_t seed)
 {
     pattern_fill(a->recvbuf, a->bytes, seed, a->rank != a->root);
@@ -31,7 +41,7 @@ static void bcast_validate(const bench_args_t *a, uint64_t seed, bench_check_t *
 }
 
 const bench_coll_t bench_colls_bcast[] = {
-    {"bcast", "MPI_Bcast", "BCAST_ALGO", bcast_setup, bcast_host, bcast_kcoll, bcast_prepare,
-     bcast_validate},
+    {"bcast", "MPI_Bcast", "BCAST_ALGO", bcast_setup, bcast_host, bcast_kcoll, ibcast_host,
+     ibcast_kcoll, bcast_prepare, bcast_validate},
     {NULL},
 };

@@ -1,5 +1,6 @@
 /* kcoll-bench: MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block,
- * MPI_Reduce_scatter, all on int32 with MPI_SUM. The row size is the
+ * MPI_Reduce_scatter and their non-blocking forms (MPI_Ireduce...), all on
+ * int32 with MPI_SUM. The row size is the
  * per-rank vector for Reduce and Allreduce and one rank's block for the
  * Reduce_scatter pair (the vector is then p blocks). Rank q's element i
  * is base(seed, i) + q, so every result element is
@@ -70,6 +71,26 @@ static int allreduce_kcoll(const bench_args_t *a)
     return MPI_Allreduce(a->sendbuf, a->recvbuf, (int)(a->bytes / 4), MPI_INT32_T, MPI_SUM,
                          a->comm);
 }
+static int ireduce_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Ireduce(a->sendbuf, a->recvbuf, (int)(a->bytes / 4), MPI_INT32_T, MPI_SUM,
+                        a->root, a->comm, req);
+}
+static int ireduce_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Ireduce(a->sendbuf, a->recvbuf, (int)(a->bytes / 4), MPI_INT32_T, MPI_SUM, a->root,
+                       a->comm, req);
+}
+static int iallreduce_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Iallreduce(a->sendbuf, a->recvbuf, (int)(a->bytes / 4), MPI_INT32_T, MPI_SUM,
+                           a->comm, req);
+}
+static int iallreduce_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Iallreduce(a->sendbuf, a->recvbuf, (int)(a->bytes / 4), MPI_INT32_T, MPI_SUM,
+                          a->comm, req);
+}
 
 static void vec_prepare(const bench_args_t *a, uint64_t seed)
 {
@@ -130,6 +151,28 @@ static int rs_kcoll(const bench_args_t *a)
     return MPI_Reduce_scatter(a->sendbuf, a->recvbuf, rs_counts(a), MPI_INT32_T, MPI_SUM,
                               a->comm);
 }
+static int irsb_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Ireduce_scatter_block(a->sendbuf, a->recvbuf, (int)(a->bytes / 4), MPI_INT32_T,
+                                      MPI_SUM, a->comm, req);
+}
+static int irsb_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Ireduce_scatter_block(a->sendbuf, a->recvbuf, (int)(a->bytes / 4), MPI_INT32_T,
+                                     MPI_SUM, a->comm, req);
+}
+/* rs_counts rewrites its array in place with the same values at every
+ * call of a size, so a pending request never sees its counts change. */
+static int irs_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Ireduce_scatter(a->sendbuf, a->recvbuf, rs_counts(a), MPI_INT32_T, MPI_SUM,
+                                a->comm, req);
+}
+static int irs_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Ireduce_scatter(a->sendbuf, a->recvbuf, rs_counts(a), MPI_INT32_T, MPI_SUM,
+                               a->comm, req);
+}
 
 static void rs_prepare(const bench_args_t *a, uint64_t seed)
 {
@@ -143,13 +186,13 @@ static void rs_validate(const bench_args_t *a, uint64_t seed, bench_check_t *che
 }
 
 const bench_coll_t bench_colls_reduce[] = {
-    {"reduce", "MPI_Reduce", "REDUCE_ALGO", vec_setup, reduce_host, reduce_kcoll, vec_prepare,
-     reduce_validate},
+    {"reduce", "MPI_Reduce", "REDUCE_ALGO", vec_setup, reduce_host, reduce_kcoll, ireduce_host,
+     ireduce_kcoll, vec_prepare, reduce_validate},
     {"allreduce", "MPI_Allreduce", "ALLREDUCE_ALGO", vec_setup, allreduce_host, allreduce_kcoll,
-     vec_prepare, allreduce_validate},
+     iallreduce_host, iallreduce_kcoll, vec_prepare, allreduce_validate},
     {"reduce_scatter_block", "MPI_Reduce_scatter_block", "REDUCE_SCATTER_ALGO", rs_setup,
-     rsb_host, rsb_kcoll, rs_prepare, rs_validate},
+     rsb_host, rsb_kcoll, irsb_host, irsb_kcoll, rs_prepare, rs_validate},
     {"reduce_scatter", "MPI_Reduce_scatter", "REDUCE_SCATTER_ALGO", rs_setup, rs_host, rs_kcoll,
-     rs_prepare, rs_validate},
+     irs_host, irs_kcoll, rs_prepare, rs_validate},
     {NULL},
 };

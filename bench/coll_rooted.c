@@ -1,4 +1,5 @@
-/* kcoll-bench: MPI_Scatter, MPI_Scatterv, MPI_Gather, MPI_Gatherv.
+/* kcoll-bench: MPI_Scatter, MPI_Scatterv, MPI_Gather, MPI_Gatherv and
+ * their non-blocking forms (MPI_Iscatter...).
  *
  * The row size is the bytes of one block (one rank's share), so a row of
  * 1 MiB at p ranks moves (p-1) MiB between processes plus the root's own
@@ -104,6 +105,61 @@ static int gatherv_kcoll(const bench_args_t *a)
                        MPI_BYTE, a->root, a->comm);
 }
 
+static int iscatter_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Iscatter(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, (int)a->bytes,
+                         MPI_BYTE, a->root, a->comm, req);
+}
+
+static int iscatter_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Iscatter(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, (int)a->bytes, MPI_BYTE,
+                        a->root, a->comm, req);
+}
+
+/* The counts and displacements stay untouched until the request completes:
+ * v_layout rebuilds them only for another row size, after every call of
+ * the previous size has completed. */
+static int iscatterv_host(const bench_args_t *a, MPI_Request *req)
+{
+    v_layout(a->nranks, a->bytes);
+    return PMPI_Iscatterv(a->sendbuf, v_counts, v_displs, MPI_BYTE, a->recvbuf, (int)a->bytes,
+                          MPI_BYTE, a->root, a->comm, req);
+}
+
+static int iscatterv_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    v_layout(a->nranks, a->bytes);
+    return MPI_Iscatterv(a->sendbuf, v_counts, v_displs, MPI_BYTE, a->recvbuf, (int)a->bytes,
+                         MPI_BYTE, a->root, a->comm, req);
+}
+
+static int igather_host(const bench_args_t *a, MPI_Request *req)
+{
+    return PMPI_Igather(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, (int)a->bytes, MPI_BYTE,
+                        a->root, a->comm, req);
+}
+
+static int igather_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    return MPI_Igather(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, (int)a->bytes, MPI_BYTE,
+                       a->root, a->comm, req);
+}
+
+static int igatherv_host(const bench_args_t *a, MPI_Request *req)
+{
+    v_layout(a->nranks, a->bytes);
+    return PMPI_Igatherv(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, v_counts, v_displs,
+                         MPI_BYTE, a->root, a->comm, req);
+}
+
+static int igatherv_kcoll(const bench_args_t *a, MPI_Request *req)
+{
+    v_layout(a->nranks, a->bytes);
+    return MPI_Igatherv(a->sendbuf, (int)a->bytes, MPI_BYTE, a->recvbuf, v_counts, v_displs,
+                        MPI_BYTE, a->root, a->comm, req);
+}
+
 /* Add one block's check to the running total of a buffer's. */
 static void check_block(const unsigned char *buf, size_t off, size_t n, uint64_t seed,
                         bench_check_t *total)
@@ -157,12 +213,12 @@ static void gather_validate(const bench_args_t *a, uint64_t seed, bench_check_t 
 
 const bench_coll_t bench_colls_rooted[] = {
     {"scatter", "MPI_Scatter", "SCATTER_ALGO", scatter_setup, scatter_host, scatter_kcoll,
-     scatter_prepare, scatter_validate},
+     iscatter_host, iscatter_kcoll, scatter_prepare, scatter_validate},
     {"scatterv", "MPI_Scatterv", "SCATTER_ALGO", scatter_setup, scatterv_host, scatterv_kcoll,
-     scatter_prepare, scatter_validate},
+     iscatterv_host, iscatterv_kcoll, scatter_prepare, scatter_validate},
     {"gather", "MPI_Gather", "GATHER_ALGO", gather_setup, gather_host, gather_kcoll,
-     gather_prepare, gather_validate},
+     igather_host, igather_kcoll, gather_prepare, gather_validate},
     {"gatherv", "MPI_Gatherv", "GATHER_ALGO", gather_setup, gatherv_host, gatherv_kcoll,
-     gather_prepare, gather_validate},
+     igatherv_host, igatherv_kcoll, gather_prepare, gather_validate},
     {NULL},
 };

@@ -37,10 +37,28 @@
  *    variant moves a known pattern (different for every variant) into
  *    poisoned buffers, and every rank checks its result byte for byte. A
  *    mismatch is reported on stderr and the program exits non-zero.
+ * 8. Non-blocking collectives (-c iNAME, or -c NAME --nonblocking), with
+ *    OSU's overlap measurement (osu_ibcast and its kin). A call is the
+ *    start and its wait: host = PMPI_I<coll> + PMPI_Wait, kcoll =
+ *    MPI_I<coll> + MPI_Wait. Each size is timed in two passes, each with
+ *    everything above (alternation, rotation, buffers, barrier, max over
+ *    ranks, medians). The first times start + wait alone: the pure time,
+ *    the columns and speedup of a blocking table. The second puts a
+ *    compute loop between the start and the wait that runs for about that
+ *    variant's pure median (the same target on every rank; with
+ *    --test-calls N, it stops N times to call MPI_Test, PMPI_Test for the
+ *    host); it reports the total time and the time spent in the compute
+ *    loop itself, without the MPI_Test calls (OSU counts them as compute;
+ *    here, work a test call does for the collective is not overlap).
+ *    overlap % = max(0, 100 * (1 - (total - compute) / pure)): 100 when
+ *    the wait finds the collective done, 0 when the collective took as
+ *    long after the loop as it does alone. The compute loop touches no
+ *    memory, so it neither evicts the collective's data nor takes its
+ *    memory bandwidth. Validation checks one call of each pass.
  *
  * The collectives are rows of tables (bench/coll_*.c, types in bench.h):
- * adding one means writing its setup, host call, kcoll call, prepare and
- * validate functions.
+ * adding one means writing its setup, host call, kcoll call, host and
+ * kcoll non-blocking starts, prepare and validate functions.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_DEFAULT, getopt_long */
@@ -72,6 +90,8 @@
 #define BENCH_REGION_ALIGN ((size_t)4096)
 #define BENCH_DEFAULT_MIN ((size_t)16 << 10)
 #define BENCH_DEFAULT_MAX ((size_t)16 << 20)
+#define BENCH_COMPUTE_CHUNK 32   /* multiply-adds between clock reads in the compute loop */
+#define BENCH_MAX_TEST_CALLS 100000
 
 /* ---------------------------------------------------------------------- */
 /* kcoll's optional API, found at run time                                 */
@@ -182,6 +202,12 @@ static const bench_coll_t *bench_coll_at(size_t i)
 
 typedef struct {
     const bench_coll_t *coll;
+    int nonblocking;    /* -c iNAME or --nonblocking: the MPI_I* form */
+    int test_calls;     /* --test-calls: MPI_Test calls in the compute loop */
+    /* What is timed, for headings, statistics rows and the CSV file:
+     * "bcast" and "MPI_Bcast", or "ibcast" and "MPI_Ibcast". */
+    char name[64];
+    char mpi_name[64];
     int root;
     size_t min_bytes, max_bytes;
     int iters;     /* 0: chosen per size */
@@ -205,6 +231,12 @@ static void usage(FILE *out, const char *prog)
         fprintf(out, " %s", bench_coll_at(i)->name);
     fprintf(out,
             " (default bcast)\n"
+            "                         iNAME (ibcast, iscatterv, ..., ireduce_scatter): the\n"
+            "                         non-blocking form, as NAME --nonblocking\n"
+            "  -n, --nonblocking      time MPI_I<NAME> + MPI_Wait against PMPI_I<NAME> +\n"
+            "                         PMPI_Wait, and their overlap with computation (below)\n"
+            "  -t, --test-calls N     non-blocking: call MPI_Test N times, evenly spread, in\n"
+            "                         the compute loop (default 0: none)\n"
             "  -r, --root ROOT        root rank (default 0)\n"
             "  -m, --sizes MIN:MAX    message sizes in bytes, MIN doubled up to MAX; suffixes\n"
             "                         K, M, G (powers of 1024); a single SIZE is allowed\n"
@@ -217,7 +249,17 @@ static void usage(FILE *out, const char *prog)
             "                         at least twice the last-level cache\n"
             "      --csv FILE         append one row per size and variant to FILE (rank 0):\n"
             "                         mpi,collective,np,bytes,variant,median_us,min_us,p90_us,iterations\n"
+            "                         and for a non-blocking collective also\n"
+            "                         total_us,compute_us,overlap_pct (a file whose header lacks\n"
+            "                         them is refused)\n"
             "  -h, --help             this text\n"
+            "\n"
+            "Non-blocking collectives are timed as OSU's osu_i* benchmarks do, in two passes\n"
+            "per size. The first times start + wait alone (*_us, the pure time). The second\n"
+            "runs a compute loop of about that variant's pure time between the start and the\n"
+            "wait: *_total is the whole call, *_comp the time in the compute loop (without\n"
+            "MPI_Test calls), and *_ovl%% = max(0, 100 * (1 - (total - comp) / pure)), the\n"
+            "share of the collective hidden behind the computation.\n"
             "\n"
             "Run with: LD_PRELOAD=/path/libkcoll.so mpirun -np N %s ...\n",
             BENCH_TARGET_SECONDS, BENCH_MIN_ITERS, BENCH_MAX_ITERS, prog);
@@ -314,6 +356,8 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
 {
     static const struct option long_opts[] = {
         {"collective", required_argument, NULL, 'c'},
+        {"nonblocking", no_argument, NULL, 'n'},
+        {"test-calls", required_argument, NULL, 't'},
         {"root", required_argument, NULL, 'r'},
         {"sizes", required_argument, NULL, 'm'},
         {"iterations", required_argument, NULL, 'i'},
@@ -327,6 +371,8 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
     FILE *err = rank == 0 ? stderr : NULL;
 
     opts->coll = bench_coll_at(0);
+    int named_nonblocking = 0, flag_nonblocking = 0; /* -c iNAME; --nonblocking */
+    opts->test_calls = 0;
     opts->root = 0;
     opts->min_bytes = BENCH_DEFAULT_MIN;
     opts->max_bytes = BENCH_DEFAULT_MAX;
@@ -341,13 +387,20 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
 
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":c:r:m:i:a:h", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:nt:r:m:i:a:h", long_opts, NULL)) != -1) {
         switch (c) {
         case 'c': {
             opts->coll = NULL;
-            for (size_t i = 0; bench_coll_at(i); i++)
-                if (strcmp(optarg, bench_coll_at(i)->name) == 0)
+            named_nonblocking = 0;
+            for (size_t i = 0; bench_coll_at(i); i++) {
+                const char *name = bench_coll_at(i)->name;
+                if (strcmp(optarg, name) == 0) {
                     opts->coll = bench_coll_at(i);
+                } else if (optarg[0] == 'i' && strcmp(optarg + 1, name) == 0) {
+                    opts->coll = bench_coll_at(i);
+                    named_nonblocking = 1;
+                }
+            }
             if (!opts->coll) {
                 if (err)
                     fprintf(err, "kcoll-bench: unknown collective '%s' (try -h)\n", optarg);
@@ -355,6 +408,16 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             }
             break;
         }
+        case 'n':
+            flag_nonblocking = 1;
+            break;
+        case 't':
+            if (parse_int(optarg, 0, BENCH_MAX_TEST_CALLS, &opts->test_calls) != 0) {
+                if (err)
+                    fprintf(err, "kcoll-bench: bad number of test calls '%s'\n", optarg);
+                return 2;
+            }
+            break;
         case 'r':
             if (parse_int(optarg, 0, 1 << 30, &opts->root) != 0) {
                 if (err)
@@ -425,6 +488,24 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
         if (err)
             fprintf(err, "kcoll-bench: unexpected argument '%s' (try -h)\n", argv[optind]);
         return 2;
+    }
+    opts->nonblocking = named_nonblocking || flag_nonblocking;
+    if (opts->test_calls > 0 && !opts->nonblocking) {
+        if (err)
+            fprintf(err, "kcoll-bench: --test-calls needs a non-blocking collective "
+                         "(-c i%s or --nonblocking)\n",
+                    opts->coll->name);
+        return 2;
+    }
+    if (opts->nonblocking) {
+        /* "MPI_Bcast" -> "MPI_Ibcast", as MPI (and kcoll's statistics) name it */
+        const char *m = opts->coll->mpi_name;
+        snprintf(opts->name, sizeof opts->name, "i%s", opts->coll->name);
+        snprintf(opts->mpi_name, sizeof opts->mpi_name, "MPI_I%c%s",
+                 tolower((unsigned char)m[4]), m + 5);
+    } else {
+        snprintf(opts->name, sizeof opts->name, "%s", opts->coll->name);
+        snprintf(opts->mpi_name, sizeof opts->mpi_name, "%s", opts->coll->mpi_name);
     }
     return 0;
 }
@@ -537,12 +618,16 @@ typedef struct {
     size_t send_stride, recv_stride;
     size_t nbufs;
     size_t next_slot;   /* rotation position, reset per size */
+    /* Non-blocking: the compute loop's duration per variant, in seconds
+     * (the variant's pure median of the size, the same on every rank). */
+    double *compute_s;
 } bench_ctx_t;
 
 /* Results of one size, complete on rank 0. */
 typedef struct {
     int iters;
-    double *median_us, *min_us, *p90_us; /* [nvariants] */
+    double *median_us, *min_us, *p90_us; /* [nvariants]; non-blocking: the pure time */
+    double *total_us, *comp_us;          /* [nvariants], non-blocking: the overlap pass */
     int *failed;                         /* [nvariants]: validation failed on some rank */
     int *handed_to_host;                 /* [nvariants]: kcoll's statistics say it did not run */
 } bench_result_t;
@@ -622,30 +707,92 @@ static void select_variant(const bench_ctx_t *ctx, int variant)
         ctx->api->param_set(ctx->opts->coll->algo_param, ctx->opts->algos[variant - 1]);
 }
 
-static void call_variant(const bench_ctx_t *ctx, int variant, const bench_args_t *a)
+/* The compute loop's work: a chain of dependent multiply-adds in one
+ * register. It touches no memory, so that the loop neither evicts the
+ * collective's data nor competes with it for memory bandwidth: what it
+ * takes from the collective is the core alone. */
+static volatile double compute_sink = 1.0;
+
+static void compute_chunk(void)
 {
-    const bench_coll_t *coll = ctx->opts->coll;
-    int rc = variant == 0 ? coll->host_call(a) : coll->kcoll_call(a);
-    check_mpi(rc, coll->mpi_name);
+    double x = compute_sink;
+    for (int i = 0; i < BENCH_COMPUTE_CHUNK; i++)
+        x = x * 0.9999999 + 1e-7;
+    compute_sink = x;
 }
 
-/* One iteration: every variant once, starting with variant first. Records
- * each call's time on this rank into times[v * stride + column] if times is
- * not NULL. */
-static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, double *times, int stride,
-                          int column)
+/* Computes for about seconds, in tests + 1 stretches (1 without tests)
+ * with one test of *req (PMPI_Test for the host) after each but the last,
+ * as OSU's -t spreads its test calls; returns the time spent computing,
+ * without the test calls. */
+static double compute_loop(double seconds, int tests, int host, MPI_Request *req)
+{
+    double computed = 0.0;
+    for (int k = 0; k <= tests; k++) {
+        /* each stretch aims at its share of the total, so that the time
+         * one overshoots is taken from the next */
+        double until = seconds * (double)(k + 1) / (double)(tests + 1) - computed;
+        double t0 = MPI_Wtime(), t = t0;
+        while (t - t0 < until) {
+            compute_chunk();
+            t = MPI_Wtime();
+        }
+        computed += t - t0;
+        if (k < tests) {
+            int done = 0;
+            check_mpi(host ? PMPI_Test(req, &done, MPI_STATUS_IGNORE)
+                           : MPI_Test(req, &done, MPI_STATUS_IGNORE),
+                      host ? "PMPI_Test" : "MPI_Test");
+        }
+    }
+    return computed;
+}
+
+/* One call of variant on this rank: the blocking collective, or the
+ * non-blocking start and its wait (PMPI_Wait for the host, MPI_Wait for
+ * kcoll, which completes kcoll's own requests). With overlap, the compute
+ * loop of ctx->compute_s[variant] runs between them and its compute time
+ * goes to *computed. */
+static void call_variant(const bench_ctx_t *ctx, int variant, const bench_args_t *a,
+                         int overlap, double *computed)
+{
+    const bench_coll_t *coll = ctx->opts->coll;
+    const int host = variant == 0;
+    if (!ctx->opts->nonblocking) {
+        check_mpi(host ? coll->host_call(a) : coll->kcoll_call(a), coll->mpi_name);
+        return;
+    }
+    MPI_Request req = MPI_REQUEST_NULL;
+    check_mpi(host ? coll->host_start(a, &req) : coll->kcoll_start(a, &req),
+              ctx->opts->mpi_name);
+    if (overlap)
+        *computed = compute_loop(ctx->compute_s[variant], ctx->opts->test_calls, host, &req);
+    check_mpi(host ? PMPI_Wait(&req, MPI_STATUS_IGNORE) : MPI_Wait(&req, MPI_STATUS_IGNORE),
+              host ? "PMPI_Wait" : "MPI_Wait");
+}
+
+/* One iteration: every variant once, starting with variant first; overlap
+ * selects the non-blocking pass with the compute loop. Records each call's
+ * time on this rank into times[v * stride + column] if times is not NULL,
+ * and with overlap its compute time at the same place of comp. */
+static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, int overlap, double *times,
+                          double *comp, int stride, int column)
 {
     for (int j = 0; j < ctx->nvariants; j++) {
         int v = (first + j) % ctx->nvariants;
         select_variant(ctx, v);
         bench_args_t a = args_for_slot(ctx, bytes, ctx->next_slot);
         ctx->next_slot = (ctx->next_slot + 1) % ctx->nbufs;
+        double computed = 0.0;
         check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
         double t0 = MPI_Wtime();
-        call_variant(ctx, v, &a);
+        call_variant(ctx, v, &a, overlap, &computed);
         double t1 = MPI_Wtime();
+        size_t at = (size_t)v * (size_t)stride + (size_t)column;
         if (times)
-            times[(size_t)v * (size_t)stride + (size_t)column] = t1 - t0;
+            times[at] = t1 - t0;
+        if (comp)
+            comp[at] = computed;
     }
 }
 
@@ -662,7 +809,7 @@ static int warm_up(bench_ctx_t *ctx, size_t bytes)
             check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
             t0 = MPI_Wtime();
         }
-        run_iteration(ctx, bytes, it % ctx->nvariants, NULL, 0, 0);
+        run_iteration(ctx, bytes, it % ctx->nvariants, 0, NULL, NULL, 0, 0);
         if (it >= BENCH_WARMUP_ITERS - BENCH_ESTIMATE_ITERS) {
             double t = MPI_Wtime() - t0;
             if (per_iter == 0.0 || t < per_iter)
@@ -714,51 +861,58 @@ static void stats_path_for(const char *spec, char *out, size_t outlen)
         snprintf(out, outlen, "kcoll:%.*s", (int)name_len, spec);
 }
 
-/* One validation call per variant; fills result->failed and
+/* One validation call per variant (non-blocking: one per pass, without
+ * and with the compute loop); fills result->failed and
  * result->handed_to_host on rank 0 and returns this rank's failure. */
 static int validate_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
 {
     const bench_coll_t *coll = ctx->opts->coll;
+    const char *mpi_name = ctx->opts->mpi_name;
     int nv = ctx->nvariants;
     int *local = calloc((size_t)(2 * nv), sizeof *local); /* failed, then handed_to_host */
     int *global = calloc((size_t)(2 * nv), sizeof *global);
     check_alloc_all(local && global, ctx->comm, "validation flags");
 
     int any_failed = 0;
-    for (int v = 0; v < nv; v++) {
-        uint64_t seed = mix64((uint64_t)bytes * 1000003u + (uint64_t)v * 7919u + 1u);
-        bench_args_t a = args_for_slot(ctx, bytes, 0);
-        coll->prepare(&a, seed);
-        select_variant(ctx, v);
+    int passes = ctx->opts->nonblocking ? 2 : 1;
+    for (int pass = 0; pass < passes; pass++) {
+        for (int v = 0; v < nv; v++) {
+            uint64_t seed = mix64((uint64_t)bytes * 1000003u + (uint64_t)v * 7919u + 1u +
+                                  (uint64_t)pass * 104729u);
+            bench_args_t a = args_for_slot(ctx, bytes, 0);
+            coll->prepare(&a, seed);
+            select_variant(ctx, v);
 
-        char path[128] = "";
-        uint64_t calls_before = 0, calls_after = 0, unused;
-        int have_stats = 0;
-        if (v > 0 && ctx->api->stats_get) {
-            stats_path_for(ctx->opts->algos[v - 1], path, sizeof path);
-            have_stats = path[0] != '\0' &&
-                         ctx->api->stats_get(coll->mpi_name, path, &calls_before, &unused) == 0;
-        }
+            char path[128] = "";
+            uint64_t calls_before = 0, calls_after = 0, unused;
+            int have_stats = 0;
+            if (v > 0 && ctx->api->stats_get) {
+                stats_path_for(ctx->opts->algos[v - 1], path, sizeof path);
+                have_stats = path[0] != '\0' &&
+                             ctx->api->stats_get(mpi_name, path, &calls_before, &unused) == 0;
+            }
 
-        check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
-        call_variant(ctx, v, &a);
+            double computed;
+            check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
+            call_variant(ctx, v, &a, pass, &computed);
 
-        if (have_stats &&
-            ctx->api->stats_get(coll->mpi_name, path, &calls_after, &unused) == 0 &&
-            calls_after == calls_before)
-            local[nv + v] = 1;
+            if (have_stats &&
+                ctx->api->stats_get(mpi_name, path, &calls_after, &unused) == 0 &&
+                calls_after == calls_before)
+                local[nv + v] = 1;
 
-        bench_check_t check;
-        coll->validate(&a, seed, &check);
-        if (check.bad > 0) {
-            local[v] = 1;
-            any_failed = 1;
-            fprintf(stderr,
-                    "kcoll-bench: ERROR: %s, %zu bytes, variant %s%s, rank %d: %zu wrong bytes, "
-                    "first at offset %zu (expected 0x%02x, got 0x%02x)\n",
-                    coll->mpi_name, bytes, v == 0 ? "host" : "kcoll:",
-                    v == 0 ? "" : ctx->opts->algos[v - 1], ctx->rank, check.bad, check.first,
-                    check.expected, check.got);
+            bench_check_t check;
+            coll->validate(&a, seed, &check);
+            if (check.bad > 0) {
+                local[v] = 1;
+                any_failed = 1;
+                fprintf(stderr,
+                        "kcoll-bench: ERROR: %s%s, %zu bytes, variant %s%s, rank %d: %zu wrong "
+                        "bytes, first at offset %zu (expected 0x%02x, got 0x%02x)\n",
+                        mpi_name, pass ? " with the compute loop" : "", bytes,
+                        v == 0 ? "host" : "kcoll:", v == 0 ? "" : ctx->opts->algos[v - 1],
+                        ctx->rank, check.bad, check.first, check.expected, check.got);
+            }
         }
     }
     check_mpi(PMPI_Reduce(local, global, 2 * nv, MPI_INT, MPI_MAX, 0, ctx->comm), "PMPI_Reduce");
@@ -771,6 +925,44 @@ static int validate_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
     return any_failed;
 }
 
+/* iters timed iterations of one pass (overlap: the non-blocking one with
+ * the compute loop). On rank 0, per variant, the median, min and p90 (if
+ * min_us and p90_us are not NULL) of the slowest rank's times, in us, and
+ * with overlap the median of the slowest rank's compute times into
+ * comp_us. */
+static void time_pass(bench_ctx_t *ctx, size_t bytes, int iters, int overlap, double *median_us,
+                      double *min_us, double *p90_us, double *comp_us)
+{
+    int nv = ctx->nvariants;
+    size_t count = (size_t)nv * (size_t)iters;
+    size_t all = overlap ? 2 * count : count; /* times, then compute times */
+    double *times = malloc(all * sizeof *times);
+    double *max_times = ctx->rank == 0 ? malloc(all * sizeof *max_times) : NULL;
+    check_alloc_all(times && (ctx->rank != 0 || max_times), ctx->comm, "timing arrays");
+
+    for (int it = 0; it < iters; it++)
+        run_iteration(ctx, bytes, it % nv, overlap, times, overlap ? times + count : NULL, iters,
+                      it);
+
+    check_mpi(PMPI_Reduce(times, max_times, (int)all, MPI_DOUBLE, MPI_MAX, 0, ctx->comm),
+              "PMPI_Reduce");
+    if (ctx->rank == 0) {
+        for (int v = 0; v < nv; v++) {
+            size_t at = (size_t)v * (size_t)iters;
+            double min, p90;
+            summarize(max_times + at, iters, &median_us[v], &min, &p90);
+            if (min_us && p90_us) {
+                min_us[v] = min;
+                p90_us[v] = p90;
+            }
+            if (overlap)
+                summarize(max_times + count + at, iters, &comp_us[v], &min, &p90);
+        }
+    }
+    free(times);
+    free(max_times);
+}
+
 /* Times one size and validates it; returns this rank's validation failure. */
 static int run_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
 {
@@ -778,40 +970,54 @@ static int run_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
     ctx->next_slot = 0;
 
     int iters = warm_up(ctx, bytes);
-    int nv = ctx->nvariants;
-    size_t count = (size_t)nv * (size_t)iters;
-    double *times = malloc(count * sizeof *times);
-    double *max_times = ctx->rank == 0 ? malloc(count * sizeof *max_times) : NULL;
-    check_alloc_all(times && (ctx->rank != 0 || max_times), ctx->comm, "timing arrays");
-
-    for (int it = 0; it < iters; it++)
-        run_iteration(ctx, bytes, it % nv, times, iters, it);
-
-    check_mpi(PMPI_Reduce(times, max_times, (int)count, MPI_DOUBLE, MPI_MAX, 0, ctx->comm),
-              "PMPI_Reduce");
-    if (ctx->rank == 0) {
+    if (ctx->rank == 0)
         result->iters = iters;
-        for (int v = 0; v < nv; v++)
-            summarize(max_times + (size_t)v * (size_t)iters, iters, &result->median_us[v],
-                      &result->min_us[v], &result->p90_us[v]);
+    time_pass(ctx, bytes, iters, 0, result->median_us, result->min_us, result->p90_us, NULL);
+
+    if (ctx->opts->nonblocking) {
+        /* The compute target is the variant's pure median, as in OSU's
+         * benchmarks, but the slowest rank's (rank 0 has it) on every
+         * rank, so that the ranks leave the loop together as they entered
+         * it after the barrier. */
+        int nv = ctx->nvariants;
+        if (ctx->rank == 0)
+            for (int v = 0; v < nv; v++)
+                ctx->compute_s[v] = result->median_us[v] * 1e-6;
+        check_mpi(PMPI_Bcast(ctx->compute_s, nv, MPI_DOUBLE, 0, ctx->comm), "PMPI_Bcast");
+        for (int it = 0; it < BENCH_WARMUP_ITERS; it++)
+            run_iteration(ctx, bytes, it % nv, 1, NULL, NULL, 0, 0);
+        time_pass(ctx, bytes, iters, 1, result->total_us, NULL, NULL, result->comp_us);
     }
-    free(times);
-    free(max_times);
     return validate_size(ctx, bytes, result);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Output (rank 0)                                                         */
 
+/* The columns after "bytes": 1 + nalgos times, nalgos speedups, and for a
+ * non-blocking collective 3 overlap columns per variant (total, compute,
+ * overlap %). */
 typedef struct {
-    char **heads; /* 1 + 2 * nalgos column names after "bytes": times, then speedups */
+    char **heads;
     int *widths;
     int ncols;
 } bench_table_t;
 
+/* The overlap column c (from 0, 3 per variant) of a non-blocking table. */
+static void overlap_head(const bench_opts_t *opts, int c, char *head, size_t len)
+{
+    static const char *const what[3] = {"total", "comp", "ovl%"};
+    int v = c / 3;
+    if (opts->nalgos == 1)
+        snprintf(head, len, "%s_%s", v == 0 ? "host" : "kcoll", what[c % 3]);
+    else
+        snprintf(head, len, "%s(%s)", what[c % 3], v == 0 ? "host" : opts->algos[v - 1]);
+}
+
 static int table_init(bench_table_t *tab, const bench_opts_t *opts)
 {
-    tab->ncols = 1 + 2 * opts->nalgos;
+    int base = 1 + 2 * opts->nalgos;
+    tab->ncols = base + (opts->nonblocking ? 3 * (1 + opts->nalgos) : 0);
     tab->heads = calloc((size_t)tab->ncols, sizeof *tab->heads);
     tab->widths = calloc((size_t)tab->ncols, sizeof *tab->widths);
     if (!tab->heads || !tab->widths)
@@ -820,6 +1026,8 @@ static int table_init(bench_table_t *tab, const bench_opts_t *opts)
         char head[256];
         if (c == 0)
             snprintf(head, sizeof head, "host_us");
+        else if (c >= base)
+            overlap_head(opts, c - base, head, sizeof head);
         else if (opts->nalgos == 1)
             snprintf(head, sizeof head, c == 1 ? "kcoll_us" : "speedup");
         else if (c <= opts->nalgos)
@@ -862,17 +1070,38 @@ static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const
                  BENCH_MIN_ITERS, BENCH_MAX_ITERS, BENCH_TARGET_SECONDS);
 
     printf("# kcoll-bench: %s, %d ranks, root %d, %s, %s%s, %s, %s, time = max over ranks\n",
-           opts->coll->mpi_name, ctx->nranks, opts->root, mpi_name,
+           opts->mpi_name, ctx->nranks, opts->root, mpi_name,
            kcoll_version ? "kcoll " : "", kcoll_version ? kcoll_version : "kcoll not loaded",
            cache, iters);
-    printf("# host = PMPI_%s; kcoll = %s with %s set per column; times in us; "
+    printf("# host = PMPI_%s%s; kcoll = %s%s with %s set per column; times in us; "
            "speedup = host_us / kcoll_us\n",
-           opts->coll->mpi_name + 4, opts->coll->mpi_name, opts->coll->algo_param);
+           opts->mpi_name + 4, opts->nonblocking ? " + PMPI_Wait" : "", opts->mpi_name,
+           opts->nonblocking ? " + MPI_Wait" : "", opts->coll->algo_param);
+    if (opts->nonblocking) {
+        char tests[64] = "no MPI_Test";
+        if (opts->test_calls > 0)
+            snprintf(tests, sizeof tests, "%d MPI_Test call%s", opts->test_calls,
+                     opts->test_calls > 1 ? "s" : "");
+        printf("# overlap pass: start, compute loop of about the variant's pure time (%s in "
+               "it), wait; total = the whole call, comp = the compute loop alone\n",
+               tests);
+        printf("# ovl%% = max(0, 100 * (1 - (total - comp) / pure)), pure = the *_us column "
+               "(start + wait alone)\n");
+    }
     printf("# %8s", "bytes");
     for (int c = 0; c < tab->ncols; c++)
         printf("%*s", tab->widths[c], tab->heads[c]);
     printf("%8s%8s\n", "iters", "bufs");
     fflush(stdout);
+}
+
+/* OSU's overlap: the share of the pure time that the compute loop hid. */
+static double overlap_pct(const bench_result_t *r, int v)
+{
+    if (r->median_us[v] <= 0.0)
+        return 0.0;
+    double pct = 100.0 * (1.0 - (r->total_us[v] - r->comp_us[v]) / r->median_us[v]);
+    return pct > 0.0 ? pct : 0.0;
 }
 
 static void print_row(const bench_ctx_t *ctx, const bench_table_t *tab, size_t bytes,
@@ -882,7 +1111,16 @@ static void print_row(const bench_ctx_t *ctx, const bench_table_t *tab, size_t b
     printf("%10zu", bytes);
     for (int c = 0; c < tab->ncols; c++) {
         char cell[64];
-        if (c <= opts->nalgos) {
+        int base = 1 + 2 * opts->nalgos;
+        if (c >= base) {
+            int v = (c - base) / 3, what = (c - base) % 3;
+            if (what == 0)
+                snprintf(cell, sizeof cell, "%.2f", r->total_us[v]);
+            else if (what == 1)
+                snprintf(cell, sizeof cell, "%.2f", r->comp_us[v]);
+            else
+                snprintf(cell, sizeof cell, "%.1f", overlap_pct(r, v));
+        } else if (c <= opts->nalgos) {
             snprintf(cell, sizeof cell, "%.2f%s", r->median_us[c], r->handed_to_host[c] ? "*" : "");
         } else {
             int v = c - opts->nalgos;
@@ -923,8 +1161,13 @@ static void csv_field(FILE *f, const char *text)
     fputc('"', f);
 }
 
+#define CSV_HEADER "mpi,collective,np,bytes,variant,median_us,min_us,p90_us,iterations"
+#define CSV_OVERLAP_COLUMNS ",total_us,compute_us,overlap_pct"
+
+/* wide: the file has the overlap columns; a blocking row leaves them
+ * empty. */
 static void csv_rows(FILE *f, const bench_ctx_t *ctx, const char *mpi_name, int kcoll_loaded,
-                     size_t bytes, const bench_result_t *r)
+                     int wide, size_t bytes, const bench_result_t *r)
 {
     for (int v = 0; v < ctx->nvariants; v++) {
         char variant[256];
@@ -935,31 +1178,66 @@ static void csv_rows(FILE *f, const bench_ctx_t *ctx, const char *mpi_name, int 
                      ctx->opts->algos[v - 1]);
         csv_field(f, mpi_name);
         fputc(',', f);
-        csv_field(f, ctx->opts->coll->name);
+        csv_field(f, ctx->opts->name);
         fprintf(f, ",%d,%zu,", ctx->nranks, bytes);
         csv_field(f, variant);
-        fprintf(f, ",%.3f,%.3f,%.3f,%d\n", r->median_us[v], r->min_us[v], r->p90_us[v], r->iters);
+        fprintf(f, ",%.3f,%.3f,%.3f,%d", r->median_us[v], r->min_us[v], r->p90_us[v], r->iters);
+        if (ctx->opts->nonblocking)
+            fprintf(f, ",%.3f,%.3f,%.1f", r->total_us[v], r->comp_us[v], overlap_pct(r, v));
+        else if (wide)
+            fputs(",,,", f);
+        fputc('\n', f);
     }
     fflush(f);
 }
 
 /* Opens the CSV file on rank 0 (with the header if the file is new) into
- * *out; *out stays NULL elsewhere or without a path. Returns 0, or -1 on
- * every rank if rank 0 could not open it. */
-static int csv_open(const char *path, int rank, MPI_Comm comm, FILE **out)
+ * *out, and tells in *wide whether its rows have the overlap columns;
+ * *out stays NULL elsewhere or without a path. A non-blocking run needs
+ * those columns, so it refuses a file whose header lacks them rather than
+ * append rows longer than the header. Returns 0, or -1 on every rank if
+ * rank 0 could not use the file. */
+static int csv_open(const char *path, int nonblocking, int rank, MPI_Comm comm, FILE **out,
+                    int *wide)
 {
+    static const char narrow_header[] = CSV_HEADER;
+    static const char wide_header[] = CSV_HEADER CSV_OVERLAP_COLUMNS;
     *out = NULL;
+    *wide = nonblocking;
     int ok = 1;
     if (path && rank == 0) {
-        FILE *f = fopen(path, "a");
+        /* "a+" to read the header of a file being continued; "a" where
+         * reading is not allowed */
+        FILE *f = fopen(path, "a+");
+        int readable = f != NULL;
+        if (!f)
+            f = fopen(path, "a");
         if (!f) {
             fprintf(stderr, "kcoll-bench: cannot open %s: %s\n", path, strerror(errno));
             ok = 0;
+        } else if (fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0) {
+            fprintf(f, "%s\n", nonblocking ? wide_header : narrow_header);
         } else {
-            if (fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0) {
-                fprintf(f, "mpi,collective,np,bytes,variant,median_us,min_us,p90_us,iterations\n");
-                fflush(f);
+            /* A file that cannot be read or sought (a pipe) gets rows of
+             * this run's own shape. */
+            char first[256];
+            if (readable && fseek(f, 0, SEEK_SET) == 0 && fgets(first, sizeof first, f)) {
+                first[strcspn(first, "\r\n")] = '\0';
+                *wide = strcmp(first, wide_header) == 0;
+                fseek(f, 0, SEEK_END); /* from reading to appending */
             }
+            if (nonblocking && !*wide) {
+                fprintf(stderr,
+                        "kcoll-bench: %s has no overlap columns (total_us,compute_us,"
+                        "overlap_pct) in its header: write non-blocking results to another "
+                        "file\n",
+                        path);
+                fclose(f);
+                ok = 0;
+            }
+        }
+        if (ok && f) {
+            fflush(f);
             *out = f;
         }
     }
@@ -1035,7 +1313,8 @@ int main(int argc, char **argv)
     mpi_library_name(mpi_name, sizeof mpi_name);
 
     FILE *csv;
-    if (csv_open(opts.csv_path, rank, comm, &csv) != 0) {
+    int csv_wide;
+    if (csv_open(opts.csv_path, opts.nonblocking, rank, comm, &csv, &csv_wide) != 0) {
         free(saved_algo);
         opts_free(&opts);
         MPI_Finalize();
@@ -1071,8 +1350,11 @@ int main(int argc, char **argv)
     }
     ctx.send_region = alloc_region(ctx.send_capacity);
     ctx.recv_region = alloc_region(ctx.recv_capacity);
+    if (opts.nonblocking)
+        ctx.compute_s = calloc((size_t)ctx.nvariants, sizeof *ctx.compute_s);
     check_alloc_all((ctx.send_region || !ctx.send_capacity) &&
-                        (ctx.recv_region || !ctx.recv_capacity),
+                        (ctx.recv_region || !ctx.recv_capacity) &&
+                        (ctx.compute_s || !opts.nonblocking),
                     comm, "buffers");
 
     int nv = ctx.nvariants;
@@ -1085,8 +1367,11 @@ int main(int argc, char **argv)
         result.p90_us = calloc((size_t)nv, sizeof(double));
         result.failed = calloc((size_t)nv, sizeof(int));
         result.handed_to_host = calloc((size_t)nv, sizeof(int));
+        result.total_us = calloc((size_t)nv, sizeof(double));
+        result.comp_us = calloc((size_t)nv, sizeof(double));
         ok = result.median_us && result.min_us && result.p90_us && result.failed &&
-             result.handed_to_host && table_init(&table, &opts) == 0;
+             result.handed_to_host && result.total_us && result.comp_us &&
+             table_init(&table, &opts) == 0;
     }
     check_alloc_all(ok, comm, "results");
     if (rank == 0)
@@ -1098,7 +1383,7 @@ int main(int argc, char **argv)
         if (rank == 0) {
             print_row(&ctx, &table, bytes, &result);
             if (csv)
-                csv_rows(csv, &ctx, mpi_name, kcoll_version != NULL, bytes, &result);
+                csv_rows(csv, &ctx, mpi_name, kcoll_version != NULL, csv_wide, bytes, &result);
         }
         if (bytes >= opts.max_bytes || bytes > opts.max_bytes / 2)
             break;
@@ -1123,6 +1408,9 @@ int main(int argc, char **argv)
     free(result.p90_us);
     free(result.failed);
     free(result.handed_to_host);
+    free(result.total_us);
+    free(result.comp_us);
+    free(ctx.compute_s);
     free(ctx.send_region);
     free(ctx.recv_region);
     opts_free(&opts);

@@ -35,7 +35,8 @@ static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
     }
 }
 
-int kcoll_req_arrays(kcoll_req_t *r, int p)
+/* Size the per-rank arrays of r for p ranks. 0 or -1 (out of memory). */
+static int kcoll_req_arrays(kcoll_req_t *r, int p)
 {
     if (p <= r->cap_p)
         return 0;
@@ -119,23 +120,6 @@ static kcoll_req_t *kcoll_req_get(kcoll_team_t *t)
     r->done = NULL;
     r->done_ctx = NULL;
     return r;
-}
-
-int kcoll_call_select(kcoll_req_t *r, int must_run)
-{
-    kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
-                                    r->policy_bytes, &r->choice);
-    if (s == KCOLL_SELECT_BAD)
-        return KCOLL_R_BAD_ALGO;
-    if (s == KCOLL_SELECT_HOST && !must_run)
-        return KCOLL_R_SMALL;
-    if (s == KCOLL_SELECT_HOST) /* the family's first algorithm, with defaults */
-        for (int i = 0; i < kcoll_nalgos && !r->choice.algo; i++)
-            if (kcoll_algos[i].family == kcoll_coll_family(r->call.coll)) {
-                r->choice.algo = &kcoll_algos[i];
-                kcoll_algo_defaults(r->choice.algo, &r->choice.prm);
-            }
-    return 0;
 }
 
 kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,

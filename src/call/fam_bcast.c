@@ -18,7 +18,7 @@ static void bcast_shared(kcoll_req_t *r)
         return;
     }
     size_t bytes = (size_t)b->count * b->size;
-    if (c->root < 0 || c->root >= c->p) {
+    if (c->p && (c->root < 0 || c->root >= c->p)) {
         r->invalid = 1;
         return; /* counted without bytes */
     }

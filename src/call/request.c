@@ -40,7 +40,7 @@ static pthread_mutex_t kcoll_active_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int kcoll_npending;
 /* 1 while this thread runs kcoll_progress: a host MPI that calls back into
  * kcoll from its own progress (pmpi/progress.c) must not recurse */
-static _Thread_local int kcoll_in_progress;
+static __thread __attribute__((tls_model("initial-exec"))) int kcoll_in_progress;
 
 static void kcoll_active_lock_take(void)
 {
@@ -138,6 +138,23 @@ static void kcoll_req_fail(kcoll_req_t *r, kcoll_status_t st, const char *why)
     if (why != r->errmsg)
         snprintf(r->errmsg, sizeof r->errmsg, "%s", why);
     kcoll_req_finish(r, st);
+}
+
+int kcoll_call_select(kcoll_req_t *r, int must_run)
+{
+    kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
+                                    r->policy_bytes, &r->choice);
+    if (s == KCOLL_SELECT_BAD)
+        return KCOLL_R_BAD_ALGO;
+    if (s == KCOLL_SELECT_HOST && !must_run)
+        return KCOLL_R_SMALL;
+    if (s == KCOLL_SELECT_HOST) /* the family's first algorithm, with defaults */
+        for (int i = 0; i < kcoll_nalgos && !r->choice.algo; i++)
+            if (kcoll_algos[i].family == kcoll_coll_family(r->call.coll)) {
+                r->choice.algo = &kcoll_algos[i];
+                kcoll_algo_defaults(r->choice.algo, &r->choice.prm);
+            }
+    return 0;
 }
 
 /* TMP for the chosen algorithm, kept with the request between uses. */
@@ -346,9 +363,7 @@ void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), vo
         kcoll_team_lock(t);
         r->seq = ++t->seq;
         kcoll_team_unlock(t);
-        r->seen = 0;
-        if (r->built)
-            kcoll_stats_add(r->row, kcoll_algo_index(r->choice.algo), r->stat_bytes);
+        r->seen = 0; /* the statistics count each start when it is built or reused */
     }
     r->status = KCOLL_OK;
     r->errmsg[0] = '\0';

@@ -113,7 +113,7 @@ struct kcoll_req {
     void *done_ctx;
 };
 
-/* Selection for r (call/call.c): 0, or the reason for the host MPI.
+/* Selection for r: 0, or the reason for the host MPI.
  * must_run: the call is committed to kcoll already (a non-blocking call
  * choosing after its agreement), so a rule preferring the host MPI is
  * passed over. */
@@ -125,8 +125,6 @@ void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state);
 /* A blocking call that agreed goes to the host MPI after all: its number
  * is used up alike on every rank; the lane is freed, r released. */
 void kcoll_req_abandon(kcoll_req_t *r);
-/* Size the per-rank arrays for p ranks. 0 or -1 (out of memory). */
-int kcoll_req_arrays(kcoll_req_t *r, int p);
 /* Advance r once as far as it goes (the caller owns r->busy). Returns 1
  * if it moved on. */
 int kcoll_req_advance(kcoll_req_t *r);

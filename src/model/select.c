@@ -71,9 +71,10 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, size_t 
     const kcoll_coll_t family = kcoll_coll_family(c);
     const uint64_t gen = kcoll_params_generation();
     const int key = (int)c * 65 + kcoll_size_class(bytes) + 1;
-    if (d->gen != gen) {
+    if (d->gen != gen || d->p != p) {
         memset(d, 0, sizeof *d);
         d->gen = gen;
+        d->p = p;
     }
     __typeof__(d->e[0]) *e = &d->e[key % KCOLL_DECISIONS];
     if (e->key == key) {

@@ -56,6 +56,7 @@ static inline int kcoll_size_class(size_t bytes)
 /* A team's decision cache (direct-mapped; a collision just decides again). */
 typedef struct {
     uint64_t gen; /* parameter generation of the entries; 0: empty */
+    int p;        /* the process count they are for (a team's never changes) */
     struct {
         int16_t key;   /* coll * 65 + size class + 1; 0: empty */
         int16_t algo;  /* index in kcoll_algos, or -1 */

@@ -25,11 +25,11 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                    NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return kcoll_pmpi_host_wait(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf,
-                                                recvcount, recvtype, comm, &q),
-                                &q);
+                                                recvcount, recvtype, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -43,12 +43,12 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                    recvcounts, displs, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                recvtype, comm);
     return kcoll_pmpi_host_wait(PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                                                 recvcounts, displs, recvtype, comm, &q),
-                                &q);
+                                                 recvcounts, displs, recvtype, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

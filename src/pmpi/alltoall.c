@@ -26,11 +26,11 @@ KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype s
                   recvcount, NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return kcoll_pmpi_host_wait(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                               recvtype, comm, &q),
-                                &q);
+                                               recvtype, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -44,12 +44,12 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
                   recvcounts, rdispls, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
     return kcoll_pmpi_host_wait(PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                                recvcounts, rdispls, recvtype, comm, &q),
-                                &q);
+                                                recvcounts, rdispls, recvtype, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

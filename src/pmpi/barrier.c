@@ -10,9 +10,10 @@ KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Barrier(comm);
-    return kcoll_pmpi_host_wait(PMPI_Ibarrier(comm, &q), &q);
+    return kcoll_pmpi_host_wait(PMPI_Ibarrier(comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)

@@ -17,9 +17,10 @@ KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
     bcast_call(&c, buffer, count, datatype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ibcast(buffer, count, datatype, root, comm, &q), &q);
+    return kcoll_pmpi_host_wait(PMPI_Ibcast(buffer, count, datatype, root, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,

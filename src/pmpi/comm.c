@@ -7,9 +7,10 @@
  * non-blocking collective never sets a team up: its start must not wait
  * for the other ranks (on a communicator without a team it goes to the
  * host MPI, counted as mpi:no_team). Set-up (team/team.c) first checks
- * that the communicator lies on one node (MPI_Comm_split_type); a team
- * that cannot be set up sends the communicator to the host MPI for its
- * whole life, with the reason.
+ * that the communicator lies on one node (MPI_COMM_TYPE_SHARED, through a
+ * map of MPI_COMM_WORLD's nodes made at MPI_Init); a team that cannot be
+ * set up sends the communicator to the host MPI for its whole life, with
+ * the reason.
  *
  * The team is stored on the communicator with an attribute; MPI_Comm_dup
  * does not copy it (a duplicate has its own collectives, so its own
@@ -19,6 +20,8 @@
  * unfinished request completes.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "base/params.h"
@@ -28,8 +31,31 @@ typedef struct kcoll_mteam {
     kcoll_team_t *team;    /* NULL: kcoll does not run this communicator's collectives */
     kcoll_reason_t reason; /* why not */
     MPI_Comm comm;         /* not owned: the communicator the attribute sits on */
+    int p, rank;           /* of comm (an intra-communicator) */
     struct kcoll_mteam *prev, *next;
 } kcoll_mteam_t;
+
+/* The record of the communicator this thread used last: a collective call
+ * then finds its team without asking the host MPI (attribute lookup, size,
+ * rank). Communicator handles are reused after MPI_Comm_free, so a record's
+ * destruction bumps the generation, which every thread's entry carries.
+ * Initial-exec TLS: no __tls_get_addr call in a preloaded library. */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+    MPI_Comm comm;
+    kcoll_mteam_t *mt;
+    uint64_t gen;
+} kcoll_last;
+/* relaxed: compared with a thread's copy; the record it names is only
+ * destroyed by MPI_Comm_free or MPI_Finalize, which MPI forbids to run
+ * concurrently with a collective call on that communicator */
+static _Atomic uint64_t kcoll_mteams_gen = 1;
+
+/* Which node each process of MPI_COMM_WORLD is on: the MPI_COMM_WORLD
+ * rank of its node's first process (MPI_COMM_TYPE_SHARED decides what a
+ * node is). Made at MPI_Init, so that a communicator's locality is then
+ * known without a collective call. NULL when kcoll started later. */
+static int *kcoll_node_of;
+static int kcoll_world_size;
 
 static int kcoll_keyval = MPI_KEYVAL_INVALID;
 static kcoll_mteam_t *kcoll_mteams; /* every record alive, for MPI_Finalize */
@@ -37,6 +63,8 @@ static pthread_mutex_t kcoll_mteams_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
 {
+    /* relaxed: see kcoll_mteams_gen */
+    atomic_fetch_add_explicit(&kcoll_mteams_gen, 1, memory_order_relaxed);
     pthread_mutex_lock(&kcoll_mteams_lock);
     if (mt->prev)
         mt->prev->next = mt->next;
@@ -84,47 +112,110 @@ void kcoll_teams_finalize(void)
             kcoll_mteam_destroy(mt);
     }
     PMPI_Comm_free_keyval(&kcoll_keyval);
+    free(kcoll_node_of);
+    kcoll_node_of = NULL;
 }
 
-/* The two collectives team set-up borrows from the host MPI. */
+/* The two collectives team set-up borrows from the host MPI: blocking, or
+ * while kcoll requests are pending without a host progress hook, their
+ * non-blocking forms waited for while those requests advance. */
 static int kcoll_host_allmin(void *ctx, int *values, int n)
 {
-    return PMPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, *(MPI_Comm *)ctx) !=
-           MPI_SUCCESS;
+    MPI_Comm comm = *(MPI_Comm *)ctx;
+    MPI_Request q;
+    if (!kcoll_must_drive())
+        return PMPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS;
+    return kcoll_pmpi_host_wait(PMPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, comm,
+                                                &q),
+                                &q, MPI_STATUS_IGNORE) != MPI_SUCCESS;
 }
 
 static int kcoll_host_bcast0(void *ctx, void *buf, size_t len)
 {
-    return PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, *(MPI_Comm *)ctx) != MPI_SUCCESS;
+    MPI_Comm comm = *(MPI_Comm *)ctx;
+    MPI_Request q;
+    if (!kcoll_must_drive())
+        return PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, comm) != MPI_SUCCESS;
+    return kcoll_pmpi_host_wait(PMPI_Ibcast(buf, (int)len, MPI_BYTE, 0, comm, &q), &q,
+                                MPI_STATUS_IGNORE) != MPI_SUCCESS;
+}
+
+void kcoll_nodes_init(void)
+{
+    MPI_Comm node;
+    int wr, leader;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    PMPI_Comm_size(MPI_COMM_WORLD, &kcoll_world_size);
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
+        return;
+    leader = wr;
+    PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
+    int *map = malloc((size_t)kcoll_world_size * sizeof *map);
+    int ok = map != NULL;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok && PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS)
+        kcoll_node_of = map;
+    else
+        free(map);
+}
+
+/* Do all p processes of comm share one node? Without a collective call
+ * where the node map is known; otherwise with MPI_Comm_split_type on comm
+ * (collective: every rank of comm is in this call). Every rank gets the
+ * same answer. */
+static int kcoll_comm_one_node(MPI_Comm comm, int p)
+{
+    if (!kcoll_node_of) {
+        MPI_Comm node;
+        int node_p = 0;
+        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        PMPI_Comm_size(node, &node_p);
+        PMPI_Comm_free(&node);
+        return node_p == p;
+    }
+    MPI_Group g, wg;
+    int *ranks = malloc(2 * (size_t)p * sizeof *ranks), one = ranks != NULL;
+    PMPI_Comm_group(comm, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    for (int i = 0; one && i < p; i++)
+        ranks[i] = i;
+    if (one)
+        PMPI_Group_translate_ranks(g, p, ranks, wg, ranks + p);
+    for (int i = 0; one && i < p; i++) /* a process of another job's world is not local */
+        one = ranks[p + i] != MPI_UNDEFINED && ranks[p + i] < kcoll_world_size &&
+              kcoll_node_of[ranks[p + i]] == kcoll_node_of[ranks[p]];
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    free(ranks);
+    return one;
 }
 
 /* Set comm's team up (collective over comm) and record the outcome. */
 static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
 {
-    int p, rank, node_p, ok;
-    MPI_Comm node;
+    int p, rank, ok;
     kcoll_mteam_t *mt = calloc(1, sizeof *mt);
     ok = mt != NULL;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!ok) {
+    if (kcoll_host_allmin(&comm, &ok, 1) || !ok) {
         free(mt);
         return NULL; /* not recorded: a later call tries again */
     }
     mt->comm = comm;
     PMPI_Comm_size(comm, &p);
     PMPI_Comm_rank(comm, &rank);
+    mt->p = p;
+    mt->rank = rank;
 
-    /* one node? */
-    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    PMPI_Comm_size(node, &node_p);
-    PMPI_Comm_free(&node);
-    if (node_p != p) {
+    if (!kcoll_comm_one_node(comm, p)) {
         mt->reason = KCOLL_R_MULTINODE;
     } else if ((mt->team = calloc(1, sizeof *mt->team)) == NULL) {
         mt->reason = KCOLL_R_TEAM_FAILED; /* the set-up's own agreements notice it too */
     }
     int have = mt->team != NULL || mt->reason == KCOLL_R_MULTINODE;
-    PMPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, comm);
+    if (kcoll_host_allmin(&comm, &have, 1))
+        have = 0;
     if (mt->reason != KCOLL_R_MULTINODE && !have) {
         free(mt->team);
         mt->team = NULL;
@@ -149,16 +240,44 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
     return mt;
 }
 
-kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why)
+/* comm's record, or NULL if it has none (yet). */
+static kcoll_mteam_t *kcoll_comm_record(MPI_Comm comm)
 {
     kcoll_mteam_t *mt = NULL;
     int flag = 0;
+    /* relaxed: see kcoll_mteams_gen */
+    uint64_t gen = atomic_load_explicit(&kcoll_mteams_gen, memory_order_relaxed);
+    if (kcoll_last.comm == comm && kcoll_last.gen == gen && kcoll_last.mt)
+        return kcoll_last.mt;
+    if (kcoll_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL)
+        return NULL;
+    PMPI_Comm_get_attr(comm, kcoll_keyval, &mt, &flag);
+    if (!flag || !mt)
+        return NULL;
+    kcoll_last.comm = comm;
+    kcoll_last.mt = mt;
+    kcoll_last.gen = gen;
+    return mt;
+}
+
+int kcoll_comm_known(MPI_Comm comm, int *p, int *rank)
+{
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    if (!mt)
+        return 0;
+    *p = mt->p;
+    *rank = mt->rank;
+    return 1;
+}
+
+kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why)
+{
     if (kcoll_keyval == MPI_KEYVAL_INVALID) {
         *why = KCOLL_R_TEAM_FAILED;
         return NULL;
     }
-    PMPI_Comm_get_attr(comm, kcoll_keyval, &mt, &flag);
-    if (!flag || !mt) {
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    if (!mt) {
         if (!create) {
             *why = KCOLL_R_NO_TEAM;
             return NULL;
@@ -191,7 +310,12 @@ void kcoll_comm_created(MPI_Comm comm)
 
 KCOLL_PUBLIC int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    int rc = PMPI_Comm_dup(comm, newcomm);
+    MPI_Request q;
+    /* a blocking collective: with kcoll requests to advance meanwhile,
+     * its non-blocking form (pmpi/blocking.c) */
+    int rc = !kcoll_must_drive()
+                 ? PMPI_Comm_dup(comm, newcomm)
+                 : kcoll_pmpi_host_wait(PMPI_Comm_idup(comm, newcomm, &q), &q, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;

@@ -29,12 +29,12 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
                 NULL, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm);
     return kcoll_pmpi_host_wait(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, root, comm, &q),
-                                &q);
+                                             recvtype, root, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -48,12 +48,12 @@ KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                 displs, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                             root, comm);
     return kcoll_pmpi_host_wait(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                              displs, recvtype, root, comm, &q),
-                                &q);
+                                              displs, recvtype, root, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -57,6 +57,8 @@ KCOLL_PUBLIC int MPI_Init(int *argc, char ***argv)
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) {
         kcoll_startup();
+        if (kcoll_ready())
+            kcoll_nodes_init();
         kcoll_comm_created(MPI_COMM_WORLD);
     }
     return rc;
@@ -67,6 +69,8 @@ KCOLL_PUBLIC int MPI_Init_thread(int *argc, char ***argv, int required, int *pro
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) {
         kcoll_startup();
+        if (kcoll_ready())
+            kcoll_nodes_init();
         kcoll_comm_created(MPI_COMM_WORLD);
     }
     return rc;
@@ -102,21 +106,3 @@ KCOLL_PUBLIC int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
-int kcoll_mpi_error(kcoll_status_t st)
-{
-    switch (st) {
-    case KCOLL_OK: return MPI_SUCCESS;
-    case KCOLL_ERR_ARG: return MPI_ERR_ARG;
-    case KCOLL_ERR_NOMEM: return MPI_ERR_NO_MEM;
-    default: return MPI_ERR_OTHER;
-    }
-}
-
-int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, kcoll_status_t st, const char *what)
-{
-    int rank = -1, err = kcoll_mpi_error(st);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    kcoll_error("%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(c), rank, what);
-    PMPI_Comm_call_errhandler(comm, err);
-    return err;
-}

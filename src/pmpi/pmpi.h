@@ -50,19 +50,33 @@ int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *re
 /* A persistent request the host made (request): decide once whether kcoll
  * runs its starts. */
 void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
-/* Complete a host MPI request q started in place of a blocking call,
- * advancing kcoll's requests meanwhile (a host without a progress hook
- * would otherwise leave them waiting while this rank blocks). */
-int kcoll_pmpi_host_wait(int rc, MPI_Request *q);
+/* Complete a host MPI request q started in place of a blocking call (rc:
+ * the result of starting it), advancing kcoll's requests meanwhile (a host
+ * without a progress hook would otherwise leave them waiting while this
+ * rank blocks). */
+int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status);
+/* Must a blocking host call run as its non-blocking form waited for with
+ * kcoll_pmpi_host_wait? (kcoll requests pending, and no host progress hook
+ * that advances them, pmpi/progress.c) */
+int kcoll_progress_hook_active(void);
+static inline int kcoll_must_drive(void)
+{
+    return kcoll_pending() && !kcoll_progress_hook_active();
+}
 
 /* The team of comm for a call: NULL with the reason when kcoll cannot use
  * comm. create: set a team up if comm has none yet (only where every rank
  * of comm is in the same call: a blocking collective). */
 kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why);
+/* comm is an intra-communicator kcoll keeps a record for: 1 with its size
+ * and this process's rank, from that record (no host call), or 0. */
+int kcoll_comm_known(MPI_Comm comm, int *p, int *rank);
 /* A communicator was just made: set its team up while all its ranks are in
  * the call that made it, so that its first non-blocking collective finds
  * one. */
 void kcoll_comm_created(MPI_Comm comm);
+/* Map the nodes of MPI_COMM_WORLD (collective over it: at MPI_Init). */
+void kcoll_nodes_init(void);
 /* Create the attribute keyval (after PMPI_Init). Returns 0 or -1. */
 int kcoll_teams_init(void);
 /* Let go of every team still held (before PMPI_Finalize). */

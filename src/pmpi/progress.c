@@ -55,3 +55,8 @@ void kcoll_progress_hook_finalize(void)
         kcoll_host_unregister(kcoll_host_progress_cb);
     kcoll_host_unregister = NULL;
 }
+
+int kcoll_progress_hook_active(void)
+{
+    return kcoll_host_unregister != NULL;
+}

@@ -32,10 +32,11 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
                 comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     return kcoll_pmpi_host_wait(
-        PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &q), &q);
+        PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
@@ -49,10 +50,10 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                 comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return kcoll_pmpi_host_wait(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &q),
-                                &q);
+    return kcoll_pmpi_host_wait(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -66,10 +67,11 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
                 datatype, op, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     return kcoll_pmpi_host_wait(
-        PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &q), &q);
+        PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -83,10 +85,11 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
                 op, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     return kcoll_pmpi_host_wait(
-        PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &q), &q);
+        PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

@@ -175,6 +175,19 @@ static kcoll_plan_t *kcoll_plans[KCOLL_PLAN_BUCKETS];
 static pthread_mutex_t kcoll_plans_lock = PTHREAD_MUTEX_INITIALIZER;
 /* relaxed: a count read as a hint (are there plans at all?), ordering nothing */
 static _Atomic int kcoll_nplans;
+/* Plans kcoll has started and the user has not completed yet (their
+ * collective may be done). The host must not be asked about their handles
+ * then: it sees them inactive, and MPICH 4.0 even reports an inactive
+ * persistent collective request as never complete. Relaxed: a hint, read
+ * by the thread that completes the handle. */
+static _Atomic int kcoll_nactive_plans;
+
+/* Can a completion call go straight to the host MPI? */
+static int kcoll_host_only(void)
+{
+    /* relaxed: see kcoll_nactive_plans */
+    return !kcoll_pending() && !atomic_load_explicit(&kcoll_nactive_plans, memory_order_relaxed);
+}
 
 static uint64_t kcoll_handle_key(MPI_Request h)
 {
@@ -267,6 +280,8 @@ static int kcoll_plan_is_done(kcoll_plan_t *pl)
 static int kcoll_plan_finish(kcoll_plan_t *pl, MPI_Status *status)
 {
     pl->active = 0;
+    /* relaxed: see kcoll_nactive_plans */
+    atomic_fetch_sub_explicit(&kcoll_nactive_plans, 1, memory_order_relaxed);
     kcoll_status_collective(status);
     return pl->err;
 }
@@ -296,6 +311,8 @@ static int kcoll_start_one(MPI_Request *request)
     /* relaxed: nobody looks at done before the start below */
     atomic_store_explicit(&pl->done, 0, memory_order_relaxed);
     pl->active = 1;
+    /* relaxed: see kcoll_nactive_plans */
+    atomic_fetch_add_explicit(&kcoll_nactive_plans, 1, memory_order_relaxed);
     kcoll_req_start(pl->r, kcoll_plan_done, pl);
     return MPI_SUCCESS;
 }
@@ -322,8 +339,10 @@ KCOLL_PUBLIC int MPI_Request_free(MPI_Request *request)
 {
     kcoll_plan_t *pl = request ? kcoll_plan_find(*request) : NULL;
     if (pl) {
-        if (pl->active)
-            kcoll_plan_wait(pl); /* freeing an active request: let it finish first */
+        if (pl->active) { /* freeing an active request: let it finish first */
+            kcoll_plan_wait(pl);
+            kcoll_plan_finish(pl, MPI_STATUS_IGNORE);
+        }
         kcoll_plan_remove(pl);
         if (pl->r)
             kcoll_req_release(pl->r);
@@ -385,7 +404,7 @@ static MPI_Status *kcoll_status_at(MPI_Status *statuses, int i)
 
 KCOLL_PUBLIC int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Test(request, flag, status);
     kcoll_progress();
     kcoll_plan_t *pl = kcoll_plan_active(*request);
@@ -398,14 +417,14 @@ KCOLL_PUBLIC int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 KCOLL_PUBLIC int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     int flag = 0, rc;
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Wait(request, status);
     KCOLL_WAIT_LOOP(if ((rc = MPI_Test(request, &flag, status)) != MPI_SUCCESS || flag) return rc);
 }
 
 KCOLL_PUBLIC int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Request_get_status(request, flag, status);
     kcoll_progress();
     kcoll_plan_t *pl = kcoll_plan_active(request);
@@ -459,7 +478,7 @@ static int kcoll_testall_plans(int n, MPI_Request reqs[], int *flag, MPI_Status 
 
 KCOLL_PUBLIC int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Testall(count, requests, flag, statuses);
     kcoll_progress();
     kcoll_plan_t **pls = kcoll_plans_in(count, requests);
@@ -473,7 +492,7 @@ KCOLL_PUBLIC int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_S
 KCOLL_PUBLIC int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     int flag = 0, rc;
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Waitall(count, requests, statuses);
     KCOLL_WAIT_LOOP(if ((rc = MPI_Testall(count, requests, &flag, statuses)) != MPI_SUCCESS ||
                         flag) return rc);
@@ -504,7 +523,7 @@ static int kcoll_testany_plans(int n, MPI_Request reqs[], int *index, int *flag,
 KCOLL_PUBLIC int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
                              MPI_Status *status)
 {
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Testany(count, requests, index, flag, status);
     kcoll_progress();
     kcoll_plan_t **pls = kcoll_plans_in(count, requests);
@@ -518,7 +537,7 @@ KCOLL_PUBLIC int MPI_Testany(int count, MPI_Request requests[], int *index, int 
 KCOLL_PUBLIC int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
     int flag = 0, rc;
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Waitany(count, requests, index, status);
     KCOLL_WAIT_LOOP(if ((rc = MPI_Testany(count, requests, index, &flag, status)) != MPI_SUCCESS ||
                         flag) return rc);
@@ -551,7 +570,7 @@ static int kcoll_testsome_plans(int n, MPI_Request reqs[], int *outcount, int in
 KCOLL_PUBLIC int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                               MPI_Status statuses[])
 {
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
     kcoll_progress();
     kcoll_plan_t **pls = kcoll_plans_in(incount, requests);
@@ -566,7 +585,7 @@ KCOLL_PUBLIC int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount
                               MPI_Status statuses[])
 {
     int rc;
-    if (!kcoll_pending())
+    if (kcoll_host_only())
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     KCOLL_WAIT_LOOP(if ((rc = MPI_Testsome(incount, requests, outcount, indices, statuses)) !=
                             MPI_SUCCESS ||

@@ -2,6 +2,8 @@
  * a call, and running it in each of the three modes. */
 #include <stdint.h>
 
+#include "base/log.h"
+
 #include "pmpi/pmpi.h"
 #include "pmpi/request.h"
 
@@ -14,8 +16,9 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
     c->in_place = 0;
     c->op = NULL;
     c->send = c->recv = (kcoll_side_t){0};
-    if (kcoll_ready() && comm != MPI_COMM_NULL &&
-        PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
+    if (!kcoll_ready() || kcoll_comm_known(comm, &c->p, &c->rank))
+        return;
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
         PMPI_Comm_size(comm, &c->p);
         PMPI_Comm_rank(comm, &c->rank);
     }
@@ -134,7 +137,7 @@ void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request req
     kcoll_plan_add(request, r, c, comm, host_why);
 }
 
-int kcoll_pmpi_host_wait(int rc, MPI_Request *q)
+int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)
 {
     kcoll_pause_t pause;
     int flag = 0;
@@ -143,11 +146,30 @@ int kcoll_pmpi_host_wait(int rc, MPI_Request *q)
     kcoll_pause_init(&pause);
     for (;;) {
         int moved = kcoll_progress();
-        if ((rc = PMPI_Test(q, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS || flag)
+        if ((rc = PMPI_Test(q, &flag, status)) != MPI_SUCCESS || flag)
             return rc;
         if (moved)
             kcoll_pause_reset(&pause);
         else
             kcoll_pause(&pause);
     }
+}
+
+int kcoll_mpi_error(kcoll_status_t st)
+{
+    switch (st) {
+    case KCOLL_OK: return MPI_SUCCESS;
+    case KCOLL_ERR_ARG: return MPI_ERR_ARG;
+    case KCOLL_ERR_NOMEM: return MPI_ERR_NO_MEM;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, kcoll_status_t st, const char *what)
+{
+    int rank = -1, err = kcoll_mpi_error(st);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    kcoll_error("%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(c), rank, what);
+    PMPI_Comm_call_errhandler(comm, err);
+    return err;
 }

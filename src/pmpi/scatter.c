@@ -29,12 +29,12 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                             comm);
     return kcoll_pmpi_host_wait(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                              recvtype, root, comm, &q),
-                                &q);
+                                              recvtype, root, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -48,12 +48,12 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_pending())
+    if (!kcoll_must_drive())
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                              root, comm);
     return kcoll_pmpi_host_wait(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-                                               recvcount, recvtype, root, comm, &q),
-                                &q);
+                                               recvcount, recvtype, root, comm, &q), &q,
+                                MPI_STATUS_IGNORE);
 }
 
 KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -1,19 +1,42 @@
-/* The simulator: runs the schedules of all p ranks of one collective in a
- * single process, on real bytes, and checks them (DESIGN.md section 3).
+/* The simulator: runs the schedules of all p ranks of a team in a single
+ * process, on real bytes, and checks them (DESIGN.md section 3).
+ *
+ * A simulation holds one or more collectives of one team, in the order
+ * every rank starts them (collective c has sequence number c + 1). Each
+ * uses its lane, (c + 1) % lanes, of a modelled control segment whose
+ * words behave as the executor's do (sched/ctl.h): a flag holds
+ * seq << KCOLL_SEQ_SHIFT | value, so a WAIT is satisfied by any signal of
+ * its lane that reached that word, also a later collective's; an exposure
+ * holds the collective number it belongs to, and a READ or WRITE of a
+ * peer's buffer proceeds only when the lane's exposure is its own
+ * collective's. A rank starts collective c when it has started c - 1 (and
+ * completed it, if c - 1 is blocking) and its lane is free on that rank
+ * (collective c - lanes has completed there): the rules of the call layer.
+ * Started collectives of a rank advance in an interleaving the seed
+ * chooses. So several overlapping collectives, more than the lanes, with
+ * blocking ones among them, are checked as they run together.
  *
  * Findings (kcoll_sim_run returns KCOLL_ERR_SCHED, kcoll_sim_error says
- * which rank, which step, what):
+ * which collective, rank, step, what):
  *  - deadlock: no rank can proceed and not all are done;
  *  - out-of-bounds access, access to a buffer the peer never exposes;
+ *  - cross-talk: a READ/WRITE finds the lane's exposure belonging to a
+ *    later collective (its owner returned while it was still wanted);
  *  - a data race: two accesses to the same bytes, at least one a write,
- *    that are not ordered by the schedules' SIGNAL/WAIT/EXPOSE edges
- *    (vector clocks, so the verdict does not depend on the interleaving);
- *  - use after return: a peer touches a rank's buffer in a way not ordered
- *    before that rank's last step (the user may reuse it once we return);
- *  - a flag signalled with a smaller value than before.
+ *    that are not ordered by the schedules' SIGNAL/WAIT/EXPOSE/EXTERN
+ *    edges (vector clocks, so the verdict does not depend on the
+ *    interleaving);
+ *  - use after return: a peer touches a rank's buffer of a collective in a
+ *    way not ordered before that rank's last step of it;
+ *  - a flag signalled with a smaller word than before.
+ * EXTERN(i) of a collective is modelled as one event shared by every rank
+ * whose schedule of that collective has it: it completes on a rank once
+ * all of them have started it (an agreement, or a host operation between
+ * the team's ranks).
  * What was delivered is then checked by the caller: the buffers hold the
  * bytes the schedules moved, and kcoll_sim_writes counts per byte how often
- * it was written (single copy: exactly once where data belongs). */
+ * it was written (single copy: exactly once where data belongs).
+ */
 #ifndef KCOLL_SIM_H
 #define KCOLL_SIM_H
 
@@ -25,8 +48,21 @@
 
 typedef struct kcoll_sim kcoll_sim_t;
 
+/* A simulation of p ranks with one collective (number 0), addressed by
+ * the functions below until kcoll_sim_add. Lanes: KCOLL_LANES. */
 kcoll_sim_t *kcoll_sim_new(int p);
 void kcoll_sim_free(kcoll_sim_t *sim);
+/* Another collective of the team, started by every rank after the ones
+ * before it; blocking: a rank starts nothing after it before it has
+ * completed there. Returns its number (or -1, out of memory); it becomes
+ * the one the functions below address. */
+int kcoll_sim_add(kcoll_sim_t *sim, int blocking);
+/* Whether the addressed collective is blocking (the first is, unless set). */
+void kcoll_sim_set_blocking(kcoll_sim_t *sim, int blocking);
+/* Address collective c. */
+void kcoll_sim_select(kcoll_sim_t *sim, int c);
+/* Lanes of the modelled control segment (1..KCOLL_LANES), before running. */
+void kcoll_sim_set_lanes(kcoll_sim_t *sim, int lanes);
 /* Give rank `rank` a buffer (caller-owned memory, modified by the run). */
 void kcoll_sim_set_buffer(kcoll_sim_t *sim, int rank, kcoll_buf_t buf, uint8_t *data, size_t len);
 /* The reduction operation REDUCE steps apply (kept by reference). A REDUCE
@@ -40,8 +76,8 @@ void kcoll_sim_set_op(kcoll_sim_t *sim, const kcoll_op_t *op);
 void kcoll_sim_alias(kcoll_sim_t *sim, int rank, kcoll_buf_t buf, kcoll_buf_t same_as);
 /* The schedule of `rank`, for a builder to append to. */
 kcoll_sched_t *kcoll_sim_sched(kcoll_sim_t *sim, int rank);
-/* seed 0: ranks in round-robin order, one step at a time; otherwise a
- * pseudo-random interleaving drawn from the seed. */
+/* seed 0: ranks in round-robin order, one step at a time, collectives in
+ * order; otherwise a pseudo-random interleaving drawn from the seed. */
 kcoll_status_t kcoll_sim_run(kcoll_sim_t *sim, unsigned seed);
 const char *kcoll_sim_error(const kcoll_sim_t *sim);
 /* Per-byte write counts of a rank's buffer after the run. */

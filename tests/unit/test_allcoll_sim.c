@@ -6,7 +6,7 @@
  * written exactly once (in place: the own block never), and the gaps
  * between blocks must stay untouched. ring_neighbor runs with every legal
  * j of small p (and a few for large p); its illegal j must be refused.
- * The team's internal barrier runs for real on forked processes. */
+ * The dissemination barrier also runs for real on forked processes. */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "algo_param.h"
 #include "check.h"
 #include "coll/coll.h"
-#include "core/team.h"
+#include "forkteam.h"
+#include "sched/exec.h"
 #include "sched/sim.h"
 #include "xfer/cma.h"
 
@@ -132,7 +134,7 @@ static void layout_free(layout_t *L)
 static int check_one(const kcoll_algo_t *algo, int k, int p, int v, size_t n, int in_place,
                      unsigned seed)
 {
-    const kcoll_coll_t fam = algo->coll;
+    const kcoll_coll_t fam = algo->family;
     layout_t L;
     layout_make(&L, fam, p, v, n, in_place);
     kcoll_sim_t *sim = kcoll_sim_new(p);
@@ -145,7 +147,7 @@ static int check_one(const kcoll_algo_t *algo, int k, int p, int v, size_t n, in
 
     for (int r = 0; r < p; r++) {
         kcoll_args_t a = {.coll = fam, .p = p, .rank = r, .bytes = n, .lay = v ? L.lay : NULL,
-                          .in_place = in_place, .k = k};
+                          .in_place = in_place, .prm = with_param(algo, k)};
         sb[r] = malloc(L.slen[r] + 1);
         rb[r] = malloc(L.rlen[r] + 1);
         memset(rb[r], 0xee, L.rlen[r]);
@@ -165,10 +167,7 @@ static int check_one(const kcoll_algo_t *algo, int k, int p, int v, size_t n, in
                     (in_place ? rb[r] : sb[r])[off + i] = val(r, j, i);
             }
         }
-        if (fam == KCOLL_COLL_ALLTOALL)
-            tlen = algo->build == kcoll_alltoall_bruck ? kcoll_alltoall_bruck_tmp(&a)
-                   : in_place                          ? L.rlen[r]
-                                                       : 0;
+        tlen = algo->tmp ? algo->tmp(&a) : 0; /* what the call layer gives it */
         tb[r] = malloc(tlen + 1);
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, sb[r], L.slen[r]);
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, rb[r], L.rlen[r]);
@@ -184,7 +183,7 @@ static int check_one(const kcoll_algo_t *algo, int k, int p, int v, size_t n, in
     }
     for (int r = 0; ok && r < p; r++) {
         kcoll_args_t a = {.coll = fam, .p = p, .rank = r, .bytes = n, .lay = v ? L.lay : NULL,
-                          .in_place = in_place, .k = k};
+                          .in_place = in_place, .prm = with_param(algo, k)};
         const uint16_t *w = kcoll_sim_writes(sim, r, KCOLL_BUF_RECV);
         uint8_t *inblock = calloc(L.rlen[r] + 1, 1);
         for (int j = 0; j < p && ok; j++) {
@@ -241,10 +240,11 @@ static long run_algo(const kcoll_algo_t *algo)
     long runs = 0;
     for (int p = 1; p <= 64; p++) {
         int js[8], nj = 0;
-        if (algo->param) { /* ring_neighbor: every j <= 2p for small p, a few for large */
+        if (first_param(algo)) { /* ring_neighbor: every j <= 2p for small p, a few for large */
             for (int j = 1; j <= 2 * p + 1 && nj < 8; j++) {
                 char err[128];
-                int legal = kcoll_allgather_ring_neighbor_check(p, j, err, sizeof err) == 0;
+                kcoll_aparam_t prm = {.j = j};
+                int legal = kcoll_allgather_ring_neighbor_check(p, &prm, err, sizeof err) == 0;
                 CHECK(legal == (p == 1 || gcd(p, j % p) == 1), "j=%d p=%d: check says %d", j, p,
                       legal);
                 if (legal && (p <= 8 || j == 1 || j == p - 1 || (j > 1 && nj < 3)))
@@ -324,21 +324,18 @@ static long run_barrier(const kcoll_algo_t *algo)
     return runs;
 }
 
-/* kcoll_team_barrier for real: p forked processes on one control segment
- * add 1 to a shared counter, then meet in the barrier, then read the
- * counter, many rounds in a row with a different late rank each round.
- * Returns the number of rounds in which this rank saw too small a count. */
-static int team_barrier_child(void *seg, size_t len, long *counter, int p, int rank)
+/* The barrier for real: p forked processes on one control segment add 1
+ * to a shared counter, then meet in the dissemination barrier (run by the
+ * executor), then read the counter, many rounds in a row with a different
+ * late rank each round. Returns the number of rounds in which this rank
+ * saw too small a count. */
+static int barrier_child(kcoll_ctl_t *c, int rank, void *arg)
 {
-    kcoll_team_t t;
-    char err[256];
-    if (kcoll_team_attach(&t, seg, len, p, rank))
-        return 1000;
-    kcoll_cma_allow_peers(err, sizeof err);
-    for (int r = 0; r < p; r++)
-        while (atomic_load_explicit(&t.slots[r].attached, memory_order_acquire) != 1)
-            sched_yield();
-    kcoll_team_load_pids(&t);
+    long *counter = arg;
+    const int p = c->p;
+    const kcoll_algo_t *algo = kcoll_algo_find(KCOLL_COLL_BARRIER, "dissemination");
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
     int wrong = 0;
     for (int k = 1; k <= 50; k++) {
         if (k % p == rank) {
@@ -347,38 +344,30 @@ static int team_barrier_child(void *seg, size_t len, long *counter, int p, int r
         }
         /* seq_cst: this rank's increment is ordered before its barrier */
         __atomic_fetch_add(counter, 1, __ATOMIC_SEQ_CST);
-        if (kcoll_team_barrier(&t, err, sizeof err) != KCOLL_OK) {
-            fprintf(stderr, "team barrier rank %d round %d: %s\n", rank, k, err);
+        kcoll_args_t a = {.coll = KCOLL_COLL_BARRIER, .p = p, .rank = rank};
+        kcoll_sched_reset(&s);
+        algo->build(&a, &s);
+        void *bufs[KCOLL_NBUF] = {NULL, NULL, NULL};
+        size_t lens[KCOLL_NBUF] = {0, 0, 0};
+        kcoll_exec_t x;
+        kcoll_exec_start(&x, c, &kcoll_engine_cma, &s, bufs, lens, (uint64_t)k);
+        if (kcoll_exec_run(&x) != KCOLL_OK) {
+            fprintf(stderr, "barrier rank %d round %d: %s\n", rank, k, x.errmsg);
             return wrong + 100;
         }
         /* acquire: sees every increment ordered before the barrier */
         if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < (long)p * k)
             wrong++;
     }
-    kcoll_team_fini(&t);
+    kcoll_sched_free(&s);
     return wrong;
 }
 
 static void run_team_barrier(int p)
 {
-    size_t len = kcoll_team_seg_len(p);
-    void *seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     long *counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    kcoll_team_seg_init(seg, p);
-    pid_t pids[8];
-    for (int r = 0; r < p; r++) {
-        pids[r] = fork();
-        if (pids[r] == 0)
-            _exit(team_barrier_child(seg, len, counter, p, r) ? 1 : 0);
-    }
-    for (int r = 0; r < p; r++) {
-        int status = 0;
-        waitpid(pids[r], &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "team barrier p=%d: rank %d left early or failed (status %d)", p, r, status);
-    }
+    forkteam_run(p, barrier_child, counter, "barrier");
     munmap(counter, 4096);
-    munmap(seg, len);
 }
 
 int main(void)
@@ -388,20 +377,22 @@ int main(void)
     long runs = 0;
     for (int ai = 0; ai < kcoll_nalgos; ai++) {
         const kcoll_algo_t *algo = &kcoll_algos[ai];
-        if (algo->coll == KCOLL_COLL_ALLGATHER || algo->coll == KCOLL_COLL_ALLTOALL)
+        if (algo->family == KCOLL_COLL_ALLGATHER || algo->family == KCOLL_COLL_ALLTOALL)
             runs += run_algo(algo);
-        else if (algo->coll == KCOLL_COLL_BARRIER)
+        else if (algo->family == KCOLL_COLL_BARRIER)
             runs += run_barrier(algo);
     }
     /* illegal j: refused by the check and by the builder */
     char err[128];
-    CHECK(kcoll_allgather_ring_neighbor_check(6, 2, err, sizeof err) != 0 && strstr(err, "j=2") &&
-              strstr(err, "p=6"),
+    kcoll_aparam_t j2 = {.j = 2}, j4 = {.j = 4};
+    CHECK(kcoll_allgather_ring_neighbor_check(6, &j2, err, sizeof err) != 0 &&
+              strstr(err, "j=2") && strstr(err, "p=6"),
           "j=2 p=6 accepted or unclear message: %s", err);
-    CHECK(kcoll_allgather_ring_neighbor_check(4, 4, err, sizeof err) != 0, "j=p accepted");
+    CHECK(kcoll_allgather_ring_neighbor_check(4, &j4, err, sizeof err) != 0, "j=p accepted");
     kcoll_sched_t s;
     kcoll_sched_init(&s);
-    kcoll_args_t a = {.coll = KCOLL_COLL_ALLGATHER, .p = 6, .rank = 0, .bytes = 8, .k = 3};
+    kcoll_args_t a = {.coll = KCOLL_COLL_ALLGATHER, .p = 6, .rank = 0, .bytes = 8,
+                      .prm = {.j = 3}};
     CHECK(kcoll_allgather_ring_neighbor(&a, &s) != KCOLL_OK, "builder accepted j=3 p=6");
     kcoll_sched_free(&s);
     printf("%ld simulated collectives\n", runs);

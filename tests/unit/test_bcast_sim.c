@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo_param.h"
 #include "check.h"
 #include "coll/coll.h"
 #include "sched/sim.h"
@@ -24,7 +25,7 @@ static int check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n,
             buf[r][i] = r == root ? (uint8_t)(i * 131 + root * 7 + 1) : 0xee;
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, buf[r], n);
         kcoll_args_t a = {.coll = KCOLL_COLL_BCAST, .p = p, .rank = r, .root = root, .bytes = n,
-                          .k = k};
+                          .prm = with_param(algo, k)};
         kcoll_status_t st = algo->build(&a, kcoll_sim_sched(sim, r));
         if (st) {
             CHECK(0, "%s k=%d p=%d root=%d n=%zu: builder failed on rank %d", algo->name, k, p,
@@ -66,15 +67,15 @@ int main(void)
     long runs = 0;
     for (int ai = 0; ai < kcoll_nalgos; ai++) {
         const kcoll_algo_t *algo = &kcoll_algos[ai];
-        if (algo->coll != KCOLL_COLL_BCAST)
+        if (algo->family != KCOLL_COLL_BCAST)
             continue;
         for (int p = 1; p <= 64; p++) {
             /* k-nomial: binary, ternary, the default, and k > p */
             int ks[] = {2, 3, 4, p + 1};
-            int nk = algo->param ? 4 : 1;
+            int nk = first_param(algo) ? 4 : 1;
             for (int ki = 0; ki < nk; ki++) {
-                int k = algo->param ? ks[ki] : 0;
-                if (algo->param && k < algo->param_min)
+                int k = first_param(algo) ? ks[ki] : 0;
+                if (first_param(algo) && k < first_param(algo)->min)
                     continue;
                 for (int root = 0; root < p; root++)
                     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {

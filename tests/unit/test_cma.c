@@ -30,7 +30,7 @@
 #include "check.h"
 #include "base/clock.h"
 #include "base/status.h"
-#include "core/team.h"
+#include "sched/ctl.h"
 #include "xfer/cma.h"
 
 #define PAGE 4096

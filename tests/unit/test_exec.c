@@ -1,9 +1,11 @@
 /* The executor with the real engine: ranks are forked processes sharing an
  * anonymous control segment, moving data with process_vm_readv/writev.
  * Each group of p processes runs many collectives in a row on one team
- * (every algorithm, root and size), so sequence numbers and flags carry
- * over between collectives as they do in an MPI job. Then a peer dies and
- * the waiter must report it instead of hanging. */
+ * (every algorithm, root and size), so sequence numbers, lanes and flags
+ * carry over between collectives as they do in an MPI job; then many
+ * agreements; then more collectives outstanding at once than there are
+ * lanes; consecutive reads batched into one engine call; EXTERN steps;
+ * then a peer dies and the waiter must report it instead of hanging. */
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -12,57 +14,50 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/params.h"
 #include "check.h"
 #include "coll/coll.h"
-#include "base/params.h"
-#include "core/team.h"
-#include "sched/exec.h"
+#include "forkteam.h"
 #include "sched/agree.h"
+#include "sched/exec.h"
 #include "xfer/cma.h"
 
 static const size_t sizes[] = {0, 1, 4095, 16387, 1048581};
-
-static void wait_attached(kcoll_team_t *t)
-{
-    for (int r = 0; r < t->p; r++)
-        while (atomic_load_explicit(&t->slots[r].attached, memory_order_acquire) != 1)
-            sched_yield();
-}
 
 static uint8_t pattern(size_t i, int case_no)
 {
     return (uint8_t)(i * 7 + (size_t)case_no * 13 + 1);
 }
 
-/* Body of team rank `rank`: returns the number of wrong results. */
-static int child(void *seg, size_t len, int p, int rank)
+/* Body of team rank `rank`: every broadcast algorithm, root and size in a
+ * row on one team, so collective numbers and lanes carry over. Returns
+ * the number of wrong results. */
+static int child(kcoll_ctl_t *c, int rank, void *arg)
 {
-    kcoll_team_t t;
-    char why[256];
-    if (kcoll_team_attach(&t, seg, len, p, rank))
-        return 1000;
-    kcoll_cma_allow_peers(why, sizeof why);
-    wait_attached(&t);
-    kcoll_team_load_pids(&t);
+    (void)arg;
+    const int p = c->p;
     uint8_t *buf = malloc(sizes[4]);
     int wrong = 0, case_no = 0;
+    uint64_t seq = 0;
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
     for (int ai = 0; ai < kcoll_nalgos; ai++) {
         const kcoll_algo_t *algo = &kcoll_algos[ai];
-        if (algo->coll != KCOLL_COLL_BCAST)
+        if (algo->family != KCOLL_COLL_BCAST)
             continue;
         for (int root = 0; root < p; root++)
             for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, case_no++) {
                 size_t n = sizes[si];
                 for (size_t i = 0; i < n; i++)
                     buf[i] = rank == root ? pattern(i, case_no) : 0xee;
-                kcoll_args_t a = {.coll = algo->coll, .p = p, .rank = rank, .root = root,
-                                  .bytes = n, .k = algo->param ? 2 + case_no % 3 : 0};
-                kcoll_sched_reset(&t.sched);
-                algo->build(&a, &t.sched);
+                kcoll_args_t a = {.coll = algo->family, .p = p, .rank = rank, .root = root,
+                                  .bytes = n, .prm = {.k = 2 + case_no % 3}};
+                kcoll_sched_reset(&s);
+                algo->build(&a, &s);
                 void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
                 size_t lens[KCOLL_NBUF] = {0, n, 0};
                 kcoll_exec_t x;
-                kcoll_exec_start(&x, &t, &t.sched, bufs, lens, ++t.seq);
+                kcoll_exec_start(&x, c, &kcoll_engine_cma, &s, bufs, lens, ++seq);
                 kcoll_status_t st = kcoll_exec_run(&x);
                 if (st) {
                     fprintf(stderr, "rank %d %s root %d n %zu: %s: %s\n", rank, algo->name, root,
@@ -78,81 +73,259 @@ static int child(void *seg, size_t len, int p, int rank)
                     }
             }
     }
+    kcoll_sched_free(&s);
     free(buf);
-    kcoll_team_fini(&t);
     return wrong;
 }
 
-static void *new_segment(int p, size_t *len)
+/* Body of rank `rank` in the agreement test: many agreements in a row
+ * (many more than lanes), ranks running at different speeds; every rank
+ * must see every rank's vote and table of the same agreement. */
+typedef struct {
+    uint64_t a;
+    int rank;
+} agree_fill_t;
+
+static void agree_fill(void *ctx, size_t *tab)
 {
-    *len = kcoll_team_seg_len(p);
-    void *seg = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    kcoll_team_seg_init(seg, p);
-    return seg;
+    agree_fill_t *f = ctx;
+    /* the table is written only when the lane's slot may be, inside the agreement */
+    for (size_t i = 0; i < 4 * 8; i++)
+        tab[i] = f->a * 1000003u + (size_t)f->rank * 1009u + i;
 }
 
-/* Body of rank `rank` in the agreement test: many agreements in a row,
- * ranks running at different speeds; every rank must see every rank's
- * vote and table of the same agreement. Returns the number of wrong
- * values. */
-static int agree_child(void *seg, size_t len, int p, int rank)
+static int agree_child(kcoll_ctl_t *c, int rank, void *arg)
 {
-    kcoll_team_t t;
-    char err[256];
-    if (kcoll_team_attach(&t, seg, len, p, rank))
-        return 1000;
-    wait_attached(&t);
-    kcoll_team_load_pids(&t);
+    (void)arg;
+    const int p = c->p;
     int wrong = 0;
     uint64_t *votes = calloc((size_t)p, sizeof *votes);
+    char err[256];
     for (uint64_t a = 1; a <= 300; a++) {
-        size_t *tab = kcoll_agree_my_table(&t);
-        for (size_t i = 0; i < KCOLL_TABLE_LEN(p); i++)
-            tab[i] = a * 1000003u + (size_t)rank * 1009u + i;
         if ((a + (uint64_t)rank) % 7 == 0) /* some ranks lag behind now and then */
             for (int y = 0; y < 20; y++)
                 sched_yield();
-        if (kcoll_agree(&t, a * 100 + (uint64_t)rank, votes, err, sizeof err)) {
+        agree_fill_t f = {a, rank};
+        kcoll_agree_t ag;
+        kcoll_agree_init(&ag, c, a, a * 100 + (uint64_t)rank, agree_fill, &f, votes);
+        if (kcoll_agree_run(&ag, err, sizeof err)) {
             fprintf(stderr, "agree rank %d a=%llu: %s\n", rank, (unsigned long long)a, err);
             return wrong + 100;
         }
-        const kcoll_layout_t *lay = kcoll_agree_layouts(&t);
         for (int q = 0; q < p; q++) {
+            const size_t *tab = kcoll_agree_table(c, q, a);
             wrong += votes[q] != a * 100 + (uint64_t)q;
-            for (int j = 0; j < p; j++) {
+            for (size_t j = 0; j < (size_t)p; j++) {
                 size_t base = a * 1000003u + (size_t)q * 1009u;
-                wrong += lay[q].scount[j] != base + (size_t)j;
-                wrong += lay[q].rdispl[j] != base + 3 * (size_t)p + (size_t)j;
+                wrong += tab[j] != base + j;
+                wrong += tab[3 * (size_t)p + j] != base + 3 * (size_t)p + j;
             }
         }
+        kcoll_agree_seen(c, a);
     }
     free(votes);
-    kcoll_team_fini(&t);
     return wrong;
 }
 
-static void run_group_of(int p, int (*body)(void *, size_t, int, int))
+/* Several collectives outstanding on one team, as a non-blocking program
+ * has them: every rank starts NCOLL broadcasts (roots, algorithms and
+ * sizes vary, each into its own buffer) before completing any, advancing
+ * all started ones round robin in a rank-dependent order. Collective s
+ * enters its lane (s % KCOLL_LANES) only once s - KCOLL_LANES has
+ * completed on this rank, the rule of the call layer; NCOLL is more than
+ * the lanes, so lanes are reused while others are in flight. */
+#define NCOLL (2 * KCOLL_LANES + 5)
+#define NBYTES 70000
+
+static int outstanding_child(kcoll_ctl_t *c, int rank, void *arg)
 {
-    size_t len;
-    void *seg = new_segment(p, &len);
-    pid_t pids[16];
-    for (int r = 0; r < p; r++) {
-        pids[r] = fork();
-        if (pids[r] == 0)
-            _exit(body(seg, len, p, r) ? 1 : 0);
+    (void)arg;
+    const int p = c->p;
+    static const char *const names[] = {"direct_read", "knomial", "scatter_allgather",
+                                        "split_rw", "direct_write"};
+    uint8_t *bufs = malloc((size_t)NCOLL * NBYTES);
+    kcoll_sched_t s[NCOLL];
+    kcoll_exec_t x[NCOLL];
+    int state[NCOLL] = {0}; /* 0 not started, 1 running, 2 done */
+    int wrong = 0, done = 0, next = 0;
+    for (int i = 0; i < NCOLL; i++) {
+        const int root = (i * 3) % p;
+        const size_t n = NBYTES - (size_t)(i * 997) % 4096;
+        uint8_t *b = bufs + (size_t)i * NBYTES;
+        for (size_t j = 0; j < n; j++)
+            b[j] = rank == root ? pattern(j, i) : 0xee;
+        const kcoll_algo_t *algo = kcoll_algo_find(KCOLL_COLL_BCAST, names[i % 5]);
+        kcoll_args_t a = {.coll = KCOLL_COLL_BCAST, .p = p, .rank = rank, .root = root,
+                          .bytes = n, .prm = {.k = 2 + i % 3}};
+        kcoll_sched_init(&s[i]);
+        algo->build(&a, &s[i]);
+        void *bp[KCOLL_NBUF] = {NULL, b, NULL};
+        size_t lens[KCOLL_NBUF] = {0, n, 0};
+        kcoll_exec_start(&x[i], c, &kcoll_engine_cma, &s[i], bp, lens, (uint64_t)i + 1);
     }
-    for (int r = 0; r < p; r++) {
-        int status = 0;
-        waitpid(pids[r], &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "p=%d rank %d failed (status %d)", p,
-              r, status);
+    for (int round = 0; done < NCOLL; round++) {
+        /* start what the lanes allow, a few at a time */
+        while (next < NCOLL && (next < KCOLL_LANES || state[next - KCOLL_LANES] == 2) &&
+               (next - done < 3 + rank || next < 2))
+            state[next++] = 1;
+        for (int k = 0; k < next; k++) {
+            int i = (k + round * (rank + 1)) % next; /* a rotation, rank-dependent */
+            if (state[i] != 1)
+                continue;
+            kcoll_status_t st = kcoll_exec_progress(&x[i]);
+            if (st == KCOLL_OK) {
+                state[i] = 2;
+                done++;
+            } else if (st != KCOLL_IN_PROGRESS) {
+                fprintf(stderr, "rank %d collective %d: %s: %s\n", rank, i + 1,
+                        kcoll_status_str(st), x[i].errmsg);
+                return 100;
+            }
+        }
+        sched_yield();
     }
-    munmap(seg, len);
+    for (int i = 0; i < NCOLL; i++) {
+        const size_t n = NBYTES - (size_t)(i * 997) % 4096;
+        const uint8_t *b = bufs + (size_t)i * NBYTES;
+        for (size_t j = 0; j < n; j++)
+            if (b[j] != pattern(j, i)) {
+                fprintf(stderr, "rank %d collective %d: byte %zu wrong\n", rank, i + 1, j);
+                wrong++;
+                break;
+            }
+        kcoll_sched_free(&s[i]);
+    }
+    free(bufs);
+    return wrong;
 }
 
-static void run_group(int p)
+/* Batching: consecutive READs from one peer go into one engine call. A
+ * counting engine wraps CMA; rank 1 reads 100 scattered pieces of rank 0's
+ * buffer (not adjacent, so nothing merged them while building). */
+static int engine_calls;
+
+static kcoll_status_t counting_readv(pid_t pid, const struct iovec *l, int nl,
+                                     const struct iovec *r, int nr)
 {
-    run_group_of(p, child);
+    engine_calls++;
+    return kcoll_cma_readv(pid, l, nl, r, nr);
+}
+
+static int batch_child(kcoll_ctl_t *c, int rank, void *arg)
+{
+    (void)arg;
+    enum { PIECES = 100, PIECE = 40 };
+    static uint8_t buf[2 * PIECES * PIECE];
+    kcoll_engine_t counting = kcoll_engine_cma;
+    counting.readv = counting_readv;
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = rank == 0 ? pattern(i, 5) : 0;
+    kcoll_sched_expose(&s, KCOLL_BUF_RECV);
+    if (rank == 0) {
+        kcoll_sched_wait(&s, 1, KCOLL_FLAG_DONE, 1);
+    } else {
+        for (int i = PIECES - 1; i >= 0; i--) /* every other piece, backwards */
+            kcoll_sched_read(&s, 0, KCOLL_BUF_RECV, (size_t)(2 * i) * PIECE, KCOLL_BUF_RECV,
+                             (size_t)(2 * i) * PIECE, PIECE);
+        kcoll_sched_signal(&s, KCOLL_FLAG_DONE, 1);
+    }
+    void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
+    size_t lens[KCOLL_NBUF] = {0, sizeof buf, 0};
+    kcoll_exec_t x;
+    kcoll_exec_start(&x, c, &counting, &s, bufs, lens, 1);
+    if (rank == 1) /* rank 0's exposure first, so that all pieces are there */
+        while (atomic_load_explicit(&kcoll_ctl_lane(c, 0, 1)->expose[KCOLL_BUF_RECV].seq,
+                                    memory_order_acquire) < 1)
+            sched_yield();
+    if (kcoll_exec_run(&x))
+        return 100;
+    kcoll_sched_free(&s);
+    int wrong = 0;
+    for (int i = 0; rank == 1 && i < PIECES; i++)
+        for (int j = 0; j < PIECE; j++) {
+            size_t k = (size_t)(2 * i) * PIECE + (size_t)j;
+            wrong += buf[k] != pattern(k, 5) || buf[k + PIECE] != 0;
+        }
+    /* 100 steps, at most 64 per call: two calls */
+    if (rank == 1 && engine_calls != 2) {
+        fprintf(stderr, "100 consecutive READs took %d engine calls, not 2\n", engine_calls);
+        wrong++;
+    }
+    return wrong;
+}
+
+/* EXTERN: an external operation is started once when its step is reached
+ * and then tested in later progress calls until it is done. */
+typedef struct {
+    kcoll_xop_t op;
+    int starts, tests, until;
+    uint8_t *word;
+} count_xop_t;
+
+static kcoll_status_t count_start(kcoll_xop_t *op, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    ((count_xop_t *)op)->starts++;
+    return KCOLL_OK;
+}
+
+static kcoll_status_t count_test(kcoll_xop_t *op, char *err, size_t errlen)
+{
+    count_xop_t *c = (count_xop_t *)op;
+    if (++c->tests < c->until)
+        return KCOLL_IN_PROGRESS;
+    if (c->until < 0) {
+        snprintf(err, errlen, "the operation failed");
+        return KCOLL_ERR_SYS;
+    }
+    *c->word = 42; /* its effect, before the steps after it */
+    return KCOLL_OK;
+}
+
+static void extern_steps(void)
+{
+    size_t len = kcoll_ctl_seg_len(1);
+    void *seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    kcoll_ctl_seg_init(seg, 1);
+    kcoll_ctl_t c;
+    CHECK(kcoll_ctl_attach(&c, seg, len, 1, 0) == KCOLL_OK && kcoll_ctl_load_pids(&c) == KCOLL_OK,
+          "attach");
+    uint8_t buf[2] = {0, 0};
+    count_xop_t xop = {{"count", -1, count_start, count_test}, 0, 0, 3, &buf[0]};
+    kcoll_xop_t *xops[1] = {&xop.op};
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    kcoll_sched_extern(&s, 0);
+    kcoll_sched_copy(&s, KCOLL_BUF_RECV, 1, KCOLL_BUF_RECV, 0, 1); /* uses the op's effect */
+    void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
+    size_t lens[KCOLL_NBUF] = {0, 2, 0};
+    kcoll_exec_t x;
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 1);
+    x.xops = xops;
+    x.nxops = 1;
+    kcoll_status_t r1 = kcoll_exec_progress(&x), r2 = kcoll_exec_progress(&x),
+                   r3 = kcoll_exec_progress(&x);
+    CHECK(r1 == KCOLL_IN_PROGRESS && r2 == KCOLL_IN_PROGRESS && r3 == KCOLL_OK,
+          "EXTERN in progress twice, then done: %d %d %d", r1, r2, r3);
+    CHECK(xop.starts == 1 && xop.tests == 3, "started once (%d), tested 3 times (%d)", xop.starts,
+          xop.tests);
+    CHECK(buf[1] == 42, "the step after EXTERN saw its effect (%d)", buf[1]);
+    /* a failing operation fails the schedule with its reason */
+    xop = (count_xop_t){{"count", -1, count_start, count_test}, 0, 0, -1, &buf[0]};
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 2);
+    x.xops = xops;
+    x.nxops = 1;
+    CHECK(kcoll_exec_progress(&x) == KCOLL_ERR_SYS && strstr(x.errmsg, "failed"),
+          "a failing operation: %s", x.errmsg);
+    /* an EXTERN step naming no operation is an error, not a crash */
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 3);
+    CHECK(kcoll_exec_progress(&x) == KCOLL_ERR_ARG, "EXTERN without operations refused");
+    kcoll_sched_free(&s);
+    kcoll_ctl_fini(&c);
+    munmap(seg, len);
 }
 
 /* Rank `rank` of a 2-rank team on seg: one 64 KiB direct_read broadcast
@@ -161,24 +334,35 @@ static void run_group(int p)
 static kcoll_status_t bcast_pair(void *seg, size_t len, int rank, int delay_ms, char *msg,
                                  size_t msglen)
 {
-    kcoll_team_t t;
+    kcoll_ctl_t c;
     static char buf[65536];
-    kcoll_team_attach(&t, seg, len, 2, rank);
-    wait_attached(&t);
-    kcoll_team_load_pids(&t);
+    kcoll_ctl_attach(&c, seg, len, 2, rank);
+    while (!kcoll_ctl_all_attached(&c))
+        sched_yield();
+    kcoll_ctl_load_pids(&c);
     struct timespec delay = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
     nanosleep(&delay, NULL);
     kcoll_args_t a = {.coll = KCOLL_COLL_BCAST, .p = 2, .rank = rank, .root = 0,
                       .bytes = sizeof buf};
-    kcoll_bcast_direct_read(&a, &t.sched);
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    kcoll_bcast_direct_read(&a, &s);
     void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
     size_t lens[KCOLL_NBUF] = {0, sizeof buf, 0};
     kcoll_exec_t x;
-    kcoll_exec_start(&x, &t, &t.sched, bufs, lens, 1);
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 1);
     kcoll_status_t st = kcoll_exec_run(&x);
     if (msg)
         snprintf(msg, msglen, "%s", x.errmsg);
     return st;
+}
+
+static void *new_segment(int p, size_t *len)
+{
+    *len = kcoll_ctl_seg_len(p);
+    void *seg = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    kcoll_ctl_seg_init(seg, p);
+    return seg;
 }
 
 /* Rank 1 attaches and exits at once; rank 0 (this process's child) waits
@@ -191,8 +375,8 @@ static void dead_peer(void)
     char *msg = (char *)(result + 4);
     pid_t dying = fork();
     if (dying == 0) {
-        kcoll_team_t t;
-        kcoll_team_attach(&t, seg, len, 2, 1);
+        kcoll_ctl_t c;
+        kcoll_ctl_attach(&c, seg, len, 2, 1);
         _exit(0); /* stays a zombie: nobody reaps it until the root is done */
     }
     pid_t root = fork();
@@ -252,10 +436,14 @@ int main(void)
 {
     kcoll_params_set("WARN", "1");
     for (int p = 1; p <= 5; p++)
-        run_group(p);
-    run_group(8);
+        forkteam_run(p, child, NULL, "broadcasts");
+    forkteam_run(8, child, NULL, "broadcasts");
     for (int p = 1; p <= 8; p += 3)
-        run_group_of(p, agree_child);
+        forkteam_run(p, agree_child, NULL, "agreements");
+    for (int p = 2; p <= 5; p++)
+        forkteam_run(p, outstanding_child, NULL, "outstanding collectives");
+    forkteam_run(2, batch_child, NULL, "batched reads");
+    extern_steps();
     dead_peer();
     late_peer();
     return check_report("test_exec");

@@ -14,15 +14,15 @@
 
 static void apply(kcoll_opkind_t k, kcoll_type_t t, const void *in, void *inout, size_t n)
 {
-    kcoll_op_t op = {k, t, kcoll_type_size(t), NULL, NULL};
+    kcoll_op_t op = {.kind = k, .type = t, .esize = kcoll_type_size(t)};
     kcoll_op_apply(&op, in, inout, n * op.esize);
 }
 
-static void order_fn(const void *in, void *inout, size_t n, void *ctx)
+static void order_fn(const void *in, void *inout, size_t n, const kcoll_op_t *op)
 {
     const int *a = in;
     int *b = inout;
-    (void)ctx;
+    (void)op;
     for (size_t i = 0; i < n; i++)
         b[i] = a[i] * 10 + b[i]; /* "in" is the left operand */
 }
@@ -110,7 +110,8 @@ int main(void)
 
     /* the user function gets (in, inout) in that order */
     int o1[2] = {1, 2}, o2[2] = {3, 4};
-    kcoll_op_t uop = {KCOLL_OP_USER, KCOLL_T_OPAQUE, sizeof(int), order_fn, NULL};
+    kcoll_op_t uop = {.kind = KCOLL_OP_USER, .type = KCOLL_T_OPAQUE,
+        .esize = sizeof(int), .user = order_fn};
     kcoll_op_apply(&uop, o1, o2, sizeof o1);
     CHECK(o2[0] == 13 && o2[1] == 24, "user op order");
 
@@ -121,19 +122,21 @@ int main(void)
         double _Complex x[3] = {1.5 + 0.25 * I, -2.0 + 1.0e-9 * I, 3.0}, y[3] = {0.1 - 7.0 * I, 5.0, -1.0 * I};
         double _Complex r1[3], r2[3];
         memcpy(r1, x, sizeof x);
-        kcoll_op_t cop = {KCOLL_OP_PROD, KCOLL_T_CDOUBLE, sizeof(double _Complex), NULL, NULL};
+        kcoll_op_t cop = {.kind = KCOLL_OP_PROD, .type = KCOLL_T_CDOUBLE,
+            .esize = sizeof(double _Complex)};
         kcoll_op_apply(&cop, y, r1, sizeof r1);     /* r1 = y op x */
         memcpy(r2, y, sizeof y);
         kcoll_op_apply_rev(&cop, x, r2, sizeof r2); /* r2 = y op x */
         CHECK(!memcmp(r1, r2, sizeof r1), "complex PROD reversed");
         struct { int v; int i; } k1[2] = {{1, 4}, {2, 0}}, k2[2] = {{1, 2}, {2, 9}}, s1[2], s2[2];
-        kcoll_op_t lop = {KCOLL_OP_MINLOC, KCOLL_T_2INT, 8, NULL, NULL};
+        kcoll_op_t lop = {.kind = KCOLL_OP_MINLOC, .type = KCOLL_T_2INT, .esize = 8};
         memcpy(s1, k2, sizeof k2);
         kcoll_op_apply(&lop, k1, s1, sizeof s1);
         memcpy(s2, k1, sizeof k1);
         kcoll_op_apply_rev(&lop, k2, s2, sizeof s2);
         CHECK(!memcmp(s1, s2, sizeof s1) && s1[0].i == 2 && s1[1].i == 0, "MINLOC reversed");
-        kcoll_op_t uop2 = {KCOLL_OP_USER, KCOLL_T_OPAQUE, 4, order_fn, NULL};
+        kcoll_op_t uop2 = {.kind = KCOLL_OP_USER, .type = KCOLL_T_OPAQUE,
+            .esize = 4, .user = order_fn};
         CHECK(!kcoll_op_has_rev(&uop2) && kcoll_op_has_rev(&lop), "user functions have no reverse");
     }
 

@@ -1,11 +1,15 @@
-/* Parameters and algorithm specs: parsing, defaults, the environment,
- * invalid values rejected with the default kept. */
+/* Parameters, algorithm specs and selection: parsing, defaults, the
+ * environment, invalid values rejected with the default kept; every
+ * descriptor's spec round-trips; the rules table is well formed and
+ * complete; the decision cache answers like the rules for a whole size
+ * class and follows parameter changes. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/params.h"
 #include "check.h"
 #include "coll/coll.h"
-#include "base/params.h"
+#include "model/select.h"
 
 int main(void)
 {
@@ -38,40 +42,125 @@ int main(void)
     CHECK(kcoll_param_int(KCOLL_P_DISABLE) == 0, "bad set keeps value");
 
     const kcoll_algo_t *a;
-    int k;
+    kcoll_aparam_t prm;
     char err[256];
-    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "auto", &a, &k, err, sizeof err) == 0 && !a, "auto");
-    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "", &a, &k, err, sizeof err) == 0 && !a, "empty");
-    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial", &a, &k, err, sizeof err) == 0 && a &&
-              k == a->param_default,
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "auto", &a, &prm, err, sizeof err) == 0 && !a,
+          "auto");
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "", &a, &prm, err, sizeof err) == 0 && !a, "empty");
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial", &a, &prm, err, sizeof err) == 0 && a &&
+              prm.k == a->params[0].def && prm.k == 4,
           "default k");
-    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial:k=7", &a, &k, err, sizeof err) == 0 &&
-              k == 7,
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial:k=7", &a, &prm, err, sizeof err) == 0 &&
+              prm.k == 7,
           "k=7");
-    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial:k=1", &a, &k, err, sizeof err) == -1 &&
-              strstr(err, ">= 2"),
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial:k=1", &a, &prm, err, sizeof err) == -1 &&
+              strstr(err, "from 2"),
           "k=1 refused: %s", err);
-    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial:j=3", &a, &k, err, sizeof err) == -1,
-          "wrong parameter name");
-    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "direct_read:k=3", &a, &k, err, sizeof err) == -1 &&
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial:j=3", &a, &prm, err, sizeof err) == -1 &&
+              strstr(err, "k=N"),
+          "wrong parameter name: %s", err);
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "knomial:k=4,k=", &a, &prm, err, sizeof err) == -1,
+          "empty value refused");
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "direct_read:k=3", &a, &prm, err, sizeof err) ==
+                  -1 &&
               strstr(err, "no parameter"),
           "parameter to a parameterless algorithm: %s", err);
-    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "fastest", &a, &k, err, sizeof err) == -1 &&
+    CHECK(kcoll_algo_parse(KCOLL_COLL_BCAST, "fastest", &a, &prm, err, sizeof err) == -1 &&
               strstr(err, "split_rw"),
           "unknown name lists the known ones: %s", err);
-    for (int i = 0; i < kcoll_nalgos; i++)
-        CHECK(kcoll_algo_parse(kcoll_algos[i].coll, kcoll_algos[i].name, &a, &k, err, sizeof err) ==
-                      0 &&
-                  a == &kcoll_algos[i],
-              "registry name %s", kcoll_algos[i].name);
+    CHECK(kcoll_algo_parse(KCOLL_COLL_ALLREDUCE, "partitioned:chunk=64", &a, &prm, err,
+                           sizeof err) == 0 &&
+              prm.chunk == 64 && prm.k == 0,
+          "named parameters land in their own fields");
+    CHECK(kcoll_algo_parse(KCOLL_COLL_ALLGATHERV, "ring_neighbor:j=3", &a, &prm, err,
+                           sizeof err) == 0 &&
+              a && a->family == KCOLL_COLL_ALLGATHER && prm.j == 3,
+          "a v-variant parses its family's algorithms");
+    for (int i = 0; i < kcoll_nalgos; i++) {
+        char spec[96];
+        kcoll_aparam_t def, back;
+        kcoll_algo_defaults(&kcoll_algos[i], &def);
+        kcoll_algo_spec(&kcoll_algos[i], &def, spec, sizeof spec);
+        CHECK(kcoll_algo_parse(kcoll_algos[i].family, spec, &a, &back, err, sizeof err) == 0 &&
+                  a == &kcoll_algos[i] && !memcmp(&back, &def, sizeof def),
+              "descriptor %s round-trips through its spec '%s'", kcoll_algos[i].name, spec);
+        CHECK(kcoll_algos[i].engines & KCOLL_ENGINE_BIT(KCOLL_ENGINE_CMA),
+              "%s runs on cma", kcoll_algos[i].name);
+    }
 
-    /* the default rule returns an algorithm of the right collective */
-    for (int p = 2; p <= 64; p *= 2)
-        for (size_t n = 1; n <= (64u << 20); n *= 8) {
-            a = kcoll_bcast_select(p, n, &k);
-            CHECK(a && a->coll == KCOLL_COLL_BCAST && (!a->param || k >= a->param_min),
-                  "select p=%d n=%zu", p, n);
-        }
+    /* the rules: every spec valid for its family, size bounds powers of two
+     * (so that a decision holds for a whole size class), and every family
+     * has a rule at every process count and size */
+    for (int i = 0; i < kcoll_ndefault_rules; i++) {
+        const kcoll_rule_t *r = &kcoll_default_rules[i];
+        CHECK(!strcmp(r->spec, "host") ||
+                  (kcoll_algo_parse(r->family, r->spec, &a, &prm, err, sizeof err) == 0 && a),
+              "rule %d: %s", i, r->spec);
+        CHECK((r->bmin & (r->bmin - 1)) == 0 && (r->bmax & (r->bmax - 1)) == 0,
+              "rule %d: size bounds are powers of two", i);
+    }
+    static const kcoll_coll_t fams[] = {KCOLL_COLL_BCAST, KCOLL_COLL_SCATTER, KCOLL_COLL_GATHER,
+                                        KCOLL_COLL_ALLGATHER, KCOLL_COLL_ALLTOALL,
+                                        KCOLL_COLL_BARRIER, KCOLL_COLL_REDUCE,
+                                        KCOLL_COLL_ALLREDUCE, KCOLL_COLL_REDUCE_SCATTER};
+    kcoll_params_set("BCAST_ALGO", "auto"); /* forced above */
+    kcoll_decisions_t *d = calloc(1, sizeof *d);
+    for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++)
+        for (int p = 2; p <= 64; p++)
+            for (size_t n = 1; n <= ((size_t)64 << 20); n = n * 3 + 1) {
+                kcoll_choice_t ch, again;
+                kcoll_select_t r1 = kcoll_select(d, fams[f], p, n, &ch);
+                kcoll_select_t r2 = kcoll_select(d, fams[f], p, n, &again); /* from the cache */
+                CHECK(r1 == KCOLL_SELECT_HOST || (r1 == KCOLL_SELECT_KCOLL && ch.algo &&
+                                                  ch.algo->family == fams[f]),
+                      "select %s p=%d n=%zu", kcoll_coll_name(fams[f]), p, n);
+                CHECK(r2 == r1 && again.algo == ch.algo && !memcmp(&again.prm, &ch.prm, sizeof ch.prm),
+                      "cached decision %s p=%d n=%zu", kcoll_coll_name(fams[f]), p, n);
+                /* the whole size class decides alike: its first and last byte count */
+                size_t lo = (size_t)1 << (kcoll_size_class(n) - 1), hi = 2 * lo - 1;
+                kcoll_decisions_t fresh = {0};
+                kcoll_choice_t cl, ch2;
+                CHECK(kcoll_select(&fresh, fams[f], p, lo, &cl) == r1 &&
+                          kcoll_select(&fresh, fams[f], p, hi, &ch2) == r1 && cl.algo == ch.algo &&
+                          ch2.algo == ch.algo,
+                      "size class of %zu (%zu..%zu) decides alike", n, lo, hi);
+            }
+    /* the rules of today at 2 ranks */
+    kcoll_choice_t ch;
+    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 2, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "split_rw"),
+          "2-rank broadcast: split_rw");
+    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 8, 4096, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "knomial") && ch.prm.k == 4,
+          "small broadcast at 8 ranks: knomial:k=4");
+    CHECK(kcoll_select(d, KCOLL_COLL_REDUCE, 2, 128 << 10, &ch) == KCOLL_SELECT_HOST,
+          "Reduce below 256 KiB: host");
+    CHECK(kcoll_select(d, KCOLL_COLL_SCATTERV, 8, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "throttled_read"),
+          "a v-variant uses its family's rules");
+
+    /* a forced spec wins, is re-read when a parameter changes, and an
+     * invalid one (here: j sharing a factor with p) sends the call to the
+     * host */
+    kcoll_params_set("WARN", "0");
+    kcoll_params_set("ALLGATHER_ALGO", "ring_neighbor:j=3");
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "ring_neighbor") && ch.prm.j == 3,
+          "forced ring_neighbor:j=3 at p=4");
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 6, 1 << 20, &ch) == KCOLL_SELECT_BAD,
+          "j=3 at p=6 is invalid");
+    kcoll_params_set("ALLGATHER_ALGO", "bruck");
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "bruck"),
+          "a changed parameter empties the cache");
+    kcoll_params_set("ALLGATHER_ALGO", "no_such");
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 1 << 20, &ch) == KCOLL_SELECT_BAD,
+          "unknown algorithm: bad");
+    kcoll_params_set("ALLGATHER_ALGO", "auto");
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "ring_source_read"),
+          "auto again: the rules");
+    free(d);
 
     /* kcoll_split covers [0, n) exactly, in order */
     for (size_t n = 0; n < 200000; n = n * 3 + 1)

@@ -28,11 +28,11 @@
 
 typedef struct { uint32_t a, b; } affine_t;
 
-static void compose(const void *in_, void *inout_, size_t n, void *ctx)
+static void compose(const void *in_, void *inout_, size_t n, const kcoll_op_t *op)
 {
     const affine_t *in = in_;
     affine_t *io = inout_;
-    (void)ctx;
+    (void)op;
     for (size_t i = 0; i < n; i++) {
         affine_t f = in[i], g = io[i];
         io[i] = (affine_t){f.a * g.a, f.a * g.b + f.b};
@@ -45,12 +45,13 @@ static affine_t input(int rank, size_t i)
     return (affine_t){(h << 1) | 1u, h * 7u + (uint32_t)rank};
 }
 
-static const kcoll_op_t affine_op = {KCOLL_OP_USER, KCOLL_T_OPAQUE, sizeof(affine_t), compose,
-                                     NULL};
+static const kcoll_op_t affine_op = {.kind = KCOLL_OP_USER, .type = KCOLL_T_OPAQUE,
+    .esize = sizeof(affine_t), .user = compose};
 /* double SUM: predefined (rank p-1 then reduces with reversed operands);
  * values of mixed magnitudes, so that another association of the sums
  * gives other bits */
-static const kcoll_op_t dsum_op = {KCOLL_OP_SUM, KCOLL_T_DOUBLE, sizeof(double), NULL, NULL};
+static const kcoll_op_t dsum_op = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_DOUBLE,
+    .esize = sizeof(double)};
 static int use_double;
 
 static void input_elem(int rank, size_t i, uint8_t *dst)
@@ -74,7 +75,7 @@ static void ref_combine(const uint8_t *in, uint8_t *inout)
         b = a + b;
         memcpy(inout, &b, sizeof b);
     } else {
-        compose(in, inout, 1, NULL);
+        compose(in, inout, 1, &affine_op);
     }
 }
 
@@ -94,7 +95,7 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
     uint8_t **send = calloc((size_t)p, sizeof *send), **recv = calloc((size_t)p, sizeof *recv),
             **tmp = calloc((size_t)p, sizeof *tmp);
     size_t *rlen = calloc((size_t)p, sizeof *rlen);
-    kcoll_args_t a0 = {.coll = coll, .p = p, .root = root, .k = k, .count = count, .esize = es,
+    kcoll_args_t a0 = {.coll = coll, .p = p, .root = root, .prm = {.chunk = k}, .count = count, .esize = es,
                        .counts = counts, .op = op};
     const size_t vec = kcoll_red_vector(&a0), nel = vec / es;
     int ok = 1;
@@ -218,7 +219,7 @@ int main(void)
         kcoll_coll_t coll = colls[ci];
         for (int ai = 0; ai < kcoll_nalgos; ai++) {
             const kcoll_algo_t *algo = &kcoll_algos[ai];
-            if (algo->coll != kcoll_coll_family(coll))
+            if (algo->family != kcoll_coll_family(coll))
                 continue;
             for (int p = 1; p <= (use_double ? 24 : 64); p++)
                 for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {

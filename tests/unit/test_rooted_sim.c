@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo_param.h"
 #include "check.h"
 #include "coll/coll.h"
 #include "sched/sim.h"
@@ -73,7 +74,7 @@ static uint8_t pat(int r, size_t i)
 static void check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n, int v,
                       int in_place, unsigned seed)
 {
-    const int scatter = algo->coll == KCOLL_COLL_SCATTER;
+    const int scatter = algo->family == KCOLL_COLL_SCATTER;
     size_t *count = malloc((size_t)p * sizeof *count), *displ = malloc((size_t)p * sizeof *displ);
     size_t span = make_layout(p, n, v, count, displ);
     kcoll_layout_t *lay = calloc((size_t)p, sizeof *lay);
@@ -108,7 +109,7 @@ static void check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n
         kcoll_args_t a = {.coll = scatter ? (v ? KCOLL_COLL_SCATTERV : KCOLL_COLL_SCATTER)
                                           : (v ? KCOLL_COLL_GATHERV : KCOLL_COLL_GATHER),
                           .p = p, .rank = r, .root = root, .bytes = v ? 0 : n,
-                          .lay = v ? lay : NULL, .in_place = r == root && in_place, .k = k};
+                          .lay = v ? lay : NULL, .in_place = r == root && in_place, .prm = with_param(algo, k)};
         if (algo->build(&a, kcoll_sim_sched(sim, r)) != KCOLL_OK) {
             CHECK(0, "%s: builder failed on rank %d", what, r);
             ok = 0;
@@ -174,10 +175,10 @@ int main(void)
     long runs = 0;
     for (int ai = 0; ai < kcoll_nalgos; ai++) {
         const kcoll_algo_t *algo = &kcoll_algos[ai];
-        if (algo->coll != KCOLL_COLL_SCATTER && algo->coll != KCOLL_COLL_GATHER)
+        if (algo->family != KCOLL_COLL_SCATTER && algo->family != KCOLL_COLL_GATHER)
             continue;
         for (int p = 1; p <= 64; p++)
-            for (int k = algo->param ? 1 : 0; k <= (algo->param ? p + 1 : 0); k++) {
+            for (int k = first_param(algo) ? 1 : 0; k <= (first_param(algo) ? p + 1 : 0); k++) {
                 /* beyond 12 ranks: k = 1, 2, 3, 4, p/2, p-1, p, p+1 */
                 if (p > 12 && k > 4 && k != p / 2 && k < p - 1)
                     continue;
@@ -188,7 +189,7 @@ int main(void)
                                 size_t n = sizes[si];
                                 /* many ranks, or large blocks, or the
                                  * many k values: a handful of roots */
-                                int few = p > 16 || (p > 8 && (n > 2000 || (algo->param && k > 1)));
+                                int few = p > 16 || (p > 8 && (n > 2000 || (first_param(algo) && k > 1)));
                                 if (few && root != 0 && root != 1 && root != p / 2 &&
                                     root != p - 1)
                                     continue;
