@@ -90,9 +90,10 @@ NBJ MPI_Op matmul_op;   /* matmul, not commutative, created by the program */
 
 /* ---------------------------------------------------------------------- */
 /* Watchdog: a hang fails with the case's name instead of blocking; a crash
- * names its case too. */
+ * or an MPI error (MPI_COMM_WORLD's error handler, which the communicators
+ * made from it inherit) names its case too. */
 
-NBJ char wd_hang[128], wd_crash[128], wd_desc[400];
+NBJ char wd_prog[32], wd_hang[128], wd_crash[128], wd_desc[400];
 NBJ volatile sig_atomic_t wd_hang_len, wd_crash_len, wd_desc_len;
 
 NBJ void wd_fire(int sig)
@@ -110,10 +111,26 @@ NBJ void wd_fire(int sig)
     raise(sig);
 }
 
-/* Set wrank, catch SIGALRM, SIGSEGV and SIGBUS. */
+NBJ void wd_mpi_error(MPI_Comm *comm, int *code, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    (void)comm;
+    MPI_Error_string(*code, msg, &len);
+    fprintf(stderr, "%s: world rank %d: MPI error (%s) in %.*s", wd_prog, wrank, msg,
+            (int)wd_desc_len, wd_desc);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+/* Set wrank, catch SIGALRM, SIGSEGV, SIGBUS and MPI errors. */
 NBJ void wd_init(const char *prog)
 {
+    MPI_Errhandler eh;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    snprintf(wd_prog, sizeof wd_prog, "%s", prog);
+    MPI_Comm_create_errhandler(wd_mpi_error, &eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    MPI_Errhandler_free(&eh);
     wd_hang_len = snprintf(wd_hang, sizeof wd_hang, "%s: world rank %d: watchdog: no progress in ",
                            prog, wrank);
     wd_crash_len = snprintf(wd_crash, sizeof wd_crash, "%s: world rank %d: crashed in ", prog,
@@ -502,7 +519,8 @@ NBJ uint64_t kcoll_runs(const char *row, int fam)
         const size_t len = strcspn(name, ":");
         int seen = 0;
         for (int b = 1; b < a; b++)
-            seen |= strcspn(fam_algos[fam][b], ":") == len && !strncmp(fam_algos[fam][b], name, len);
+            seen |= strcspn(fam_algos[fam][b], ":") == len &&
+                    !strncmp(fam_algos[fam][b], name, len);
         if (seen)
             continue;
         char path[64];

@@ -12,20 +12,21 @@
  * MPI_Request_free. This program checks:
  *
  *  1. Every persistent collective on MPI_COMM_WORLD and a reversed split:
- *     auto (16 KiB + 3 per block or vector, kcoll) started 100 times, every
- *     forced algorithm of its family started 10 times, and the default
- *     KCOLL_MIN_BYTES with one byte (the host MPI) started 10 times; the
- *     contents change at every start and every result is compared with the
- *     host's blocking result for those contents (canaries after the
- *     buffers, gaps in the v-layouts); roots and MPI_IN_PLACE rotate;
- *     reductions: int32 SUM/MAX against the host, a double SUM against
- *     kcoll's blocking call (bit-identical), a non-commutative user
- *     operation against the host. The starts are completed in turn by
- *     MPI_Wait, MPI_Test, MPI_Waitall, MPI_Testall, MPI_Waitany,
- *     MPI_Testany, MPI_Waitsome, MPI_Testsome and MPI_Request_get_status
- *     (then MPI_Wait), and the request must stay valid. The statistics
- *     must count each start once, on the forced algorithm or on the host's
- *     reason.
+ *     auto (16 KiB + 3 per block or vector, kcoll; Reduce and Allreduce
+ *     forced partitioned, their default rule leaves this size to the host)
+ *     started 100 times, every other algorithm of its family forced and
+ *     started 10 times, and the default KCOLL_MIN_BYTES with one byte (the
+ *     host MPI) started 10 times; the contents change at every start and
+ *     every result is compared with the host's blocking result for those
+ *     contents (canaries after the buffers, gaps in the v-layouts); roots
+ *     and MPI_IN_PLACE rotate; reductions: int32 SUM/MAX against the host,
+ *     a double SUM against kcoll's blocking call (bit-identical), a
+ *     non-commutative user operation against the host. The starts are
+ *     completed in turn by MPI_Wait, MPI_Test, MPI_Waitall, MPI_Testall,
+ *     MPI_Waitany, MPI_Testany, MPI_Waitsome, MPI_Testsome and
+ *     MPI_Request_get_status (then MPI_Wait), and the request must stay
+ *     valid. The statistics must count each start once, on the forced
+ *     algorithm or on the host's reason.
  *  2. MPI_Startall of kcoll's persistent collectives, a host one and a
  *     persistent point-to-point pair, completed together, 20 rounds.
  *  3. Persistent, non-blocking and blocking collectives interleaved on one
@@ -34,8 +35,12 @@
  *     initialization, one start and free.
  *
  * MPIs that do not declare persistent collectives (Open MPI 4.1: MPI 3.1)
- * have nothing to test: the program says so and passes. -q (MPICH above 3
- * ranks, where each host collective costs milliseconds) thins it. */
+ * have nothing to test: the program says so and passes. Where the host's
+ * own persistent collectives are broken (MPICH 4.0.2, see
+ * HOST_PERSISTENT_OK), the requests the host would run are made and freed
+ * but never started, and the program says how many. -q (MPICH above 3
+ * ranks, where each host collective costs milliseconds) thins it: one
+ * communicator, auto and one forced algorithm, two contents. */
 #include "nbjob.h"
 
 #if MPI_VERSION >= 4
@@ -138,6 +143,21 @@ static void load_ref(job_t *j, int g)
 
 static long case_id = 1;
 
+/* MPICH 4.0.2's own persistent collectives are broken (found by this
+ * test, checked with small programs without kcoll): MPI_Gather_init on one
+ * rank never copies, MPI_Allgather_init and MPI_Scatter_init give wrong
+ * results from the second start on, on 3 or more ranks MPI_Wait and
+ * MPI_Test fail with "Invalid communicator" (MPIDU_Sched_progress_state),
+ * and MPI_Testall reports MPI_ERR_IN_STATUS with every status
+ * MPI_SUCCESS. There the requests the host MPI would run are made and
+ * freed but not started (counted, and said at the end). */
+#ifdef MPICH_VERSION
+#define HOST_PERSISTENT_OK 0
+#else
+#define HOST_PERSISTENT_OK 1
+#endif
+static long host_skipped;
+
 /* One persistent request: initialized on j, started `starts` times with
  * contents that change each time, each result compared; then freed. */
 static void one_persistent(job_t *j, int ai, size_t min_bytes, int starts, const char *cname)
@@ -149,9 +169,12 @@ static void one_persistent(job_t *j, int ai, size_t min_bytes, int starts, const
     snprintf(path, sizeof path, "kcoll:%.*s", (int)strcspn(algo, ":"), algo);
     const int expect = expect_kcoll(j, ai > 0, min_bytes);
     const int with = j->kind == K_DOUBLE ? KB : HOST;
+    if (!expect && !HOST_PERSISTENT_OK)
+        starts = 0;
     wd_note("%s on %s, %s, %d elements of %s, root %d%s", row, cname, algo, j->n,
             kind_names[j->kind], j->root, j->ip ? ", in place" : "");
-    make_refs(j, with, gens);
+    if (starts)
+        make_refs(j, with, gens);
 
     MPI_Request req = MPI_REQUEST_NULL;
     j->gen = 0;
@@ -188,7 +211,9 @@ static void one_persistent(job_t *j, int ai, size_t min_bytes, int starts, const
         why = "the forced algorithm's row does not count every start once";
     if (!why && !expect && (any1 != any0 || host1 - host0 != (uint64_t)starts))
         why = "the host's starts were not counted once each on an mpi: reason";
-    if (why)
+    if (!why && !starts)
+        host_skipped++;
+    else if (why)
         mt_fail("%s: %s on %s, %s, %d elements of %s%s, root %d%s, min_bytes %zu, start %d "
                 "(kcoll counted %llu, host %llu of %d starts)",
                 why, row, cname, algo, j->n, kind_names[j->kind],
@@ -224,8 +249,11 @@ static void every_collective(MPI_Comm comm, const char *cname)
                 /* doubles: only where kcoll runs the blocking call too */
                 if (kind == K_DOUBLE && !expect_kcoll(&j, ai > 0, 0))
                     continue;
+                /* 100 starts for auto; Reduce and Allreduce this small
+                 * are the host's by the default rule: for partitioned */
+                const int main_ai = c == REDUCE || c == ALLREDUCE ? 1 : 0;
                 job_alloc(&j);
-                one_persistent(&j, ai, 0, ai == 0 && kind != K_DOUBLE ? 100 : 10, cname);
+                one_persistent(&j, ai, 0, ai == main_ai && kind != K_DOUBLE ? 100 : 10, cname);
                 job_free(&j);
             }
             kcoll_param_set(fam_param[fam], "auto");
@@ -270,10 +298,12 @@ static void startall(MPI_Comm comm, const char *cname)
     job_t jobs[NJ];
     MPI_Request reqs[NR];
     static char *saved[NJ][2][2];
+    int nr = 0, idx_of[NJ]; /* where job i's request is in reqs, or -1 */
     for (int i = 0; i < NJ; i++) {
         job_init(&jobs[i], cs[i], comm, ns[i], is_red(cs[i]) ? K_INT : K_BYTE, i % p, 0,
                  case_id++);
         job_alloc(&jobs[i]);
+        idx_of[i] = HOST_PERSISTENT_OK || expect_kcoll(&jobs[i], 0, SMALL) ? nr++ : -1;
         for (int g = 0; g < 2; g++) { /* two contents: host references */
             jobs[i].gen = (unsigned)g;
             job_fill(&jobs[i]);
@@ -286,19 +316,26 @@ static void startall(MPI_Comm comm, const char *cname)
         }
         jobs[i].gen = 0;
         job_fill(&jobs[i]);
-        job_issue(&jobs[i], PINIT, &reqs[i]);
+        if (idx_of[i] >= 0)
+            job_issue(&jobs[i], PINIT, &reqs[idx_of[i]]);
+        else
+            host_skipped++;
     }
     int sendv[16], recvv[16];
     const int right = (rank + 1) % p, left = (rank + p - 1) % p;
-    MPI_Send_init(sendv, 16, MPI_INT, right, 5, comm, &reqs[NJ]);
-    MPI_Recv_init(recvv, 16, MPI_INT, left, 5, comm, &reqs[NJ + 1]);
-    uint64_t kc0 = 0, host0 = 0, kc1 = 0, host1 = 0, nk = 0;
+    MPI_Send_init(sendv, 16, MPI_INT, right, 5, comm, &reqs[nr++]);
+    MPI_Recv_init(recvv, 16, MPI_INT, left, 5, comm, &reqs[nr++]);
+    uint64_t kc0 = 0, host0 = 0, kc1 = 0, host1 = 0, nk = 0, nh = 0;
     char row[64];
     for (int i = 0; i < NJ; i++) {
         nk += (uint64_t)expect_kcoll(&jobs[i], 0, SMALL);
-        kc0 += kcoll_runs(init_row(cs[i], row, sizeof row), colls[cs[i]].fam);
-        host0 += host_runs(row);
+        nh += (uint64_t)(idx_of[i] >= 0 && !expect_kcoll(&jobs[i], 0, SMALL));
     }
+    for (int c = 0; c < NCOLL; c++) /* each row once */
+        if (c == BCAST || c == ALLGATHERV || c == ALLTOALL || c == RSB || c == BARRIER) {
+            kc0 += kcoll_runs(init_row(c, row, sizeof row), colls[c].fam);
+            host0 += host_runs(row);
+        }
     const char *why = NULL;
     const int rounds = 20;
     for (int r = 0; r < rounds && !why; r++) {
@@ -308,25 +345,25 @@ static void startall(MPI_Comm comm, const char *cname)
         }
         for (int k = 0; k < 16; k++)
             sendv[k] = rank * 100 + k + r;
-        if (MPI_Startall(NR, reqs) != MPI_SUCCESS) {
+        if (MPI_Startall(nr, reqs) != MPI_SUCCESS) {
             why = "MPI_Startall returned an error";
             break;
         }
         MPI_Status sts[NR];
-        int rc, flag = 0, out = 0, idx, ids[NR], left_n = NR;
+        int rc, flag = 0, out = 0, idx, ids[NR], left_n = nr;
         switch (r % 3) {
         case 0:
-            rc = MPI_Waitall(NR, reqs, sts);
+            rc = MPI_Waitall(nr, reqs, sts);
             break;
         case 1:
-            while ((rc = MPI_Testall(NR, reqs, &flag, sts)) == MPI_SUCCESS && !flag)
+            while ((rc = MPI_Testall(nr, reqs, &flag, sts)) == MPI_SUCCESS && !flag)
                 sched_yield();
             break;
         default: /* Waitsome, then Waitany for the rest */
-            rc = MPI_Waitsome(NR, reqs, &out, ids, sts);
+            rc = MPI_Waitsome(nr, reqs, &out, ids, sts);
             left_n -= out == MPI_UNDEFINED ? 0 : out;
             while (rc == MPI_SUCCESS && left_n > 0) {
-                rc = MPI_Waitany(NR, reqs, &idx, MPI_STATUS_IGNORE);
+                rc = MPI_Waitany(nr, reqs, &idx, MPI_STATUS_IGNORE);
                 if (idx == MPI_UNDEFINED)
                     break;
                 left_n--;
@@ -338,6 +375,8 @@ static void startall(MPI_Comm comm, const char *cname)
         if (!why && rc != MPI_SUCCESS)
             why = "a completion function returned an error";
         for (int i = 0; i < NJ && !why; i++) {
+            if (idx_of[i] < 0)
+                continue;
             memcpy(jobs[i].b[HOST][0], saved[i][r % 2][0], jobs[i].slen + CANARY);
             memcpy(jobs[i].b[HOST][1], saved[i][r % 2][1], jobs[i].rlen + CANARY);
             if (!job_same(&jobs[i], HOST, NB))
@@ -347,17 +386,21 @@ static void startall(MPI_Comm comm, const char *cname)
             if (recvv[k] != left * 100 + k + r)
                 why = "the persistent point-to-point message arrived wrong";
     }
-    for (int i = 0; i < NJ; i++) {
-        kc1 += kcoll_runs(init_row(cs[i], row, sizeof row), colls[cs[i]].fam);
-        host1 += host_runs(row);
-    }
+    for (int c = 0; c < NCOLL; c++)
+        if (c == BCAST || c == ALLGATHERV || c == ALLTOALL || c == RSB || c == BARRIER) {
+            kc1 += kcoll_runs(init_row(c, row, sizeof row), colls[c].fam);
+            host1 += host_runs(row);
+        }
     /* each start counted once, in kcoll or on the host (the 1-byte broadcast) */
-    if (!why && (kc1 - kc0 != nk * rounds || host1 - host0 != (NJ - nk) * rounds))
+    if (!why && (kc1 - kc0 != nk * rounds || host1 - host0 != nh * rounds))
         why = "statistics: a start was not counted once on its path";
-    for (int i = 0; i < NR; i++)
+    for (int i = 0; i < nr; i++)
         MPI_Request_free(&reqs[i]);
     if (why)
-        mt_fail("%s: MPI_Startall on %s", why, cname);
+        mt_fail("%s: MPI_Startall on %s (kcoll counted %llu of %llu starts, the host %llu of "
+                "%llu)", why, cname, (unsigned long long)(kc1 - kc0),
+                (unsigned long long)(nk * rounds), (unsigned long long)(host1 - host0),
+                (unsigned long long)(nh * rounds));
     else
         mt_pass();
     for (int i = 0; i < NJ; i++) {
@@ -374,6 +417,10 @@ static void interleaved(MPI_Comm comm, const char *cname)
 {
     int p;
     MPI_Comm_size(comm, &p);
+    if (p == 1 && !HOST_PERSISTENT_OK) { /* the host's persistent collective */
+        host_skipped++;
+        return;
+    }
     wd_note("persistent, non-blocking and blocking collectives interleaved on %s", cname);
     wd_arm(120);
     kcoll_param_set("MIN_BYTES", "0");
@@ -441,7 +488,9 @@ static void lifecycles(MPI_Comm comm)
         job_issue(&a, HOST, NULL);
         job_issue(&a, PINIT, &qa);
         job_issue(&b, PINIT, &qb); /* never started */
-        if (MPI_Start(&qa) != MPI_SUCCESS || MPI_Wait(&qa, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        if (p == 1 && !HOST_PERSISTENT_OK)
+            host_skipped++; /* the host's persistent collective */
+        else if (MPI_Start(&qa) != MPI_SUCCESS || MPI_Wait(&qa, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             why = "MPI_Start or MPI_Wait returned an error";
         else if (!job_same(&a, HOST, NB))
             why = "result differs from the host MPI's";
@@ -509,6 +558,10 @@ int main(int argc, char **argv)
     mt_free_shapes(comms);
     MPI_Op_free(&matmul_op);
     MPI_Type_free(&mat_t);
+    if (host_skipped && wrank == 0)
+        printf("test_persistent: %ld persistent requests the host MPI would run were not "
+               "started (this MPI's own persistent collectives are broken: see "
+               "HOST_PERSISTENT_OK)\n", host_skipped);
 #else
     if (wrank == 0)
         printf("test_persistent: this MPI (standard %d.%d) declares no persistent "
