@@ -396,10 +396,7 @@ void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
         /* acquire: as above */
         if (atomic_load_explicit(&r->completed, memory_order_acquire))
             return;
-        if (moved)
-            kcoll_pause_reset(&pause);
-        else
-            kcoll_pause(&pause);
+        kcoll_pause_unless(&pause, moved);
     }
 }
 

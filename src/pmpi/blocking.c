@@ -114,10 +114,7 @@ KCOLL_PUBLIC int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *statu
         int moved = kcoll_progress();
         if ((rc = PMPI_Iprobe(source, tag, comm, &flag, status)) != MPI_SUCCESS || flag)
             return rc;
-        if (moved)
-            kcoll_pause_reset(&pause);
-        else
-            kcoll_pause(&pause);
+        kcoll_pause_unless(&pause, moved);
     }
 }
 
@@ -133,10 +130,7 @@ KCOLL_PUBLIC int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *mes
         int moved = kcoll_progress();
         if ((rc = PMPI_Improbe(source, tag, comm, &flag, message, status)) != MPI_SUCCESS || flag)
             return rc;
-        if (moved)
-            kcoll_pause_reset(&pause);
-        else
-            kcoll_pause(&pause);
+        kcoll_pause_unless(&pause, moved);
     }
 }
 

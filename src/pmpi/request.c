@@ -114,12 +114,8 @@ static int kcoll_greq_wait(int count, void **states, double timeout, MPI_Status 
     kcoll_pause_init(&pause);
     for (int i = 0; i < count; i++)
         /* acquire: pairs with the release in kcoll_greq_done */
-        while (!atomic_load_explicit(&((kcoll_greq_t *)states[i])->done, memory_order_acquire)) {
-            if (kcoll_progress())
-                kcoll_pause_reset(&pause);
-            else
-                kcoll_pause(&pause);
-        }
+        while (!atomic_load_explicit(&((kcoll_greq_t *)states[i])->done, memory_order_acquire))
+            kcoll_pause_unless(&pause, kcoll_progress());
     return MPI_SUCCESS;
 }
 #endif
@@ -292,10 +288,7 @@ static void kcoll_plan_wait(kcoll_plan_t *pl)
     kcoll_pause_t pause;
     kcoll_pause_init(&pause);
     while (!kcoll_plan_is_done(pl)) {
-        if (kcoll_progress())
-            kcoll_pause_reset(&pause);
-        else
-            kcoll_pause(&pause);
+        kcoll_pause_unless(&pause, kcoll_progress());
     }
 }
 
@@ -395,10 +388,7 @@ static MPI_Status *kcoll_status_at(MPI_Status *statuses, int i)
         for (;;) {                                                                         \
             int moved_ = kcoll_progress();                                                 \
             test;                                                                          \
-            if (moved_)                                                                    \
-                kcoll_pause_reset(&pause_);                                                \
-            else                                                                           \
-                kcoll_pause(&pause_);                                                      \
+            kcoll_pause_unless(&pause_, moved_);                                          \
         }                                                                                  \
     } while (0)
 

@@ -72,16 +72,17 @@ static int kcoll_pmpi_usable(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t 
     return 0;
 }
 
-int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
+/* Hand a blocking or non-blocking call to the call layer: 0 when the host
+ * MPI must do it; 1 with *rc when it failed; 2 with *r to run or start. */
+static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode,
+                           kcoll_req_t **r, int *rc)
 {
     kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why;
-    kcoll_req_t *r;
     char err[256];
-    if (!kcoll_pmpi_usable(c, comm, KCOLL_MODE_BLOCKING))
+    if (!kcoll_pmpi_usable(c, comm, mode))
         return 0;
-    kcoll_team_t *team = kcoll_pmpi_team(c, comm, KCOLL_MODE_BLOCKING, &why);
-    switch (kcoll_call_prepare(c, KCOLL_MODE_BLOCKING, team, why, &r, &host_why, err,
-                               sizeof err)) {
+    kcoll_team_t *team = kcoll_pmpi_team(c, comm, mode, &why);
+    switch (kcoll_call_prepare(c, mode, team, why, r, &host_why, err, sizeof err)) {
     case KCOLL_CALL_HOST:
         return 0;
     case KCOLL_CALL_FAILED:
@@ -90,6 +91,15 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
     case KCOLL_CALL_KCOLL:
         break;
     }
+    return 2;
+}
+
+int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
+{
+    kcoll_req_t *r;
+    int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_BLOCKING, &r, rc);
+    if (took != 2)
+        return took;
     kcoll_req_start(r, NULL, NULL);
     kcoll_status_t st = kcoll_req_wait(r);
     *rc = st == KCOLL_OK ? MPI_SUCCESS : kcoll_fail(comm, c->coll, st, kcoll_req_error(r));
@@ -99,24 +109,11 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
 
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
 {
-    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why;
     kcoll_req_t *r;
-    char err[256];
-    if (!kcoll_pmpi_usable(c, comm, KCOLL_MODE_NONBLOCKING))
-        return 0;
-    kcoll_team_t *team = kcoll_pmpi_team(c, comm, KCOLL_MODE_NONBLOCKING, &why);
-    switch (kcoll_call_prepare(c, KCOLL_MODE_NONBLOCKING, team, why, &r, &host_why, err,
-                               sizeof err)) {
-    case KCOLL_CALL_HOST:
-        return 0;
-    case KCOLL_CALL_FAILED:
-        *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err);
-        return 1;
-    case KCOLL_CALL_KCOLL:
-        break;
-    }
-    *rc = kcoll_greq_start(r, comm, request);
-    return 1;
+    int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, &r, rc);
+    if (took == 2)
+        *rc = kcoll_greq_start(r, comm, request);
+    return took != 0;
 }
 
 void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
@@ -148,10 +145,7 @@ int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)
         int moved = kcoll_progress();
         if ((rc = PMPI_Test(q, &flag, status)) != MPI_SUCCESS || flag)
             return rc;
-        if (moved)
-            kcoll_pause_reset(&pause);
-        else
-            kcoll_pause(&pause);
+        kcoll_pause_unless(&pause, moved);
     }
 }
 

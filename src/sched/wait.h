@@ -30,6 +30,15 @@ void kcoll_pause_init(kcoll_pause_t *p);
 void kcoll_pause_reset(kcoll_pause_t *p);
 /* One pause of a waiting loop. */
 void kcoll_pause(kcoll_pause_t *p);
+/* The end of one round of a waiting loop: a fresh wait if something
+ * moved, else a pause. */
+static inline void kcoll_pause_unless(kcoll_pause_t *p, int moved)
+{
+    if (moved)
+        kcoll_pause_reset(p);
+    else
+        kcoll_pause(p);
+}
 
 typedef struct {
     int64_t check_ns, warn_ns;

@@ -98,8 +98,8 @@ static int kcoll_team_probe(kcoll_team_t *t, const kcoll_engine_t *e, const kcol
         return 0;
     /* relaxed: at most one warning per process; orders nothing */
     if (first_fail == rank && !atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
-        kcoll_warn("single-copy transfers (%s) are not permitted here, so communicators use the "
-                   "host MPI: %s%s%s",
+        kcoll_warn("single-copy transfers are not permitted here, so communicators use the host "
+                   "MPI (engine %s): %s%s%s",
                    e->name, why, allow_why[0] ? "; also: " : "", allow_why);
     return -1;
 }

@@ -3,7 +3,9 @@
  * says why and how to fix it, and let the host MPI do the work, with the
  * right result. The denial is real: each rank drops CAP_SYS_PTRACE and
  * marks itself non-dumpable, so the kernel refuses process_vm_readv from
- * its peers with EPERM. (run_nocma.sh checks the warning appears once.) */
+ * its peers with EPERM. (run_nocma.sh checks the warning appears once.)
+ * The program calls PMPI_Init itself, which also covers kcoll starting
+ * without having seen MPI_Init. */
 #include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +35,13 @@ static void forbid_cma(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* PMPI_Init: the host starts alone (its own shared memory set up while
+     * this process is still dumpable), kcoll starts lazily at its first
+     * call, after the denial, and sets up MPI_COMM_WORLD's team then */
+    PMPI_Init(&argc, &argv);
+    forbid_cma();
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    forbid_cma();
     MPI_Barrier(MPI_COMM_WORLD);
 
     char *ref = malloc(BYTES), *got = malloc(BYTES);
