@@ -19,17 +19,15 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     kcoll_call_t c;
-    MPI_Request q;
     int rc;
     allgather_call(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                    NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return kcoll_pmpi_host_wait(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf,
-                                                recvcount, recvtype, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -37,18 +35,16 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                                 MPI_Datatype recvtype, MPI_Comm comm)
 {
     kcoll_call_t c;
-    MPI_Request q;
     int rc;
     allgather_call(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                    recvcounts, displs, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                               recvtype, comm);
-    return kcoll_pmpi_host_wait(PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                                                 recvcounts, displs, recvtype, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                         recvtype, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -20,17 +20,15 @@ KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     kcoll_call_t c;
-    MPI_Request q;
     int rc;
     alltoall_call(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
                   recvcount, NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                               recvtype, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -38,18 +36,16 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     kcoll_call_t c;
-    MPI_Request q;
     int rc;
     alltoall_call(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
                   recvcounts, rdispls, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                                recvcounts, rdispls, recvtype, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                        rdispls, recvtype, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -5,15 +5,14 @@
 KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
 {
     kcoll_call_t c;
-    MPI_Request q;
     int rc;
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Barrier(comm);
-    return kcoll_pmpi_host_wait(PMPI_Ibarrier(comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Barrier(comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)

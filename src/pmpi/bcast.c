@@ -12,15 +12,14 @@ static void bcast_call(kcoll_call_t *c, void *buffer, int count, MPI_Datatype da
 KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     kcoll_call_t c;
-    MPI_Request q;
     int rc;
     bcast_call(&c, buffer, count, datatype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ibcast(buffer, count, datatype, root, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Bcast(buffer, count, datatype, root, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,

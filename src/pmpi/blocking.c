@@ -5,22 +5,21 @@
  * finishing a non-blocking collective must not hold that collective up.
  * A host MPI with a progress hook (Open MPI, pmpi/progress.c) advances
  * kcoll's requests in every call that waits. Where there is none (MPICH
- * 4.0), these blocking calls, while kcoll requests of this process are
- * pending, run as their non-blocking form waited for in a loop that also
- * advances kcoll's requests (kcoll_pmpi_host_wait); with nothing pending
- * they are the host's own call, unchanged.
- *
- * Covered: point-to-point (MPI_Send, MPI_Ssend, MPI_Rsend, MPI_Recv,
- * MPI_Sendrecv, MPI_Sendrecv_replace where MPI-4 offers its non-blocking
- * form, MPI_Probe, MPI_Mprobe, MPI_Mrecv), the blocking collectives kcoll
- * does not intercept (MPI_Scan, MPI_Exscan, MPI_Alltoallw, the neighbour
- * collectives) and MPI_Comm_dup (pmpi/comm.c). The kcoll collectives
- * themselves do the same when they hand a call to the host. Not covered:
- * the communicator constructors without a non-blocking form
- * (MPI_Comm_split and the like), MPI_Win and file operations: a program
- * that blocks in one of those while its own non-blocking kcoll collective
- * waits for a peer that waits for it in turn stays blocked under MPICH
- * (docs/architecture.md "Progress").
+ * 4.0), while kcoll requests of this process are pending:
+ *  - a blocking point-to-point call (MPI_Send, MPI_Ssend, MPI_Rsend,
+ *    MPI_Recv, MPI_Sendrecv, MPI_Sendrecv_replace where MPI-4 offers its
+ *    non-blocking form, MPI_Probe, MPI_Mprobe, MPI_Mrecv) runs as its
+ *    non-blocking form waited for in a loop that also advances kcoll's
+ *    requests (kcoll_pmpi_host_wait): point-to-point matching does not care
+ *    whether either side blocks;
+ *  - a blocking collective (MPI_Scan, MPI_Exscan, MPI_Alltoallw, the
+ *    neighbour collectives here; the collectives kcoll hands to the host;
+ *    the communicator constructors) stays blocking, since MPI never matches
+ *    a blocking collective with a non-blocking one, and a helper thread
+ *    advances kcoll's requests meanwhile (pmpi/drive.c).
+ * With nothing pending each is the host's own call, unchanged. Not
+ * covered: one-sided and file operations (docs/architecture.md
+ * "Progress").
  */
 #include "pmpi/pmpi.h"
 
@@ -146,21 +145,19 @@ KCOLL_PUBLIC int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Mess
 KCOLL_PUBLIC int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm)
 {
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return kcoll_pmpi_host_wait(PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm)
 {
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return kcoll_pmpi_host_wait(PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, &q),
-                                &q, MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -168,26 +165,22 @@ KCOLL_PUBLIC int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], cons
                                const int recvcounts[], const int rdispls[],
                                const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                              rdispls, recvtypes, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                                recvcounts, rdispls, recvtypes, comm, &q),
-                                &q, MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                            rdispls, recvtypes, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_allgather(const void *sendbuf, int sendcount,
                                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                         MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                       recvtype, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf,
-                                                         recvcount, recvtype, comm, &q),
-                                &q, MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                     recvtype, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
@@ -195,27 +188,22 @@ KCOLL_PUBLIC int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
                                          const int recvcounts[], const int displs[],
                                          MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                        displs, recvtype, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                                                          recvcounts, displs, recvtype, comm,
-                                                          &q),
-                                &q, MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                      displs, recvtype, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                        MPI_Comm comm)
 {
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                      comm);
-    return kcoll_pmpi_host_wait(PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
-                                                        recvcount, recvtype, comm, &q),
-                                &q, MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
@@ -224,14 +212,11 @@ KCOLL_PUBLIC int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcount
                                         const int rdispls[], MPI_Datatype recvtype,
                                         MPI_Comm comm)
 {
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                       recvcounts, rdispls, recvtype, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
-                                                         recvbuf, recvcounts, rdispls, recvtype,
-                                                         comm, &q),
-                                &q, MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                     recvcounts, rdispls, recvtype, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
@@ -240,12 +225,9 @@ KCOLL_PUBLIC int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcount
                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                         MPI_Comm comm)
 {
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                       recvcounts, rdispls, recvtypes, comm);
-    return kcoll_pmpi_host_wait(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
-                                                         recvbuf, recvcounts, rdispls, recvtypes,
-                                                         comm, &q),
-                                &q, MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                     recvcounts, rdispls, recvtypes, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }

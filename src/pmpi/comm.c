@@ -116,28 +116,23 @@ void kcoll_teams_finalize(void)
     kcoll_node_of = NULL;
 }
 
-/* The two collectives team set-up borrows from the host MPI: blocking, or
- * while kcoll requests are pending without a host progress hook, their
- * non-blocking forms waited for while those requests advance. */
+/* The two collectives team set-up borrows from the host MPI (blocking; with
+ * kcoll requests pending and no host progress hook, advanced beside by
+ * pmpi/drive.c). */
 static int kcoll_host_allmin(void *ctx, int *values, int n)
 {
-    MPI_Comm comm = *(MPI_Comm *)ctx;
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS;
-    return kcoll_pmpi_host_wait(PMPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, comm,
-                                                &q),
-                                &q, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, *(MPI_Comm *)ctx);
+    kcoll_drive_end(drive);
+    return rc != MPI_SUCCESS;
 }
 
 static int kcoll_host_bcast0(void *ctx, void *buf, size_t len)
 {
-    MPI_Comm comm = *(MPI_Comm *)ctx;
-    MPI_Request q;
-    if (!kcoll_must_drive())
-        return PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, comm) != MPI_SUCCESS;
-    return kcoll_pmpi_host_wait(PMPI_Ibcast(buf, (int)len, MPI_BYTE, 0, comm, &q), &q,
-                                MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, *(MPI_Comm *)ctx);
+    kcoll_drive_end(drive);
+    return rc != MPI_SUCCESS;
 }
 
 void kcoll_nodes_init(void)
@@ -169,8 +164,9 @@ static int kcoll_comm_one_node(MPI_Comm comm, int p)
 {
     if (!kcoll_node_of) {
         MPI_Comm node;
-        int node_p = 0;
+        int node_p = 0, drive = kcoll_drive_begin();
         PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        kcoll_drive_end(drive);
         PMPI_Comm_size(node, &node_p);
         PMPI_Comm_free(&node);
         return node_p == p;
@@ -306,16 +302,15 @@ void kcoll_comm_created(MPI_Comm comm)
         kcoll_mteam_create(comm);
 }
 
-/* ---- communicator constructors: the new communicator gets its team ---- */
+/* ---- communicator constructors: the new communicator gets its team ----
+ * (each is a blocking collective: with kcoll requests pending and no host
+ * progress hook, pmpi/drive.c advances them meanwhile) */
 
 KCOLL_PUBLIC int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    MPI_Request q;
-    /* a blocking collective: with kcoll requests to advance meanwhile,
-     * its non-blocking form (pmpi/blocking.c) */
-    int rc = !kcoll_must_drive()
-                 ? PMPI_Comm_dup(comm, newcomm)
-                 : kcoll_pmpi_host_wait(PMPI_Comm_idup(comm, newcomm, &q), &q, MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -323,7 +318,9 @@ KCOLL_PUBLIC int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 
 KCOLL_PUBLIC int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -331,7 +328,9 @@ KCOLL_PUBLIC int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *
 
 KCOLL_PUBLIC int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Comm_split(comm, color, key, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -340,7 +339,9 @@ KCOLL_PUBLIC int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *new
 KCOLL_PUBLIC int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                      MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -348,7 +349,9 @@ KCOLL_PUBLIC int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI
 
 KCOLL_PUBLIC int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Comm_create(comm, group, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -357,7 +360,9 @@ KCOLL_PUBLIC int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newco
 KCOLL_PUBLIC int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                        MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -365,7 +370,9 @@ KCOLL_PUBLIC int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
 
 KCOLL_PUBLIC int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Intercomm_merge(intercomm, high, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -374,7 +381,9 @@ KCOLL_PUBLIC int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *new
 KCOLL_PUBLIC int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                                  int reorder, MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -382,7 +391,9 @@ KCOLL_PUBLIC int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], con
 
 KCOLL_PUBLIC int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -391,7 +402,9 @@ KCOLL_PUBLIC int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *
 KCOLL_PUBLIC int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                                   int reorder, MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -402,8 +415,10 @@ KCOLL_PUBLIC int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[]
                                        const int weights[], MPI_Info info, int reorder,
                                        MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
                                     reorder, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;
@@ -415,8 +430,10 @@ KCOLL_PUBLIC int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, con
                                                 const int destweights[], MPI_Info info,
                                                 int reorder, MPI_Comm *newcomm)
 {
+    int drive = kcoll_drive_begin();
     int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
                                              destinations, destweights, info, reorder, newcomm);
+    kcoll_drive_end(drive);
     if (rc == MPI_SUCCESS)
         kcoll_comm_created(*newcomm);
     return rc;

@@ -12,11 +12,13 @@
 
 /* 0: not set up, 1: ready, 2: finalized */
 static _Atomic int kcoll_state;
+int kcoll_world_rank = -1;
 
 static void kcoll_startup(void)
 {
     int level = MPI_THREAD_SINGLE;
     kcoll_params_load();
+    PMPI_Comm_rank(MPI_COMM_WORLD, &kcoll_world_rank);
     PMPI_Query_thread(&level);
     kcoll_team_threads = level == MPI_THREAD_MULTIPLE;
     if (kcoll_teams_init() != 0 || kcoll_requests_init() != 0) {
@@ -98,6 +100,8 @@ KCOLL_PUBLIC int MPI_Finalize(void)
         if (kcoll_param_int(KCOLL_P_STATS))
             kcoll_stats_report();
         kcoll_progress_hook_finalize();
+        kcoll_drive_finalize();
+        kcoll_requests_handed_back();
         kcoll_requests_finalize();
         kcoll_teams_finalize();
         /* release: later calls see "finalized" and go to the host MPI */

@@ -50,19 +50,30 @@ int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *re
 /* A persistent request the host made (request): decide once whether kcoll
  * runs its starts. */
 void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
-/* Complete a host MPI request q started in place of a blocking call (rc:
- * the result of starting it), advancing kcoll's requests meanwhile (a host
- * without a progress hook would otherwise leave them waiting while this
- * rank blocks). */
+/* Complete a host MPI request q started in place of a blocking
+ * point-to-point call (rc: the result of starting it), advancing kcoll's
+ * requests meanwhile (pmpi/blocking.c). */
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status);
-/* Must a blocking host call run as its non-blocking form waited for with
- * kcoll_pmpi_host_wait? (kcoll requests pending, and no host progress hook
- * that advances them, pmpi/progress.c) */
+/* Is there a host progress hook that advances kcoll's requests inside the
+ * host's own waiting (pmpi/progress.c)? */
 int kcoll_progress_hook_active(void);
+/* Must this process advance its kcoll requests itself around a blocking
+ * host call? (requests pending, and no hook) */
 static inline int kcoll_must_drive(void)
 {
     return kcoll_pending() && !kcoll_progress_hook_active();
 }
+/* Around a blocking host collective: when kcoll_must_drive, a helper
+ * thread advances kcoll's requests until kcoll_drive_end (pmpi/drive.c).
+ * begin returns whether it did; pass that to end. */
+int kcoll_drive_begin(void);
+void kcoll_drive_end(int began);
+int kcoll_drive_in_helper(void);
+void kcoll_drive_finalize(void);
+/* Complete what the helper reached and handed back (pmpi/request.c). */
+void kcoll_requests_handed_back(void);
+/* This process's rank in MPI_COMM_WORLD, for messages (set at start-up). */
+extern int kcoll_world_rank;
 
 /* The team of comm for a call: NULL with the reason when kcoll cannot use
  * comm. create: set a team up if comm has none yet (only where every rank

@@ -26,17 +26,15 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    MPI_Request q;
     int rc;
     reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root,
                 comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return kcoll_pmpi_host_wait(
-        PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
@@ -44,16 +42,15 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    MPI_Request q;
     int rc;
     reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, 0,
                 comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return kcoll_pmpi_host_wait(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -61,17 +58,15 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    MPI_Request q;
     int rc;
     reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
                 datatype, op, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return kcoll_pmpi_host_wait(
-        PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -79,17 +74,15 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    MPI_Request q;
     int rc;
     reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype,
                 op, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-    return kcoll_pmpi_host_wait(
-        PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

@@ -29,12 +29,18 @@
 /* ---------------------------------------------------------------------- */
 /* Non-blocking collectives: generalized requests                          */
 
-typedef struct {
+typedef struct kcoll_greq {
     MPI_Request handle;
     int err;            /* the MPI result, once completed */
     _Atomic int done;   /* kcoll has completed it */
     _Atomic int refs;   /* the host's request and kcoll's: freed by the last */
+    struct kcoll_greq *next; /* handed back by the helper thread (pmpi/drive.c) */
 } kcoll_greq_t;
+
+/* Completions the helper thread reached; the calling thread completes them
+ * (no MPI call from the helper). Under the lock. */
+static kcoll_greq_t *kcoll_handed_back;
+static pthread_mutex_t kcoll_handed_back_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void kcoll_greq_unref(kcoll_greq_t *g)
 {
@@ -75,23 +81,47 @@ static int kcoll_greq_cancel(void *extra, int complete)
     return MPI_SUCCESS; /* a collective cannot be cancelled: MPI says so */
 }
 
-/* The call layer's completion callback: complete the generalized request. */
+static void kcoll_greq_complete(kcoll_greq_t *g)
+{
+    PMPI_Grequest_complete(g->handle);
+    kcoll_greq_unref(g);
+}
+
+/* The call layer's completion callback: complete the generalized request
+ * (or, on the helper thread, hand it back). */
 static void kcoll_greq_done(kcoll_req_t *r, void *ctx)
 {
     kcoll_greq_t *g = ctx;
     kcoll_status_t st = kcoll_req_status(r);
     g->err = MPI_SUCCESS;
     if (st != KCOLL_OK) {
-        int rank = -1;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         kcoll_error("%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(kcoll_req_coll(r)),
-                    rank, kcoll_req_error(r));
+                    kcoll_world_rank, kcoll_req_error(r));
         g->err = kcoll_mpi_error(st);
     }
     /* release: err is visible to whoever acquires done */
     atomic_store_explicit(&g->done, 1, memory_order_release);
-    PMPI_Grequest_complete(g->handle);
-    kcoll_greq_unref(g);
+    if (kcoll_drive_in_helper()) {
+        pthread_mutex_lock(&kcoll_handed_back_lock);
+        g->next = kcoll_handed_back;
+        kcoll_handed_back = g;
+        pthread_mutex_unlock(&kcoll_handed_back_lock);
+        return;
+    }
+    kcoll_greq_complete(g);
+}
+
+void kcoll_requests_handed_back(void)
+{
+    pthread_mutex_lock(&kcoll_handed_back_lock);
+    kcoll_greq_t *g = kcoll_handed_back;
+    kcoll_handed_back = NULL;
+    pthread_mutex_unlock(&kcoll_handed_back_lock);
+    while (g) {
+        kcoll_greq_t *next = g->next;
+        kcoll_greq_complete(g);
+        g = next;
+    }
 }
 
 #ifdef KCOLL_HAVE_MPIX_GREQUEST
@@ -256,10 +286,8 @@ static void kcoll_plan_done(kcoll_req_t *r, void *ctx)
     kcoll_status_t st = kcoll_req_status(r);
     pl->err = MPI_SUCCESS;
     if (st != KCOLL_OK) {
-        int rank = -1;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         kcoll_error("%s (persistent) failed on MPI_COMM_WORLD rank %d: %s",
-                    kcoll_coll_name(pl->coll), rank, kcoll_req_error(r));
+                    kcoll_coll_name(pl->coll), kcoll_world_rank, kcoll_req_error(r));
         pl->err = kcoll_mpi_error(st);
     }
     /* release: err is visible to whoever acquires done */

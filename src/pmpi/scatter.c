@@ -23,18 +23,16 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Comm comm)
 {
     kcoll_call_t c;
-    MPI_Request q;
     int rc;
     scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                            comm);
-    return kcoll_pmpi_host_wait(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                              recvtype, root, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -42,18 +40,16 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
                               MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     kcoll_call_t c;
-    MPI_Request q;
     int rc;
     scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    if (!kcoll_must_drive())
-        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                             root, comm);
-    return kcoll_pmpi_host_wait(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-                                               recvcount, recvtype, root, comm, &q), &q,
-                                MPI_STATUS_IGNORE);
+    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
+    rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                       root, comm);
+    kcoll_drive_end(drive);
+    return rc;
 }
 
 KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
