@@ -22,11 +22,9 @@ const kcoll_param_desc_t kcoll_param_desc[KCOLL_NPARAMS] = {
 /* Bumped by every change of a parameter (see kcoll_params_generation). */
 static _Atomic uint64_t kcoll_params_gen = 1;
 
-static struct {
-    int loaded;
-    int64_t num[KCOLL_NPARAMS];
-    char text[KCOLL_NPARAMS][KCOLL_PARAM_TEXT_MAX];
-} kcoll_params;
+int64_t kcoll_param_num[KCOLL_NPARAMS];
+int kcoll_params_loaded;
+static char kcoll_param_text[KCOLL_NPARAMS][KCOLL_PARAM_TEXT_MAX];
 
 int kcoll_parse_size(const char *text, int64_t *out)
 {
@@ -96,8 +94,11 @@ static int kcoll_param_store(int id, const char *text)
     int64_t num;
     if (kcoll_parse_value(kcoll_param_desc[id].type, text, &num))
         return -1;
-    kcoll_params.num[id] = num;
-    snprintf(kcoll_params.text[id], KCOLL_PARAM_TEXT_MAX, "%s", text);
+    if (kcoll_params_loaded && kcoll_param_num[id] == num &&
+        !strcmp(kcoll_param_text[id], text))
+        return 0; /* unchanged: what caches derived from it stays valid */
+    kcoll_param_num[id] = num;
+    snprintf(kcoll_param_text[id], KCOLL_PARAM_TEXT_MAX, "%s", text);
     if (id == KCOLL_P_WARN)
         kcoll_log_set_warnings((int)num);
     /* relaxed: a counter that caches compare with, ordering nothing */
@@ -112,7 +113,7 @@ void kcoll_params_load(void)
      * about one variable obeys KCOLL_WARN whatever the order. */
     for (int id = 0; id < KCOLL_NPARAMS; id++)
         kcoll_param_store(id, kcoll_param_desc[id].def);
-    kcoll_params.loaded = 1;
+    kcoll_params_loaded = 1;
     for (int id = 0; id < KCOLL_NPARAMS; id++) {
         char env[64];
         snprintf(env, sizeof env, "KCOLL_%s", kcoll_param_desc[id].name);
@@ -132,7 +133,7 @@ void kcoll_params_load(void)
 
 static void kcoll_params_ensure(void)
 {
-    if (!kcoll_params.loaded)
+    if (!kcoll_params_loaded)
         kcoll_params_load();
 }
 
@@ -159,19 +160,19 @@ const char *kcoll_params_get(const char *name)
 {
     kcoll_params_ensure();
     int id = kcoll_param_lookup(name);
-    return id < 0 ? NULL : kcoll_params.text[id];
+    return id < 0 ? NULL : kcoll_param_text[id];
 }
 
-int64_t kcoll_param_int(kcoll_param_id_t id)
+int64_t kcoll_param_int_slow(kcoll_param_id_t id)
 {
     kcoll_params_ensure();
-    return kcoll_params.num[id];
+    return kcoll_param_num[id];
 }
 
 const char *kcoll_param_str(kcoll_param_id_t id)
 {
     kcoll_params_ensure();
-    return kcoll_params.text[id];
+    return kcoll_param_text[id];
 }
 
 uint64_t kcoll_params_generation(void)

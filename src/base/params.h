@@ -31,7 +31,15 @@ int kcoll_params_set(const char *name, const char *value);
 /* Current text of a parameter by name, or NULL for an unknown name. */
 const char *kcoll_params_get(const char *name);
 
-int64_t kcoll_param_int(kcoll_param_id_t id);         /* BOOL, INT, SIZE */
+/* The numbers of the parameters (BOOL, INT, SIZE), once loaded: what the
+ * hot paths read, through kcoll_param_int. */
+extern int64_t kcoll_param_num[KCOLL_NPARAMS];
+extern int kcoll_params_loaded;
+int64_t kcoll_param_int_slow(kcoll_param_id_t id);
+static inline int64_t kcoll_param_int(kcoll_param_id_t id)    /* BOOL, INT, SIZE */
+{
+    return kcoll_params_loaded ? kcoll_param_num[id] : kcoll_param_int_slow(id);
+}
 const char *kcoll_param_str(kcoll_param_id_t id);     /* every type: current text */
 /* A number that changes whenever a parameter changes (at load and with
  * kcoll_params_set): whatever is derived from parameters and cached (a

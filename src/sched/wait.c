@@ -55,8 +55,7 @@ void kcoll_pause(kcoll_pause_t *p)
 
 void kcoll_watch_init(kcoll_watch_t *w)
 {
-    w->check_ns = kcoll_param_int(KCOLL_P_PEER_CHECK_MS) * 1000000;
-    w->warn_ns = kcoll_param_int(KCOLL_P_WAIT_WARN_MS) * 1000000;
+    w->quiet = -1; /* the parameters are read when a wait first gets idle */
     kcoll_watch_reset(w);
 }
 
@@ -70,7 +69,12 @@ void kcoll_watch_reset(kcoll_watch_t *w)
 kcoll_status_t kcoll_watch(kcoll_watch_t *w, const kcoll_ctl_t *c, int peer, uint64_t seq,
                            char *err, size_t errlen)
 {
-    if (++w->idle % KCOLL_WATCH_EVERY)
+    if (w->quiet < 0) {
+        w->check_ns = kcoll_param_int(KCOLL_P_PEER_CHECK_MS) * 1000000;
+        w->warn_ns = kcoll_param_int(KCOLL_P_WAIT_WARN_MS) * 1000000;
+        w->quiet = kcoll_param_int(KCOLL_P_SPIN);
+    }
+    if (++w->idle <= w->quiet || w->idle % KCOLL_WATCH_EVERY)
         return KCOLL_OK;
     int64_t now = kcoll_now_ns();
     if (!w->start) {

@@ -9,8 +9,10 @@
  * calls kcoll_watch, which every KCOLL_PEER_CHECK_MS checks that the peer
  * it waits for is alive (a zombie counts as dead) and after
  * KCOLL_WAIT_WARN_MS warns once, naming the live peer that does not
- * arrive. Headway resets it. Pauses and watches are separate because one
- * waiting loop may advance several collectives, each with its own peer.
+ * arrive. Headway resets it. For its first KCOLL_SPIN idle calls it does
+ * nothing at all, not even read the clock: most waits end within them.
+ * Pauses and watches are separate because one waiting loop may advance
+ * several collectives, each with its own peer.
  */
 #ifndef KCOLL_SCHED_WAIT_H
 #define KCOLL_SCHED_WAIT_H
@@ -41,9 +43,9 @@ static inline void kcoll_pause_unless(kcoll_pause_t *p, int moved)
 }
 
 typedef struct {
-    int64_t check_ns, warn_ns;
+    int64_t check_ns, warn_ns, quiet;
     int64_t start, last_check;
-    int idle;   /* calls without headway since the last clock reading */
+    int64_t idle; /* calls without headway */
     int warned;
 } kcoll_watch_t;
 
