@@ -109,6 +109,8 @@ static kcoll_req_t *kcoll_req_get(kcoll_team_t *t)
         if (!r)
             return NULL;
         kcoll_sched_init(&r->sched);
+        r->run = &r->sched;
+        r->cache_slot = -1;
     }
     r->team = t;
     r->next = r->prev = NULL;

@@ -112,6 +112,8 @@ static void kcoll_req_seen(kcoll_req_t *r)
 
 /* Leave the lane, record the outcome, tell the owner. A listed request
  * finishes inside a progress round, which holds the list lock. */
+static void kcoll_req_unschedule(kcoll_req_t *r);
+
 static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
 {
     kcoll_team_t *t = r->team;
@@ -123,6 +125,8 @@ static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
     }
     r->status = st;
     r->state = KCOLL_REQ_DONE;
+    if (r->mode != KCOLL_MODE_PERSISTENT)
+        kcoll_req_unschedule(r);
     if (r->listed) {
         kcoll_active_remove(r);
         r->listed = 0;
@@ -172,6 +176,82 @@ static void *kcoll_req_tmp(kcoll_req_t *r, size_t len)
     return mem;
 }
 
+/* The shape of a call that fixes its schedule (the team fixes p and the
+ * rank): 0 if it is not cached (layouts of a v-variant, per-rank counts,
+ * persistent requests, which keep their own). */
+static int kcoll_sched_key(const kcoll_req_t *r, uint64_t key[8])
+{
+    const kcoll_args_t *a = &r->args;
+    if (a->lay || a->counts || r->mode == KCOLL_MODE_PERSISTENT)
+        return 0;
+    key[0] = (uint64_t)a->coll | (uint64_t)kcoll_algo_index(r->choice.algo) << 8 |
+             (uint64_t)(a->in_place != 0) << 16 |
+             (uint64_t)(a->op && kcoll_op_has_rev(a->op)) << 17 | 1ull << 63;
+    key[1] = (uint64_t)(uint32_t)a->root;
+    key[2] = a->bytes;
+    key[3] = a->count;
+    key[4] = a->esize;
+    key[5] = (uint64_t)(uint32_t)a->prm.k | (uint64_t)(uint32_t)a->prm.j << 32;
+    key[6] = (uint64_t)(uint32_t)a->prm.chunk;
+    key[7] = 0;
+    return 1;
+}
+
+/* r's schedule from the team's cache, or built (and then kept there when
+ * an entry is free). 0, or -1 when building failed. */
+static int kcoll_req_schedule(kcoll_req_t *r)
+{
+    kcoll_team_t *t = r->team;
+    uint64_t key[8];
+    int cacheable = kcoll_sched_key(r, key);
+    r->run = &r->sched;
+    r->cache_slot = -1;
+    if (cacheable) {
+        kcoll_team_lock(t);
+        for (int i = 0; i < KCOLL_SCHED_CACHE; i++)
+            if (t->scache[i].valid && !memcmp(t->scache[i].key, key, sizeof key)) {
+                t->scache[i].users++;
+                r->run = &t->scache[i].sched;
+                r->cache_slot = i;
+                break;
+            }
+        kcoll_team_unlock(t);
+        if (r->cache_slot >= 0)
+            return 0;
+    }
+    kcoll_sched_reset(&r->sched);
+    if (r->choice.algo->build(&r->args, &r->sched) != KCOLL_OK)
+        return -1;
+    if (!cacheable)
+        return 0;
+    kcoll_team_lock(t);
+    for (unsigned n = 0; n < KCOLL_SCHED_CACHE; n++) {
+        kcoll_sched_entry_t *e = &t->scache[(t->scache_next + n) % KCOLL_SCHED_CACHE];
+        if (e->users)
+            continue;
+        kcoll_sched_reset(&e->sched);
+        kcoll_sched_append(&e->sched, &r->sched);
+        e->valid = e->sched.err == KCOLL_OK;
+        memcpy(e->key, key, sizeof key);
+        t->scache_next = (t->scache_next + n + 1) % KCOLL_SCHED_CACHE;
+        break;
+    }
+    kcoll_team_unlock(t);
+    return 0;
+}
+
+/* r no longer runs a cached schedule. */
+static void kcoll_req_unschedule(kcoll_req_t *r)
+{
+    if (r->cache_slot < 0)
+        return;
+    kcoll_team_lock(r->team);
+    r->team->scache[r->cache_slot].users--;
+    kcoll_team_unlock(r->team);
+    r->cache_slot = -1;
+    r->run = &r->sched;
+}
+
 void kcoll_req_build(kcoll_req_t *r)
 {
     const kcoll_team_t *t = r->team;
@@ -189,8 +269,7 @@ void kcoll_req_build(kcoll_req_t *r)
             return;
         }
         r->lens[KCOLL_BUF_TMP] = tlen;
-        kcoll_sched_reset(&r->sched);
-        if (a->build(&r->args, &r->sched) != KCOLL_OK) {
+        if (kcoll_req_schedule(r)) {
             kcoll_req_fail(r, KCOLL_ERR_NOMEM, "building the schedule failed (out of memory?)");
             return;
         }
@@ -204,9 +283,9 @@ void kcoll_req_build(kcoll_req_t *r)
         fprintf(stderr, "kcoll: trace: %s %s, %zu bytes, root %d, collective %" PRIu64 "\n",
                 kcoll_stats_row_name(r->row, row, sizeof row), spec, r->stat_bytes,
                 r->args.root, r->seq);
-        kcoll_sched_print(&r->sched, t->ctl.rank, stderr);
+        kcoll_sched_print(r->run, t->ctl.rank, stderr);
     }
-    kcoll_exec_start(&r->x, &t->ctl, t->engine, &r->sched, r->bufs, r->lens, r->seq);
+    kcoll_exec_start(&r->x, &t->ctl, t->engine, r->run, r->bufs, r->lens, r->seq);
     r->x.op = r->args.op;
     r->x.xops = r->xops;
     r->x.nxops = 0;

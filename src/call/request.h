@@ -98,7 +98,9 @@ struct kcoll_req {
     int cap_p;                  /* size of the three arrays */
 
     /* execution */
-    kcoll_sched_t sched;
+    kcoll_sched_t sched;        /* built here, or: */
+    const kcoll_sched_t *run;   /* the schedule executed: sched or a team cache entry */
+    int cache_slot;             /* that entry, or -1 */
     kcoll_exec_t x;
     kcoll_xop_t *xops[1];
     void *bufs[KCOLL_NBUF];

@@ -141,6 +141,8 @@ void kcoll_team_unref(kcoll_team_t *t, void (*release)(kcoll_team_t *t))
         return;
     if (release)
         release(t);
+    for (int i = 0; i < KCOLL_SCHED_CACHE; i++)
+        kcoll_sched_free(&t->scache[i].sched);
     munmap(t->ctl.seg, t->ctl.seg_len);
     kcoll_ctl_fini(&t->ctl);
     pthread_mutex_destroy(&t->lock);

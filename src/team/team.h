@@ -20,9 +20,22 @@
 #include "base/status.h"
 #include "model/select.h"
 #include "sched/ctl.h"
+#include "sched/sched.h"
 #include "xfer/engine.h"
 
 struct kcoll_req; /* the call layer's request (call/request.h) */
+
+/* A built schedule kept for calls of the same shape (call/request.c says
+ * what the key holds): a program that repeats a collective runs the same
+ * steps without building them again, as paper 000's persistent regions
+ * are registered once and used many times. Read-only while in use. */
+#define KCOLL_SCHED_CACHE 8
+typedef struct {
+    uint64_t key[8];
+    int valid;
+    int users;            /* requests running it now: not replaced meanwhile */
+    kcoll_sched_t sched;
+} kcoll_sched_entry_t;
 
 typedef struct kcoll_team {
     kcoll_ctl_t ctl;              /* p, rank, slots, pids */
@@ -33,6 +46,8 @@ typedef struct kcoll_team {
     struct kcoll_req *lane[KCOLL_LANES];
     uint64_t lane_next[KCOLL_LANES];
     kcoll_decisions_t decisions;
+    kcoll_sched_entry_t scache[KCOLL_SCHED_CACHE];
+    unsigned scache_next;         /* the entry a miss replaces next (if unused) */
     struct kcoll_req *pool;       /* finished requests kept with their memory */
     int refs;                     /* the communicator's, one per unfinished request or plan */
     pthread_mutex_t lock;         /* all of the above, when threads call MPI at once */
