@@ -77,7 +77,8 @@ static int kcoll_user_op_lookup(MPI_Op op, MPI_User_function **fn, int *commute)
 
 static int kcoll_mpi_opkind(MPI_Op op, kcoll_opkind_t *k)
 {
-    const struct { MPI_Op op; kcoll_opkind_t k; } ops[] = {
+    /* static: built once, not on every call (the handles are constants) */
+    static const struct { MPI_Op op; kcoll_opkind_t k; } ops[] = {
         {MPI_SUM, KCOLL_OP_SUM},     {MPI_PROD, KCOLL_OP_PROD},   {MPI_MIN, KCOLL_OP_MIN},
         {MPI_MAX, KCOLL_OP_MAX},     {MPI_LAND, KCOLL_OP_LAND},   {MPI_LOR, KCOLL_OP_LOR},
         {MPI_LXOR, KCOLL_OP_LXOR},   {MPI_BAND, KCOLL_OP_BAND},   {MPI_BOR, KCOLL_OP_BOR},
@@ -103,15 +104,15 @@ static int kcoll_int_type(int size, int is_signed, kcoll_type_t *t)
     return 0;
 }
 
-static int kcoll_mpi_type(MPI_Datatype dt, kcoll_type_t *t)
+static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_type_t *t)
 {
-    const MPI_Datatype sints[] = {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG,
+    static const MPI_Datatype sints[] = {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG,
                                   MPI_LONG_LONG_INT, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
                                   MPI_INT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT};
-    const MPI_Datatype uints[] = {MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED,
+    static const MPI_Datatype uints[] = {MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED,
                                   MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T,
                                   MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T};
-    const struct { MPI_Datatype dt; kcoll_type_t t; } others[] = {
+    static const struct { MPI_Datatype dt; kcoll_type_t t; } others[] = {
         {MPI_FLOAT, KCOLL_T_FLOAT},
         {MPI_DOUBLE, KCOLL_T_DOUBLE},
         {MPI_LONG_DOUBLE, KCOLL_T_LDOUBLE},
@@ -123,9 +124,6 @@ static int kcoll_mpi_type(MPI_Datatype dt, kcoll_type_t *t)
         {MPI_FLOAT_INT, KCOLL_T_FLOAT_INT},
         {MPI_2INT, KCOLL_T_2INT},
     };
-    int size;
-    if (PMPI_Type_size(dt, &size) != MPI_SUCCESS)
-        return 0;
     for (size_t i = 0; i < sizeof sints / sizeof sints[0]; i++)
         if (sints[i] == dt)
             return kcoll_int_type(size, 1, t);
@@ -163,17 +161,37 @@ static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_o
     }
 }
 
-int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, kcoll_op_t *op)
+int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, size_t size, kcoll_op_t *op)
 {
-    int size, commute;
+    int commute;
     kcoll_user_ctx_t u = {NULL, dt};
-    if (PMPI_Type_size(dt, &size) != MPI_SUCCESS || size <= 0)
+    if (size == 0 || size > INT_MAX)
         return 0;
+    /* The last predefined pair this thread mapped: a program repeats the
+     * same reduction. Only predefined operations on predefined datatypes
+     * are kept, whose handles never name anything else. */
+    static __thread __attribute__((tls_model("initial-exec"))) struct {
+        MPI_Op mop;
+        MPI_Datatype dt;
+        kcoll_op_t op;
+        int set;
+    } last;
+    if (last.set && last.mop == mop && last.dt == dt) {
+        *op = last.op;
+        return 1;
+    }
     memset(op, 0, sizeof *op);
     op->esize = (size_t)size;
-    if (kcoll_mpi_opkind(mop, &op->kind))
-        return kcoll_mpi_type(dt, &op->type) && kcoll_op_valid(op->kind, op->type) &&
-               kcoll_type_size(op->type) == op->esize;
+    if (kcoll_mpi_opkind(mop, &op->kind)) {
+        if (!kcoll_mpi_type(dt, (int)size, &op->type) || !kcoll_op_valid(op->kind, op->type) ||
+            kcoll_type_size(op->type) != op->esize)
+            return 0;
+        last.mop = mop;
+        last.dt = dt;
+        last.op = *op;
+        last.set = 1;
+        return 1;
+    }
     if (!kcoll_user_op_lookup(mop, &u.fn, &commute))
         return 0; /* MPI_REPLACE, MPI_NO_OP, unknown */
     MPI_Aint lb, extent;

@@ -101,8 +101,8 @@ void kcoll_progress_hook_init(void);
 void kcoll_progress_hook_finalize(void);
 
 /* MPI operations and datatypes to kcoll's (pmpi/op.c): op set and 1, or 0
- * when no kcoll kernel applies. dt must be valid. */
-int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, kcoll_op_t *op);
+ * when no kcoll kernel applies. dt must be valid, size its size. */
+int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, size_t size, kcoll_op_t *op);
 
 /* Report a failure after the protocol started: one error line, then the
  * communicator's error handler. Returns the MPI error code to return. */

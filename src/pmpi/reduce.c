@@ -17,7 +17,7 @@ static void reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, cons
         kcoll_pmpi_side(&c->send, sendbuf, count, NULL, NULL, datatype);
     if (mop == MPI_OP_NULL)
         c->recv.type &= ~KCOLL_TYPE_VALID;
-    else if ((c->recv.type & KCOLL_TYPE_VALID) && kcoll_pmpi_op(mop, datatype, op))
+    else if ((c->recv.type & KCOLL_TYPE_VALID) && kcoll_pmpi_op(mop, datatype, c->recv.size, op))
         c->op = op;
 }
 
