@@ -24,10 +24,8 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                    NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
-    rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                       comm));
 }
 
 KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -40,11 +38,8 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                    recvcounts, displs, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
-    rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                         recvtype, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        recvtype, comm));
 }
 
 KCOLL_PUBLIC int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -9,10 +9,7 @@ KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
-    rc = PMPI_Barrier(comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Barrier(comm));
 }
 
 KCOLL_PUBLIC int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)

@@ -16,10 +16,7 @@ KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
     bcast_call(&c, buffer, count, datatype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
-    rc = PMPI_Bcast(buffer, count, datatype, root, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Bcast(buffer, count, datatype, root, comm));
 }
 
 KCOLL_PUBLIC int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,

@@ -145,19 +145,13 @@ KCOLL_PUBLIC int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Mess
 KCOLL_PUBLIC int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm));
 }
 
 KCOLL_PUBLIC int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm));
 }
 
 KCOLL_PUBLIC int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -165,22 +159,16 @@ KCOLL_PUBLIC int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], cons
                                const int recvcounts[], const int rdispls[],
                                const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                            rdispls, recvtypes, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                       rdispls, recvtypes, comm));
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_allgather(const void *sendbuf, int sendcount,
                                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                         MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                     recvtype, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                recvtype, comm));
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
@@ -188,22 +176,16 @@ KCOLL_PUBLIC int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
                                          const int recvcounts[], const int displs[],
                                          MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                      displs, recvtype, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                                 displs, recvtype, comm));
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                        MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                               recvtype, comm));
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
@@ -212,11 +194,8 @@ KCOLL_PUBLIC int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcount
                                         const int rdispls[], MPI_Datatype recvtype,
                                         MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                     recvcounts, rdispls, recvtype, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                                recvcounts, rdispls, recvtype, comm));
 }
 
 KCOLL_PUBLIC int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
@@ -225,9 +204,6 @@ KCOLL_PUBLIC int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcount
                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                         MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                     recvcounts, rdispls, recvtypes, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                                recvcounts, rdispls, recvtypes, comm));
 }

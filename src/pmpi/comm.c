@@ -308,106 +308,56 @@ void kcoll_comm_created(MPI_Comm comm)
 
 KCOLL_PUBLIC int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Comm_dup(comm, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Comm_split(comm, color, key, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                      MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Comm_create(comm, group, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                        MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Intercomm_merge(intercomm, high, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                                  int reorder, MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                                   int reorder, MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[],
@@ -415,13 +365,8 @@ KCOLL_PUBLIC int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[]
                                        const int weights[], MPI_Info info, int reorder,
                                        MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
-                                    reorder, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                             reorder, newcomm), newcomm);
 }
 
 KCOLL_PUBLIC int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
@@ -430,11 +375,7 @@ KCOLL_PUBLIC int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, con
                                                 const int destweights[], MPI_Info info,
                                                 int reorder, MPI_Comm *newcomm)
 {
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
-                                             destinations, destweights, info, reorder, newcomm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS)
-        kcoll_comm_created(*newcomm);
-    return rc;
+    KCOLL_RETURN_MADE(PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights,
+                                                      outdegree, destinations, destweights, info,
+                                                      reorder, newcomm), newcomm);
 }

@@ -106,12 +106,12 @@ static int kcoll_int_type(int size, int is_signed, kcoll_type_t *t)
 
 static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_type_t *t)
 {
-    static const MPI_Datatype sints[] = {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG,
-                                  MPI_LONG_LONG_INT, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
-                                  MPI_INT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT};
-    static const MPI_Datatype uints[] = {MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED,
-                                  MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T,
-                                  MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T};
+    static const MPI_Datatype sints[] = {
+        MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG, MPI_LONG_LONG_INT,
+        MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT};
+    static const MPI_Datatype uints[] = {
+        MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
+        MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T};
     static const struct { MPI_Datatype dt; kcoll_type_t t; } others[] = {
         {MPI_FLOAT, KCOLL_T_FLOAT},
         {MPI_DOUBLE, KCOLL_T_DOUBLE},

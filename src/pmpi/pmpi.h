@@ -68,6 +68,25 @@ static inline int kcoll_must_drive(void)
  * begin returns whether it did; pass that to end. */
 int kcoll_drive_begin(void);
 void kcoll_drive_end(int began);
+/* Return the blocking host call `call` (an int expression), driven. */
+#define KCOLL_RETURN_DRIVEN(call)                                                        \
+    do {                                                                                 \
+        int drive_ = kcoll_drive_begin();                                                \
+        int rc_ = (call);                                                                \
+        kcoll_drive_end(drive_);                                                         \
+        return rc_;                                                                      \
+    } while (0)
+/* The same for a communicator constructor: the new communicator *newcomm
+ * gets its records (pmpi/comm.c) when the call succeeded. */
+#define KCOLL_RETURN_MADE(call, newcomm)                                                 \
+    do {                                                                                 \
+        int drive_ = kcoll_drive_begin();                                                \
+        int rc_ = (call);                                                                \
+        kcoll_drive_end(drive_);                                                         \
+        if (rc_ == MPI_SUCCESS)                                                          \
+            kcoll_comm_created(*(newcomm));                                              \
+        return rc_;                                                                      \
+    } while (0)
 int kcoll_drive_in_helper(void);
 void kcoll_drive_finalize(void);
 /* Complete what the helper reached and handed back (pmpi/request.c). */

@@ -28,11 +28,8 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
-    rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                      comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     root, comm));
 }
 
 KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -45,11 +42,8 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
-    int drive = kcoll_drive_begin(); /* the host call is blocking: see pmpi/drive.c */
-    rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                       root, comm);
-    kcoll_drive_end(drive);
-    return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                      recvtype, root, comm));
 }
 
 KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
