@@ -603,12 +603,17 @@ NBJ MPI_Status host_nb_status(job_t *j)
 /* Complete one request with completion function `mode` (arrays hold it
  * between two MPI_REQUEST_NULL). *st gets its status. Tests loop with a
  * yield: with more ranks than cores a spinning rank would otherwise hold
- * its core for a whole time slice. MPI forbids freeing a non-blocking
- * collective's request (MPICH refuses): only kcoll's are freed (mode 8),
- * the host's are waited for instead. */
-NBJ const char *complete(MPI_Request *req, int mode, MPI_Status *st, int kcolls)
+ * its core for a whole time slice. Mode 8 polls MPI_Request_get_status,
+ * then frees a non-blocking request and waits for a persistent one. MPI
+ * forbids freeing a non-blocking collective's request (MPICH refuses):
+ * only kcoll's are freed, the host's are waited for instead. A completed
+ * non-blocking request must be MPI_REQUEST_NULL; a persistent one must
+ * stay the same, now inactive, handle. */
+NBJ const char *complete_as(MPI_Request *req, int mode, MPI_Status *st, int kcolls,
+                            int persistent)
 {
-    if (mode == 8 && !kcolls)
+    const MPI_Request handle = *req;
+    if (mode == 8 && !kcolls && !persistent)
         mode = 0;
     MPI_Request a[3] = {MPI_REQUEST_NULL, *req, MPI_REQUEST_NULL};
     MPI_Status sts[3];
@@ -646,7 +651,7 @@ NBJ const char *complete(MPI_Request *req, int mode, MPI_Status *st, int kcolls)
         while ((rc = MPI_Request_get_status(*req, &flag, st)) == MPI_SUCCESS && !flag)
             sched_yield();
         if (rc == MPI_SUCCESS)
-            rc = MPI_Request_free(req);
+            rc = persistent ? MPI_Wait(req, st) : MPI_Request_free(req);
         break;
     }
     if (rc != MPI_SUCCESS)
@@ -661,9 +666,16 @@ NBJ const char *complete(MPI_Request *req, int mode, MPI_Status *st, int kcolls)
         *st = sts[0];
     if (mode >= 2 && mode <= 7)
         *req = a[1];
-    if (*req != MPI_REQUEST_NULL)
+    if (persistent && *req != handle)
+        return "the persistent request did not stay valid after its completion";
+    if (!persistent && *req != MPI_REQUEST_NULL)
         return "the completed request was not set to MPI_REQUEST_NULL";
     return NULL;
+}
+
+NBJ const char *complete(MPI_Request *req, int mode, MPI_Status *st, int kcolls)
+{
+    return complete_as(req, mode, st, kcolls, 0);
 }
 
 #endif

@@ -47,64 +47,6 @@
 
 static int quick;
 
-/* Complete a started persistent request with completion function `mode`
- * (mode 8: MPI_Request_get_status until done, then MPI_Wait); the handle
- * must stay the same (inactive) request. */
-static const char *complete_persistent(MPI_Request *req, int mode)
-{
-    const MPI_Request handle = *req;
-    MPI_Request a[3] = {MPI_REQUEST_NULL, *req, MPI_REQUEST_NULL};
-    MPI_Status st, sts[3];
-    int rc = MPI_SUCCESS, flag = 0, idx = -1, out = 0, ids[3] = {-1, -1, -1};
-    switch (mode % NCMODES) {
-    case 0:
-        rc = MPI_Wait(req, &st);
-        break;
-    case 1:
-        while ((rc = MPI_Test(req, &flag, &st)) == MPI_SUCCESS && !flag)
-            sched_yield();
-        break;
-    case 2:
-        rc = MPI_Waitall(3, a, sts);
-        break;
-    case 3:
-        while ((rc = MPI_Testall(3, a, &flag, sts)) == MPI_SUCCESS && !flag)
-            sched_yield();
-        break;
-    case 4:
-        rc = MPI_Waitany(3, a, &idx, &st);
-        break;
-    case 5:
-        while ((rc = MPI_Testany(3, a, &idx, &flag, &st)) == MPI_SUCCESS && !flag)
-            sched_yield();
-        break;
-    case 6:
-        rc = MPI_Waitsome(3, a, &out, ids, sts);
-        break;
-    case 7:
-        while ((rc = MPI_Testsome(3, a, &out, ids, sts)) == MPI_SUCCESS && out == 0)
-            sched_yield();
-        break;
-    default:
-        while ((rc = MPI_Request_get_status(*req, &flag, &st)) == MPI_SUCCESS && !flag)
-            sched_yield();
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Wait(req, &st);
-        break;
-    }
-    if (rc != MPI_SUCCESS)
-        return "the completion function returned an error";
-    if ((mode % NCMODES == 4 || mode % NCMODES == 5) && idx != 1)
-        return "MPI_Waitany/MPI_Testany returned the wrong index";
-    if ((mode % NCMODES == 6 || mode % NCMODES == 7) && (out != 1 || ids[0] != 1))
-        return "MPI_Waitsome/MPI_Testsome returned the wrong indices";
-    if (mode % NCMODES >= 2 && mode % NCMODES <= 7)
-        *req = a[1];
-    if (*req != handle)
-        return "the persistent request did not stay valid after its completion";
-    return NULL;
-}
-
 /* The statistics row of the persistent form: "MPI_Bcast_init". */
 static const char *init_row(int c, char *buf, size_t len)
 {
@@ -177,6 +119,7 @@ static void one_persistent(job_t *j, int ai, size_t min_bytes, int starts, const
         make_refs(j, with, gens);
 
     MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Status st;
     j->gen = 0;
     job_fill(j);
     const uint64_t path0 = mt_calls(row, path), any0 = kcoll_runs(row, fam);
@@ -191,7 +134,7 @@ static void one_persistent(job_t *j, int ai, size_t min_bytes, int starts, const
         if (MPI_Start(&req) != MPI_SUCCESS)
             why = "MPI_Start returned an error";
         else
-            why = complete_persistent(&req, s);
+            why = complete_as(&req, s % NCMODES, &st, 1, 1);
         load_ref(j, g);
         if (!why && !job_same(j, HOST, NB))
             why = with == KB ? "result differs from kcoll's blocking call"
