@@ -79,6 +79,7 @@
 
 #include "bench.h"
 #include "kcoll.h"
+#include "topo/topo.h"
 
 #define BENCH_WARMUP_ITERS 5      /* untimed iterations before each size */
 #define BENCH_ESTIMATE_ITERS 3    /* the last warm-up iterations rank 0 times */
@@ -513,25 +514,12 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
 /* ---------------------------------------------------------------------- */
 /* Environment                                                             */
 
-/* The largest cache of cpu0, in bytes; BENCH_DEFAULT_LLC if unreadable. */
+/* The machine's largest cache, in bytes, as kcoll's topology layer (hwloc)
+ * sees it; BENCH_DEFAULT_LLC if unknown. */
 static size_t llc_bytes(void)
 {
-    size_t largest = 0;
-    for (int i = 0; i < 32; i++) {
-        char path[96], text[64];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (fgets(text, sizeof text, f)) {
-            text[strcspn(text, " \t\r\n")] = '\0';
-            size_t bytes;
-            if (parse_size(text, &bytes) == 0 && bytes > largest)
-                largest = bytes;
-        }
-        fclose(f);
-    }
-    return largest ? largest : BENCH_DEFAULT_LLC;
+    size_t llc = kcoll_topo_llc_bytes();
+    return llc ? llc : BENCH_DEFAULT_LLC;
 }
 
 /* The host MPI's name and version, short: "Open MPI 4.1.4", "MPICH 4.0.2". */

@@ -20,8 +20,8 @@
  * hybrid processor) lists each size: "L2 2 MiB x2 + 4 MiB x1". Instruction
  * caches are left out: kcoll moves data.
  *
- * kcoll_topo_llc_bytes gives the size of the largest cache, which the
- * benchmark uses to rotate buffers so that timed copies start off-cache.
+ * kcoll_topo_llc_bytes gives the size of the largest cache, which
+ * kcoll-bench uses to rotate buffers so that timed copies start off-cache.
  */
 #include "topo/topo.h"
 
