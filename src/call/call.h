@@ -72,6 +72,7 @@ typedef struct {
     const int *counts, *displs;  /* v sides: per rank of the communicator */
     size_t size;                 /* bytes of one element's data */
     size_t extent;               /* distance from one element to the next */
+    ptrdiff_t lb;                /* the datatype's true lower bound: buf - the address passed */
     unsigned type;               /* KCOLL_TYPE_* */
 } kcoll_side_t;
 
@@ -125,8 +126,6 @@ void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), vo
 /* Run until r has completed, advancing every other request meanwhile.
  * Returns r's status (KCOLL_OK or an error, kcoll_req_error says what). */
 kcoll_status_t kcoll_req_wait(kcoll_req_t *r);
-/* Has r completed? Advances r (and the others) once. */
-int kcoll_req_done(kcoll_req_t *r);
 kcoll_status_t kcoll_req_status(const kcoll_req_t *r);
 const char *kcoll_req_error(const kcoll_req_t *r);
 kcoll_coll_t kcoll_req_coll(const kcoll_req_t *r);

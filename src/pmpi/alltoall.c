@@ -11,9 +11,10 @@ static void alltoall_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbu
 {
     kcoll_pmpi_describe(c, coll, 0, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
-    kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, rdispls, recvtype);
+    kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, rdispls, recvtype, NULL);
     if (!c->in_place)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, sdispls, sendtype);
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, sdispls, sendtype,
+                        sendtype == recvtype ? &c->recv : NULL);
 }
 
 KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -6,7 +6,7 @@ static void bcast_call(kcoll_call_t *c, void *buffer, int count, MPI_Datatype da
                        MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, KCOLL_COLL_BCAST, root, comm);
-    kcoll_pmpi_side(&c->recv, buffer, count, NULL, NULL, datatype);
+    kcoll_pmpi_side(&c->recv, buffer, count, NULL, NULL, datatype, NULL);
 }
 
 KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)

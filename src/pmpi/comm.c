@@ -138,8 +138,7 @@ static int kcoll_host_bcast0(void *ctx, void *buf, size_t len)
 void kcoll_nodes_init(void)
 {
     MPI_Comm node;
-    int wr, leader;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    int wr = kcoll_world_rank, leader;
     PMPI_Comm_size(MPI_COMM_WORLD, &kcoll_world_size);
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
         MPI_SUCCESS)

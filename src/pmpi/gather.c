@@ -13,9 +13,10 @@ static void gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
     if (c->p && c->rank == root)
-        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, displs, recvtype);
+        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, displs, recvtype, NULL);
     if (!c->in_place)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, NULL, NULL, sendtype);
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, NULL, NULL, sendtype,
+                        sendtype == recvtype ? &c->recv : NULL);
 }
 
 KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -54,9 +54,9 @@ int kcoll_ready(void)
     return s == 1;
 }
 
-KCOLL_PUBLIC int MPI_Init(int *argc, char ***argv)
+/* After the host's MPI_Init(_thread) returned rc. */
+static int kcoll_after_init(int rc)
 {
-    int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) {
         kcoll_startup();
         if (kcoll_ready())
@@ -66,27 +66,24 @@ KCOLL_PUBLIC int MPI_Init(int *argc, char ***argv)
     return rc;
 }
 
+KCOLL_PUBLIC int MPI_Init(int *argc, char ***argv)
+{
+    return kcoll_after_init(PMPI_Init(argc, argv));
+}
+
 KCOLL_PUBLIC int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS) {
-        kcoll_startup();
-        if (kcoll_ready())
-            kcoll_nodes_init();
-        kcoll_comm_created(MPI_COMM_WORLD);
-    }
-    return rc;
+    return kcoll_after_init(PMPI_Init_thread(argc, argv, required, provided));
 }
 
 static void kcoll_stats_report(void)
 {
     static uint64_t mine[KCOLL_STATS_LEN], sum[KCOLL_STATS_LEN];
-    int rank, size;
+    int size;
     kcoll_stats_snapshot(mine);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     PMPI_Reduce(mine, sum, KCOLL_STATS_LEN, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0)
+    if (kcoll_world_rank == 0)
         kcoll_stats_print(sum, size, stdout);
 }
 

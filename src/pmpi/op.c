@@ -23,7 +23,6 @@
 typedef struct {
     MPI_Op op;
     MPI_User_function *fn;
-    int commute;
 } kcoll_user_op_t;
 
 static pthread_mutex_t kcoll_ops_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -37,7 +36,7 @@ KCOLL_PUBLIC int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *
         return rc;
     pthread_mutex_lock(&kcoll_ops_lock);
     if (!kcoll_grow((void **)&kcoll_ops, &kcoll_ops_cap, kcoll_nops, sizeof *kcoll_ops, 8))
-        kcoll_ops[kcoll_nops++] = (kcoll_user_op_t){*op, user_fn, commute};
+        kcoll_ops[kcoll_nops++] = (kcoll_user_op_t){*op, user_fn};
     /* else: not recorded, so calls with it go to the host MPI */
     pthread_mutex_unlock(&kcoll_ops_lock);
     return rc;
@@ -57,16 +56,16 @@ KCOLL_PUBLIC int MPI_Op_free(MPI_Op *op)
     return PMPI_Op_free(op);
 }
 
-/* The function and commutativity of a user operation created through
- * MPI_Op_create; 0 if op is not one. */
-static int kcoll_user_op_lookup(MPI_Op op, MPI_User_function **fn, int *commute)
+/* The function of a user operation created through MPI_Op_create; 0 if op
+ * is not one. (Its commutativity does not matter: kcoll combines the
+ * contributions in rank order whatever the operation.) */
+static int kcoll_user_op_lookup(MPI_Op op, MPI_User_function **fn)
 {
     int found = 0;
     pthread_mutex_lock(&kcoll_ops_lock);
     for (int i = 0; i < kcoll_nops && !found; i++)
         if (kcoll_ops[i].op == op) {
             *fn = kcoll_ops[i].fn;
-            *commute = kcoll_ops[i].commute;
             found = 1;
         }
     pthread_mutex_unlock(&kcoll_ops_lock);
@@ -149,21 +148,19 @@ typedef struct {
 static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_op_t *op)
 {
     kcoll_user_ctx_t u;
-    int size;
     memcpy(&u, op->ctx, sizeof u);
-    PMPI_Type_size(u.dt, &size);
     while (n > 0) {
         int len = n > INT_MAX ? INT_MAX : (int)n;
         u.fn((void *)(uintptr_t)in, inout, &len, &u.dt);
-        in = (const char *)in + (size_t)len * (size_t)size;
-        inout = (char *)inout + (size_t)len * (size_t)size;
+        in = (const char *)in + (size_t)len * op->esize;
+        inout = (char *)inout + (size_t)len * op->esize;
         n -= (size_t)len;
     }
 }
 
-int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, size_t size, kcoll_op_t *op)
+int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_op_t *op)
 {
-    int commute;
+    const size_t size = side->size;
     kcoll_user_ctx_t u = {NULL, dt};
     if (size == 0 || size > INT_MAX)
         return 0;
@@ -192,11 +189,10 @@ int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, size_t size, kcoll_op_t *op)
         last.set = 1;
         return 1;
     }
-    if (!kcoll_user_op_lookup(mop, &u.fn, &commute))
+    if (!kcoll_user_op_lookup(mop, &u.fn))
         return 0; /* MPI_REPLACE, MPI_NO_OP, unknown */
-    MPI_Aint lb, extent;
-    if (PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS || extent != (MPI_Aint)size)
-        return 0;
+    if (!(side->type & KCOLL_TYPE_PACKED))
+        return 0; /* elements with gaps between them (extent > size) */
     _Static_assert(sizeof u <= sizeof op->ctx, "a user operation's context fits");
     op->kind = KCOLL_OP_USER;
     op->type = KCOLL_T_OPAQUE;

@@ -37,9 +37,11 @@ int kcoll_ready(void);
  * rank (0, 0 if comm is not a usable intra-communicator). */
 void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm);
 /* One buffer side from MPI arguments (count, or counts and displs for a v
- * side). buf is moved to the datatype's first byte. */
+ * side). buf is moved to the datatype's first byte. like: a side of the
+ * same call already described with the same datatype, whose answers are
+ * taken instead of asking the host again; or NULL. */
 void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *counts,
-                     const int *displs, MPI_Datatype dt);
+                     const int *displs, MPI_Datatype dt, const kcoll_side_t *like);
 
 /* Run a blocking call through kcoll if it takes it: 1 with the MPI result
  * in *rc, or 0 when the host MPI must do it. */
@@ -120,10 +122,14 @@ void kcoll_progress_hook_init(void);
 void kcoll_progress_hook_finalize(void);
 
 /* MPI operations and datatypes to kcoll's (pmpi/op.c): op set and 1, or 0
- * when no kcoll kernel applies. dt must be valid, size its size. */
-int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, size_t size, kcoll_op_t *op);
+ * when no kcoll kernel applies. dt must be valid, side its description
+ * (kcoll_pmpi_side: size, packed or not). */
+int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_op_t *op);
 
-/* Report a failure after the protocol started: one error line, then the
+/* One error line for a failed collective (form: "" or " (persistent)");
+ * returns the MPI error class of st. */
+int kcoll_report(kcoll_coll_t c, const char *form, kcoll_status_t st, const char *what);
+/* Report a failure after the protocol started: kcoll_report, then the
  * communicator's error handler. Returns the MPI error code to return. */
 int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, kcoll_status_t st, const char *what);
 /* The MPI error class of a kcoll status. */

@@ -12,12 +12,12 @@ static void reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, cons
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
-    kcoll_pmpi_side(&c->recv, recvbuf, count, recvcounts, NULL, datatype);
+    kcoll_pmpi_side(&c->recv, recvbuf, count, recvcounts, NULL, datatype, NULL);
     if (!c->in_place) /* the send buffer, from the datatype's first byte as well */
-        kcoll_pmpi_side(&c->send, sendbuf, count, NULL, NULL, datatype);
+        kcoll_pmpi_side(&c->send, sendbuf, count, NULL, NULL, datatype, &c->recv);
     if (mop == MPI_OP_NULL)
         c->recv.type &= ~KCOLL_TYPE_VALID;
-    else if ((c->recv.type & KCOLL_TYPE_VALID) && kcoll_pmpi_op(mop, datatype, c->recv.size, op))
+    else if ((c->recv.type & KCOLL_TYPE_VALID) && kcoll_pmpi_op(mop, datatype, &c->recv, op))
         c->op = op;
 }
 

@@ -95,9 +95,7 @@ static void kcoll_greq_done(kcoll_req_t *r, void *ctx)
     kcoll_status_t st = kcoll_req_status(r);
     g->err = MPI_SUCCESS;
     if (st != KCOLL_OK) {
-        kcoll_error("%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(kcoll_req_coll(r)),
-                    kcoll_world_rank, kcoll_req_error(r));
-        g->err = kcoll_mpi_error(st);
+        g->err = kcoll_report(kcoll_req_coll(r), "", st, kcoll_req_error(r));
     }
     /* release: err is visible to whoever acquires done */
     atomic_store_explicit(&g->done, 1, memory_order_release);
@@ -187,10 +185,8 @@ typedef struct kcoll_plan {
     struct kcoll_plan *next;
     uint64_t key;          /* the handle's bits */
     kcoll_req_t *r;        /* NULL: the host runs the starts */
-    kcoll_coll_t coll;
     kcoll_call_t call;     /* the host's starts are counted from it */
     kcoll_reason_t why;    /* why the host does (counted at every start) */
-    MPI_Comm comm;
     int active;            /* started by kcoll and not yet completed by the user */
     int err;
     _Atomic int done;      /* kcoll has completed the current start */
@@ -243,7 +239,7 @@ static kcoll_plan_t *kcoll_plan_active(MPI_Request h)
     return pl && pl->active ? pl : NULL;
 }
 
-void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c, MPI_Comm comm,
+void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
                     kcoll_reason_t why)
 {
     kcoll_plan_t *pl = calloc(1, sizeof *pl);
@@ -254,11 +250,9 @@ void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c, M
     }
     pl->key = kcoll_handle_key(handle);
     pl->r = r;
-    pl->coll = c->coll;
     pl->call = *c;
     pl->call.op = NULL; /* the caller's; only the sizes are needed to count the starts */
     pl->why = why;
-    pl->comm = comm;
     pthread_mutex_lock(&kcoll_plans_lock);
     pl->next = kcoll_plans[pl->key % KCOLL_PLAN_BUCKETS];
     kcoll_plans[pl->key % KCOLL_PLAN_BUCKETS] = pl;
@@ -286,9 +280,7 @@ static void kcoll_plan_done(kcoll_req_t *r, void *ctx)
     kcoll_status_t st = kcoll_req_status(r);
     pl->err = MPI_SUCCESS;
     if (st != KCOLL_OK) {
-        kcoll_error("%s (persistent) failed on MPI_COMM_WORLD rank %d: %s",
-                    kcoll_coll_name(pl->coll), kcoll_world_rank, kcoll_req_error(r));
-        pl->err = kcoll_mpi_error(st);
+        pl->err = kcoll_report(pl->call.coll, " (persistent)", st, kcoll_req_error(r));
     }
     /* release: err is visible to whoever acquires done */
     atomic_store_explicit(&pl->done, 1, memory_order_release);

@@ -25,7 +25,7 @@
 int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request);
 /* Record a persistent request: r runs its starts, or NULL: the host does,
  * counted under why. */
-void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c, MPI_Comm comm,
+void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
                     kcoll_reason_t why);
 
 #endif

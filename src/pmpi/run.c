@@ -25,7 +25,7 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
 }
 
 void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *counts,
-                     const int *displs, MPI_Datatype dt)
+                     const int *displs, MPI_Datatype dt, const kcoll_side_t *like)
 {
     int size;
     MPI_Aint lb, extent, tlb, textent;
@@ -33,18 +33,27 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *cou
     s->count = count;
     s->counts = counts;
     s->displs = displs;
-    s->size = s->extent = 0;
-    s->type = 0;
-    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS ||
-        PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS ||
-        PMPI_Type_get_true_extent(dt, &tlb, &textent) != MPI_SUCCESS)
-        return;
-    s->size = (size_t)size;
-    s->extent = (size_t)extent;
-    s->type = KCOLL_TYPE_VALID | (textent == size ? KCOLL_TYPE_DENSE : 0) |
-              (extent == size ? KCOLL_TYPE_PACKED : 0);
-    if (buf && size)
-        s->buf = (const char *)buf + tlb;
+    if (like && like->type) { /* the same datatype, asked about already */
+        s->size = like->size;
+        s->extent = like->extent;
+        s->lb = like->lb;
+        s->type = like->type;
+    } else {
+        s->size = s->extent = 0;
+        s->lb = 0;
+        s->type = 0;
+        if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS ||
+            PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS ||
+            PMPI_Type_get_true_extent(dt, &tlb, &textent) != MPI_SUCCESS)
+            return;
+        s->size = (size_t)size;
+        s->extent = (size_t)extent;
+        s->lb = (ptrdiff_t)tlb;
+        s->type = KCOLL_TYPE_VALID | (textent == size ? KCOLL_TYPE_DENSE : 0) |
+                  (extent == size ? KCOLL_TYPE_PACKED : 0);
+    }
+    if (buf && s->size)
+        s->buf = (const char *)buf + s->lb;
 }
 
 /* The team for a call in a mode, or NULL with the reason. */
@@ -56,20 +65,18 @@ static kcoll_team_t *kcoll_pmpi_team(const kcoll_call_t *c, MPI_Comm comm, kcoll
     return kcoll_comm_team(comm, mode == KCOLL_MODE_BLOCKING, why);
 }
 
-/* Whether the communicator is usable at all; if not, the host MPI does the
- * call, counted. */
-static int kcoll_pmpi_usable(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode)
+/* Why the communicator is not usable at all (the host MPI does the call),
+ * or KCOLL_R_NONE. */
+static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
 {
     int inter = 0;
     if (c->p > 0)
-        return 1;
+        return KCOLL_R_NONE;
     if (!kcoll_ready())
-        kcoll_call_host(c, mode, KCOLL_R_DISABLED);
-    else if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
-        kcoll_call_host(c, mode, KCOLL_R_INTERCOMM);
-    else
-        kcoll_call_host(c, mode, KCOLL_R_INVALID);
-    return 0;
+        return KCOLL_R_DISABLED;
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
+        return KCOLL_R_INTERCOMM;
+    return KCOLL_R_INVALID;
 }
 
 /* Hand a blocking or non-blocking call to the call layer: 0 when the host
@@ -77,10 +84,12 @@ static int kcoll_pmpi_usable(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t 
 static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode,
                            kcoll_req_t **r, int *rc)
 {
-    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why;
+    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, comm);
     char err[256];
-    if (!kcoll_pmpi_usable(c, comm, mode))
+    if (host_why != KCOLL_R_NONE) {
+        kcoll_call_host(c, mode, host_why);
         return 0;
+    }
     kcoll_team_t *team = kcoll_pmpi_team(c, comm, mode, &why);
     switch (kcoll_call_prepare(c, mode, team, why, r, &host_why, err, sizeof err)) {
     case KCOLL_CALL_HOST:
@@ -118,20 +127,19 @@ int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *re
 
 void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
 {
-    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = KCOLL_R_DISABLED;
+    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, comm);
     kcoll_req_t *r = NULL;
     char err[256];
-    if (kcoll_pmpi_usable(c, comm, KCOLL_MODE_PERSISTENT)) {
+    if (host_why == KCOLL_R_DISABLED && !kcoll_ready())
+        return; /* kcoll keeps no plans (nor statistics) outside MPI_Init..MPI_Finalize */
+    /* the starts are counted, not the initialization (pmpi/request.c) */
+    if (host_why == KCOLL_R_NONE) {
         kcoll_team_t *team = kcoll_pmpi_team(c, comm, KCOLL_MODE_PERSISTENT, &why);
         if (kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r, &host_why, err,
                                sizeof err) != KCOLL_CALL_KCOLL)
             r = NULL;
-    } else if (!kcoll_ready()) {
-        return;
-    } else {
-        host_why = c->p ? KCOLL_R_INVALID : KCOLL_R_INTERCOMM;
     }
-    kcoll_plan_add(request, r, c, comm, host_why);
+    kcoll_plan_add(request, r, c, host_why);
 }
 
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)
@@ -159,11 +167,16 @@ int kcoll_mpi_error(kcoll_status_t st)
     }
 }
 
+int kcoll_report(kcoll_coll_t c, const char *form, kcoll_status_t st, const char *what)
+{
+    kcoll_error("%s%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(c), form,
+                kcoll_world_rank, what);
+    return kcoll_mpi_error(st);
+}
+
 int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, kcoll_status_t st, const char *what)
 {
-    int rank = -1, err = kcoll_mpi_error(st);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    kcoll_error("%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(c), rank, what);
+    int err = kcoll_report(c, "", st, what);
     PMPI_Comm_call_errhandler(comm, err);
     return err;
 }

@@ -13,9 +13,10 @@ static void scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = recvbuf == MPI_IN_PLACE;
     if (c->p && c->rank == root)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, displs, sendtype);
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, displs, sendtype, NULL);
     if (!c->in_place)
-        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, NULL, NULL, recvtype);
+        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, NULL, NULL, recvtype,
+                        sendtype == recvtype ? &c->send : NULL);
 }
 
 KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -456,6 +456,39 @@ static void lifecycles(MPI_Comm comm)
     kcoll_param_set("MIN_BYTES", "16384");
 }
 
+/* A persistent collective on an inter-communicator is the host's: it is
+ * counted once per start under mpi:intercomm, never at its initialization
+ * (this one is freed without a start, so nothing is counted). */
+static void intercomm_init(void)
+{
+    int p;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    if (p < 2)
+        return;
+    wd_note("a persistent broadcast initialized on an inter-communicator");
+    wd_arm(60);
+    MPI_Comm half, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, wrank % 2 ? 0 : 1, 7, &inter);
+    const uint64_t before = mt_calls("MPI_Bcast_init", "mpi:intercomm");
+    char buf[64] = {0};
+    MPI_Request q;
+    const char *why = NULL;
+    int root = wrank == 0 ? MPI_ROOT : wrank % 2 ? 0 : MPI_PROC_NULL;
+    if (MPI_Bcast_init(buf, sizeof buf, MPI_BYTE, root, inter, MPI_INFO_NULL, &q) != MPI_SUCCESS)
+        why = "MPI_Bcast_init returned an error";
+    else if (MPI_Request_free(&q) != MPI_SUCCESS)
+        why = "MPI_Request_free returned an error";
+    else if (mt_calls("MPI_Bcast_init", "mpi:intercomm") != before)
+        why = "the initialization was counted as a call";
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+    if (why)
+        mt_fail("%s: MPI_Bcast_init on an inter-communicator", why);
+    else
+        mt_pass();
+}
+
 #endif /* MPI_VERSION >= 4 */
 
 int main(int argc, char **argv)
@@ -493,6 +526,7 @@ int main(int argc, char **argv)
         interleaved(comms[shape], names[shape]);
         lifecycles(comms[shape]);
     }
+    intercomm_init();
     wd_arm(0);
 
     for (int g = 0; g < GENS; g++)
