@@ -80,6 +80,12 @@ void kcoll_op_apply(const kcoll_op_t *op, const void *in, void *inout, size_t by
  * MPI defines only as inout = in op inout. */
 int kcoll_op_has_rev(const kcoll_op_t *op);
 void kcoll_op_apply_rev(const kcoll_op_t *op, const void *in, void *inout, size_t bytes);
+/* Can op (may be NULL) reduce `bytes` bytes, reversed if rev? What a
+ * REDUCE step needs, checked alike by the executor and the simulator. */
+static inline int kcoll_op_fits(const kcoll_op_t *op, size_t bytes, int rev)
+{
+    return op && bytes % op->esize == 0 && (!rev || kcoll_op_has_rev(op));
+}
 const char *kcoll_op_name(kcoll_opkind_t k);
 
 #endif

@@ -49,6 +49,10 @@
 #define KCOLL_LANES 16
 /* Flag words hold (seq << KCOLL_SEQ_SHIFT) | value. */
 #define KCOLL_SEQ_SHIFT 24
+static inline uint64_t kcoll_flag_word(uint64_t seq, uint32_t value)
+{
+    return (seq << KCOLL_SEQ_SHIFT) | value;
+}
 
 typedef struct {
     _Alignas(KCOLL_CACHELINE) _Atomic uint64_t v;

@@ -33,11 +33,6 @@
 /* Most steps one engine call moves. */
 #define KCOLL_EXEC_BATCH 64
 
-static inline uint64_t kcoll_flag_word(uint64_t seq, uint32_t value)
-{
-    return (seq << KCOLL_SEQ_SHIFT) | value;
-}
-
 void kcoll_exec_start(kcoll_exec_t *x, const kcoll_ctl_t *c, const kcoll_engine_t *engine,
                       const kcoll_sched_t *s, void *const bufs[KCOLL_NBUF],
                       const size_t lens[KCOLL_NBUF], uint64_t seq)
@@ -208,7 +203,7 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
             rc = kcoll_exec_local(x, st->lbuf, st->loff, st->len, &src);
             if (!rc)
                 rc = kcoll_exec_local(x, st->pbuf, st->poff, st->len, &dst);
-            if (!rc && (!x->op || st->len % x->op->esize || (st->flag && !kcoll_op_has_rev(x->op)))) {
+            if (!rc && !kcoll_op_fits(x->op, st->len, st->flag)) {
                 snprintf(x->errmsg, sizeof x->errmsg,
                          "REDUCE step of %zu bytes without an operation of that element size",
                          st->len);

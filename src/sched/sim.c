@@ -61,6 +61,7 @@ typedef struct {
 /* An external operation of one collective: shared by its participants. */
 typedef struct {
     int participants, started;
+    int counted;  /* 1 + the last rank counted among the participants */
     uint32_t *vc; /* [p] join of the starters' clocks */
 } kcoll_sim_ext_t;
 
@@ -219,12 +220,6 @@ void kcoll_sim_set_blocking(kcoll_sim_t *s, int blocking)
     s->coll[s->cur].blocking = blocking;
 }
 
-void kcoll_sim_select(kcoll_sim_t *s, int c)
-{
-    if (c >= 0 && c < s->ncoll)
-        s->cur = c;
-}
-
 void kcoll_sim_set_lanes(kcoll_sim_t *s, int lanes)
 {
     if (lanes >= 1 && lanes <= KCOLL_LANES)
@@ -357,11 +352,6 @@ static void kcoll_sim_move(kcoll_sim_coll_t *c, int dr, int db, size_t doff, int
             w[i]++;
 }
 
-static uint64_t kcoll_sim_word(int ci, uint32_t value)
-{
-    return ((uint64_t)(ci + 1) << KCOLL_SEQ_SHIFT) | value;
-}
-
 /* Try to run rank r's next step of collective ci. Returns KCOLL_OK (ran),
  * KCOLL_IN_PROGRESS (blocked) or an error. */
 static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
@@ -378,8 +368,7 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
     case KCOLL_STEP_SIGNAL:
     case KCOLL_STEP_COPY:
     case KCOLL_STEP_REDUCE:
-        if (st->kind == KCOLL_STEP_REDUCE &&
-            (!c->op || st->len % c->op->esize || (st->flag && !kcoll_op_has_rev(c->op))))
+        if (st->kind == KCOLL_STEP_REDUCE && !kcoll_op_fits(c->op, st->len, st->flag))
             return kcoll_sim_fail(s, "collective %d rank %d step %d: REDUCE of %zu bytes without "
                                   "an operation of that element size", ci, r, c->pc[r], st->len);
         if (st->kind == KCOLL_STEP_REDUCE && st->pbuf >= KCOLL_NBUF)
@@ -424,7 +413,7 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
     const kcoll_sim_signal_t *sig = NULL;
     if (st->kind == KCOLL_STEP_WAIT) {
         const kcoll_sim_history_t *h = kcoll_sim_flag(s, st->peer, lane, st->flag);
-        const uint64_t want = kcoll_sim_word(ci, st->value);
+        const uint64_t want = kcoll_flag_word((uint64_t)ci + 1, st->value);
         for (int i = 0; i < h->n && !sig; i++)
             if (h->s[i].word >= want)
                 sig = &h->s[i];
@@ -459,7 +448,7 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
     }
     case KCOLL_STEP_SIGNAL: {
         kcoll_sim_history_t *h = kcoll_sim_flag(s, r, lane, st->flag);
-        const uint64_t word = kcoll_sim_word(ci, st->value);
+        const uint64_t word = kcoll_flag_word((uint64_t)ci + 1, st->value);
         if (h->n && h->s[h->n - 1].word > word)
             return kcoll_sim_fail(s, "collective %d rank %d step %d: flag %s signalled %u below "
                                   "an earlier word (flags only grow)",
@@ -597,6 +586,17 @@ static unsigned kcoll_sim_rand(unsigned *rng)
     return *rng >> 16;
 }
 
+/* v[0..n) in a random order (Fisher-Yates). */
+static void kcoll_sim_shuffle(int *v, int n, unsigned *rng)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(kcoll_sim_rand(rng) % (unsigned)(i + 1));
+        int t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
 kcoll_status_t kcoll_sim_run(kcoll_sim_t *s, unsigned seed)
 {
     const int p = s->p;
@@ -621,27 +621,25 @@ kcoll_status_t kcoll_sim_run(kcoll_sim_t *s, unsigned seed)
                                     ci, r, kcoll_status_str(c->sched[r].err));
                 goto out;
             }
-            for (int i = 0; i < c->sched[r].n; i++)
-                if (c->sched[r].steps[i].kind == KCOLL_STEP_EXTERN &&
-                    (int)c->sched[r].steps[i].value >= c->next) {
-                    int n = (int)c->sched[r].steps[i].value + 1;
-                    kcoll_sim_ext_t *e = realloc(c->ext, (size_t)n * sizeof *e);
-                    if (!e) {
+            for (int i = 0; i < c->sched[r].n; i++) {
+                const kcoll_step_t *st = &c->sched[r].steps[i];
+                if (st->kind != KCOLL_STEP_EXTERN)
+                    continue;
+                for (; c->next <= (int)st->value; c->next++) {
+                    kcoll_sim_ext_t *e = realloc(c->ext, (size_t)(c->next + 1) * sizeof *e);
+                    uint32_t *vc = e ? calloc((size_t)p, sizeof *vc) : NULL;
+                    if (e)
+                        c->ext = e;
+                    if (!vc) {
                         rc = KCOLL_ERR_NOMEM;
                         goto out;
                     }
-                    c->ext = e;
-                    for (; c->next < n; c->next++)
-                        c->ext[c->next] = (kcoll_sim_ext_t){0, 0, calloc((size_t)p, sizeof(uint32_t))};
+                    c->ext[c->next] = (kcoll_sim_ext_t){0, 0, 0, vc};
                 }
-        }
-        for (int r = 0; r < p; r++) {
-            int seen[64] = {0};
-            for (int i = 0; i < c->sched[r].n; i++) {
-                const kcoll_step_t *st = &c->sched[r].steps[i];
-                if (st->kind == KCOLL_STEP_EXTERN && st->value < 64 && !seen[st->value]) {
-                    seen[st->value] = 1;
-                    c->ext[st->value].participants++;
+                kcoll_sim_ext_t *x = &c->ext[st->value];
+                if (x->counted != r + 1) { /* each rank counts once per operation */
+                    x->counted = r + 1;
+                    x->participants++;
                 }
             }
         }
@@ -651,12 +649,7 @@ kcoll_status_t kcoll_sim_run(kcoll_sim_t *s, unsigned seed)
     while (remaining > 0) {
         int progressed = 0;
         if (seed) /* a fresh random order of ranks each pass */
-            for (int i = p - 1; i > 0; i--) {
-                int j = (int)(kcoll_sim_rand(&rng) % (unsigned)(i + 1));
-                int t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
+            kcoll_sim_shuffle(order, p, &rng);
         for (int i = 0; i < p; i++) {
             const int r = order[i];
             /* start what the order and the lanes allow (a non-blocking
@@ -677,12 +670,8 @@ kcoll_status_t kcoll_sim_run(kcoll_sim_t *s, unsigned seed)
             for (int ci = 0; ci < s->started[r]; ci++)
                 if (s->coll[ci].state[r] != KCOLL_SIM_IDLE && s->coll[ci].state[r] != KCOLL_SIM_DONE)
                     cand[nc++] = ci;
-            for (int k = nc - 1; seed && k > 0; k--) {
-                int j = (int)(kcoll_sim_rand(&rng) % (unsigned)(k + 1));
-                int t = cand[k];
-                cand[k] = cand[j];
-                cand[j] = t;
-            }
+            if (seed)
+                kcoll_sim_shuffle(cand, nc, &rng);
             for (int k = 0; k < nc; k++) {
                 const int ci = cand[k];
                 kcoll_sim_coll_t *c = &s->coll[ci];

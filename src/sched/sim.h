@@ -59,8 +59,6 @@ void kcoll_sim_free(kcoll_sim_t *sim);
 int kcoll_sim_add(kcoll_sim_t *sim, int blocking);
 /* Whether the addressed collective is blocking (the first is, unless set). */
 void kcoll_sim_set_blocking(kcoll_sim_t *sim, int blocking);
-/* Address collective c. */
-void kcoll_sim_select(kcoll_sim_t *sim, int c);
 /* Lanes of the modelled control segment (1..KCOLL_LANES), before running. */
 void kcoll_sim_set_lanes(kcoll_sim_t *sim, int lanes);
 /* Give rank `rank` a buffer (caller-owned memory, modified by the run). */
