@@ -101,8 +101,9 @@ static int kcoll_param_store(int id, const char *text)
     snprintf(kcoll_param_text[id], KCOLL_PARAM_TEXT_MAX, "%s", text);
     if (id == KCOLL_P_WARN)
         kcoll_log_set_warnings((int)num);
-    /* relaxed: a counter that caches compare with, ordering nothing */
-    atomic_fetch_add_explicit(&kcoll_params_gen, 1, memory_order_relaxed);
+    /* release: the new value above is written before the generation that
+     * tells caches to read it again (pairs with kcoll_params_generation) */
+    atomic_fetch_add_explicit(&kcoll_params_gen, 1, memory_order_release);
     return 0;
 }
 
@@ -177,6 +178,7 @@ const char *kcoll_param_str(kcoll_param_id_t id)
 
 uint64_t kcoll_params_generation(void)
 {
-    /* relaxed: compared with a copy a cache keeps, ordering nothing */
-    return atomic_load_explicit(&kcoll_params_gen, memory_order_relaxed);
+    /* acquire: a caller that sees a new generation then reads the values
+     * stored before it (pairs with the release in kcoll_param_store) */
+    return atomic_load_explicit(&kcoll_params_gen, memory_order_acquire);
 }

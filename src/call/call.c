@@ -183,6 +183,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     }
     if (agrees && mode == KCOLL_MODE_BLOCKING) {
         /* the decision depends on the votes: agree now, inside the call */
+        const size_t policy_bytes = r->policy_bytes;
         kcoll_req_start(r, NULL, NULL);
         kcoll_req_wait_state(r, KCOLL_REQ_AGREED);
         if (r->state == KCOLL_REQ_DONE) {
@@ -191,10 +192,14 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
             return KCOLL_CALL_FAILED;
         }
         int host = r->fam->decide(r);
-        if (!host && r->policy_bytes < (size_t)kcoll_param_int(KCOLL_P_MIN_BYTES))
-            host = KCOLL_R_SMALL;
-        if (!host)
-            host = kcoll_call_select(r, 0);
+        /* sizes only the votes told (v-variants) are checked and selected
+         * for now; the others were above, with the same bytes */
+        if (!host && r->policy_bytes != policy_bytes) {
+            if (r->policy_bytes < (size_t)kcoll_param_int(KCOLL_P_MIN_BYTES))
+                host = KCOLL_R_SMALL;
+            else
+                host = kcoll_call_select(r, 0);
+        }
         if (host) {
             kcoll_call_result_t res = kcoll_call_to_host(r, (kcoll_reason_t)host, why);
             kcoll_req_abandon(r);

@@ -146,8 +146,12 @@ static void kcoll_req_fail(kcoll_req_t *r, kcoll_status_t st, const char *why)
 
 int kcoll_call_select(kcoll_req_t *r, int must_run)
 {
+    /* the decision cache is the team's: under its lock when threads may
+     * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
+    kcoll_team_lock(r->team);
     kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
                                     r->policy_bytes, &r->choice);
+    kcoll_team_unlock(r->team);
     if (s == KCOLL_SELECT_BAD)
         return KCOLL_R_BAD_ALGO;
     if (s == KCOLL_SELECT_HOST && !must_run)
@@ -287,8 +291,6 @@ void kcoll_req_build(kcoll_req_t *r)
     }
     kcoll_exec_start(&r->x, &t->ctl, t->engine, r->run, r->bufs, r->lens, r->seq);
     r->x.op = r->args.op;
-    r->x.xops = r->xops;
-    r->x.nxops = 0;
     kcoll_watch_init(&r->watch);
     r->state = KCOLL_REQ_RUN;
 }
@@ -483,15 +485,6 @@ kcoll_status_t kcoll_req_wait(kcoll_req_t *r)
 {
     kcoll_req_wait_state(r, KCOLL_REQ_DONE);
     return r->status;
-}
-
-int kcoll_req_done(kcoll_req_t *r)
-{
-    /* acquire: pairs with the release in kcoll_req_finish */
-    if (!atomic_load_explicit(&r->completed, memory_order_acquire))
-        kcoll_progress();
-    /* acquire: as above */
-    return atomic_load_explicit(&r->completed, memory_order_acquire);
 }
 
 kcoll_status_t kcoll_req_status(const kcoll_req_t *r)

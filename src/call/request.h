@@ -102,7 +102,6 @@ struct kcoll_req {
     const kcoll_sched_t *run;   /* the schedule executed: sched or a team cache entry */
     int cache_slot;             /* that entry, or -1 */
     kcoll_exec_t x;
-    kcoll_xop_t *xops[1];
     void *bufs[KCOLL_NBUF];
     size_t lens[KCOLL_NBUF];
     void *tmp;
