@@ -4,7 +4,7 @@
  * through an engine: a pair of functions that copy between this process's
  * memory and a peer's, each given as an iovec list, as process_vm_readv
  * takes them. A team chooses its engine when it is set up, after probing
- * that the engine works between all its processes (team/setup.c);
+ * that the engine works between all its processes (team/team.c);
  * algorithms declare which engines they can run on (coll/coll.h).
  *
  * Today there is one engine, cma (xfer/cma.c). The two-copy, vmsplice and

@@ -14,7 +14,8 @@
  * overwrites while peers still read their blocks from it; so the rank
  * first copies its other blocks to private scratch (TMP, kcoll_a2a_save)
  * and the peers read from there: one extra local copy, no ordering
- * constraints between ranks.
+ * constraints between ranks. kcoll_alltoall_in_place_tmp sizes that
+ * scratch (the descriptor's tmp, shared with pairwise_write).
  *
  * Cost (paper 003): T = (p-1)*(alpha + n*beta + l*ceil(n/s)) + T_barrier^sm
  * (+ (p-1)*n*beta' for the in-place copy). Any p, n, layout.
