@@ -3,26 +3,13 @@
  * receive buffer already, and the send arguments are not looked at. */
 #include "pmpi/pmpi.h"
 
-static void allgather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
-                           int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           const int *recvcounts, const int *displs, MPI_Datatype recvtype,
-                           MPI_Comm comm)
-{
-    kcoll_pmpi_describe(c, coll, 0, comm);
-    c->in_place = sendbuf == MPI_IN_PLACE;
-    kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, displs, recvtype, NULL);
-    if (!c->in_place)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, NULL, NULL, sendtype,
-                        sendtype == recvtype ? &c->recv : NULL);
-}
-
 KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     kcoll_call_t c;
     int rc;
-    allgather_call(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                   NULL, NULL, recvtype, comm);
+    kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, recvcount, NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -35,8 +22,8 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
 {
     kcoll_call_t c;
     int rc;
-    allgather_call(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                   recvcounts, displs, recvtype, comm);
+    kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, 0, recvcounts, displs, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -49,8 +36,8 @@ KCOLL_PUBLIC int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype
 {
     kcoll_call_t c;
     int rc;
-    allgather_call(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                   NULL, NULL, recvtype, comm);
+    kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, recvcount, NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -63,8 +50,8 @@ KCOLL_PUBLIC int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
 {
     kcoll_call_t c;
     int rc;
-    allgather_call(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                   recvcounts, displs, recvtype, comm);
+    kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, 0, recvcounts, displs, recvtype, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -80,8 +67,8 @@ KCOLL_PUBLIC int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Data
     int rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                  comm, info, request);
     if (rc == MPI_SUCCESS) {
-        allgather_call(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, NULL, NULL, recvtype, comm);
+        kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
+                                recvbuf, recvcount, NULL, NULL, recvtype, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
@@ -96,8 +83,8 @@ KCOLL_PUBLIC int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Dat
     int rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                   recvtype, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        allgather_call(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                       recvcounts, displs, recvtype, comm);
+        kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
+                                recvbuf, 0, recvcounts, displs, recvtype, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;

@@ -4,26 +4,13 @@
  * at. */
 #include "pmpi/pmpi.h"
 
-static void alltoall_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf, int sendcount,
-                          const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, const int *recvcounts,
-                          const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    kcoll_pmpi_describe(c, coll, 0, comm);
-    c->in_place = sendbuf == MPI_IN_PLACE;
-    kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, rdispls, recvtype, NULL);
-    if (!c->in_place)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, sdispls, sendtype,
-                        sendtype == recvtype ? &c->recv : NULL);
-}
-
 KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     kcoll_call_t c;
     int rc;
-    alltoall_call(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                  recvcount, NULL, NULL, recvtype, comm);
+    kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, recvcount, NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -36,8 +23,8 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
 {
     kcoll_call_t c;
     int rc;
-    alltoall_call(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
-                  recvcounts, rdispls, recvtype, comm);
+    kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
+                            recvbuf, 0, recvcounts, rdispls, recvtype, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -50,8 +37,8 @@ KCOLL_PUBLIC int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype 
 {
     kcoll_call_t c;
     int rc;
-    alltoall_call(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                  recvcount, NULL, NULL, recvtype, comm);
+    kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, recvcount, NULL, NULL, recvtype, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -65,8 +52,8 @@ KCOLL_PUBLIC int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], con
 {
     kcoll_call_t c;
     int rc;
-    alltoall_call(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
-                  recvcounts, rdispls, recvtype, comm);
+    kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
+                            recvbuf, 0, recvcounts, rdispls, recvtype, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
@@ -82,8 +69,8 @@ KCOLL_PUBLIC int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datat
     int rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                 info, request);
     if (rc == MPI_SUCCESS) {
-        alltoall_call(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                      recvcount, NULL, NULL, recvtype, comm);
+        kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
+                                recvbuf, recvcount, NULL, NULL, recvtype, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
@@ -99,8 +86,8 @@ KCOLL_PUBLIC int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
     int rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                  rdispls, recvtype, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        alltoall_call(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
-                      recvbuf, 0, recvcounts, rdispls, recvtype, comm);
+        kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
+                                recvbuf, 0, recvcounts, rdispls, recvtype, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;

@@ -42,6 +42,14 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
  * taken instead of asking the host again; or NULL. */
 void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *counts,
                      const int *displs, MPI_Datatype dt, const kcoll_side_t *like);
+/* The whole description of a collective without a root in which every
+ * rank sends and receives (Allgather(v): no send counts; Alltoall(v)).
+ * MPI_IN_PLACE as sendbuf: the send side is not looked at. */
+void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
+                             int sendcount, const int *sendcounts, const int *sdispls,
+                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
+                             MPI_Comm comm);
 
 /* Run a blocking call through kcoll if it takes it: 1 with the MPI result
  * in *rc, or 0 when the host MPI must do it. */

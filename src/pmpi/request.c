@@ -385,6 +385,24 @@ static kcoll_plan_t **kcoll_plans_in(int n, const MPI_Request *reqs)
     return pls;
 }
 
+/* What every completion call does first: advance kcoll's requests, then
+ * find the plans kcoll runs among its requests. NULL (nothing pending,
+ * no plan among them): the host's own call answers. */
+static kcoll_plan_t *kcoll_plan_now(MPI_Request h)
+{
+    if (kcoll_host_only())
+        return NULL;
+    kcoll_progress();
+    return kcoll_plan_active(h);
+}
+static kcoll_plan_t **kcoll_plans_now(int n, const MPI_Request *reqs)
+{
+    if (kcoll_host_only())
+        return NULL;
+    kcoll_progress();
+    return kcoll_plans_in(n, reqs);
+}
+
 /* A copy of reqs with the plans kcoll runs replaced by MPI_REQUEST_NULL,
  * for the host MPI. */
 static MPI_Request *kcoll_host_view(int n, const MPI_Request *reqs, kcoll_plan_t **pls)
@@ -414,10 +432,7 @@ static MPI_Status *kcoll_status_at(MPI_Status *statuses, int i)
 
 KCOLL_PUBLIC int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    if (kcoll_host_only())
-        return PMPI_Test(request, flag, status);
-    kcoll_progress();
-    kcoll_plan_t *pl = kcoll_plan_active(*request);
+    kcoll_plan_t *pl = kcoll_plan_now(*request);
     if (!pl)
         return PMPI_Test(request, flag, status);
     *flag = kcoll_plan_is_done(pl);
@@ -434,10 +449,7 @@ KCOLL_PUBLIC int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 KCOLL_PUBLIC int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    if (kcoll_host_only())
-        return PMPI_Request_get_status(request, flag, status);
-    kcoll_progress();
-    kcoll_plan_t *pl = kcoll_plan_active(request);
+    kcoll_plan_t *pl = kcoll_plan_now(request);
     if (!pl)
         return PMPI_Request_get_status(request, flag, status);
     if ((*flag = kcoll_plan_is_done(pl)))
@@ -488,10 +500,7 @@ static int kcoll_testall_plans(int n, MPI_Request reqs[], int *flag, MPI_Status 
 
 KCOLL_PUBLIC int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
-    if (kcoll_host_only())
-        return PMPI_Testall(count, requests, flag, statuses);
-    kcoll_progress();
-    kcoll_plan_t **pls = kcoll_plans_in(count, requests);
+    kcoll_plan_t **pls = kcoll_plans_now(count, requests);
     if (!pls)
         return PMPI_Testall(count, requests, flag, statuses);
     int rc = kcoll_testall_plans(count, requests, flag, statuses, pls);
@@ -533,10 +542,7 @@ static int kcoll_testany_plans(int n, MPI_Request reqs[], int *index, int *flag,
 KCOLL_PUBLIC int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
                              MPI_Status *status)
 {
-    if (kcoll_host_only())
-        return PMPI_Testany(count, requests, index, flag, status);
-    kcoll_progress();
-    kcoll_plan_t **pls = kcoll_plans_in(count, requests);
+    kcoll_plan_t **pls = kcoll_plans_now(count, requests);
     if (!pls)
         return PMPI_Testany(count, requests, index, flag, status);
     int rc = kcoll_testany_plans(count, requests, index, flag, status, pls);
@@ -580,10 +586,7 @@ static int kcoll_testsome_plans(int n, MPI_Request reqs[], int *outcount, int in
 KCOLL_PUBLIC int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                               MPI_Status statuses[])
 {
-    if (kcoll_host_only())
-        return PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    kcoll_progress();
-    kcoll_plan_t **pls = kcoll_plans_in(incount, requests);
+    kcoll_plan_t **pls = kcoll_plans_now(incount, requests);
     if (!pls)
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
     int rc = kcoll_testsome_plans(incount, requests, outcount, indices, statuses, pls);

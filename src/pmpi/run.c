@@ -56,6 +56,20 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *cou
         s->buf = (const char *)buf + s->lb;
 }
 
+void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
+                             int sendcount, const int *sendcounts, const int *sdispls,
+                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    kcoll_pmpi_describe(c, coll, 0, comm);
+    c->in_place = sendbuf == MPI_IN_PLACE;
+    kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, rdispls, recvtype, NULL);
+    if (!c->in_place)
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, sdispls, sendtype,
+                        sendtype == recvtype ? &c->recv : NULL);
+}
+
 /* The team for a call in a mode, or NULL with the reason. */
 static kcoll_team_t *kcoll_pmpi_team(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode,
                                      kcoll_reason_t *why)
