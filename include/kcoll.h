@@ -26,8 +26,10 @@ int kcoll_param_set(const char *name, const char *value);
 const char *kcoll_param_get(const char *name);
 
 /* This process's statistics so far for one row of the KCOLL_STATS table:
- * coll is the collective's name ("MPI_Bcast"), path is "kcoll:<algorithm>"
- * or "mpi:<reason>". Returns 0, or -1 if the row does not exist. */
+ * coll is the collective's name ("MPI_Bcast"), path is "kcoll:<algorithm>",
+ * "kcoll:hier(<on-node>|host)" or "mpi:<reason>"; a path ending in '*'
+ * sums every path it begins ("kcoll:hier(*"). Returns 0, or -1 if no such
+ * row and path exist. */
 int kcoll_stats_get(const char *coll, const char *path, uint64_t *calls, uint64_t *bytes);
 
 #ifdef __cplusplus

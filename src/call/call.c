@@ -72,7 +72,8 @@ static void kcoll_call_describe(kcoll_req_t *r, const kcoll_call_t *c, kcoll_mod
     r->fam->shared(r);
 }
 
-void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t why)
+/* Count a call not prepared as a request on `path`. */
+static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
 {
     kcoll_req_t r;
     memset(&r, 0, sizeof r);
@@ -80,8 +81,55 @@ void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t wh
         !(r.counts = calloc((size_t)c->p, sizeof *r.counts)))
         return;
     kcoll_call_describe(&r, c, mode);
-    kcoll_stats_add(r.row, KCOLL_PATH_REASON(why), why == KCOLL_R_INVALID ? 0 : r.stat_bytes);
+    kcoll_stats_add(r.row, path, path == KCOLL_PATH_REASON(KCOLL_R_INVALID) ? 0 : r.stat_bytes);
     free(r.counts);
+}
+
+void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t why)
+{
+    kcoll_call_count(c, mode, KCOLL_PATH_REASON(why));
+}
+
+int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode)
+{
+    if (mode != KCOLL_MODE_BLOCKING || !kcoll_param_int(KCOLL_P_HIER))
+        return 0;
+    switch (c) {
+    case KCOLL_COLL_BCAST:
+    case KCOLL_COLL_BARRIER:
+    case KCOLL_COLL_REDUCE:
+    case KCOLL_COLL_ALLREDUCE:
+    case KCOLL_COLL_REDUCE_SCATTER_BLOCK:
+    case KCOLL_COLL_REDUCE_SCATTER:
+    case KCOLL_COLL_GATHER:
+    case KCOLL_COLL_SCATTER:
+    case KCOLL_COLL_ALLGATHER:
+        return 1;
+    default: /* v-variants and all-to-alls: the host MPI (docs/hierarchy.md) */
+        return 0;
+    }
+}
+
+void kcoll_call_hier_begin(void)
+{
+    uint64_t rows = 0;
+    for (int c = 0; c < KCOLL_NCOLL; c++)
+        rows |= 1ull << kcoll_stats_row((kcoll_coll_t)c, KCOLL_MODE_BLOCKING);
+    kcoll_stats_capture_begin(rows);
+}
+
+void kcoll_call_hier_end(const kcoll_call_t *c, int alone, kcoll_reason_t why)
+{
+    int inner = kcoll_stats_capture_end(), path;
+    if (why != KCOLL_R_NONE)
+        path = KCOLL_PATH_REASON(why);
+    else if (alone || inner < 0)
+        path = KCOLL_PATH_HIER_ALONE;
+    else if (inner < KCOLL_MAX_ALGOS)
+        path = KCOLL_PATH_HIER(inner);
+    else
+        path = KCOLL_PATH_HIER_MPI;
+    kcoll_call_count(c, KCOLL_MODE_BLOCKING, path);
 }
 
 /* The host MPI does r's call. A persistent call is counted at each start
@@ -161,10 +209,16 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = KCOLL_R_NONCONTIG;
     else if (r->bad_op)
         reason = KCOLL_R_OP;
+    else if (!team && team_why == KCOLL_R_HIER && kcoll_call_hier_has(c->coll, mode))
+        reason = KCOLL_R_HIER;
     else if (!team)
-        reason = team_why;
+        reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
     else
         reason = (kcoll_reason_t)kcoll_call_select(r, 0);
+    if (reason == KCOLL_R_HIER) { /* nothing taken, nothing counted yet */
+        free(local.counts);
+        return KCOLL_CALL_HIER;
+    }
     if (reason != KCOLL_R_NONE || !team) {
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
         if (team)

@@ -60,6 +60,8 @@ typedef enum {
     KCOLL_R_BAD_ALGO,    /* forced algorithm invalid (here) */
     KCOLL_R_OP,          /* reduction operation/datatype kcoll does not apply */
     KCOLL_R_NO_TEAM,     /* a non-blocking call on a communicator without a team yet */
+    KCOLL_R_HIER,        /* not a reason: the communicator spans nodes and has a hierarchy
+                          * (team_why of kcoll_call_prepare; never counted) */
     KCOLL_NREASON
 } kcoll_reason_t;
 
@@ -103,8 +105,23 @@ typedef struct kcoll_req kcoll_req_t;
 typedef enum {
     KCOLL_CALL_KCOLL,  /* *req is kcoll's request for the call */
     KCOLL_CALL_HOST,   /* the host MPI does the call (*why; counted) */
-    KCOLL_CALL_FAILED  /* an error after the protocol started (err) */
+    KCOLL_CALL_FAILED, /* an error after the protocol started (err) */
+    KCOLL_CALL_HIER    /* the call runs hierarchically (team_why KCOLL_R_HIER): the caller
+                        * composes it of collectives on the node and leaders' communicators
+                        * and counts it with kcoll_call_hier_end */
 } kcoll_call_result_t;
+
+/* Which collectives run hierarchically on a communicator that spans nodes
+ * (blocking calls; the others go to the host MPI there, as mpi:multinode). */
+int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode);
+/* Around the phases of a hierarchical call: begin holds back the
+ * statistics of the blocking collectives this thread makes meanwhile (its
+ * phases); end counts the call once, on the path "kcoll:hier(<the first
+ * on-node phase's path>|host)", or "kcoll:hier(-|host)" when this rank is
+ * alone on its node (alone), or as mpi:<why> when why is not
+ * KCOLL_R_NONE (the hierarchy handed the whole call to the host MPI). */
+void kcoll_call_hier_begin(void);
+void kcoll_call_hier_end(const kcoll_call_t *c, int alone, kcoll_reason_t why);
 
 /* Take a call: decide whether kcoll does it and if so prepare its request
  * (not started). team is the communicator's team, or NULL with the reason
@@ -135,6 +152,11 @@ void kcoll_req_release(kcoll_req_t *r);
  * owner only waits for the done callback). */
 void kcoll_req_detach(kcoll_req_t *r);
 
+/* While this thread waits for its requests, call fn(ctx) in every round
+ * too (it returns whether something moved on): a composed collective
+ * keeps a host MPI request of its own going meanwhile (NULL: none). */
+void kcoll_call_poll_set(int (*fn)(void *ctx), void *ctx);
+
 /* Advance every started request once. Returns how many moved on. */
 int kcoll_progress(void);
 /* Requests started and not yet completed, in this process. */
@@ -146,9 +168,15 @@ void kcoll_call_release_team(kcoll_team_t *t);
 
 /* The statistics table's names (call/report.c). Row r is collective
  * r / KCOLL_NMODES in mode r % KCOLL_NMODES; paths are the algorithms
- * (kcoll_algos indices) then the reasons. */
-#define KCOLL_PATH_REASON(r) (KCOLL_MAX_ALGOS + (int)(r))
+ * (kcoll_algos indices), the reasons, then the hierarchical paths: one per
+ * algorithm of the first on-node phase, one for a host MPI on-node phase,
+ * one for a rank alone on its node. */
 #define KCOLL_MAX_ALGOS 64
+#define KCOLL_PATH_REASON(r) (KCOLL_MAX_ALGOS + (int)(r))
+#define KCOLL_PATH_HIER(a) (KCOLL_MAX_ALGOS + KCOLL_NREASON + (a))
+#define KCOLL_PATH_HIER_MPI KCOLL_PATH_HIER(KCOLL_MAX_ALGOS)
+#define KCOLL_PATH_HIER_ALONE KCOLL_PATH_HIER(KCOLL_MAX_ALGOS + 1)
+#define KCOLL_NPATHS KCOLL_PATH_HIER(KCOLL_MAX_ALGOS + 2)
 const char *kcoll_stats_row_name(int row, char *buf, size_t buflen);   /* "MPI_Ibcast" */
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen); /* "kcoll:knomial" */
 /* Print a summed table, one line per non-empty (row, path). */

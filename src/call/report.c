@@ -21,10 +21,11 @@ static const char *const kcoll_reason_names[KCOLL_NREASON] = {
     [KCOLL_R_BAD_ALGO] = "bad_algo",
     [KCOLL_R_OP] = "unsupported_op",
     [KCOLL_R_NO_TEAM] = "no_team",
+    [KCOLL_R_HIER] = "hier",
 };
 
 _Static_assert(KCOLL_NCOLL * KCOLL_NMODES <= KCOLL_STATS_ROWS, "a statistics row per call kind");
-_Static_assert(KCOLL_MAX_ALGOS + KCOLL_NREASON <= KCOLL_STATS_PATHS, "a path per way");
+_Static_assert(KCOLL_NPATHS <= KCOLL_STATS_PATHS, "a path per way");
 
 const char *kcoll_reason_name(kcoll_reason_t r)
 {
@@ -51,14 +52,22 @@ const char *kcoll_stats_row_name(int row, char *buf, size_t buflen)
 
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen)
 {
-    if (path < 0 || path >= KCOLL_MAX_ALGOS + KCOLL_NREASON)
+    if (path < 0 || path >= KCOLL_NPATHS)
         return NULL;
     if (path < KCOLL_MAX_ALGOS) {
         if (path >= kcoll_nalgos)
             return NULL;
         snprintf(buf, buflen, "kcoll:%s", kcoll_algos[path].name);
-    } else {
+    } else if (path < KCOLL_PATH_HIER(0)) {
         snprintf(buf, buflen, "mpi:%s", kcoll_reason_name((kcoll_reason_t)(path - KCOLL_MAX_ALGOS)));
+    } else if (path == KCOLL_PATH_HIER_MPI) {
+        snprintf(buf, buflen, "kcoll:hier(mpi|host)");
+    } else if (path == KCOLL_PATH_HIER_ALONE) {
+        snprintf(buf, buflen, "kcoll:hier(-|host)");
+    } else {
+        if (path - KCOLL_PATH_HIER(0) >= kcoll_nalgos)
+            return NULL;
+        snprintf(buf, buflen, "kcoll:hier(%s|host)", kcoll_algos[path - KCOLL_PATH_HIER(0)].name);
     }
     return buf;
 }
@@ -68,14 +77,14 @@ void kcoll_stats_print(const uint64_t *table, int nranks, void *file)
     FILE *out = file;
     fprintf(out, "# kcoll statistics, summed over %d ranks (calls and bytes per rank, added up)\n",
             nranks);
-    fprintf(out, "# %-28s %-28s %14s %20s\n", "collective", "path", "calls", "bytes");
+    fprintf(out, "# %-28s %-34s %14s %20s\n", "collective", "path", "calls", "bytes");
     for (int row = 0; row < KCOLL_NCOLL * KCOLL_NMODES; row++)
-        for (int p = 0; p < KCOLL_MAX_ALGOS + KCOLL_NREASON; p++) {
+        for (int p = 0; p < KCOLL_NPATHS; p++) {
             const uint64_t *cell = kcoll_stats_cell(table, row, p);
             char rname[48], pname[64];
             if (!cell[0] || !kcoll_stats_path_name(p, pname, sizeof pname))
                 continue;
-            fprintf(out, "  %-28s %-28s %14" PRIu64 " %20" PRIu64 "\n",
+            fprintf(out, "  %-28s %-34s %14" PRIu64 " %20" PRIu64 "\n",
                     kcoll_stats_row_name(row, rname, sizeof rname), pname, cell[0], cell[1]);
         }
     fflush(out);

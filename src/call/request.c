@@ -462,12 +462,24 @@ void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), vo
     kcoll_progress(); /* every kcoll call advances the others too */
 }
 
+/* this thread's extra poll (kcoll_call_poll_set); initial-exec TLS */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+    int (*fn)(void *ctx);
+    void *ctx;
+} kcoll_poll;
+
+void kcoll_call_poll_set(int (*fn)(void *ctx), void *ctx)
+{
+    kcoll_poll.fn = fn;
+    kcoll_poll.ctx = ctx;
+}
+
 void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
 {
     kcoll_pause_t pause;
     kcoll_pause_init(&pause);
     for (;;) {
-        int moved = 0;
+        int moved = kcoll_poll.fn ? kcoll_poll.fn(kcoll_poll.ctx) : 0;
         if (!r->listed && r->state < state)
             moved = kcoll_req_advance(r);
         /* acquire: pairs with the release in kcoll_req_finish */

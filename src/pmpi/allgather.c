@@ -1,6 +1,7 @@
 /* MPI_Allgather(v), MPI_Iallgather(v), MPI_Allgather(v)_init (call/
  * fam_allcoll.c decides). With MPI_IN_PLACE every rank's block is in its
  * receive buffer already, and the send arguments are not looked at. */
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -10,8 +11,13 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                 recvtype, -1);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                        comm));
 }

@@ -1,5 +1,6 @@
 /* MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init: no buffers
  * (call/fam_allcoll.c decides). */
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
@@ -7,8 +8,12 @@ KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_barrier(&c, comm);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Barrier(comm));
 }
 

@@ -1,5 +1,6 @@
 /* MPI_Bcast, MPI_Ibcast, MPI_Bcast_init: the buffer is the receive side on
  * every rank (call/fam_bcast.c decides). */
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 static void bcast_call(kcoll_call_t *c, void *buffer, int count, MPI_Datatype datatype, int root,
@@ -14,8 +15,12 @@ KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
     kcoll_call_t c;
     int rc;
     bcast_call(&c, buffer, count, datatype, root, comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_bcast(&c, comm, buffer, count, datatype, root);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Bcast(buffer, count, datatype, root, comm));
 }
 

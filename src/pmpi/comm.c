@@ -25,11 +25,13 @@
 #include <stdlib.h>
 
 #include "base/params.h"
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 typedef struct kcoll_mteam {
     kcoll_team_t *team;    /* NULL: kcoll does not run this communicator's collectives */
-    kcoll_reason_t reason; /* why not */
+    kcoll_reason_t reason; /* why not (KCOLL_R_HIER: it spans nodes and has a hierarchy) */
+    kcoll_hier_t *hier;    /* a communicator that spans nodes: its hierarchy (pmpi/hier.h) */
     MPI_Comm comm;         /* not owned: the communicator the attribute sits on */
     int p, rank;           /* of comm (an intra-communicator) */
     struct kcoll_mteam *prev, *next;
@@ -75,6 +77,7 @@ static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
     pthread_mutex_unlock(&kcoll_mteams_lock);
     if (mt->team)
         kcoll_team_unref(mt->team, kcoll_call_release_team);
+    kcoll_hier_free(mt->hier); /* frees the node communicator, whose record goes too */
     free(mt);
 }
 
@@ -205,13 +208,16 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
 
     if (!kcoll_comm_one_node(comm, p)) {
         mt->reason = KCOLL_R_MULTINODE;
+        if (kcoll_param_int(KCOLL_P_HIER) && (mt->hier = kcoll_hier_create(comm)))
+            mt->reason = KCOLL_R_HIER;
     } else if ((mt->team = calloc(1, sizeof *mt->team)) == NULL) {
         mt->reason = KCOLL_R_TEAM_FAILED; /* the set-up's own agreements notice it too */
     }
-    int have = mt->team != NULL || mt->reason == KCOLL_R_MULTINODE;
+    const int multinode = mt->reason == KCOLL_R_MULTINODE || mt->reason == KCOLL_R_HIER;
+    int have = mt->team != NULL || multinode;
     if (kcoll_host_allmin(&comm, &have, 1))
         have = 0;
-    if (mt->reason != KCOLL_R_MULTINODE && !have) {
+    if (!multinode && !have) {
         free(mt->team);
         mt->team = NULL;
         mt->reason = KCOLL_R_TEAM_FAILED;
@@ -253,6 +259,12 @@ static kcoll_mteam_t *kcoll_comm_record(MPI_Comm comm)
     kcoll_last.mt = mt;
     kcoll_last.gen = gen;
     return mt;
+}
+
+kcoll_hier_t *kcoll_comm_hier(MPI_Comm comm)
+{
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    return mt ? mt->hier : NULL;
 }
 
 int kcoll_comm_known(MPI_Comm comm, int *p, int *rank)

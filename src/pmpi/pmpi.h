@@ -51,8 +51,13 @@ void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
                              const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
                              MPI_Comm comm);
 
-/* Run a blocking call through kcoll if it takes it: 1 with the MPI result
- * in *rc, or 0 when the host MPI must do it. */
+/* Run a blocking call through kcoll if it takes it: KCOLL_PMPI_DONE with
+ * the MPI result in *rc, KCOLL_PMPI_HOST when the host MPI must do it, or
+ * (collectives kcoll_call_hier_has names, on a communicator that spans
+ * nodes) KCOLL_PMPI_HIER: the caller runs its composed form (pmpi/hier.h). */
+#define KCOLL_PMPI_HOST 0
+#define KCOLL_PMPI_DONE 1
+#define KCOLL_PMPI_HIER 2
 int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc);
 /* Start a non-blocking call through kcoll if it takes it: 1 with *request
  * set and the MPI result in *rc, or 0 when the host MPI must do it. */

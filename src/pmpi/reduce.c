@@ -4,6 +4,7 @@
  * the send buffer; the operation is mapped to kcoll's (pmpi/op.c), or to
  * none, and MPI_OP_NULL makes the arguments invalid (the host reports it).
  * MPI_IN_PLACE: every rank's contribution is in its receive buffer. */
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 static void reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, const void *sendbuf,
@@ -29,8 +30,12 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     int rc;
     reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root,
                 comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_reduce(&c, comm, sendbuf, recvbuf, count, datatype, op, root);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
 
@@ -42,8 +47,12 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     int rc;
     reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, 0,
                 comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_reduce(&c, comm, sendbuf, recvbuf, count, datatype, op, -1);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
 }
 
@@ -55,8 +64,13 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
     int rc;
     reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
                 datatype, op, 0, comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_reduce_scatter(&c, comm, sendbuf, recvbuf, NULL, recvcount,
+                                         datatype, op);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm));
 }
 
@@ -68,8 +82,13 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
     int rc;
     reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype,
                 op, 0, comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_reduce_scatter(&c, comm, sendbuf, recvbuf, recvcounts, 0,
+                                         datatype, op);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm));
 }
 

@@ -94,7 +94,8 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
 }
 
 /* Hand a blocking or non-blocking call to the call layer: 0 when the host
- * MPI must do it; 1 with *rc when it failed; 2 with *r to run or start. */
+ * MPI must do it; 1 with *rc when it failed; 2 with *r to run or start;
+ * 3 when it runs hierarchically (blocking calls only). */
 static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode,
                            kcoll_req_t **r, int *rc)
 {
@@ -111,6 +112,8 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
     case KCOLL_CALL_FAILED:
         *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err);
         return 1;
+    case KCOLL_CALL_HIER:
+        return 3;
     case KCOLL_CALL_KCOLL:
         break;
     }
@@ -121,13 +124,15 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
 {
     kcoll_req_t *r;
     int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_BLOCKING, &r, rc);
+    if (took == 3)
+        return KCOLL_PMPI_HIER;
     if (took != 2)
-        return took;
+        return took; /* KCOLL_PMPI_HOST, or KCOLL_PMPI_DONE with the failure */
     kcoll_req_start(r, NULL, NULL);
     kcoll_status_t st = kcoll_req_wait(r);
     *rc = st == KCOLL_OK ? MPI_SUCCESS : kcoll_fail(comm, c->coll, st, kcoll_req_error(r));
     kcoll_req_release(r);
-    return 1;
+    return KCOLL_PMPI_DONE;
 }
 
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)

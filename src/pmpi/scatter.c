@@ -3,6 +3,7 @@
  * the root MPI_IN_PLACE as the receive buffer keeps its block where it is
  * (call/fam_rooted.c decides). Only the arguments MPI says are
  * significant on this rank are looked at. */
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 static void scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf, int sendcount,
@@ -27,8 +28,13 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
     int rc;
     scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
                  recvcount, recvtype, root, comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_scatter(&c, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, root);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                      root, comm));
 }

@@ -1,0 +1,110 @@
+/* MPI_Gather and MPI_Allgather across nodes: gather inside each node with
+ * kcoll, across the leaders with the host MPI (paper 003 section VII.G:
+ * the two-level multi-node Gather, CMA inside the node, the network
+ * between nodes).
+ *
+ * Every block is b bytes (MPI makes every rank's block the same size).
+ *  1. Each node gathers its ranks' blocks to its leader, in local-rank
+ *     order (an on-node MPI_Gather of bytes: kcoll's gather algorithms).
+ *     A rank whose datatype has gaps packs its block first.
+ *  2. The leaders gather the nodes' runs of blocks with the host MPI:
+ *     MPI_Gatherv to the root's node (root a), or MPI_Allgatherv to every
+ *     leader, into node-major order (node 0's ranks, then node 1's...).
+ *  3. Gather: if the root does not lead its node, its leader sends it the
+ *     whole (one on-node message). Allgather: each node broadcasts it from
+ *     its leader (on-node MPI_Bcast).
+ *  4. The receiver puts block q where rank q's belongs (node-major
+ *     position nfirst[node(q)] + local rank(q)), unpacking for datatypes
+ *     with gaps.
+ * Any placement of ranks on nodes, uneven nodes, any root, in place.
+ *
+ * Cost (p ranks, pn per node, block b):
+ *   Gather:    T_gather_node(pn, b) + T_net_gatherv(p b) + T_copy(p b)
+ *   Allgather: T_gather_node(pn, b) + T_net_allgatherv(p b)
+ *              + T_bcast_node(p b) + T_copy(p b)
+ * The network carries each block once per receiving node, as the host
+ * alone would; the final copy is local memory bandwidth.
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "pmpi/hier.h"
+#include "pmpi/pmpi.h"
+
+int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, int scount,
+                      MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
+{
+    kcoll_hier_t *h = kcoll_comm_hier(comm);
+    const int all = root < 0, is_root = h->rank == root, leader = h->lr == 0;
+    const int a = all ? -1 : h->node_of[root], receives = all || is_root;
+    MPI_Aint lb, rext = 0;
+    int rc = MPI_SUCCESS, *cnt = NULL, *dsp = NULL;
+    void *pmem = NULL, *lmem = NULL, *gmem = NULL;
+    char *L, *G = NULL;
+    const char *mine;
+
+    if (receives)
+        PMPI_Type_get_extent(rtype, &lb, &rext);
+    const size_t b = receives ? kcoll_hier_size(rcount, rtype) : kcoll_hier_size(scount, stype);
+    kcoll_call_hier_begin();
+    if ((size_t)h->p * b > INT_MAX) { /* the leaders' counts are ints */
+        kcoll_call_hier_end(c, 0, KCOLL_R_MULTINODE);
+        if (all)
+            KCOLL_HIER_HOST(rc, PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+        else
+            KCOLL_HIER_HOST(rc, PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+        return rc;
+    }
+    if (!b) /* nothing moves */
+        goto out;
+    if (sbuf == MPI_IN_PLACE) /* this rank's block already lies in its place */
+        mine = kcoll_hier_bytes((char *)rbuf + (MPI_Aint)h->rank * rcount * rext, rcount, rtype, b,
+                                &pmem);
+    else
+        mine = kcoll_hier_bytes(sbuf, scount, stype, b, &pmem);
+    L = (char *)mine;
+    if (leader && h->pn > 1)
+        L = lmem = malloc((size_t)h->pn * b);
+    if (all || (h->me == a && (leader || is_root)))
+        G = gmem = malloc((size_t)h->p * b);
+    if (!mine || !L || (!G && (all || (h->me == a && (leader || is_root)))) ||
+        (leader && kcoll_hier_runs(h, b, &cnt, &dsp))) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    /* 1: the node's blocks at its leader */
+    if (h->pn > 1)
+        rc = MPI_Gather(mine, (int)b, MPI_BYTE, L, (int)b, MPI_BYTE, 0, h->node);
+    /* 2: across the leaders, node-major */
+    if (rc == MPI_SUCCESS && leader) {
+        if (all)
+            KCOLL_HIER_HOST(rc, PMPI_Allgatherv(L, cnt[h->me], MPI_BYTE, G, cnt, dsp, MPI_BYTE,
+                                                h->leaders));
+        else
+            KCOLL_HIER_HOST(rc, PMPI_Gatherv(L, cnt[h->me], MPI_BYTE, G, cnt, dsp, MPI_BYTE, a,
+                                             h->leaders));
+    }
+    /* 3: to the root, or to every rank of the node */
+    if (rc == MPI_SUCCESS && all && h->pn > 1) {
+        rc = MPI_Bcast(G, (int)((size_t)h->p * b), MPI_BYTE, 0, h->node);
+    } else if (rc == MPI_SUCCESS && !all && h->me == a && h->lrank_of[root] != 0) {
+        if (leader)
+            KCOLL_HIER_HOST(rc, PMPI_Send(G, (int)((size_t)h->p * b), MPI_BYTE, h->lrank_of[root],
+                                          KCOLL_HIER_TAG, h->node));
+        else if (is_root)
+            KCOLL_HIER_HOST(rc, PMPI_Recv(G, (int)((size_t)h->p * b), MPI_BYTE, 0,
+                                          KCOLL_HIER_TAG, h->node, MPI_STATUS_IGNORE));
+    }
+    /* 4: every block to its place */
+    for (int q = 0; rc == MPI_SUCCESS && receives && q < h->p; q++)
+        rc = kcoll_hier_unbytes(G + (size_t)kcoll_hier_pos(h, q) * b, b,
+                                (char *)rbuf + (MPI_Aint)q * rcount * rext, rcount, rtype);
+out:
+    free(cnt);
+    free(dsp);
+    free(pmem);
+    free(lmem);
+    free(gmem);
+    kcoll_call_hier_end(c, h->pn == 1, KCOLL_R_NONE);
+    return rc;
+}
