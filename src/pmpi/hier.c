@@ -73,6 +73,8 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
             h->nn++;
     for (int k = 1; k < h->nn; k++)
         h->nfirst[k] = h->nfirst[k - 1] + h->nsize[k - 1];
+    for (int k = 0; k < h->nn; k++)
+        h->maxpn = h->nsize[k] > h->maxpn ? h->nsize[k] : h->maxpn;
     h->me = h->node_of[h->rank];
     h->blocked = 1;
     for (int q = 0; q < p; q++)
@@ -136,9 +138,7 @@ size_t kcoll_hier_size(int count, MPI_Datatype dt)
     return (size_t)count * (size_t)size;
 }
 
-/* count elements of dt follow each other without gaps: the bytes at buf
- * plus the true lower bound, *at. */
-static int kcoll_hier_contiguous(const void *buf, MPI_Datatype dt, const char **at)
+int kcoll_hier_contiguous(const void *buf, MPI_Datatype dt, const char **at)
 {
     MPI_Aint lb, extent, tlb, textent;
     int size;

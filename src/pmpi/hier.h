@@ -32,6 +32,7 @@ typedef struct kcoll_hier {
     int p, rank;      /* of the communicator */
     int nn, me;       /* nodes; this rank's node */
     int pn, lr;       /* ranks on this node; this rank's local rank */
+    int maxpn;        /* ranks on the most populated node */
     int blocked;      /* node k holds ranks nfirst[k]..+nsize[k]: rank order is node order */
     int *node_of;     /* [p] node of each rank */
     int *lrank_of;    /* [p] local rank of each rank */
@@ -66,6 +67,9 @@ kcoll_hier_t *kcoll_comm_hier(MPI_Comm comm);
 void *kcoll_hier_tmp(int count, MPI_Datatype dt, void **mem);
 /* Copy count elements of dt from src to dst (any datatype). */
 int kcoll_hier_copy(const void *src, void *dst, int count, MPI_Datatype dt);
+/* Do elements of dt follow each other without gaps? Their bytes start at
+ * *at (buf plus the datatype's true lower bound). */
+int kcoll_hier_contiguous(const void *buf, MPI_Datatype dt, const char **at);
 /* The data of count elements of dt at buf as b contiguous bytes: buf's
  * own bytes when dt is contiguous, else packed into *mem (free it; NULL
  * when out of memory). */

@@ -25,7 +25,9 @@
  * so the slower of the two stages sets the pace once S is large; a
  * segment costs one on-node call's fixed overhead (an agreement-free
  * kcoll call, a few microseconds), so segments stay large (512 KiB).
- * A node with one rank skips its on-node phase. Any datatype and count.
+ * A node with one rank skips its on-node phase; when every node has one
+ * rank there is nothing to overlap and the message goes whole. Any
+ * datatype and count.
  */
 #include "base/params.h"
 #include "pmpi/hier.h"
@@ -53,7 +55,7 @@ int kcoll_hier_bcast(const kcoll_call_t *c, MPI_Comm comm, void *buf, int count,
     PMPI_Type_get_extent(dt, &lb, &extent);
     const size_t seg = (size_t)kcoll_param_int(KCOLL_P_HIER_SEGMENT);
     int per = count;
-    if (seg && extent > 0 && (size_t)extent * (size_t)count > seg)
+    if (seg && h->maxpn > 1 && extent > 0 && (size_t)extent * (size_t)count > seg)
         per = seg / (size_t)extent ? (int)(seg / (size_t)extent) : 1;
     const int nseg = count > 0 ? (count + per - 1) / per : 1;
 #define SEG_AT(i) ((char *)buf + (MPI_Aint)(i) * per * extent)

@@ -17,6 +17,10 @@
  *     position nfirst[node(q)] + local rank(q)), unpacking for datatypes
  *     with gaps.
  * Any placement of ranks on nodes, uneven nodes, any root, in place.
+ * Where ranks lie in blocks per node (node-major order is rank order) and
+ * the receive datatype has no gaps, the blocks land in the receive buffer
+ * directly: a receiving leader gathers its node into its place there, the
+ * leaders' call is in place, and step 4 has nothing to do.
  *
  * Cost (p ranks, pn per node, block b):
  *   Gather:    T_gather_node(pn, b) + T_net_gatherv(p b) + T_copy(p b)
@@ -62,27 +66,43 @@ int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, in
                                 &pmem);
     else
         mine = kcoll_hier_bytes(sbuf, scount, stype, b, &pmem);
-    L = (char *)mine;
-    if (leader && h->pn > 1)
-        L = lmem = malloc((size_t)h->pn * b);
-    if (all || (h->me == a && (leader || is_root)))
+    /* Direct: where node-major order is rank order and the receive
+     * datatype has no gaps, the whole lands in the receive buffer itself
+     * (no step 4), and a receiving leader gathers its node's run straight
+     * into its place there. */
+    const char *rat;
+    const int direct = receives && h->blocked && kcoll_hier_contiguous(rbuf, rtype, &rat);
+    const int needs_all = all || (h->me == a && (leader || is_root));
+    if (direct)
+        G = (char *)rat;
+    else if (needs_all)
         G = gmem = malloc((size_t)h->p * b);
-    if (!mine || !L || (!G && (all || (h->me == a && (leader || is_root)))) ||
-        (leader && kcoll_hier_runs(h, b, &cnt, &dsp))) {
+    const int in_place_run = direct && leader && h->pn > 1;
+    L = (char *)mine;
+    if (in_place_run)
+        L = G + (size_t)h->nfirst[h->me] * b;
+    else if (leader && h->pn > 1)
+        L = lmem = malloc((size_t)h->pn * b);
+    if (!mine || !L || (needs_all && !G) || (leader && kcoll_hier_runs(h, b, &cnt, &dsp))) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
     /* 1: the node's blocks at its leader */
     if (h->pn > 1)
-        rc = MPI_Gather(mine, (int)b, MPI_BYTE, L, (int)b, MPI_BYTE, 0, h->node);
+        rc = MPI_Gather(leader && mine == L ? MPI_IN_PLACE : mine, (int)b, MPI_BYTE, L, (int)b,
+                        MPI_BYTE, 0, h->node);
     /* 2: across the leaders, node-major */
     if (rc == MPI_SUCCESS && leader) {
+        const void *run = L == G + (size_t)h->nfirst[h->me] * b ? MPI_IN_PLACE : L;
         if (all)
-            KCOLL_HIER_HOST(rc, PMPI_Allgatherv(L, cnt[h->me], MPI_BYTE, G, cnt, dsp, MPI_BYTE,
+            KCOLL_HIER_HOST(rc, PMPI_Allgatherv(run, cnt[h->me], MPI_BYTE, G, cnt, dsp, MPI_BYTE,
                                                 h->leaders));
+        else if (h->me == a)
+            KCOLL_HIER_HOST(rc, PMPI_Gatherv(is_root ? run : L, cnt[h->me], MPI_BYTE, G, cnt, dsp,
+                                             MPI_BYTE, a, h->leaders));
         else
-            KCOLL_HIER_HOST(rc, PMPI_Gatherv(L, cnt[h->me], MPI_BYTE, G, cnt, dsp, MPI_BYTE, a,
-                                             h->leaders));
+            KCOLL_HIER_HOST(rc, PMPI_Gatherv(L, cnt[h->me], MPI_BYTE, NULL, NULL, NULL, MPI_BYTE,
+                                             a, h->leaders));
     }
     /* 3: to the root, or to every rank of the node */
     if (rc == MPI_SUCCESS && all && h->pn > 1) {
@@ -96,7 +116,7 @@ int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, in
                                           KCOLL_HIER_TAG, h->node, MPI_STATUS_IGNORE));
     }
     /* 4: every block to its place */
-    for (int q = 0; rc == MPI_SUCCESS && receives && q < h->p; q++)
+    for (int q = 0; rc == MPI_SUCCESS && receives && !direct && q < h->p; q++)
         rc = kcoll_hier_unbytes(G + (size_t)kcoll_hier_pos(h, q) * b, b,
                                 (char *)rbuf + (MPI_Aint)q * rcount * rext, rcount, rtype);
 out:

@@ -12,7 +12,9 @@
  *  3. Each node scatters its run from its leader (an on-node MPI_Scatter
  *     of bytes: kcoll's scatter algorithms); a rank whose datatype has
  *     gaps unpacks its block. With MPI_IN_PLACE the root keeps its block.
- * Any placement, uneven nodes, any root.
+ * Any placement, uneven nodes, any root. Where ranks lie in blocks per
+ * node and the root's datatype has no gaps, step 1 copies nothing; a
+ * rank whose receive datatype has no gaps gets its block in place.
  *
  * Cost (p ranks, pn per node, block b):
  *   T_copy(p b) [+ T_copy_node(p b) when the root is not a leader]
@@ -48,18 +50,32 @@ int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, i
     }
     if (!b)
         goto out;
-    if (is_root || (leader && h->me == a))
+    /* The root's blocks are already in node-major order where that is
+     * rank order and its datatype has no gaps; a rank's block lands in its
+     * receive buffer itself where that has none. */
+    const char *sat, *rat;
+    const int direct = is_root && h->blocked && kcoll_hier_contiguous(sbuf, stype, &sat);
+    if (direct)
+        G = (char *)sat;
+    else if (is_root || (leader && h->me == a))
         G = gmem = malloc(all);
-    if (leader)
+    if (!keep && kcoll_hier_contiguous(rbuf, rtype, &rat))
+        D = (char *)rat;
+    else if (!keep || !leader)
+        D = dmem = malloc(b); /* unpacked from here, or (in place) dropped */
+    if (is_root && leader)
+        L = G + (size_t)h->nfirst[h->me] * b; /* the node's run, in place */
+    else if (leader && h->pn == 1)
+        L = D;
+    else if (leader)
         L = lmem = malloc((size_t)h->pn * b);
-    D = lmem && h->pn == 1 ? L : (dmem = malloc(b)); /* this rank's block */
-    if (((is_root || (leader && h->me == a)) && !G) || (leader && !L) || !D ||
+    if (((is_root || (leader && h->me == a)) && !G) || (leader && !L) || (!D && !(keep && leader)) ||
         (leader && kcoll_hier_runs(h, b, &cnt, &dsp))) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
     /* 1: the root's blocks in node-major order, at its node's leader */
-    for (int q = 0; is_root && q < h->p; q++) {
+    for (int q = 0; is_root && !direct && q < h->p; q++) {
         const char *blk = kcoll_hier_bytes((const char *)sbuf + (MPI_Aint)q * scount * sext,
                                            scount, stype, b, &pmem);
         if (!blk) {
@@ -79,14 +95,14 @@ int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, i
     }
     /* 2: across the leaders */
     if (rc == MPI_SUCCESS && leader)
-        KCOLL_HIER_HOST(rc, PMPI_Scatterv(G, cnt, dsp, MPI_BYTE, L, cnt[h->me], MPI_BYTE, a,
-                                          h->leaders));
+        KCOLL_HIER_HOST(rc, PMPI_Scatterv(G, cnt, dsp, MPI_BYTE, is_root ? MPI_IN_PLACE : L,
+                                          cnt[h->me], MPI_BYTE, a, h->leaders));
     /* 3: inside the node */
     if (rc == MPI_SUCCESS && h->pn > 1)
         rc = MPI_Scatter(L, (int)b, MPI_BYTE, keep && leader ? MPI_IN_PLACE : D, (int)b, MPI_BYTE,
                          0, h->node);
-    if (rc == MPI_SUCCESS && !keep)
-        rc = kcoll_hier_unbytes(D, b, rbuf, rcount, rtype);
+    if (rc == MPI_SUCCESS && !keep) /* a node of one: the block is in L */
+        rc = kcoll_hier_unbytes(h->pn == 1 ? L : D, b, rbuf, rcount, rtype);
 out:
     free(cnt);
     free(dsp);
