@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Install what kcoll needs on Debian (bookworm) / Ubuntu, where it is
-# missing: a C compiler, CMake, pkg-config, Open MPI, MPICH and hwloc.
+# missing: a C compiler, CMake, pkg-config, Open MPI, MPICH, hwloc and
+# util-linux (unshare, for the tests' fake nodes; Debian marks it essential).
 #   scripts/setup.sh          build and test dependencies
 #   scripts/setup.sh --plot   also matplotlib, for the benchmark plots
 set -euo pipefail
-pkgs=(gcc make cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev hwloc)
+pkgs=(gcc make cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev hwloc
+      util-linux)
 [ "${1:-}" = "--plot" ] && pkgs+=(python3-matplotlib)
 need=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,1151 @@
+/* Collectives on communicators that span several nodes (kcoll's
+ * hierarchical path) and on communicators that lie on one node, through
+ * kcoll against the host MPI's PMPI_* calls, byte for byte. Meant to run
+ * under tests/mpi/run_fakenodes.sh, which makes several "nodes" on one
+ * machine; on a single real node every communicator is node-local and the
+ * program checks that side only.
+ *
+ * Communicators: MPI_COMM_WORLD, a duplicate, a reversed split (key
+ * -rank), an odd/even split, the node-local split (MPI_Comm_split_type
+ * MPI_COMM_TYPE_SHARED) and a split in a pseudo-random, reproducible rank
+ * order. Each one is classified (with the host MPI's own PMPI_* calls):
+ * whether it spans nodes (its MPI_COMM_TYPE_SHARED split is smaller than
+ * it, agreed with an allreduce) and whether its ranks are "blocked" by node
+ * (node k's ranks contiguous, nodes in increasing order, a node being
+ * numbered by its lowest MPI_COMM_WORLD rank).
+ *
+ * Matrix: all 14 blocking collectives (MPI_Barrier, MPI_Bcast, MPI_Reduce,
+ * MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Reduce_scatter,
+ * MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v), MPI_Alltoall(v)) and
+ * MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Iallgather, MPI_Iscatter,
+ * MPI_Ialltoall (completed with MPI_Wait, compared with the host's
+ * blocking call) x communicator x every root (rooted collectives; thinned
+ * to roots 0 and p-1 where noted below) x MPI_IN_PLACE or not, wherever
+ * MPI allows it x count 0, 1, 1003 and a larger one (about 300 KB per call:
+ * per block 300 KB / p for the blocked collectives) x datatype: MPI_INT, a
+ * contiguous derived type (3 x MPI_INT) and, for Bcast, Gather, Scatter and
+ * Allgather, a non-contiguous vector (2 blocks of 1 MPI_INT, stride 2),
+ * which kcoll may stage but must get right. Reductions use only exact
+ * operations, whose result does not depend on the order the nodes are
+ * combined in: MPI_INT SUM, MAX, MIN, BAND, MPI_LONG SUM and MIN, and a
+ * non-commutative user operation (2x2 int32 matrix product mod 2^32 on a
+ * contiguous 4 x MPI_INT type, made with commute = 0). The v-variants get
+ * counts that differ per rank, some zero, at shuffled displacements with
+ * gaps (mt_shuffle). Each call runs with the family's algorithm on "auto"
+ * and forced (KCOLL_<FAMILY>_ALGO, one or two on-node algorithms of every
+ * family; set back to "auto" after), and with KCOLL_MIN_BYTES=0 so that
+ * every call qualifies; a few small calls also run at the default
+ * KCOLL_MIN_BYTES. Thinned (wanted()): every root only for MPI_INT, the
+ * int32 SUM and the matrix product at counts 1 and 1003 with "auto" (not
+ * on the duplicate), roots 0 and p-1 elsewhere; both in-place settings at
+ * count 1003 for those and the contiguous type, one (alternating) for the
+ * rest; the other types and operations at counts 1 (types) and 1003 only;
+ * non-blocking calls with MPI_INT, the int32 SUM and the matrix product;
+ * the large count on MPI_COMM_WORLD and the random split only, root p-1;
+ * forced algorithms at counts 1003 and large only, not on the duplicate and
+ * the odd/even split. MPI_Barrier: one rank enters 20 ms late, nobody may leave
+ * before it entered (checked with the clock where every process reports the
+ * same kernel boot id, i.e. runs on one machine, as fake nodes do).
+ *
+ * Both calls start from identical buffers (send and receive, with a 64-byte
+ * canary after each, and the gaps of the v-layouts and of the vector type),
+ * and every rank compares both whole allocations afterwards, with one
+ * exception: a reduction's result (where this rank has one) is compared
+ * with the exact result, computed here from every rank's input
+ * (regenerated: inputs are a function of the case and the rank) with
+ * MPI_Reduce_local in rank order, and so is the host's: a host result that
+ * differs fails the case, unless it is a known host bug (host_bug_known:
+ * MPICH 4.0.2's PMPI_Reduce on uneven nodes), which is counted and
+ * reported instead. The part of an in-place Reduce_scatter's buffer after
+ * its result, which MPI leaves undefined, is not compared. MPICH 4.0.2's
+ * PMPI_Reduce also crashes in place at a non-zero root, so the host's
+ * reductions get in-place input as a separate send buffer (the same
+ * result), and under MPICH such calls with "auto" on a node-local
+ * communicator (kcoll hands them to the host) are skipped.
+ *
+ * Statistics (kcoll_stats_get), per call, on its row (the non-blocking
+ * form's row for MPI_I*): a node-local communicator never counts on
+ * kcoll:hier(*, counts the call on exactly one path (kcoll:* plus mpi:*
+ * grow by 1), and with a forced algorithm, more than one rank, a
+ * contiguous datatype and KCOLL_MIN_BYTES=0 counts it on kcoll:<algo>. On
+ * a communicator that spans nodes: Barrier, Bcast, Reduce, Allreduce,
+ * Reduce_scatter(_block), Gather, Scatter and Allgather count +1 on
+ * kcoll:hier(* and nothing on mpi:* (but a Bcast of the non-contiguous
+ * vector counts on mpi:noncontig_datatype: a broadcast decides contiguity
+ * before it looks at the communicator, as on one node); the v-variants, Alltoall(v) and every
+ * non-blocking call count +1 on mpi:multinode and nothing on kcoll:*;
+ * reductions with the non-commutative operation are hierarchical only on a
+ * blocked communicator and go to mpi:multinode where a node's ranks are
+ * not contiguous (contiguous nodes in another order may take either path).
+ * Below KCOLL_MIN_BYTES nothing counts on kcoll:hier(*.
+ *
+ * Options: --no-stats skips every statistics check (for a library without
+ * the hierarchical path yet, where multi-node calls go to mpi:multinode);
+ * -q thins the matrix further (for MPICH with more ranks than cores, where
+ * each of its own collectives costs milliseconds: see wanted()): no
+ * duplicate, the other splits at count 1003 with MPI_INT, the int32 SUM
+ * and the matrix product only, roots 0 and p-1 (below 1003: p-1), one
+ * in-place setting per point, each other operation on one reduction, the
+ * large count and forced algorithms on MPI_COMM_WORLD (forced also on the
+ * node-local split), one late rank per barrier; -v prints the time per
+ * collective and communicator; --expect-nodes=0,0,1,1 fails unless world
+ * rank i is on node i of the list (nodes numbered in order of first
+ * appearance), checking a launcher's placement. A watchdog names a case
+ * that hangs for 120 s and aborts. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpitest.h"
+
+#define MAXP 64
+#define CANARY 64
+#define BIG_BYTES (300u * 1024u)
+
+enum { BARRIER, BCAST, REDUCE, ALLREDUCE, RSB, RS, GATHER, GATHERV, SCATTER, SCATTERV, ALLGATHER,
+       ALLGATHERV, ALLTOALL, ALLTOALLV, IBCAST, IREDUCE, IALLREDUCE, IALLGATHER, ISCATTER,
+       IALLTOALL, NCOLL };
+
+/* F_HIER: hierarchical on a multi-node communicator (blocking, not v, not
+ * Alltoall); F_VEC: the vector datatype is tested */
+enum { F_ROOTED = 1, F_RED = 2, F_V = 4, F_HIER = 8, F_NB = 16, F_VEC = 32 };
+
+enum { FAM_BARRIER, FAM_BCAST, FAM_REDUCE, FAM_ALLREDUCE, FAM_RS, FAM_GATHER, FAM_SCATTER,
+       FAM_ALLGATHER, FAM_ALLTOALL, NFAM };
+static const char *const fam_param[NFAM] = {"BARRIER_ALGO", "BCAST_ALGO", "REDUCE_ALGO",
+                                            "ALLREDUCE_ALGO", "REDUCE_SCATTER_ALGO", "GATHER_ALGO",
+                                            "SCATTER_ALGO", "ALLGATHER_ALGO", "ALLTOALL_ALGO"};
+/* "auto", then the forced on-node algorithms */
+static const char *const fam_algos[NFAM][3] = {
+    {"auto", "dissemination", NULL},
+    {"auto", "knomial:k=2", "scatter_allgather"},
+    {"auto", "serial", "partitioned:chunk=4"},
+    {"auto", "reduce_bcast", "partitioned"},
+    {"auto", "partitioned:chunk=4", NULL},
+    {"auto", "sequential_read", "throttled_write:k=1"},
+    {"auto", "sequential_write", "throttled_read:k=1"},
+    {"auto", "bruck", "ring_source_write"},
+    {"auto", "pairwise_write", NULL},
+};
+
+static const struct {
+    const char *row; /* statistics row */
+    int base;        /* the blocking collective (the host's reference call) */
+    int fam, flags;
+} colls[NCOLL] = {
+    [BARRIER] = {"MPI_Barrier", BARRIER, FAM_BARRIER, F_HIER},
+    [BCAST] = {"MPI_Bcast", BCAST, FAM_BCAST, F_ROOTED | F_HIER | F_VEC},
+    [REDUCE] = {"MPI_Reduce", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_HIER},
+    [ALLREDUCE] = {"MPI_Allreduce", ALLREDUCE, FAM_ALLREDUCE, F_RED | F_HIER},
+    [RSB] = {"MPI_Reduce_scatter_block", RSB, FAM_RS, F_RED | F_HIER},
+    [RS] = {"MPI_Reduce_scatter", RS, FAM_RS, F_RED | F_HIER},
+    [GATHER] = {"MPI_Gather", GATHER, FAM_GATHER, F_ROOTED | F_HIER | F_VEC},
+    [GATHERV] = {"MPI_Gatherv", GATHERV, FAM_GATHER, F_ROOTED | F_V},
+    [SCATTER] = {"MPI_Scatter", SCATTER, FAM_SCATTER, F_ROOTED | F_HIER | F_VEC},
+    [SCATTERV] = {"MPI_Scatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V},
+    [ALLGATHER] = {"MPI_Allgather", ALLGATHER, FAM_ALLGATHER, F_HIER | F_VEC},
+    [ALLGATHERV] = {"MPI_Allgatherv", ALLGATHERV, FAM_ALLGATHER, F_V},
+    [ALLTOALL] = {"MPI_Alltoall", ALLTOALL, FAM_ALLTOALL, 0},
+    [ALLTOALLV] = {"MPI_Alltoallv", ALLTOALLV, FAM_ALLTOALL, F_V},
+    [IBCAST] = {"MPI_Ibcast", BCAST, FAM_BCAST, F_ROOTED | F_NB},
+    [IREDUCE] = {"MPI_Ireduce", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_NB},
+    [IALLREDUCE] = {"MPI_Iallreduce", ALLREDUCE, FAM_ALLREDUCE, F_RED | F_NB},
+    [IALLGATHER] = {"MPI_Iallgather", ALLGATHER, FAM_ALLGATHER, F_NB},
+    [ISCATTER] = {"MPI_Iscatter", SCATTER, FAM_SCATTER, F_ROOTED | F_NB},
+    [IALLTOALL] = {"MPI_Ialltoall", ALLTOALL, FAM_ALLTOALL, F_NB},
+};
+
+/* Data kinds: datatypes for data movement, (datatype, operation) pairs
+ * for reductions. */
+enum { K_INT, K_CONTIG, K_VECTOR, R_INT_SUM, R_INT_MAX, R_INT_MIN, R_INT_BAND, R_LONG_SUM,
+       R_LONG_MIN, R_MAT, NKINDS };
+#define FIRST_RED R_INT_SUM
+static const char *const kind_names[NKINDS] = {
+    "MPI_INT", "contig(3 x int)", "vector(2,1,2 x int)", "MPI_INT SUM", "MPI_INT MAX",
+    "MPI_INT MIN", "MPI_INT BAND", "MPI_LONG SUM", "MPI_LONG MIN", "matrix(4 x int) product"};
+static MPI_Datatype kind_dt[NKINDS];
+static MPI_Op kind_op[NKINDS];
+static int kind_commutes(int k)
+{
+    return k != R_MAT;
+}
+/* the kinds that get the full matrix; the others are thinned */
+static int main_kind(int k)
+{
+    return k == K_INT || k == R_INT_SUM || k == R_MAT;
+}
+
+enum { SH_WORLD, SH_DUP, SH_REVERSED, SH_ODDEVEN, SH_NODE, SH_RANDOM, NSHAPES };
+static const char *const shape_names[NSHAPES] = {"world", "dup", "reversed split",
+                                                 "odd/even split", "node-local split",
+                                                 "random split"};
+/* how a communicator's ranks lie on nodes */
+enum { L_ONE_NODE, L_BLOCKED, L_CONTIG_UNORDERED, L_SCATTERED };
+static const char *const layout_names[] = {"one node", "blocked by node",
+                                           "nodes contiguous, not in order", "nodes interleaved"};
+
+typedef struct {
+    MPI_Comm comm;
+    int p, rank, layout;
+} shape_t;
+
+static int quick, verbose, stats = 1, wrank, wsize;
+static int world_node[MAXP]; /* node of each world rank: its lowest world rank */
+
+/* ---------------------------------------------------------------------- */
+/* Watchdog: a case that hangs is named, then the process aborts. */
+
+static char wd_desc[512];
+static volatile sig_atomic_t wd_len;
+
+static void wd_fire(int sig)
+{
+    char head[64];
+    int n = snprintf(head, sizeof head, "test_hier: world rank %d: %s in ", wrank,
+                     sig == SIGALRM ? "watchdog: no progress" : "crashed");
+    ssize_t w = write(2, head, (size_t)n);
+    w = write(2, wd_desc, (size_t)wd_len);
+    (void)w;
+    if (sig == SIGALRM)
+        abort();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void wd_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void wd_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(wd_desc, sizeof wd_desc - 1, fmt, ap);
+    va_end(ap);
+    if (k > (int)sizeof wd_desc - 2)
+        k = (int)sizeof wd_desc - 2;
+    wd_desc[k++] = '\n';
+    wd_len = k;
+    alarm(120);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Data */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+/* len pseudo-random bytes from seed (any bit pattern is a valid int,
+ * long or matrix element) */
+static void fill(char *b, size_t len, uint64_t seed)
+{
+    uint64_t x = mix(seed) | 1;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        memcpy(b + i, &x, 8);
+    }
+    for (; i < len; i++)
+        b[i] = (char)(x >> (8 * (i & 7)));
+}
+
+/* MPI user function: 2x2 int32 matrices, inout = in x inout (not commutative) */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int k = 0; k < *len; k++) {
+        uint32_t a[4], b[4], r[4];
+        memcpy(a, (char *)in + 16 * k, sizeof a);
+        memcpy(b, (char *)inout + 16 * k, sizeof b);
+        r[0] = a[0] * b[0] + a[1] * b[2];
+        r[1] = a[0] * b[1] + a[1] * b[3];
+        r[2] = a[2] * b[0] + a[3] * b[2];
+        r[3] = a[2] * b[1] + a[3] * b[3];
+        memcpy((char *)inout + 16 * k, r, sizeof r);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* One call and its buffers */
+
+typedef struct {
+    int c, base, kind, root, ip, n, p, rank;
+    uint64_t salt;
+    MPI_Comm comm;
+    MPI_Datatype dt;
+    MPI_Op op;
+    size_t ext;
+    int sc[MAXP], sd[MAXP], rc[MAXP], rd[MAXP]; /* counts, displacements (elements) */
+    size_t slen, rlen;                          /* bytes, canaries excluded */
+} job_t;
+
+static char *ref_s, *ref_r, *got_s, *got_r, *tmp_b;
+static size_t buf_max;
+
+/* A block count for rank i (to j): n, a little less, or zero; alike on
+ * every rank. Symmetric (Alltoallv in place needs i's count to j to equal
+ * j's to i). */
+static int vcount(uint64_t salt, int i, int j, int n)
+{
+    if (i > j) {
+        int t = i;
+        i = j;
+        j = t;
+    }
+    uint64_t h = mix(salt * 1000003u + (uint64_t)i * 7919u + (uint64_t)j * 104729u + 17);
+    if (h % 4 == 0)
+        return 0;
+    return n - (int)((h >> 8) % (unsigned)(n < 2 ? n + 1 : 3));
+}
+
+static void job_layout(job_t *j)
+{
+    const int p = j->p, n = j->n, me = j->rank;
+    const size_t e = j->ext;
+    int order[MAXP], end;
+    switch (j->base) {
+    case BARRIER:
+        j->slen = j->rlen = 0;
+        break;
+    case BCAST:
+        j->slen = 0;
+        j->rlen = (size_t)n * e;
+        break;
+    case REDUCE:
+    case ALLREDUCE:
+        j->slen = j->rlen = (size_t)n * e;
+        break;
+    case RSB:
+        j->slen = (size_t)p * (size_t)n * e;
+        j->rlen = j->ip ? j->slen : (size_t)n * e;
+        break;
+    case RS: {
+        size_t total = 0;
+        for (int q = 0; q < p; q++)
+            total += (size_t)(j->rc[q] = vcount(j->salt, q, q, n));
+        j->slen = total * e;
+        j->rlen = j->ip ? j->slen : (size_t)j->rc[me] * e;
+        break;
+    }
+    case GATHER:
+    case ALLGATHER:
+        j->slen = (size_t)n * e;
+        j->rlen = (size_t)p * (size_t)n * e;
+        break;
+    case SCATTER:
+        j->slen = (size_t)p * (size_t)n * e;
+        j->rlen = (size_t)n * e;
+        break;
+    case GATHERV:
+    case SCATTERV:
+    case ALLGATHERV:
+        /* counts alike on all ranks; displacements the root's (Allgatherv:
+         * every rank's own) */
+        for (int q = 0; q < p; q++)
+            j->rc[q] = vcount(j->salt, q, q, n);
+        mt_seed((unsigned)j->salt * 131u + (j->base == ALLGATHERV ? (unsigned)me * 7u : 0u) + 5u);
+        end = mt_shuffle(p, j->rc, j->rd, order);
+        if (j->base == SCATTERV) {
+            memcpy(j->sc, j->rc, sizeof j->sc);
+            memcpy(j->sd, j->rd, sizeof j->sd);
+            j->slen = (size_t)end * e;
+            j->rlen = (size_t)j->rc[me] * e;
+        } else {
+            j->slen = (size_t)j->rc[me] * e;
+            j->rlen = (size_t)end * e;
+        }
+        break;
+    case ALLTOALL:
+        j->slen = j->rlen = (size_t)p * (size_t)n * e;
+        break;
+    case ALLTOALLV:
+        for (int q = 0; q < p; q++) {
+            j->sc[q] = vcount(j->salt, me, q, n);
+            j->rc[q] = vcount(j->salt, q, me, n);
+        }
+        mt_seed((unsigned)j->salt * 131u + (unsigned)me * 7u + 9u);
+        j->slen = (size_t)mt_shuffle(p, j->sc, j->sd, order) * e;
+        j->rlen = (size_t)mt_shuffle(p, j->rc, j->rd, order) * e;
+        break;
+    }
+}
+
+/* Is MPI_IN_PLACE this rank's argument? */
+static int own_in_place(const job_t *j)
+{
+    if (!j->ip)
+        return 0;
+    if (colls[j->c].flags & F_ROOTED)
+        return j->rank == j->root;
+    return 1;
+}
+
+#define CALL(B, ...) (kc ? MPI_##B(__VA_ARGS__) : PMPI_##B(__VA_ARGS__))
+#define ICALL(I, ...) MPI_##I(__VA_ARGS__, &req)
+
+/* The host's blocking call (kc = 0, on ref_*) or kcoll's (kc = 1, on
+ * got_*: the MPI_I* form, then MPI_Wait, for non-blocking collectives). */
+static int job_issue(const job_t *j, int kc)
+{
+    char *s = kc ? got_s : ref_s, *r = kc ? got_r : ref_r;
+    const void *sb = s;
+    void *rb = r;
+    const int n = j->n, root = j->root, me = j->rank;
+    const MPI_Datatype t = j->dt;
+    const MPI_Op op = j->op;
+    const MPI_Comm comm = j->comm;
+    if (own_in_place(j)) {
+        if (!kc && (colls[j->c].flags & F_RED)) {
+            memcpy(tmp_b, r, j->rlen); /* see the header: MPICH's PMPI_Reduce */
+            sb = tmp_b;
+        } else if (j->base == SCATTER || j->base == SCATTERV) {
+            rb = MPI_IN_PLACE;
+        } else {
+            sb = MPI_IN_PLACE;
+        }
+    }
+    if (kc && (colls[j->c].flags & F_NB)) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        int rc;
+        switch (j->c) {
+        case IBCAST: rc = ICALL(Ibcast, r, n, t, root, comm); break;
+        case IREDUCE: rc = ICALL(Ireduce, sb, rb, n, t, op, root, comm); break;
+        case IALLREDUCE: rc = ICALL(Iallreduce, sb, rb, n, t, op, comm); break;
+        case IALLGATHER: rc = ICALL(Iallgather, sb, n, t, rb, n, t, comm); break;
+        case ISCATTER: rc = ICALL(Iscatter, sb, n, t, rb, n, t, root, comm); break;
+        default: rc = ICALL(Ialltoall, sb, n, t, rb, n, t, comm); break;
+        }
+        if (rc != MPI_SUCCESS)
+            return rc;
+        return MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    switch (j->base) {
+    case BARRIER:
+        return CALL(Barrier, comm);
+    case BCAST:
+        return CALL(Bcast, r, n, t, root, comm);
+    case REDUCE:
+        return CALL(Reduce, sb, rb, n, t, op, root, comm);
+    case ALLREDUCE:
+        return CALL(Allreduce, sb, rb, n, t, op, comm);
+    case RSB:
+        return CALL(Reduce_scatter_block, sb, rb, n, t, op, comm);
+    case RS:
+        return CALL(Reduce_scatter, sb, rb, j->rc, t, op, comm);
+    case GATHER:
+        return CALL(Gather, sb, n, t, rb, n, t, root, comm);
+    case GATHERV:
+        return CALL(Gatherv, sb, j->rc[me], t, rb, j->rc, j->rd, t, root, comm);
+    case SCATTER:
+        return CALL(Scatter, sb, n, t, rb, n, t, root, comm);
+    case SCATTERV:
+        return CALL(Scatterv, sb, j->sc, j->sd, t, rb, j->sc[me], t, root, comm);
+    case ALLGATHER:
+        return CALL(Allgather, sb, n, t, rb, n, t, comm);
+    case ALLGATHERV:
+        return CALL(Allgatherv, sb, j->rc[me], t, rb, j->rc, j->rd, t, comm);
+    case ALLTOALL:
+        return CALL(Alltoall, sb, n, t, rb, n, t, comm);
+    default:
+        return CALL(Alltoallv, sb, j->sc, j->sd, t, rb, j->rc, j->rd, t, comm);
+    }
+}
+
+/* First differing byte of two buffers, or -1. */
+static long first_diff(const char *a, const char *b, size_t len)
+{
+    if (!memcmp(a, b, len))
+        return -1;
+    size_t i = 0;
+    while (a[i] == b[i])
+        i++;
+    return (long)i;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Statistics */
+
+/* every reason kcoll counts a call to the host MPI for (mpi:<reason>),
+ * named in a failure's message */
+static const char *const reasons[] = {"disabled",           "invalid_args",    "intercomm",
+                                      "one_rank",           "below_min_bytes", "noncontig_datatype",
+                                      "multinode",          "no_cma",          "team_failed",
+                                      "bad_algo",           "unsupported_op",  "no_team"};
+#define NREASONS (int)(sizeof reasons / sizeof reasons[0])
+
+typedef struct {
+    uint64_t hier, multinode, kcoll_any, mpi_any, algo, reason[NREASONS];
+} rows_t;
+
+static rows_t rows_get(const char *row, const char *algo_path)
+{
+    rows_t r;
+    r.hier = mt_calls(row, "kcoll:hier(*");
+    r.multinode = mt_calls(row, "mpi:multinode");
+    r.kcoll_any = mt_calls(row, "kcoll:*");
+    r.mpi_any = mt_calls(row, "mpi:*");
+    r.algo = algo_path ? mt_calls(row, algo_path) : 0;
+    for (int i = 0; i < NREASONS; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "mpi:%s", reasons[i]);
+        r.reason[i] = mt_calls(row, path);
+    }
+    return r;
+}
+
+static rows_t rows_diff(rows_t a, rows_t b)
+{
+    rows_t d = {a.hier - b.hier, a.multinode - b.multinode, a.kcoll_any - b.kcoll_any,
+                a.mpi_any - b.mpi_any, a.algo - b.algo, {0}};
+    for (int i = 0; i < NREASONS; i++)
+        d.reason[i] = a.reason[i] - b.reason[i];
+    return d;
+}
+
+/* " (hier +1, ..., mpi:noncontig_datatype +1)": the rows a call changed */
+static void rows_describe(char *out, size_t len, rows_t d, const char *algo_path)
+{
+    int k = snprintf(out, len, " (kcoll:hier(* +%llu, kcoll:* +%llu, mpi:* +%llu",
+                     (unsigned long long)d.hier, (unsigned long long)d.kcoll_any,
+                     (unsigned long long)d.mpi_any);
+    if (algo_path && k > 0 && (size_t)k < len)
+        k += snprintf(out + k, len - (size_t)k, ", %s +%llu", algo_path,
+                      (unsigned long long)d.algo);
+    for (int i = 0; i < NREASONS; i++)
+        if (d.reason[i] && k > 0 && (size_t)k < len)
+            k += snprintf(out + k, len - (size_t)k, ", mpi:%s +%llu", reasons[i],
+                          (unsigned long long)d.reason[i]);
+    if (k > 0 && (size_t)k < len)
+        snprintf(out + k, len - (size_t)k, ")");
+}
+
+enum { E_LOCAL, E_HIER, E_HOST, E_EITHER, E_NONCONTIG };
+
+/* The path a call must take on this communicator. */
+static int expected(int c, int kind, int layout)
+{
+    if (layout == L_ONE_NODE)
+        return E_LOCAL;
+    /* a broadcast decides contiguity without agreeing, before it looks at
+     * the communicator (as on one node): the host MPI, for that reason */
+    if (c == BCAST && kind == K_VECTOR)
+        return E_NONCONTIG;
+    if (!(colls[c].flags & F_HIER))
+        return E_HOST;
+    if ((colls[c].flags & F_RED) && !kind_commutes(kind))
+        return layout == L_BLOCKED ? E_HIER : layout == L_SCATTERED ? E_HOST : E_EITHER;
+    return E_HIER;
+}
+
+/* What is wrong with the statistics of one call (d: after - before), or
+ * NULL. forced: the forced algorithm's row was d.algo; small: below
+ * KCOLL_MIN_BYTES. */
+static const char *stats_verdict(int e, rows_t d, int forced, int p, int contig, int small)
+{
+    int one_path = d.kcoll_any + d.mpi_any == 1;
+    int hier = d.hier == 1 && d.kcoll_any == 1 && d.mpi_any == 0;
+    int host = d.multinode == 1 && d.mpi_any == 1 && d.kcoll_any == 0 && d.hier == 0;
+    if (small)
+        return d.hier ? "a call below KCOLL_MIN_BYTES counted on kcoll:hier(*"
+               : !one_path ? "the call was not counted on exactly one path"
+                           : NULL;
+    switch (e) {
+    case E_LOCAL:
+        if (d.hier)
+            return "a node-local communicator's call counted on kcoll:hier(*";
+        if (!one_path)
+            return "the call was not counted on exactly one path";
+        if (forced && p > 1 && contig && d.algo != 1)
+            return "statistics do not show the forced algorithm";
+        return NULL;
+    case E_HIER:
+        return hier ? NULL : "not counted once on kcoll:hier(* (and nowhere else)";
+    case E_HOST:
+        return host ? NULL : "not counted once on mpi:multinode (and nowhere else)";
+    case E_NONCONTIG:
+        return one_path && d.mpi_any == 1 && d.reason[5] == 1
+                   ? NULL
+                   : "not counted once on mpi:noncontig_datatype (and nowhere else)";
+    default:
+        return hier || host ? NULL
+                            : "counted neither once on kcoll:hier(* nor once on mpi:multinode";
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reductions: the exact result */
+
+static char *want_b, *in_b;
+
+/* This rank's res_len result bytes of reduction j into want_b, from every
+ * rank's input regenerated here (the fill of its send buffer, or of its
+ * receive buffer where it passed MPI_IN_PLACE), combined in rank order
+ * r_0 op (r_1 op (... op r_{p-1})) with the host's MPI_Reduce_local. */
+static void exact_result(const job_t *j, size_t res_len)
+{
+    size_t eoff = 0; /* where this rank's block starts in the vector */
+    if (j->base == RSB)
+        eoff = (size_t)j->rank * (size_t)j->n * j->ext;
+    for (int q = 0; j->base == RS && q < j->rank; q++)
+        eoff += (size_t)j->rc[q] * j->ext;
+    /* whole 8-byte steps of fill, as in the original (longer) buffers */
+    const size_t need = (eoff + res_len + 7) & ~(size_t)7;
+    for (int q = j->p - 1; q >= 0; q--) {
+        const int q_in_place = j->ip && (j->base != REDUCE || q == j->root);
+        fill(in_b, need, j->salt * 1000u + (uint64_t)q * 2u + (q_in_place ? 1u : 0u));
+        if (q == j->p - 1)
+            memcpy(want_b, in_b + eoff, res_len);
+        else
+            PMPI_Reduce_local(in_b + eoff, want_b, (int)(res_len / j->ext), j->dt, j->op);
+    }
+}
+
+/* Host results that differ from the exact one in a known way are counted,
+ * not failed (kcoll's result, unless kcoll handed the call to the host,
+ * must still be exact). MPICH 4.0.2 (ch4:ucx) sums wrongly in PMPI_Reduce
+ * (any root, from about 1000 MPI_INT on) on a communicator whose rank 0 is
+ * alone on its node while another node holds several of its ranks (1+2 or
+ * 1+3 ranks per node, or 3+1 in reversed order): one contribution is
+ * replaced by stale data. Seen with plain MPICH programs, kcoll not loaded;
+ * MPIR_CVAR_REDUCE_INTRA_ALGORITHM and the SMP switches do not change it. */
+static long host_bugs;
+static int host_bug_known(const job_t *j)
+{
+#ifdef MPICH_VERSION
+    return j->base == REDUCE;
+#else
+    (void)j;
+    return 0;
+#endif
+}
+
+/* ---------------------------------------------------------------------- */
+/* One case */
+
+static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n, int root,
+                     int ip, int small, uint64_t salt)
+{
+    job_t j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.base = colls[c].base;
+    j.kind = kind;
+    j.root = root;
+    j.ip = ip;
+    j.n = n;
+    j.p = sh->p;
+    j.rank = sh->rank;
+    j.salt = salt;
+    j.comm = sh->comm;
+    j.dt = kind_dt[kind];
+    j.op = kind_op[kind];
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(j.dt, &lb, &ext);
+    j.ext = (size_t)ext;
+    job_layout(&j);
+    const char *algo = fam_algos[colls[c].fam][ai];
+    wd_note("%s on %s, %s, count %d, root %d%s, algo %s%s", colls[c].row, shape_names[shi],
+            kind_names[kind], n, root, ip ? ", in place" : "", algo,
+            small ? ", default KCOLL_MIN_BYTES" : "");
+    if (j.slen + CANARY > buf_max || j.rlen + CANARY > buf_max) {
+        mt_fail("test error: buffers too small for %s", wd_desc);
+        return;
+    }
+    const uint64_t seed = salt * 1000u + (uint64_t)sh->rank * 2u;
+    fill(ref_s, j.slen + CANARY, seed);
+    fill(ref_r, j.rlen + CANARY, seed + 1);
+    memcpy(got_s, ref_s, j.slen + CANARY);
+    memcpy(got_r, ref_r, j.rlen + CANARY);
+
+    char path[64];
+    snprintf(path, sizeof path, "kcoll:%.*s", (int)strcspn(algo, ":"), algo);
+    int rc1 = job_issue(&j, 0);
+    rows_t before = rows_get(colls[c].row, ai ? path : NULL);
+    int rc2 = job_issue(&j, 1);
+    rows_t after = rows_get(colls[c].row, ai ? path : NULL);
+
+    rows_t d = rows_diff(after, before);
+    /* A reduction's result (at the start of the receive buffer, where this
+     * rank has one) is compared with the exact result; every other byte of
+     * both allocations with the host's. In place, a Reduce_scatter's
+     * buffer after the result is left undefined by MPI. */
+    const int red = (colls[c].flags & F_RED) != 0;
+    size_t res_len = 0;
+    if (red && (j.base != REDUCE || j.rank == j.root))
+        res_len = (size_t)(j.base == RS ? j.rc[j.rank] : j.n) * j.ext;
+    const size_t other_end = j.ip && (j.base == RSB || j.base == RS) ? res_len : j.rlen;
+    const char *why = NULL;
+    long off;
+    char where[512] = "";
+    if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS) {
+        why = "an MPI call returned an error";
+    } else if ((off = first_diff(ref_s, got_s, j.slen + CANARY)) >= 0) {
+        why = "the send buffer differs from the host MPI's";
+        snprintf(where, sizeof where, " (byte %ld of %zu + %d canary)", off, j.slen, CANARY);
+    } else if (((off = first_diff(ref_r + res_len, got_r + res_len, other_end - res_len)) >= 0 &&
+                (off += (long)res_len) >= 0) ||
+               ((off = first_diff(ref_r + j.rlen, got_r + j.rlen, CANARY)) >= 0 &&
+                (off += (long)j.rlen) >= 0)) {
+        why = res_len ? "the receive buffer after the result differs from the host MPI's"
+                      : "the receive buffer differs from the host MPI's";
+        snprintf(where, sizeof where, " (byte %ld of %zu + %d canary)", off, j.rlen, CANARY);
+    } else if (red && res_len) {
+        exact_result(&j, res_len);
+        const int kc_ok = !memcmp(got_r, want_b, res_len), host_ok = !memcmp(ref_r, want_b, res_len);
+        const int to_host = d.multinode == 1 || d.mpi_any == 1; /* kcoll handed it over */
+        if (!host_ok && host_bug_known(&j) && (kc_ok || to_host)) {
+            host_bugs++;
+        } else if (!kc_ok) {
+            why = "the result differs from the exact result";
+            off = first_diff(got_r, want_b, res_len);
+            snprintf(where, sizeof where, " (byte %ld of %zu; the host's %s)", off, res_len,
+                     host_ok ? "is exact" : "differs too");
+        } else if (!host_ok) {
+            why = "the host MPI's result differs from the exact result (kcoll's is exact)";
+        }
+    }
+    if (!why && stats) {
+        why = stats_verdict(expected(c, kind, sh->layout), d, ai > 0, sh->p, kind != K_VECTOR,
+                            small);
+        if (why)
+            rows_describe(where, sizeof where, d, ai ? path : NULL);
+    }
+    if (why)
+        mt_fail("%s%s: %s on %s (%s), %s, count %d, root %d%s, algo %s%s", why, where,
+                colls[c].row, shape_names[shi], layout_names[sh->layout], kind_names[kind], n,
+                root, ip ? ", in place" : "", algo, small ? ", default KCOLL_MIN_BYTES" : "");
+    else
+        mt_pass();
+}
+
+/* ---------------------------------------------------------------------- */
+/* The matrix */
+
+static int in_place_allowed(int c)
+{
+    return colls[c].base != BCAST && colls[c].base != BARRIER;
+}
+
+static int kind_fits(int c, int kind)
+{
+    if (colls[c].flags & F_RED)
+        return kind >= FIRST_RED;
+    if (kind >= FIRST_RED)
+        return 0;
+    if (kind == K_VECTOR)
+        return (colls[c].flags & F_VEC) != 0;
+    return kind == K_INT || !(colls[c].flags & F_NB);
+}
+
+/* Elements per call (Bcast, Reduce, Allreduce) or per block for count
+ * index si (3: the large one). */
+static int count_of(int c, int kind, int si, int p)
+{
+    static const int small_counts[] = {0, 1, 1003};
+    if (si < 3)
+        return small_counts[si];
+    int size;
+    MPI_Type_size(kind_dt[kind], &size);
+    int base = colls[c].base;
+    int per_call = base == BCAST || base == REDUCE || base == ALLREDUCE;
+    return (int)(BIG_BYTES / (size_t)size / (size_t)(per_call ? 1 : p));
+}
+
+/* Whether this point of the matrix runs (see the header for the rules). */
+static int wanted(const shape_t *sh, int shi, int c, int ai, int kind, int si, int root, int ip)
+{
+    const int p = sh->p;
+    const int nb = (colls[c].flags & F_NB) != 0, rooted = (colls[c].flags & F_ROOTED) != 0;
+#ifdef MPICH_VERSION
+    /* MPICH 4.0.2's PMPI_Reduce crashes in place at a non-zero root, and on
+     * one node kcoll's "auto" hands such calls to it */
+    if (colls[c].base == REDUCE && ip && root != 0 && sh->layout == L_ONE_NODE && ai == 0)
+        return 0;
+#endif
+    const int end_root = root == 0 || root == p - 1, last_root = !rooted || root == p - 1;
+    const int alt = (int)((unsigned)(c + ai + kind + si + root) % 2u); /* in place: one of two */
+    if (quick && shi == SH_DUP)
+        return 0;
+    if (si == 3) { /* the large count */
+        if (shi != SH_WORLD && (quick || shi != SH_RANDOM))
+            return 0;
+        if (!main_kind(kind) && kind != K_VECTOR)
+            return 0;
+        /* -q: no second forced algorithm, none for the matrix product and
+         * the collectives that are not hierarchical; the vector in Bcast
+         * only; no non-blocking call */
+        if (quick && (ai > 1 || (ai && (kind == R_MAT || !(colls[c].flags & F_HIER))) || nb ||
+                      (kind == K_VECTOR && colls[c].base != BCAST)))
+            return 0;
+        return last_root && ip == alt;
+    }
+    if (ai > 0) { /* forced algorithms */
+        if (shi == SH_DUP || shi == SH_ODDEVEN || (quick && shi != SH_WORLD && shi != SH_NODE))
+            return 0;
+        return si == 2 && main_kind(kind) && end_root && ip == alt;
+    }
+    if (quick && shi == SH_ODDEVEN)
+        return si == 2 && main_kind(kind) && last_root && ip == alt;
+    if (quick && (shi == SH_REVERSED || shi == SH_RANDOM))
+        return si == 2 && main_kind(kind) && (nb ? last_root : end_root) && ip == alt;
+    if (nb)
+        return main_kind(kind) && si >= (quick ? 2 : 1) && end_root && ip == alt;
+    if (!main_kind(kind)) { /* the contiguous and vector types, the other operations */
+        if (quick) /* -q: each other operation on one of the four reductions */
+            return si == 2 && last_root && ip == alt &&
+                   (kind < FIRST_RED || kind % 4 == colls[c].base - REDUCE);
+        return (si == 2 || (si == 1 && kind <= K_VECTOR)) && end_root &&
+               (ip == alt || (si == 2 && kind == K_CONTIG));
+    }
+    /* the main kinds at counts 0, 1, 1003: every root (-q: roots 0 and p-1
+     * at 1003, p-1 below); both in place at 1003 (-q: one) */
+    if (quick)
+        return (si == 2 ? end_root : last_root) && ip == alt;
+    if ((shi == SH_DUP || si == 0) && !end_root)
+        return 0;
+    return si == 2 ? 1 : ip == alt;
+}
+
+/* MPI_Barrier: the late rank sleeps 20 ms, then enters; everybody's exit
+ * must come after its entry (on one machine, by the clock). */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int one_machine;
+static double t_start;
+
+static void barrier_cases(const shape_t *sh, int shi)
+{
+    for (int ai = 0; ai < 2; ai++) {
+        kcoll_param_set(fam_param[FAM_BARRIER], fam_algos[FAM_BARRIER][ai]);
+        for (int late = 0; late < sh->p; late += (sh->p > 1 ? sh->p - 1 : 1)) {
+            if (quick && late != (ai ? 0 : sh->p - 1)) /* -q: one late rank per algorithm */
+                continue;
+            const char *path = "kcoll:dissemination";
+            wd_note("MPI_Barrier on %s, late rank %d, algo %s", shape_names[shi], late,
+                    fam_algos[FAM_BARRIER][ai]);
+            PMPI_Barrier(sh->comm);
+            double entered = 0;
+            if (sh->rank == late) {
+                struct timespec ts = {0, 20 * 1000000L};
+                nanosleep(&ts, NULL);
+                entered = now_s();
+            }
+            rows_t before = rows_get("MPI_Barrier", ai ? path : NULL);
+            int rc = MPI_Barrier(sh->comm);
+            double left = now_s();
+            rows_t after = rows_get("MPI_Barrier", ai ? path : NULL);
+            PMPI_Allreduce(MPI_IN_PLACE, &entered, 1, MPI_DOUBLE, MPI_MAX, sh->comm);
+            const char *why = NULL;
+            char where[512] = "";
+            rows_t d;
+            if (rc != MPI_SUCCESS)
+                why = "MPI_Barrier returned an error";
+            else if (one_machine && left < entered)
+                why = "a rank left MPI_Barrier before the late rank entered";
+            else if (stats) {
+                d = rows_diff(after, before);
+                why = stats_verdict(expected(BARRIER, K_INT, sh->layout), d, ai > 0, sh->p, 1, 0);
+                if (why)
+                    rows_describe(where, sizeof where, d, ai ? path : NULL);
+            }
+            if (why)
+                mt_fail("%s%s: MPI_Barrier on %s (%s), late rank %d, algo %s", why, where,
+                        shape_names[shi], layout_names[sh->layout], late,
+                        fam_algos[FAM_BARRIER][ai]);
+            else
+                mt_pass();
+        }
+    }
+    kcoll_param_set(fam_param[FAM_BARRIER], "auto");
+}
+
+static void shape_cases(const shape_t *sh, int shi)
+{
+    const int p = sh->p;
+    uint64_t salt = 1000000u * (uint64_t)(shi + 1);
+    double tb = now_s();
+    barrier_cases(sh, shi);
+    if (verbose && wrank == 0)
+        printf("  MPI_Barrier on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
+    kcoll_param_set("MIN_BYTES", "0");
+    for (int c = BCAST; c < NCOLL; c++) {
+        const int fam = colls[c].fam;
+        double t0 = now_s();
+        long cases = 0;
+        for (int ai = 0; ai < 3 && fam_algos[fam][ai]; ai++) {
+            if (ai > 0 && (colls[c].flags & F_NB))
+                break;
+            kcoll_param_set(fam_param[fam], fam_algos[fam][ai]);
+            for (int kind = 0; kind < NKINDS; kind++) {
+                if (!kind_fits(c, kind))
+                    continue;
+                for (int si = 0; si < 4; si++)
+                    for (int root = 0; root < ((colls[c].flags & F_ROOTED) ? p : 1); root++)
+                        for (int ip = 0; ip < (in_place_allowed(c) ? 2 : 1); ip++) {
+                            if (!wanted(sh, shi, c, ai, kind, si, root, ip))
+                                continue;
+                            run_case(sh, shi, c, ai, kind, count_of(c, kind, si, p), root, ip,
+                                     0, salt++);
+                            cases++;
+                        }
+            }
+        }
+        kcoll_param_set(fam_param[fam], "auto");
+        if (verbose && wrank == 0)
+            printf("  %s on %s (%d ranks): %ld cases, %.2f s\n", colls[c].row, shape_names[shi],
+                   p, cases, now_s() - t0);
+    }
+    /* small calls at the default KCOLL_MIN_BYTES: never hierarchical */
+    tb = now_s();
+    kcoll_param_set("MIN_BYTES", "16384");
+    run_case(sh, shi, BCAST, 0, K_INT, 1, p - 1, 0, 1, salt++);
+    run_case(sh, shi, ALLREDUCE, 0, R_INT_SUM, 1, 0, 0, 1, salt++);
+    run_case(sh, shi, GATHER, 0, K_INT, 3, 0, 0, 1, salt++);
+    kcoll_param_set("MIN_BYTES", "0");
+    if (verbose && wrank == 0)
+        printf("  small calls on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Communicators */
+
+/* The node of every world rank (its lowest world rank), and whether all
+ * processes share one kernel (boot id). */
+static void find_nodes(void)
+{
+    MPI_Comm node;
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int leader = wrank;
+    PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
+    PMPI_Allgather(&leader, 1, MPI_INT, world_node, 1, MPI_INT, MPI_COMM_WORLD);
+
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f))
+            boot[0] = 0;
+        fclose(f);
+    }
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = boot; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    unsigned long long mm[2] = {h, ~h};
+    PMPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    one_machine = boot[0] && mm[0] == h && mm[1] == ~h;
+}
+
+/* Classify comm by its node split and the node of each of its ranks. */
+static void classify(shape_t *sh)
+{
+    MPI_Comm node;
+    int np, multi, wr;
+    PMPI_Comm_size(sh->comm, &sh->p);
+    PMPI_Comm_rank(sh->comm, &sh->rank);
+    PMPI_Comm_split_type(sh->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &np);
+    PMPI_Comm_free(&node);
+    multi = np < sh->p;
+    PMPI_Allreduce(MPI_IN_PLACE, &multi, 1, MPI_INT, MPI_MAX, sh->comm);
+    if (!multi) {
+        sh->layout = L_ONE_NODE;
+        return;
+    }
+    int nodes[MAXP];
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    PMPI_Allgather(&world_node[wr], 1, MPI_INT, nodes, 1, MPI_INT, sh->comm);
+    int contiguous = 1, increasing = 1;
+    for (int i = 1; i < sh->p; i++) {
+        if (nodes[i] == nodes[i - 1])
+            continue;
+        if (nodes[i] < nodes[i - 1])
+            increasing = 0;
+        for (int k = 0; k < i; k++)
+            if (nodes[k] == nodes[i])
+                contiguous = 0;
+    }
+    sh->layout = !contiguous ? L_SCATTERED : increasing ? L_BLOCKED : L_CONTIG_UNORDERED;
+}
+
+static void make_shapes(shape_t sh[NSHAPES])
+{
+    sh[SH_WORLD].comm = MPI_COMM_WORLD;
+    MPI_Comm_dup(MPI_COMM_WORLD, &sh[SH_DUP].comm);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, -wrank, &sh[SH_REVERSED].comm);
+    MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &sh[SH_ODDEVEN].comm);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                        &sh[SH_NODE].comm);
+    /* a reproducible permutation of the world ranks */
+    int perm[MAXP];
+    for (int i = 0; i < wsize; i++)
+        perm[i] = i;
+    mt_seed(4242);
+    for (int i = wsize - 1; i > 0; i--) {
+        int k = (int)(mt_rnd() % (unsigned)(i + 1)), t = perm[i];
+        perm[i] = perm[k];
+        perm[k] = t;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, 0, perm[wrank], &sh[SH_RANDOM].comm);
+    if (verbose && wrank == 0)
+        printf("  communicators made: %.2f s\n", now_s() - t_start);
+    for (int i = 0; i < NSHAPES; i++)
+        classify(&sh[i]);
+}
+
+/* --expect-nodes=a,b,...: world rank i on node list[i], nodes numbered in
+ * order of first appearance; the same numbering of the actual placement. */
+static void check_placement(const char *list)
+{
+    int want[MAXP], got[MAXP], n = 0;
+    for (const char *s = list; *s && n < MAXP; n++) {
+        want[n] = atoi(s);
+        s += strcspn(s, ",");
+        if (*s == ',')
+            s++;
+    }
+    int next = 0;
+    for (int i = 0; i < wsize; i++) {
+        got[i] = -1;
+        for (int k = 0; k < i; k++)
+            if (world_node[k] == world_node[i])
+                got[i] = got[k];
+        if (got[i] < 0)
+            got[i] = next++;
+    }
+    char line[4 * MAXP + 1] = "";
+    for (int i = 0; i < wsize; i++)
+        snprintf(line + strlen(line), sizeof line - strlen(line), "%s%d", i ? "," : "", got[i]);
+    int ok = n == wsize;
+    for (int i = 0; ok && i < wsize; i++)
+        ok = want[i] == got[i];
+    if (!ok)
+        mt_fail("placement: world ranks on nodes %s, expected %s", line, list);
+    else
+        mt_pass();
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const char *expect_nodes = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q"))
+            quick = 1;
+        else if (!strcmp(argv[i], "-v"))
+            verbose = 1;
+        else if (!strcmp(argv[i], "--no-stats"))
+            stats = 0;
+        else if (!strncmp(argv[i], "--expect-nodes=", 15))
+            expect_nodes = argv[i] + 15;
+        else {
+            if (wrank == 0)
+                fprintf(stderr, "usage: test_hier [-q] [-v] [--no-stats] [--expect-nodes=0,0,1,...]\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    if (wsize > MAXP) {
+        if (wrank == 0)
+            fprintf(stderr, "test_hier: at most %d ranks\n", MAXP);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    signal(SIGALRM, wd_fire);
+    signal(SIGSEGV, wd_fire);
+    signal(SIGBUS, wd_fire);
+
+    kind_dt[K_INT] = MPI_INT;
+    MPI_Type_contiguous(3, MPI_INT, &kind_dt[K_CONTIG]);
+    MPI_Type_commit(&kind_dt[K_CONTIG]);
+    MPI_Type_vector(2, 1, 2, MPI_INT, &kind_dt[K_VECTOR]);
+    MPI_Type_commit(&kind_dt[K_VECTOR]);
+    MPI_Datatype mat_t;
+    MPI_Type_contiguous(4, MPI_INT, &mat_t);
+    MPI_Type_commit(&mat_t);
+    MPI_Op matmul_op;
+    MPI_Op_create(matmul, 0, &matmul_op);
+    for (int k = 0; k < NKINDS; k++)
+        kind_op[k] = MPI_OP_NULL;
+    kind_dt[R_INT_SUM] = kind_dt[R_INT_MAX] = kind_dt[R_INT_MIN] = kind_dt[R_INT_BAND] = MPI_INT;
+    kind_dt[R_LONG_SUM] = kind_dt[R_LONG_MIN] = MPI_LONG;
+    kind_dt[R_MAT] = mat_t;
+    kind_op[R_INT_SUM] = kind_op[R_LONG_SUM] = MPI_SUM;
+    kind_op[R_INT_MAX] = MPI_MAX;
+    kind_op[R_INT_MIN] = kind_op[R_LONG_MIN] = MPI_MIN;
+    kind_op[R_INT_BAND] = MPI_BAND;
+    kind_op[R_MAT] = matmul_op;
+
+    /* the largest layout: the vector type's 300 KB Bcast (extent 1.5 x
+     * size), or p blocks of 300 KB / p plus the v-layouts' gaps */
+    buf_max = BIG_BYTES * 2 + (size_t)MAXP * 64 + CANARY;
+    ref_s = malloc(buf_max);
+    ref_r = malloc(buf_max);
+    got_s = malloc(buf_max);
+    got_r = malloc(buf_max);
+    tmp_b = malloc(buf_max);
+    want_b = malloc(buf_max);
+    in_b = malloc(buf_max);
+
+    t_start = now_s();
+    find_nodes();
+    if (expect_nodes)
+        check_placement(expect_nodes);
+    if (verbose && wrank == 0)
+        printf("  nodes found: %.2f s\n", now_s() - t_start);
+    shape_t sh[NSHAPES];
+    make_shapes(sh);
+    if (wrank == 0) {
+        int nn = 0;
+        for (int i = 0; i < wsize; i++)
+            nn += world_node[i] == i;
+        printf("test_hier: %d ranks on %d node(s)%s; world is %s, random split is %s%s%s\n",
+               wsize, nn, one_machine ? " of one machine" : "", layout_names[sh[SH_WORLD].layout],
+               layout_names[sh[SH_RANDOM].layout], stats ? "" : "; statistics not checked",
+               quick ? "; -q" : "");
+        fflush(stdout);
+    }
+    if (verbose && wrank == 0)
+        printf("  set-up: %.2f s\n", now_s() - t_start);
+    for (int shi = 0; shi < NSHAPES; shi++)
+        shape_cases(&sh[shi], shi);
+    alarm(0);
+    if (verbose && wrank == 0)
+        printf("  all: %.2f s\n", now_s() - t_start);
+
+    for (int i = 1; i < NSHAPES; i++)
+        MPI_Comm_free(&sh[i].comm);
+    free(ref_s);
+    free(ref_r);
+    free(got_s);
+    free(got_r);
+    free(tmp_b);
+    free(want_b);
+    free(in_b);
+    long bugs = host_bugs;
+    PMPI_Allreduce(MPI_IN_PLACE, &bugs, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (wrank == 0 && bugs)
+        printf("test_hier: %ld host result(s) differed from the exact reduction in a known host "
+               "bug (MPICH's PMPI_Reduce on uneven nodes; kcoll checked against the exact "
+               "result)\n", bugs);
+    MPI_Op_free(&matmul_op);
+    MPI_Type_free(&mat_t);
+    MPI_Type_free(&kind_dt[K_CONTIG]);
+    MPI_Type_free(&kind_dt[K_VECTOR]);
+    int rc = mt_finish("test_hier");
+    MPI_Finalize();
+    return rc;
+}
