@@ -8,7 +8,11 @@
  *      like two ranks under a launcher, one reading the other's private
  *      memory (kcoll_cma_probe_local), with the reason and the fix when it
  *      does not, and the Yama ptrace_scope that governs it;
- *   3. the topology as hwloc sees it (or KCOLL_TOPO_SYNTHETIC);
+ *   3. the topology as hwloc sees it (or KCOLL_TOPO_SYNTHETIC), where this
+ *      process runs at each level of KCOLL_HIER_LEVELS, and the levels a
+ *      team of one rank per PU would have with KCOLL_TOPO_PLACE (the
+ *      launcher's local rank, OMPI_COMM_WORLD_LOCAL_RANK or
+ *      MPI_LOCALRANKID, places this process for compact and scatter);
  *   4. every algorithm of the registry, with its parameter and help;
  *   5. every KCOLL_* parameter with its default, current value and help.
  *
@@ -17,6 +21,7 @@
  */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
@@ -195,6 +200,61 @@ static void kcoll_info_modes(void)
            KCOLL_LANES);
 }
 
+/* Where this process runs at each level, and the levels of a node full of
+ * ranks placed as KCOLL_TOPO_PLACE says. */
+static void kcoll_info_levels(void)
+{
+    int ids[KCOLL_MAX_LEVELS], pu, n, index = 0;
+    char err[256], line[256];
+    const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!env)
+        env = getenv("MPI_LOCALRANKID");
+    if (env)
+        index = atoi(env);
+    n = kcoll_topo_place(index, ids, KCOLL_MAX_LEVELS, &pu, err, sizeof err);
+    if (n < 0) {
+        printf("levels: unavailable: %s\n", err);
+        return;
+    }
+    printf("levels: KCOLL_HIER_LEVELS=%s, KCOLL_TOPO_PLACE=%s\n",
+           kcoll_params_get("HIER_LEVELS"), kcoll_params_get("TOPO_PLACE"));
+    printf("  this process (local rank %d): ", index);
+    if (pu >= 0)
+        printf("PU %d", pu);
+    else
+        printf("not bound to one PU");
+    const char *spec = kcoll_params_get("HIER_LEVELS");
+    for (int l = 0; l < n; l++) {
+        size_t len = strcspn(spec, ",");
+        if (ids[l] >= 0)
+            printf(", %.*s %d", (int)len, spec, ids[l]);
+        else
+            printf(", %.*s: none or several", (int)len, spec);
+        spec += len + (spec[len] == ',');
+    }
+    printf("\n");
+    const int npu = kcoll_topo_npus();
+    int *all = npu > 0 ? malloc((size_t)npu * (size_t)(n > 0 ? n : 1) * sizeof *all) : NULL;
+    if (!all || n == 0) {
+        free(all);
+        return;
+    }
+    for (int q = 0; q < npu; q++) {
+        int mine[KCOLL_MAX_LEVELS], qpu;
+        if (kcoll_topo_place(q, mine, KCOLL_MAX_LEVELS, &qpu, err, sizeof err) != n)
+            break;
+        for (int l = 0; l < n; l++)
+            all[l * npu + q] = mine[l];
+    }
+    kcoll_levels_t lv;
+    if (kcoll_levels_make(&lv, npu, n, all) == 0) {
+        kcoll_levels_describe(&lv, line, sizeof line);
+        printf("  a team of %d ranks placed %s: %s\n", npu, kcoll_params_get("TOPO_PLACE"), line);
+    }
+    kcoll_levels_free(&lv);
+    free(all);
+}
+
 int main(int argc, char **argv)
 {
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING + 1], why[1024], topo[512];
@@ -241,6 +301,7 @@ int main(int argc, char **argv)
     else
         printf("topology: unavailable: %s\n", topo);
 
+    kcoll_info_levels();
     kcoll_info_modes();
     printf("\n");
     kcoll_info_algos();

@@ -150,7 +150,7 @@ int kcoll_call_select(kcoll_req_t *r, int must_run)
      * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
     kcoll_team_lock(r->team);
     kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
-                                    r->policy_bytes, &r->choice);
+                                    r->team->levels.n, r->policy_bytes, &r->choice);
     kcoll_team_unlock(r->team);
     if (s == KCOLL_SELECT_BAD)
         return KCOLL_R_BAD_ALGO;
@@ -262,6 +262,7 @@ void kcoll_req_build(kcoll_req_t *r)
     if (!r->built) {
         const kcoll_algo_t *a = r->choice.algo;
         r->args.prm = r->choice.prm;
+        r->args.lv = &t->levels;
         for (int b = 0; b < KCOLL_NBUF; b++) {
             r->bufs[b] = NULL;
             r->lens[b] = 0;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "coll/levels.h"
 #include "sched/runs.h"
 #include "sched/sched.h"
 #include "xfer/engine.h"
@@ -87,6 +88,9 @@ typedef struct {
     /* Reductions: the operation REDUCE steps apply (op/op.h), identical on
      * all ranks. */
     const struct kcoll_op *op;
+    /* The team's topology levels (coll/levels.h), identical on all ranks;
+     * NULL or flat: none. Only the hierarchical algorithms read them. */
+    const kcoll_levels_t *lv;
 } kcoll_args_t;
 
 /* Bytes and offset of block j of rank q's SEND (RECV) buffer, for blocked
@@ -182,6 +186,7 @@ kcoll_status_t kcoll_bcast_direct_write(const kcoll_args_t *a, kcoll_sched_t *s)
 kcoll_status_t kcoll_bcast_knomial(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_bcast_scatter_allgather(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_bcast_split_rw(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_bcast_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 
 /* -- Scatter, Gather (and v) builders -- */
 /* The root's blocked buffer is SEND (Scatter) / RECV (Gather), a
@@ -232,6 +237,7 @@ kcoll_status_t kcoll_alltoall_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
 size_t kcoll_alltoall_bruck_tmp(const kcoll_args_t *a);
 size_t kcoll_alltoall_in_place_tmp(const kcoll_args_t *a);
 kcoll_status_t kcoll_barrier_dissemination(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_barrier_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 
 /* The start every Allgather builder but the ring_source ones shares:
  * expose SEND (unless in place) and RECV, and copy this rank's own block

@@ -30,6 +30,9 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_BCAST, .name = "split_rw", .build = kcoll_bcast_split_rw,
      .engines = CMA,
      .help = "the root writes 1/p of each peer's copy while the peer reads the rest: both cores copy"},
+    {.family = KCOLL_COLL_BCAST, .name = "hier", .build = kcoll_bcast_hier,
+     .params = {{"chunk", offsetof(kcoll_aparam_t, chunk), 0, 0, 1 << 20}}, .engines = CMA,
+     .help = "tree along the topology levels, each rank reads from its group's leader, in chunk-KiB segments (0: 16 KiB, 512 KiB from 1 MiB) (paper 000 IV)"},
 
     /* -- Scatter, Gather (and v) -- */
     {.family = KCOLL_COLL_SCATTER, .name = "parallel_read", .build = kcoll_scatter_parallel_read,
@@ -83,6 +86,9 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_BARRIER, .name = "dissemination", .build = kcoll_barrier_dissemination,
      .engines = KCOLL_ENGINES_ALL,
      .help = "ceil(log2 p) rounds of flags on the control segment, no data"},
+    {.family = KCOLL_COLL_BARRIER, .name = "hier", .build = kcoll_barrier_hier,
+     .engines = KCOLL_ENGINES_ALL,
+     .help = "arrive up the tree of the topology levels, leave down it (flat: a central counter)"},
 
     /* -- Reduce, Allreduce, Reduce_scatter(_block) -- */
     {.family = KCOLL_COLL_REDUCE, .name = "partitioned", .build = kcoll_reduce_partitioned,

@@ -5,6 +5,12 @@
  * and Allreduce, per block for Reduce_scatter(_block). The reasoning:
  *
  * MPI_Bcast
+ *  - a team whose ranks span several NUMA domains or packages (topology
+ *    levels), p > 2: hier, the tree along the levels with 16 KiB / 512 KiB
+ *    segments. Paper 000 (section IV, a 48-core 8-NUMA machine) measured
+ *    the two-level NUMA tree 2.2-2.4x faster than reading from the root
+ *    and pipelining up to 1.25x more; every copy but the top level's stays
+ *    inside a domain. (Not measured here: this machine has one domain.)
  *  - p = 2: split_rw. The root's core would otherwise idle while the one
  *    reader copies; splitting the copy between both cores is the fastest
  *    single-copy broadcast between two processes (docs/benchmarks.md).
@@ -45,7 +51,9 @@
  * bruck below 4 KiB per block with p > 2 (ceil(log2 p) rounds; only
  * reached with KCOLL_MIN_BYTES lowered).
  *
- * MPI_Barrier: dissemination, the only one.
+ * MPI_Barrier: with topology levels and p > 2, hier (arrive up the tree,
+ * leave down it: each flag polled within its domain but at the top);
+ * otherwise dissemination.
  *
  * MPI_Reduce: the host MPI below 256 KiB (Open MPI's Reduce, one message
  * into the root, was as fast or faster than partitioned's two synchronized
@@ -67,28 +75,30 @@
 #define MiB ((size_t)1 << 20)
 
 const kcoll_rule_t kcoll_default_rules[] = {
-    {KCOLL_COLL_BCAST, 2, 2, 0, 0, "split_rw"},
-    {KCOLL_COLL_BCAST, 3, 0, 0, MiB, "knomial:k=4"},
-    {KCOLL_COLL_BCAST, 3, 0, MiB, 0, "scatter_allgather"},
+    {KCOLL_COLL_BCAST, 3, 0, 0, 0, "hier", 1},
+    {KCOLL_COLL_BCAST, 2, 2, 0, 0, "split_rw", 0},
+    {KCOLL_COLL_BCAST, 3, 0, 0, MiB, "knomial:k=4", 0},
+    {KCOLL_COLL_BCAST, 3, 0, MiB, 0, "scatter_allgather", 0},
 
-    {KCOLL_COLL_SCATTER, 2, 5, 0, 0, "parallel_read"},
-    {KCOLL_COLL_SCATTER, 6, 0, 0, 64 * KiB, "parallel_read"},
-    {KCOLL_COLL_SCATTER, 6, 0, 64 * KiB, 0, "throttled_read:k=4"},
-    {KCOLL_COLL_GATHER, 2, 5, 0, 0, "parallel_write"},
-    {KCOLL_COLL_GATHER, 6, 0, 0, 64 * KiB, "parallel_write"},
-    {KCOLL_COLL_GATHER, 6, 0, 64 * KiB, 0, "throttled_write:k=4"},
+    {KCOLL_COLL_SCATTER, 2, 5, 0, 0, "parallel_read", 0},
+    {KCOLL_COLL_SCATTER, 6, 0, 0, 64 * KiB, "parallel_read", 0},
+    {KCOLL_COLL_SCATTER, 6, 0, 64 * KiB, 0, "throttled_read:k=4", 0},
+    {KCOLL_COLL_GATHER, 2, 5, 0, 0, "parallel_write", 0},
+    {KCOLL_COLL_GATHER, 6, 0, 0, 64 * KiB, "parallel_write", 0},
+    {KCOLL_COLL_GATHER, 6, 0, 64 * KiB, 0, "throttled_write:k=4", 0},
 
-    {KCOLL_COLL_ALLGATHER, 2, 2, 0, 0, "ring_source_write"},
-    {KCOLL_COLL_ALLGATHER, 3, 0, 64 * KiB, 0, "ring_source_read"},
-    {KCOLL_COLL_ALLGATHER, 3, 0, 0, 64 * KiB, "bruck"},
-    {KCOLL_COLL_ALLTOALL, 3, 0, 0, 4 * KiB, "bruck"},
-    {KCOLL_COLL_ALLTOALL, 2, 0, 0, 0, "pairwise"},
-    {KCOLL_COLL_BARRIER, 2, 0, 0, 0, "dissemination"},
+    {KCOLL_COLL_ALLGATHER, 2, 2, 0, 0, "ring_source_write", 0},
+    {KCOLL_COLL_ALLGATHER, 3, 0, 64 * KiB, 0, "ring_source_read", 0},
+    {KCOLL_COLL_ALLGATHER, 3, 0, 0, 64 * KiB, "bruck", 0},
+    {KCOLL_COLL_ALLTOALL, 3, 0, 0, 4 * KiB, "bruck", 0},
+    {KCOLL_COLL_ALLTOALL, 2, 0, 0, 0, "pairwise", 0},
+    {KCOLL_COLL_BARRIER, 3, 0, 0, 0, "hier", 1},
+    {KCOLL_COLL_BARRIER, 2, 0, 0, 0, "dissemination", 0},
 
-    {KCOLL_COLL_REDUCE, 2, 0, 0, 256 * KiB, "host"},
-    {KCOLL_COLL_REDUCE, 2, 0, 256 * KiB, 0, "partitioned:chunk=128"},
-    {KCOLL_COLL_ALLREDUCE, 2, 0, 0, 32 * KiB, "host"},
-    {KCOLL_COLL_ALLREDUCE, 2, 0, 32 * KiB, 0, "partitioned:chunk=128"},
-    {KCOLL_COLL_REDUCE_SCATTER, 2, 0, 0, 0, "partitioned:chunk=128"},
+    {KCOLL_COLL_REDUCE, 2, 0, 0, 256 * KiB, "host", 0},
+    {KCOLL_COLL_REDUCE, 2, 0, 256 * KiB, 0, "partitioned:chunk=128", 0},
+    {KCOLL_COLL_ALLREDUCE, 2, 0, 0, 32 * KiB, "host", 0},
+    {KCOLL_COLL_ALLREDUCE, 2, 0, 32 * KiB, 0, "partitioned:chunk=128", 0},
+    {KCOLL_COLL_REDUCE_SCATTER, 2, 0, 0, 0, "partitioned:chunk=128", 0},
 };
 const int kcoll_ndefault_rules = (int)(sizeof kcoll_default_rules / sizeof kcoll_default_rules[0]);

@@ -46,13 +46,13 @@ static void kcoll_select_warn(kcoll_coll_t family, const char *spec, int p, cons
 }
 
 /* The first matching default rule. */
-static kcoll_select_t kcoll_select_rules(kcoll_coll_t family, int p, size_t bytes,
+static kcoll_select_t kcoll_select_rules(kcoll_coll_t family, int p, int levels, size_t bytes,
                                          kcoll_choice_t *out)
 {
     for (int i = 0; i < kcoll_ndefault_rules; i++) {
         const kcoll_rule_t *r = &kcoll_default_rules[i];
         if (r->family != family || p < r->pmin || (r->pmax && p > r->pmax) || bytes < r->bmin ||
-            (r->bmax && bytes >= r->bmax))
+            (r->bmax && bytes >= r->bmax) || levels < r->levels)
             continue;
         if (!strcmp(r->spec, "host"))
             return KCOLL_SELECT_HOST;
@@ -65,8 +65,8 @@ static kcoll_select_t kcoll_select_rules(kcoll_coll_t family, int p, size_t byte
     return KCOLL_SELECT_HOST;
 }
 
-kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, size_t bytes,
-                            kcoll_choice_t *out)
+kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, int levels,
+                            size_t bytes, kcoll_choice_t *out)
 {
     const kcoll_coll_t family = kcoll_coll_family(c);
     const uint64_t gen = kcoll_params_generation();
@@ -112,7 +112,7 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, size_t 
             res = KCOLL_SELECT_BAD;
         }
     } else {
-        res = kcoll_select_rules(family, p, bytes, out);
+        res = kcoll_select_rules(family, p, levels, bytes, out);
         if (res != KCOLL_SELECT_KCOLL)
             out->algo = NULL;
     }

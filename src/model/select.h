@@ -38,6 +38,7 @@ typedef struct {
     int pmin, pmax;     /* process counts pmin..pmax (pmax 0: no bound) */
     size_t bmin, bmax;  /* bytes in [bmin, bmax) (bmax 0: no bound); powers of two */
     const char *spec;   /* "throttled_read:k=4", or "host" */
+    int levels;         /* only for teams with at least this many topology levels */
 } kcoll_rule_t;
 
 /* The default rules, drawn from the papers and from 2-rank measurements
@@ -72,8 +73,9 @@ typedef struct {
 } kcoll_decisions_t;
 
 /* The choice for collective c at p processes and `bytes` (the size the
- * rules read: see the call layer), through the cache d. */
-kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, size_t bytes,
-                            kcoll_choice_t *out);
+ * rules read: see the call layer), on a team with `levels` topology
+ * levels (a team's never change), through the cache d. */
+kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, int levels,
+                            size_t bytes, kcoll_choice_t *out);
 
 #endif

@@ -24,8 +24,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/log.h"
 #include "base/params.h"
 #include "pmpi/hier.h"
+#include "topo/topo.h"
 #include "pmpi/pmpi.h"
 
 typedef struct kcoll_mteam {
@@ -58,6 +60,8 @@ static _Atomic uint64_t kcoll_mteams_gen = 1;
  * known without a collective call. NULL when kcoll started later. */
 static int *kcoll_node_of;
 static int kcoll_world_size;
+/* this process's rank among its node's processes of MPI_COMM_WORLD (-1: unknown) */
+static int kcoll_node_index = -1;
 
 static int kcoll_keyval = MPI_KEYVAL_INVALID;
 static kcoll_mteam_t *kcoll_mteams; /* every record alive, for MPI_Finalize */
@@ -156,6 +160,8 @@ void kcoll_nodes_init(void)
         kcoll_node_of = map;
     else
         free(map);
+    for (int q = 0; kcoll_node_of && q <= wr; q++)
+        kcoll_node_index += kcoll_node_of[q] == kcoll_node_of[wr];
 }
 
 /* Do all p processes of comm share one node? Without a collective call
@@ -188,6 +194,39 @@ static int kcoll_comm_one_node(MPI_Comm comm, int p)
     PMPI_Group_free(&wg);
     free(ranks);
     return one;
+}
+
+/* The team's topology levels (collective over comm): where each rank runs
+ * at each level of KCOLL_HIER_LEVELS, gathered, grouped (coll/levels.h).
+ * A level name kcoll does not know leaves the team flat, with a warning. */
+static void kcoll_mteam_levels(kcoll_mteam_t *mt)
+{
+    int mine[KCOLL_MAX_LEVELS], pu, n;
+    char err[256];
+    n = kcoll_topo_place(kcoll_node_index >= 0 ? kcoll_node_index : mt->rank, mine,
+                         KCOLL_MAX_LEVELS, &pu, err, sizeof err);
+    if (n < 0 && mt->rank == 0)
+        kcoll_warn("topology levels unavailable, the communicator's team is flat: %s", err);
+    int nl = n;
+    if (kcoll_host_allmin(&mt->comm, &nl, 1) || nl <= 0)
+        return;
+    int *all = malloc(2 * (size_t)mt->p * (size_t)nl * sizeof *all);
+    int ok = all != NULL;
+    if (kcoll_host_allmin(&mt->comm, &ok, 1) || !ok) {
+        free(all);
+        return;
+    }
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Allgather(mine, nl, MPI_INT, all, nl, MPI_INT, mt->comm);
+    kcoll_drive_end(drive);
+    if (rc == MPI_SUCCESS) {
+        int *ids = all + (size_t)mt->p * (size_t)nl; /* level-major */
+        for (int q = 0; q < mt->p; q++)
+            for (int l = 0; l < nl; l++)
+                ids[l * mt->p + q] = all[q * nl + l];
+        kcoll_team_set_levels(mt->team, nl, ids);
+    }
+    free(all);
 }
 
 /* Set comm's team up (collective over comm) and record the outcome. */
@@ -228,6 +267,8 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
             free(mt->team);
             mt->team = NULL;
             mt->reason = st == KCOLL_ERR_PERM ? KCOLL_R_NO_CMA : KCOLL_R_TEAM_FAILED;
+        } else {
+            kcoll_mteam_levels(mt);
         }
     }
 

@@ -132,6 +132,13 @@ void kcoll_team_ref(kcoll_team_t *t)
     kcoll_team_unlock(t);
 }
 
+void kcoll_team_set_levels(kcoll_team_t *t, int nraw, const int *ids)
+{
+    kcoll_levels_free(&t->levels);
+    if (kcoll_levels_make(&t->levels, t->ctl.p, nraw, ids))
+        kcoll_levels_free(&t->levels); /* out of memory: flat */
+}
+
 void kcoll_team_unref(kcoll_team_t *t, void (*release)(kcoll_team_t *t))
 {
     kcoll_team_lock(t);
@@ -143,6 +150,7 @@ void kcoll_team_unref(kcoll_team_t *t, void (*release)(kcoll_team_t *t))
         release(t);
     for (int i = 0; i < KCOLL_SCHED_CACHE; i++)
         kcoll_sched_free(&t->scache[i].sched);
+    kcoll_levels_free(&t->levels);
     munmap(t->ctl.seg, t->ctl.seg_len);
     kcoll_ctl_fini(&t->ctl);
     pthread_mutex_destroy(&t->lock);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "coll/levels.h"
 #include "model/select.h"
 #include "sched/ctl.h"
 #include "sched/sched.h"
@@ -46,6 +47,7 @@ typedef struct kcoll_team {
     struct kcoll_req *lane[KCOLL_LANES];
     uint64_t lane_next[KCOLL_LANES];
     kcoll_decisions_t decisions;
+    kcoll_levels_t levels;        /* topology groups of the ranks (flat until set) */
     kcoll_sched_entry_t scache[KCOLL_SCHED_CACHE];
     unsigned scache_next;         /* the entry a miss replaces next (if unused) */
     struct kcoll_req *pool;       /* finished requests kept with their memory */
@@ -78,6 +80,11 @@ typedef struct {
  * the fix); another error when the segment could not be set up (with a
  * warning line). On error nothing is left mapped. */
 kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_team_host_t *h);
+
+/* The team's topology levels from every rank's raw ids (ids[l * p + q],
+ * nraw candidate levels, as kcoll_levels_make takes them): identical on
+ * every rank, set once after set-up, before any collective. */
+void kcoll_team_set_levels(kcoll_team_t *t, int nraw, const int *ids);
 
 /* One more holder. */
 void kcoll_team_ref(kcoll_team_t *t);

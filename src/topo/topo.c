@@ -244,3 +244,108 @@ size_t kcoll_topo_llc_bytes(void)
     pthread_mutex_unlock(&kcoll_topo_cache.lock);
     return best > SIZE_MAX ? SIZE_MAX : (size_t)best;
 }
+
+/* The object type and cache depth a level name stands for. */
+static int kcoll_topo_level_type(const char *name, size_t len, hwloc_obj_type_t *type)
+{
+    static const struct {
+        const char *name;
+        hwloc_obj_type_t type;
+    } names[] = {
+        {"l1", HWLOC_OBJ_L1CACHE}, {"l2", HWLOC_OBJ_L2CACHE}, {"l3", HWLOC_OBJ_L3CACHE},
+        {"numa", HWLOC_OBJ_NUMANODE}, {"package", HWLOC_OBJ_PACKAGE},
+        {"socket", HWLOC_OBJ_PACKAGE},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i].name) == len && !strncmp(names[i].name, name, len)) {
+            *type = names[i].type;
+            return 0;
+        }
+    return -1;
+}
+
+/* The PU this process runs on under KCOLL_TOPO_PLACE: NULL where it spans
+ * several (bound to more than one, and not asked to place by index). */
+static hwloc_obj_t kcoll_topo_pu(hwloc_topology_t topo, int index, int synthetic,
+                                 hwloc_cpuset_t where)
+{
+    const char *place = kcoll_param_str(KCOLL_P_TOPO_PLACE);
+    const int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    if (npu <= 0)
+        return NULL;
+    if (!strcmp(place, "compact") || (synthetic && strcmp(place, "scatter")))
+        return hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)(index % npu));
+    if (!strcmp(place, "scatter")) {
+        int npack = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+        if (npack <= 0)
+            npack = 1;
+        const int per = npu / npack > 0 ? npu / npack : 1;
+        return hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU,
+                                     (unsigned)(((index % npack) * per + (index / npack) % per) % npu));
+    }
+    /* bound: the binding if it is one PU's worth of objects, else where it runs now */
+    if (hwloc_get_cpubind(topo, where, HWLOC_CPUBIND_PROCESS) == 0 &&
+        hwloc_bitmap_weight(where) == 1)
+        return hwloc_get_pu_obj_by_os_index(topo, (unsigned)hwloc_bitmap_first(where));
+    return NULL;
+}
+
+int kcoll_topo_place(int index, int *ids, int max, int *pu, char *err, size_t errlen)
+{
+    hwloc_topology_t topo;
+    const char *spec = kcoll_param_str(KCOLL_P_HIER_LEVELS);
+    int n = 0, rc = 0;
+    *pu = -1;
+    pthread_mutex_lock(&kcoll_topo_cache.lock);
+    if (kcoll_topo_get(&topo, err, errlen) != KCOLL_OK) {
+        pthread_mutex_unlock(&kcoll_topo_cache.lock);
+        return -1;
+    }
+    const int synthetic = kcoll_topo_cache.synthetic[0] != '\0';
+    hwloc_cpuset_t where = hwloc_bitmap_alloc();
+    hwloc_obj_t at = where ? kcoll_topo_pu(topo, index, synthetic, where) : NULL;
+    if (at) {
+        *pu = (int)at->logical_index;
+        hwloc_bitmap_copy(where, at->cpuset);
+    } else if (where && hwloc_get_cpubind(topo, where, HWLOC_CPUBIND_PROCESS) != 0) {
+        hwloc_bitmap_fill(where);
+    }
+    for (const char *p = spec; *p && rc == 0;) {
+        size_t len = strcspn(p, ",");
+        hwloc_obj_type_t type;
+        if (len && kcoll_topo_level_type(p, len, &type)) {
+            kcoll_fmt(err, errlen,
+                      "KCOLL_HIER_LEVELS='%s': unknown level '%.*s' (l1, l2, l3, numa, package)",
+                      spec, (int)len, p);
+            rc = -1;
+        } else if (len && n < max) {
+            /* the one object of that type that holds where this process
+             * runs (NUMA nodes hang beside the CPU tree in hwloc 2, so
+             * by the objects' cpusets, not by ancestry) */
+            hwloc_obj_t obj = where ? hwloc_get_next_obj_covering_cpuset_by_type(topo, where,
+                                                                                  type, NULL)
+                                    : NULL;
+            ids[n] = -1;
+            if (obj && !hwloc_get_next_obj_covering_cpuset_by_type(topo, where, type, obj))
+                ids[n] = (int)obj->logical_index;
+            n++;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    hwloc_bitmap_free(where);
+    pthread_mutex_unlock(&kcoll_topo_cache.lock);
+    return rc ? -1 : n;
+}
+
+int kcoll_topo_npus(void)
+{
+    hwloc_topology_t topo;
+    int n = 0;
+    pthread_mutex_lock(&kcoll_topo_cache.lock);
+    if (kcoll_topo_get(&topo, NULL, 0) == KCOLL_OK)
+        n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    pthread_mutex_unlock(&kcoll_topo_cache.lock);
+    return n > 0 ? n : 0;
+}

@@ -14,4 +14,17 @@ int kcoll_topo_summary(char *out, size_t outlen);
  * unknown. Used by the benchmark to size off-cache buffer rotation. */
 size_t kcoll_topo_llc_bytes(void);
 
+/* Where this process runs, at each level named in KCOLL_HIER_LEVELS
+ * (comma-separated, innermost first: l1, l2, l3, numa, package or
+ * socket): ids[l] is the logical index of the object of that level that
+ * holds it, or -1 where it spans several (a process whose binding covers
+ * more than one) or the machine has no such object.
+ * index is this process's rank among its node's processes (for
+ * KCOLL_TOPO_PLACE compact and scatter). Returns the number of levels
+ * (at most max), or -1 with the reason in err (an unknown level name, a
+ * topology hwloc refused). *pu gets the PU's logical index, or -1. */
+int kcoll_topo_place(int index, int *ids, int max, int *pu, char *err, size_t errlen);
+/* Hardware threads (PUs) of the topology, or 0 if unknown. */
+int kcoll_topo_npus(void);
+
 #endif

@@ -7,7 +7,9 @@
  * visible to every rank after it left. One rank per round, a different
  * one each time, enters late (it sleeps first), so a barrier that let
  * ranks through early would be caught reading too small a count. The
- * same is checked with the algorithm forced, with an invalid forced
+ * same is checked with each algorithm forced (hier: the tree of the
+ * topology levels, flat without them; KCOLL_TOPO_SYNTHETIC gives it
+ * levels, see tests/CMakeLists.txt), with an invalid forced
  * algorithm (host MPI, counted as mpi:bad_algo) and, as a control, with
  * PMPI_Barrier. The statistics must show which path each call took. */
 #include <stdio.h>
@@ -22,7 +24,7 @@
  * call when oversubscribed): fewer rounds, two communicator shapes */
 static int rounds = ROUNDS;
 
-static const char *const algos[] = {"auto", "dissemination", "dissemination:k=3"};
+static const char *const algos[] = {"auto", "dissemination", "hier", "dissemination:k=3"};
 #define NALGOS (int)(sizeof algos / sizeof algos[0])
 
 static void nap_ms(int ms)
@@ -64,7 +66,8 @@ int main(int argc, char **argv)
             kcoll_param_set("BARRIER_ALGO", host ? "auto" : algos[ai]);
             const int bad = !host && strchr(algos[ai], ':') != NULL;
             int failed = 0;
-            uint64_t before_k = mt_calls("MPI_Barrier", "kcoll:dissemination");
+            uint64_t before_k = mt_calls("MPI_Barrier", "kcoll:dissemination") +
+                                mt_calls("MPI_Barrier", "kcoll:hier");
             uint64_t before_bad = mt_calls("MPI_Barrier", "mpi:bad_algo");
             for (int k = 1; k <= rounds; k++) {
                 if (k % p == rank)
@@ -84,7 +87,8 @@ int main(int argc, char **argv)
                     failed = 1;
                 }
             }
-            uint64_t after_k = mt_calls("MPI_Barrier", "kcoll:dissemination");
+            uint64_t after_k = mt_calls("MPI_Barrier", "kcoll:dissemination") +
+                               mt_calls("MPI_Barrier", "kcoll:hier");
             uint64_t after_bad = mt_calls("MPI_Barrier", "mpi:bad_algo");
             uint64_t want_k = p > 1 && !host && !bad ? (uint64_t)rounds : 0;
             if (after_k - before_k != want_k) {

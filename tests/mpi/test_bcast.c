@@ -17,7 +17,8 @@
 #include "mpitest.h"
 
 static const char *const algos[] = {"auto", "direct_read", "direct_write", "knomial:k=2",
-                                    "knomial:k=3", "scatter_allgather", "split_rw"};
+                                    "knomial:k=3", "scatter_allgather", "split_rw", "hier",
+                                    "hier:chunk=4"};
 #define NALGOS (int)(sizeof algos / sizeof algos[0])
 static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5, 8 << 20};
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])

@@ -17,6 +17,7 @@
 
 #include "algo_param.h"
 #include "check.h"
+#include "levels_fixture.h"
 #include "coll/coll.h"
 #include "forkteam.h"
 #include "sched/exec.h"
@@ -269,17 +270,69 @@ static long run_algo(const kcoll_algo_t *algo)
     return runs;
 }
 
+/* Which ranks each rank has heard from (transitively) when its schedule
+ * ends: K[r][i] is what rank r knows after its first i steps ({r} at
+ * first); a WAIT for (peer, flag, v) adds what peer knew just before its
+ * first raise of that flag to v or more. Iterated to a fixed point. */
+static void barrier_knowledge(kcoll_sim_t *sim, int p, char **heard)
+{
+    char **K = malloc((size_t)p * sizeof *K);
+    for (int r = 0; r < p; r++) {
+        const kcoll_sched_t *s = kcoll_sim_sched(sim, r);
+        K[r] = calloc((size_t)(s->n + 1) * (size_t)p, 1);
+        for (int i = 0; i <= s->n; i++)
+            K[r][(size_t)i * p + r] = 1;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int r = 0; r < p; r++) {
+            const kcoll_sched_t *s = kcoll_sim_sched(sim, r);
+            for (int i = 0; i < s->n; i++) {
+                char *next = &K[r][(size_t)(i + 1) * p];
+                const char *now = &K[r][(size_t)i * p];
+                const char *got = NULL;
+                const kcoll_step_t *st = &s->steps[i];
+                if (st->kind == KCOLL_STEP_WAIT) {
+                    const kcoll_sched_t *ps = kcoll_sim_sched(sim, st->peer);
+                    for (int j = 0; j < ps->n && !got; j++)
+                        if (ps->steps[j].kind == KCOLL_STEP_SIGNAL &&
+                            ps->steps[j].flag == st->flag && ps->steps[j].value >= st->value)
+                            got = &K[st->peer][(size_t)j * p];
+                }
+                for (int q = 0; q < p; q++) {
+                    char v = now[q] || (got && got[q]);
+                    if (v && !next[q]) {
+                        next[q] = 1;
+                        changed = 1;
+                    }
+                }
+            }
+        }
+    }
+    for (int r = 0; r < p; r++) {
+        const kcoll_sched_t *s = kcoll_sim_sched(sim, r);
+        memcpy(heard[r], &K[r][(size_t)s->n * p], (size_t)p);
+        free(K[r]);
+    }
+    free(K);
+}
+
 /* Barrier: the schedules must run clean, move no data, and each rank's
  * schedule must (transitively) wait for every other rank's entry: checked
- * by following the WAIT edges round by round. */
+ * by following the WAIT edges to a fixed point (barrier_knowledge). */
 static long run_barrier(const kcoll_algo_t *algo)
 {
     long runs = 0;
+    /* the hierarchical barrier also on 2- and 3-level topologies */
+    const int shapes = strcmp(algo->name, "hier") ? 1 : LEVEL_SHAPES;
+    for (int shape = 0; shape < shapes; shape++)
     for (int p = 1; p <= 64; p++) {
         kcoll_sim_t *sim = kcoll_sim_new(p);
         char **heard = malloc((size_t)p * sizeof *heard);
+        kcoll_levels_t lv;
+        levels_fixture(&lv, p, shape);
         for (int r = 0; r < p; r++) {
-            kcoll_args_t a = {.coll = KCOLL_COLL_BARRIER, .p = p, .rank = r};
+            kcoll_args_t a = {.coll = KCOLL_COLL_BARRIER, .p = p, .rank = r, .lv = &lv};
             kcoll_sched_t *s = kcoll_sim_sched(sim, r);
             CHECK(algo->build(&a, s) == KCOLL_OK, "barrier p=%d: builder failed", p);
             for (int i = 0; i < s->n; i++)
@@ -288,26 +341,7 @@ static long run_barrier(const kcoll_algo_t *algo)
             heard[r] = calloc((size_t)p, 1);
             heard[r][r] = 1;
         }
-        /* propagate: a rank signals v after its waits for values < v, so
-         * WAIT(peer, DATA, v) gives what peer had heard before its waits
-         * for v: take those from a snapshot taken before value v */
-        char **snap = malloc((size_t)p * sizeof *snap);
-        for (int r = 0; r < p; r++)
-            snap[r] = malloc((size_t)p);
-        for (uint32_t val = 1; val <= 8; val++) {
-            for (int r = 0; r < p; r++)
-                memcpy(snap[r], heard[r], (size_t)p);
-            for (int r = 0; r < p; r++) {
-                kcoll_sched_t *s = kcoll_sim_sched(sim, r);
-                for (int i = 0; i < s->n; i++)
-                    if (s->steps[i].kind == KCOLL_STEP_WAIT && s->steps[i].value == val)
-                        for (int q = 0; q < p; q++)
-                            heard[r][q] |= snap[s->steps[i].peer][q];
-            }
-        }
-        for (int r = 0; r < p; r++)
-            free(snap[r]);
-        free(snap);
+        barrier_knowledge(sim, p, heard);
         for (int r = 0; r < p; r++) {
             int all = 1;
             for (int q = 0; q < p; q++)
@@ -319,6 +353,7 @@ static long run_barrier(const kcoll_algo_t *algo)
         CHECK(kcoll_sim_run(sim, (unsigned)p % 3) == KCOLL_OK, "barrier p=%d: %s", p,
               kcoll_sim_error(sim));
         kcoll_sim_free(sim);
+        kcoll_levels_free(&lv);
         runs++;
     }
     return runs;

@@ -109,8 +109,8 @@ int main(void)
         for (int p = 2; p <= 64; p++)
             for (size_t n = 1; n <= ((size_t)64 << 20); n = n * 3 + 1) {
                 kcoll_choice_t ch, again;
-                kcoll_select_t r1 = kcoll_select(d, fams[f], p, n, &ch);
-                kcoll_select_t r2 = kcoll_select(d, fams[f], p, n, &again); /* from the cache */
+                kcoll_select_t r1 = kcoll_select(d, fams[f], p, 0, n, &ch);
+                kcoll_select_t r2 = kcoll_select(d, fams[f], p, 0, n, &again); /* from the cache */
                 CHECK(r1 == KCOLL_SELECT_HOST || (r1 == KCOLL_SELECT_KCOLL && ch.algo &&
                                                   ch.algo->family == fams[f]),
                       "select %s p=%d n=%zu", kcoll_coll_name(fams[f]), p, n);
@@ -120,22 +120,34 @@ int main(void)
                 size_t lo = (size_t)1 << (kcoll_size_class(n) - 1), hi = 2 * lo - 1;
                 kcoll_decisions_t fresh = {0};
                 kcoll_choice_t cl, ch2;
-                CHECK(kcoll_select(&fresh, fams[f], p, lo, &cl) == r1 &&
-                          kcoll_select(&fresh, fams[f], p, hi, &ch2) == r1 && cl.algo == ch.algo &&
+                CHECK(kcoll_select(&fresh, fams[f], p, 0, lo, &cl) == r1 &&
+                          kcoll_select(&fresh, fams[f], p, 0, hi, &ch2) == r1 && cl.algo == ch.algo &&
                           ch2.algo == ch.algo,
                       "size class of %zu (%zu..%zu) decides alike", n, lo, hi);
             }
     /* the rules of today at 2 ranks */
     kcoll_choice_t ch;
-    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 2, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+    /* a team with topology levels: the tree along them, from 3 ranks */
+    kcoll_decisions_t lvd = {0};
+    CHECK(kcoll_select(&lvd, KCOLL_COLL_BCAST, 8, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "hier"),
+          "levels: Bcast at 8 ranks is hier");
+    CHECK(kcoll_select(&lvd, KCOLL_COLL_BARRIER, 8, 2, 0, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "hier"),
+          "levels: Barrier at 8 ranks is hier");
+    memset(&lvd, 0, sizeof lvd);
+    CHECK(kcoll_select(&lvd, KCOLL_COLL_BCAST, 2, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "split_rw"),
+          "levels: Bcast at 2 ranks stays split_rw");
+    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 2, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "split_rw"),
           "2-rank broadcast: split_rw");
-    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 8, 4096, &ch) == KCOLL_SELECT_KCOLL &&
+    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 8, 0, 4096, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "knomial") && ch.prm.k == 4,
           "small broadcast at 8 ranks: knomial:k=4");
-    CHECK(kcoll_select(d, KCOLL_COLL_REDUCE, 2, 128 << 10, &ch) == KCOLL_SELECT_HOST,
+    CHECK(kcoll_select(d, KCOLL_COLL_REDUCE, 2, 0, 128 << 10, &ch) == KCOLL_SELECT_HOST,
           "Reduce below 256 KiB: host");
-    CHECK(kcoll_select(d, KCOLL_COLL_SCATTERV, 8, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+    CHECK(kcoll_select(d, KCOLL_COLL_SCATTERV, 8, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "throttled_read"),
           "a v-variant uses its family's rules");
 
@@ -144,20 +156,20 @@ int main(void)
      * host */
     kcoll_params_set("WARN", "0");
     kcoll_params_set("ALLGATHER_ALGO", "ring_neighbor:j=3");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "ring_neighbor") && ch.prm.j == 3,
           "forced ring_neighbor:j=3 at p=4");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 6, 1 << 20, &ch) == KCOLL_SELECT_BAD,
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 6, 0, 1 << 20, &ch) == KCOLL_SELECT_BAD,
           "j=3 at p=6 is invalid");
     kcoll_params_set("ALLGATHER_ALGO", "bruck");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "bruck"),
           "a changed parameter empties the cache");
     kcoll_params_set("ALLGATHER_ALGO", "no_such");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 1 << 20, &ch) == KCOLL_SELECT_BAD,
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 0, 1 << 20, &ch) == KCOLL_SELECT_BAD,
           "unknown algorithm: bad");
     kcoll_params_set("ALLGATHER_ALGO", "auto");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "ring_source_read"),
           "auto again: the rules");
     free(d);

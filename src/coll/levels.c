@@ -1,0 +1,125 @@
+/* Levels of a team (see levels.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/levels.h"
+
+/* Number ranks' groups by the tuple of their ids at candidate levels
+ * l..nraw-1 (so groups nest), in order of each group's lowest rank. */
+static int kcoll_levels_number(int p, int nraw, const int *ids, int l, int *group)
+{
+    int n = 0;
+    for (int q = 0; q < p; q++) {
+        group[q] = -1;
+        for (int x = 0; x < q && group[q] < 0; x++) {
+            int same = 1;
+            for (int m = l; m < nraw && same; m++)
+                same = ids[m * p + x] == ids[m * p + q];
+            if (same)
+                group[q] = group[x];
+        }
+        if (group[q] < 0)
+            group[q] = n++;
+    }
+    return n;
+}
+
+int kcoll_levels_make(kcoll_levels_t *lv, int p, int nraw, const int *ids)
+{
+    int prev_n = p; /* the kept level below: at first every rank alone */
+    int nuse = 0, rc = 0;
+    memset(lv, 0, sizeof *lv);
+    lv->p = p;
+    /* the usable candidates (no unknown id), in order */
+    int *use = malloc((size_t)(nraw > 0 ? nraw : 1) * (size_t)(p > 0 ? p : 1) * sizeof *use);
+    if (!use)
+        return -1;
+    for (int l = 0; l < nraw; l++) {
+        int usable = 1;
+        for (int q = 0; q < p; q++)
+            usable &= ids[l * p + q] >= 0;
+        if (usable)
+            memcpy(&use[nuse++ * p], &ids[l * p], (size_t)p * sizeof *use);
+    }
+    for (int l = 0; l < nuse && lv->n < KCOLL_MAX_LEVELS; l++) {
+        int *g = malloc((size_t)(p > 0 ? p : 1) * sizeof *g);
+        if (!g) {
+            kcoll_levels_free(lv);
+            rc = -1;
+            break;
+        }
+        int n = kcoll_levels_number(p, nuse, use, l, g);
+        /* one group for all, or the same split as the level below: nothing */
+        if (n <= 1 || n == prev_n) {
+            free(g);
+            continue;
+        }
+        lv->group[lv->n] = g;
+        lv->ngroups[lv->n] = n;
+        lv->n++;
+        prev_n = n;
+    }
+    free(use);
+    return rc;
+}
+
+void kcoll_levels_free(kcoll_levels_t *lv)
+{
+    for (int l = 0; l < KCOLL_MAX_LEVELS; l++) {
+        free(lv->group[l]);
+        lv->group[l] = NULL;
+        lv->ngroups[l] = 0;
+    }
+    lv->n = 0;
+}
+
+int kcoll_levels_leader(const kcoll_levels_t *lv, int l, int q, int root)
+{
+    const int *g = lv->group[l];
+    if (g[root] == g[q])
+        return root;
+    for (int x = 0; x < lv->p; x++)
+        if (g[x] == g[q])
+            return x;
+    return q;
+}
+
+int kcoll_levels_parent(const kcoll_levels_t *lv, int q, int root)
+{
+    if (q == root)
+        return -1;
+    for (int l = 0; lv && l < lv->n; l++) {
+        int lead = kcoll_levels_leader(lv, l, q, root);
+        if (lead != q)
+            return lead;
+    }
+    return root;
+}
+
+void kcoll_levels_describe(const kcoll_levels_t *lv, char *out, size_t outlen)
+{
+    size_t pos = 0;
+    if (!lv || lv->n == 0) {
+        snprintf(out, outlen, "flat (no level splits the ranks)");
+        return;
+    }
+    pos += (size_t)snprintf(out, outlen, "%d level%s:", lv->n, lv->n > 1 ? "s" : "");
+    for (int l = 0; l < lv->n && pos < outlen; l++) {
+        /* group sizes, listed once each with how many groups have it */
+        int min = lv->p, max = 0;
+        for (int k = 0; k < lv->ngroups[l]; k++) {
+            int size = 0;
+            for (int q = 0; q < lv->p; q++)
+                size += lv->group[l][q] == k;
+            min = size < min ? size : min;
+            max = size > max ? size : max;
+        }
+        if (min == max)
+            pos += (size_t)snprintf(out + pos, outlen - pos, "%s %d groups of %d (level %d)",
+                                    l ? "," : "", lv->ngroups[l], min, l);
+        else
+            pos += (size_t)snprintf(out + pos, outlen - pos, "%s %d groups of %d-%d (level %d)",
+                                    l ? "," : "", lv->ngroups[l], min, max, l);
+    }
+}
