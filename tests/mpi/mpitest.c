@@ -75,6 +75,15 @@ void mt_check_fallbacks(const char *coll, const char *collv)
         mt_fail("no call counted as mpi:one_rank");
 }
 
+uint64_t mt_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
 static unsigned mt_rng;
 
 void mt_seed(unsigned seed)

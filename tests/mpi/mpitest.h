@@ -42,6 +42,10 @@ const char *mt_verdict(int rc1, int rc2, const void *ref, const void *got, size_
  * and mpi:one_rank on coll on one rank. */
 void mt_check_fallbacks(const char *coll, const char *collv);
 
+/* A 64-bit hash (the MurmurHash3 finalizer): reproducible test data from
+ * the numbers of a case. */
+uint64_t mt_mix(uint64_t x);
+
 /* A reproducible generator: mt_seed, then 24-bit numbers from mt_rnd. */
 void mt_seed(unsigned seed);
 unsigned mt_rnd(void);

@@ -31,7 +31,8 @@
  * non-commutative user operation (2x2 int32 matrix product mod 2^32 on a
  * contiguous 4 x MPI_INT type, made with commute = 0). The v-variants get
  * counts that differ per rank, some zero, at shuffled displacements with
- * gaps (mt_shuffle). Each call runs with the family's algorithm on "auto"
+ * gaps (mt_shuffle; Alltoallv's counts differ per pair of ranks, symmetric
+ * in place). Each call runs with the family's algorithm on "auto"
  * and forced (KCOLL_<FAMILY>_ALGO, one or two on-node algorithms of every
  * family; set back to "auto" after), and with KCOLL_MIN_BYTES=0 so that
  * every call qualifies; a few small calls also run at the default
@@ -91,24 +92,26 @@
  * collective and communicator; --expect-nodes=0,0,1,1 fails unless world
  * rank i is on node i of the list (nodes numbered in order of first
  * appearance), checking a launcher's placement. A watchdog names a case
- * that hangs for 120 s and aborts. */
-#include <signal.h>
-#include <stdarg.h>
+ * that hangs for 120 s (and aborts), crashes or meets an MPI error.
+ *
+ * A case is a job of job.h, shared with the tests of non-blocking and
+ * persistent collectives: its description, the layout of its buffers and
+ * the host's and kcoll's calls on them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "mpitest.h"
+#include "job.h"
 
-#define MAXP 64
-#define CANARY 64
 #define BIG_BYTES (300u * 1024u)
 
-enum { BARRIER, BCAST, REDUCE, ALLREDUCE, RSB, RS, GATHER, GATHERV, SCATTER, SCATTERV, ALLGATHER,
-       ALLGATHERV, ALLTOALL, ALLTOALLV, IBCAST, IREDUCE, IALLREDUCE, IALLGATHER, ISCATTER,
-       IALLTOALL, NCOLL };
+/* The calls tested, each a row of colls[]: the blocking collectives (each
+ * on job.h's collective of the same name) and six non-blocking forms. */
+enum { ROW_BARRIER, ROW_BCAST, ROW_REDUCE, ROW_ALLREDUCE, ROW_RSB, ROW_RS, ROW_GATHER,
+       ROW_GATHERV, ROW_SCATTER, ROW_SCATTERV, ROW_ALLGATHER, ROW_ALLGATHERV, ROW_ALLTOALL,
+       ROW_ALLTOALLV, ROW_IBCAST, ROW_IREDUCE, ROW_IALLREDUCE, ROW_IALLGATHER, ROW_ISCATTER,
+       ROW_IALLTOALL, NROWS };
 
 /* F_HIER: hierarchical on a multi-node communicator (blocking, not v, not
  * Alltoall); F_VEC: the vector datatype is tested */
@@ -134,29 +137,29 @@ static const char *const fam_algos[NFAM][3] = {
 
 static const struct {
     const char *row; /* statistics row */
-    int base;        /* the blocking collective (the host's reference call) */
+    int base;        /* job.h's blocking collective (the host's reference call) */
     int fam, flags;
-} colls[NCOLL] = {
-    [BARRIER] = {"MPI_Barrier", BARRIER, FAM_BARRIER, F_HIER},
-    [BCAST] = {"MPI_Bcast", BCAST, FAM_BCAST, F_ROOTED | F_HIER | F_VEC},
-    [REDUCE] = {"MPI_Reduce", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_HIER},
-    [ALLREDUCE] = {"MPI_Allreduce", ALLREDUCE, FAM_ALLREDUCE, F_RED | F_HIER},
-    [RSB] = {"MPI_Reduce_scatter_block", RSB, FAM_RS, F_RED | F_HIER},
-    [RS] = {"MPI_Reduce_scatter", RS, FAM_RS, F_RED | F_HIER},
-    [GATHER] = {"MPI_Gather", GATHER, FAM_GATHER, F_ROOTED | F_HIER | F_VEC},
-    [GATHERV] = {"MPI_Gatherv", GATHERV, FAM_GATHER, F_ROOTED | F_V},
-    [SCATTER] = {"MPI_Scatter", SCATTER, FAM_SCATTER, F_ROOTED | F_HIER | F_VEC},
-    [SCATTERV] = {"MPI_Scatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V},
-    [ALLGATHER] = {"MPI_Allgather", ALLGATHER, FAM_ALLGATHER, F_HIER | F_VEC},
-    [ALLGATHERV] = {"MPI_Allgatherv", ALLGATHERV, FAM_ALLGATHER, F_V},
-    [ALLTOALL] = {"MPI_Alltoall", ALLTOALL, FAM_ALLTOALL, 0},
-    [ALLTOALLV] = {"MPI_Alltoallv", ALLTOALLV, FAM_ALLTOALL, F_V},
-    [IBCAST] = {"MPI_Ibcast", BCAST, FAM_BCAST, F_ROOTED | F_NB},
-    [IREDUCE] = {"MPI_Ireduce", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_NB},
-    [IALLREDUCE] = {"MPI_Iallreduce", ALLREDUCE, FAM_ALLREDUCE, F_RED | F_NB},
-    [IALLGATHER] = {"MPI_Iallgather", ALLGATHER, FAM_ALLGATHER, F_NB},
-    [ISCATTER] = {"MPI_Iscatter", SCATTER, FAM_SCATTER, F_ROOTED | F_NB},
-    [IALLTOALL] = {"MPI_Ialltoall", ALLTOALL, FAM_ALLTOALL, F_NB},
+} colls[NROWS] = {
+    [ROW_BARRIER] = {"MPI_Barrier", BARRIER, FAM_BARRIER, F_HIER},
+    [ROW_BCAST] = {"MPI_Bcast", BCAST, FAM_BCAST, F_ROOTED | F_HIER | F_VEC},
+    [ROW_REDUCE] = {"MPI_Reduce", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_HIER},
+    [ROW_ALLREDUCE] = {"MPI_Allreduce", ALLREDUCE, FAM_ALLREDUCE, F_RED | F_HIER},
+    [ROW_RSB] = {"MPI_Reduce_scatter_block", RSB, FAM_RS, F_RED | F_HIER},
+    [ROW_RS] = {"MPI_Reduce_scatter", RS, FAM_RS, F_RED | F_HIER},
+    [ROW_GATHER] = {"MPI_Gather", GATHER, FAM_GATHER, F_ROOTED | F_HIER | F_VEC},
+    [ROW_GATHERV] = {"MPI_Gatherv", GATHERV, FAM_GATHER, F_ROOTED | F_V},
+    [ROW_SCATTER] = {"MPI_Scatter", SCATTER, FAM_SCATTER, F_ROOTED | F_HIER | F_VEC},
+    [ROW_SCATTERV] = {"MPI_Scatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V},
+    [ROW_ALLGATHER] = {"MPI_Allgather", ALLGATHER, FAM_ALLGATHER, F_HIER | F_VEC},
+    [ROW_ALLGATHERV] = {"MPI_Allgatherv", ALLGATHERV, FAM_ALLGATHER, F_V},
+    [ROW_ALLTOALL] = {"MPI_Alltoall", ALLTOALL, FAM_ALLTOALL, 0},
+    [ROW_ALLTOALLV] = {"MPI_Alltoallv", ALLTOALLV, FAM_ALLTOALL, F_V},
+    [ROW_IBCAST] = {"MPI_Ibcast", BCAST, FAM_BCAST, F_ROOTED | F_NB},
+    [ROW_IREDUCE] = {"MPI_Ireduce", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_NB},
+    [ROW_IALLREDUCE] = {"MPI_Iallreduce", ALLREDUCE, FAM_ALLREDUCE, F_RED | F_NB},
+    [ROW_IALLGATHER] = {"MPI_Iallgather", ALLGATHER, FAM_ALLGATHER, F_NB},
+    [ROW_ISCATTER] = {"MPI_Iscatter", SCATTER, FAM_SCATTER, F_ROOTED | F_NB},
+    [ROW_IALLTOALL] = {"MPI_Ialltoall", ALLTOALL, FAM_ALLTOALL, F_NB},
 };
 
 /* Data kinds: datatypes for data movement, (datatype, operation) pairs
@@ -193,60 +196,17 @@ typedef struct {
     int p, rank, layout;
 } shape_t;
 
-static int quick, verbose, stats = 1, wrank, wsize;
+static int quick, verbose, stats = 1, wsize;
 static int world_node[MAXP]; /* node of each world rank: its lowest world rank */
 
 /* ---------------------------------------------------------------------- */
-/* Watchdog: a case that hangs is named, then the process aborts. */
-
-static char wd_desc[512];
-static volatile sig_atomic_t wd_len;
-
-static void wd_fire(int sig)
-{
-    char head[64];
-    int n = snprintf(head, sizeof head, "test_hier: world rank %d: %s in ", wrank,
-                     sig == SIGALRM ? "watchdog: no progress" : "crashed");
-    ssize_t w = write(2, head, (size_t)n);
-    w = write(2, wd_desc, (size_t)wd_len);
-    (void)w;
-    if (sig == SIGALRM)
-        abort();
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void wd_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void wd_note(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(wd_desc, sizeof wd_desc - 1, fmt, ap);
-    va_end(ap);
-    if (k > (int)sizeof wd_desc - 2)
-        k = (int)sizeof wd_desc - 2;
-    wd_desc[k++] = '\n';
-    wd_len = k;
-    alarm(120);
-}
-
-/* ---------------------------------------------------------------------- */
 /* Data */
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
 
 /* len pseudo-random bytes from seed (any bit pattern is a valid int,
  * long or matrix element) */
 static void fill(char *b, size_t len, uint64_t seed)
 {
-    uint64_t x = mix(seed) | 1;
+    uint64_t x = mt_mix(seed) | 1;
     size_t i = 0;
     for (; i + 8 <= len; i += 8) {
         x ^= x << 13;
@@ -258,206 +218,27 @@ static void fill(char *b, size_t len, uint64_t seed)
         b[i] = (char)(x >> (8 * (i & 7)));
 }
 
-/* MPI user function: 2x2 int32 matrices, inout = in x inout (not commutative) */
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    for (int k = 0; k < *len; k++) {
-        uint32_t a[4], b[4], r[4];
-        memcpy(a, (char *)in + 16 * k, sizeof a);
-        memcpy(b, (char *)inout + 16 * k, sizeof b);
-        r[0] = a[0] * b[0] + a[1] * b[2];
-        r[1] = a[0] * b[1] + a[1] * b[3];
-        r[2] = a[2] * b[0] + a[3] * b[2];
-        r[3] = a[2] * b[1] + a[3] * b[3];
-        memcpy((char *)inout + 16 * k, r, sizeof r);
-    }
-}
-
 /* ---------------------------------------------------------------------- */
 /* One call and its buffers */
 
-typedef struct {
-    int c, base, kind, root, ip, n, p, rank;
-    uint64_t salt;
-    MPI_Comm comm;
-    MPI_Datatype dt;
-    MPI_Op op;
-    size_t ext;
-    int sc[MAXP], sd[MAXP], rc[MAXP], rd[MAXP]; /* counts, displacements (elements) */
-    size_t slen, rlen;                          /* bytes, canaries excluded */
-} job_t;
-
+/* A job's (job.h) buffers: the host's call (HOST) on ref_*, kcoll's (KB
+ * and NB) on got_* */
 static char *ref_s, *ref_r, *got_s, *got_r, *tmp_b;
 static size_t buf_max;
 
-/* A block count for rank i (to j): n, a little less, or zero; alike on
- * every rank. Symmetric (Alltoallv in place needs i's count to j to equal
- * j's to i). */
-static int vcount(uint64_t salt, int i, int j, int n)
+/* The host's blocking call (kc = 0) or kcoll's (kc = 1: the MPI_I* form,
+ * then MPI_Wait, for the non-blocking rows) of job j on row c. */
+static int issue(job_t *j, int c, int kc)
 {
-    if (i > j) {
-        int t = i;
-        i = j;
-        j = t;
-    }
-    uint64_t h = mix(salt * 1000003u + (uint64_t)i * 7919u + (uint64_t)j * 104729u + 17);
-    if (h % 4 == 0)
-        return 0;
-    return n - (int)((h >> 8) % (unsigned)(n < 2 ? n + 1 : 3));
-}
-
-static void job_layout(job_t *j)
-{
-    const int p = j->p, n = j->n, me = j->rank;
-    const size_t e = j->ext;
-    int order[MAXP], end;
-    switch (j->base) {
-    case BARRIER:
-        j->slen = j->rlen = 0;
-        break;
-    case BCAST:
-        j->slen = 0;
-        j->rlen = (size_t)n * e;
-        break;
-    case REDUCE:
-    case ALLREDUCE:
-        j->slen = j->rlen = (size_t)n * e;
-        break;
-    case RSB:
-        j->slen = (size_t)p * (size_t)n * e;
-        j->rlen = j->ip ? j->slen : (size_t)n * e;
-        break;
-    case RS: {
-        size_t total = 0;
-        for (int q = 0; q < p; q++)
-            total += (size_t)(j->rc[q] = vcount(j->salt, q, q, n));
-        j->slen = total * e;
-        j->rlen = j->ip ? j->slen : (size_t)j->rc[me] * e;
-        break;
-    }
-    case GATHER:
-    case ALLGATHER:
-        j->slen = (size_t)n * e;
-        j->rlen = (size_t)p * (size_t)n * e;
-        break;
-    case SCATTER:
-        j->slen = (size_t)p * (size_t)n * e;
-        j->rlen = (size_t)n * e;
-        break;
-    case GATHERV:
-    case SCATTERV:
-    case ALLGATHERV:
-        /* counts alike on all ranks; displacements the root's (Allgatherv:
-         * every rank's own) */
-        for (int q = 0; q < p; q++)
-            j->rc[q] = vcount(j->salt, q, q, n);
-        mt_seed((unsigned)j->salt * 131u + (j->base == ALLGATHERV ? (unsigned)me * 7u : 0u) + 5u);
-        end = mt_shuffle(p, j->rc, j->rd, order);
-        if (j->base == SCATTERV) {
-            memcpy(j->sc, j->rc, sizeof j->sc);
-            memcpy(j->sd, j->rd, sizeof j->sd);
-            j->slen = (size_t)end * e;
-            j->rlen = (size_t)j->rc[me] * e;
-        } else {
-            j->slen = (size_t)j->rc[me] * e;
-            j->rlen = (size_t)end * e;
-        }
-        break;
-    case ALLTOALL:
-        j->slen = j->rlen = (size_t)p * (size_t)n * e;
-        break;
-    case ALLTOALLV:
-        for (int q = 0; q < p; q++) {
-            j->sc[q] = vcount(j->salt, me, q, n);
-            j->rc[q] = vcount(j->salt, q, me, n);
-        }
-        mt_seed((unsigned)j->salt * 131u + (unsigned)me * 7u + 9u);
-        j->slen = (size_t)mt_shuffle(p, j->sc, j->sd, order) * e;
-        j->rlen = (size_t)mt_shuffle(p, j->rc, j->rd, order) * e;
-        break;
-    }
-}
-
-/* Is MPI_IN_PLACE this rank's argument? */
-static int own_in_place(const job_t *j)
-{
-    if (!j->ip)
-        return 0;
-    if (colls[j->c].flags & F_ROOTED)
-        return j->rank == j->root;
-    return 1;
-}
-
-#define CALL(B, ...) (kc ? MPI_##B(__VA_ARGS__) : PMPI_##B(__VA_ARGS__))
-#define ICALL(I, ...) MPI_##I(__VA_ARGS__, &req)
-
-/* The host's blocking call (kc = 0, on ref_*) or kcoll's (kc = 1, on
- * got_*: the MPI_I* form, then MPI_Wait, for non-blocking collectives). */
-static int job_issue(const job_t *j, int kc)
-{
-    char *s = kc ? got_s : ref_s, *r = kc ? got_r : ref_r;
-    const void *sb = s;
-    void *rb = r;
-    const int n = j->n, root = j->root, me = j->rank;
-    const MPI_Datatype t = j->dt;
-    const MPI_Op op = j->op;
-    const MPI_Comm comm = j->comm;
-    if (own_in_place(j)) {
-        if (!kc && (colls[j->c].flags & F_RED)) {
-            memcpy(tmp_b, r, j->rlen); /* see the header: MPICH's PMPI_Reduce */
-            sb = tmp_b;
-        } else if (j->base == SCATTER || j->base == SCATTERV) {
-            rb = MPI_IN_PLACE;
-        } else {
-            sb = MPI_IN_PLACE;
-        }
-    }
-    if (kc && (colls[j->c].flags & F_NB)) {
-        MPI_Request req = MPI_REQUEST_NULL;
-        int rc;
-        switch (j->c) {
-        case IBCAST: rc = ICALL(Ibcast, r, n, t, root, comm); break;
-        case IREDUCE: rc = ICALL(Ireduce, sb, rb, n, t, op, root, comm); break;
-        case IALLREDUCE: rc = ICALL(Iallreduce, sb, rb, n, t, op, comm); break;
-        case IALLGATHER: rc = ICALL(Iallgather, sb, n, t, rb, n, t, comm); break;
-        case ISCATTER: rc = ICALL(Iscatter, sb, n, t, rb, n, t, root, comm); break;
-        default: rc = ICALL(Ialltoall, sb, n, t, rb, n, t, comm); break;
-        }
-        if (rc != MPI_SUCCESS)
-            return rc;
-        return MPI_Wait(&req, MPI_STATUS_IGNORE);
-    }
-    switch (j->base) {
-    case BARRIER:
-        return CALL(Barrier, comm);
-    case BCAST:
-        return CALL(Bcast, r, n, t, root, comm);
-    case REDUCE:
-        return CALL(Reduce, sb, rb, n, t, op, root, comm);
-    case ALLREDUCE:
-        return CALL(Allreduce, sb, rb, n, t, op, comm);
-    case RSB:
-        return CALL(Reduce_scatter_block, sb, rb, n, t, op, comm);
-    case RS:
-        return CALL(Reduce_scatter, sb, rb, j->rc, t, op, comm);
-    case GATHER:
-        return CALL(Gather, sb, n, t, rb, n, t, root, comm);
-    case GATHERV:
-        return CALL(Gatherv, sb, j->rc[me], t, rb, j->rc, j->rd, t, root, comm);
-    case SCATTER:
-        return CALL(Scatter, sb, n, t, rb, n, t, root, comm);
-    case SCATTERV:
-        return CALL(Scatterv, sb, j->sc, j->sd, t, rb, j->sc[me], t, root, comm);
-    case ALLGATHER:
-        return CALL(Allgather, sb, n, t, rb, n, t, comm);
-    case ALLGATHERV:
-        return CALL(Allgatherv, sb, j->rc[me], t, rb, j->rc, j->rd, t, comm);
-    case ALLTOALL:
-        return CALL(Alltoall, sb, n, t, rb, n, t, comm);
-    default:
-        return CALL(Alltoallv, sb, j->sc, j->sd, t, rb, j->rc, j->rd, t, comm);
-    }
+    if (!kc)
+        return job_issue(j, HOST, NULL);
+    if (!(colls[c].flags & F_NB))
+        return job_issue(j, KB, NULL);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = job_issue(j, NB, &req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
 /* First differing byte of two buffers, or -1. */
@@ -474,14 +255,8 @@ static long first_diff(const char *a, const char *b, size_t len)
 /* ---------------------------------------------------------------------- */
 /* Statistics */
 
-/* every reason kcoll counts a call to the host MPI for (mpi:<reason>),
- * named in a failure's message */
-static const char *const reasons[] = {"disabled",           "invalid_args",    "intercomm",
-                                      "one_rank",           "below_min_bytes", "noncontig_datatype",
-                                      "multinode",          "no_cma",          "team_failed",
-                                      "bad_algo",           "unsupported_op",  "no_team"};
-#define NREASONS (int)(sizeof reasons / sizeof reasons[0])
-
+/* every mpi:<reason> row (job.h's reasons) is read, and named in a
+ * failure's message */
 typedef struct {
     uint64_t hier, multinode, kcoll_any, mpi_any, algo, reason[NREASONS];
 } rows_t;
@@ -537,7 +312,7 @@ static int expected(int c, int kind, int layout)
         return E_LOCAL;
     /* a broadcast decides contiguity without agreeing, before it looks at
      * the communicator (as on one node): the host MPI, for that reason */
-    if (c == BCAST && kind == K_VECTOR)
+    if (c == ROW_BCAST && kind == K_VECTOR)
         return E_NONCONTIG;
     if (!(colls[c].flags & F_HIER))
         return E_HOST;
@@ -593,19 +368,19 @@ static char *want_b, *in_b;
 static void exact_result(const job_t *j, size_t res_len)
 {
     size_t eoff = 0; /* where this rank's block starts in the vector */
-    if (j->base == RSB)
-        eoff = (size_t)j->rank * (size_t)j->n * j->ext;
-    for (int q = 0; j->base == RS && q < j->rank; q++)
-        eoff += (size_t)j->rc[q] * j->ext;
+    if (j->c == RSB)
+        eoff = (size_t)j->rank * (size_t)j->n * j->es;
+    for (int q = 0; j->c == RS && q < j->rank; q++)
+        eoff += (size_t)j->rc[q] * j->es;
     /* whole 8-byte steps of fill, as in the original (longer) buffers */
     const size_t need = (eoff + res_len + 7) & ~(size_t)7;
     for (int q = j->p - 1; q >= 0; q--) {
-        const int q_in_place = j->ip && (j->base != REDUCE || q == j->root);
-        fill(in_b, need, j->salt * 1000u + (uint64_t)q * 2u + (q_in_place ? 1u : 0u));
+        const int q_in_place = j->ip && (j->c != REDUCE || q == j->root);
+        fill(in_b, need, (uint64_t)j->id * 1000u + (uint64_t)q * 2u + (q_in_place ? 1u : 0u));
         if (q == j->p - 1)
             memcpy(want_b, in_b + eoff, res_len);
         else
-            PMPI_Reduce_local(in_b + eoff, want_b, (int)(res_len / j->ext), j->dt, j->op);
+            PMPI_Reduce_local(in_b + eoff, want_b, (int)(res_len / j->es), j->dt, j->op);
     }
 }
 
@@ -621,7 +396,7 @@ static long host_bugs;
 static int host_bug_known(const job_t *j)
 {
 #ifdef MPICH_VERSION
-    return j->base == REDUCE;
+    return j->c == REDUCE;
 #else
     (void)j;
     return 0;
@@ -636,28 +411,33 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
 {
     job_t j;
     memset(&j, 0, sizeof j);
-    j.c = c;
-    j.base = colls[c].base;
+    j.c = colls[c].base;
     j.kind = kind;
     j.root = root;
     j.ip = ip;
     j.n = n;
     j.p = sh->p;
     j.rank = sh->rank;
-    j.salt = salt;
+    j.id = (long)salt;
     j.comm = sh->comm;
     j.dt = kind_dt[kind];
     j.op = kind_op[kind];
     MPI_Aint lb, ext;
     MPI_Type_get_extent(j.dt, &lb, &ext);
-    j.ext = (size_t)ext;
+    j.es = (size_t)ext;
+    j.b[HOST][0] = ref_s;
+    j.b[HOST][1] = ref_r;
+    j.b[KB][0] = j.b[NB][0] = got_s;
+    j.b[KB][1] = j.b[NB][1] = got_r;
+    j.tmp = tmp_b;
     job_layout(&j);
     const char *algo = fam_algos[colls[c].fam][ai];
     wd_note("%s on %s, %s, count %d, root %d%s, algo %s%s", colls[c].row, shape_names[shi],
             kind_names[kind], n, root, ip ? ", in place" : "", algo,
             small ? ", default KCOLL_MIN_BYTES" : "");
+    wd_arm(120);
     if (j.slen + CANARY > buf_max || j.rlen + CANARY > buf_max) {
-        mt_fail("test error: buffers too small for %s", wd_desc);
+        mt_fail("test error: buffers too small for %.*s", (int)wd_desc_len - 1, wd_desc);
         return;
     }
     const uint64_t seed = salt * 1000u + (uint64_t)sh->rank * 2u;
@@ -668,9 +448,9 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
 
     char path[64];
     snprintf(path, sizeof path, "kcoll:%.*s", (int)strcspn(algo, ":"), algo);
-    int rc1 = job_issue(&j, 0);
+    int rc1 = issue(&j, c, 0);
     rows_t before = rows_get(colls[c].row, ai ? path : NULL);
-    int rc2 = job_issue(&j, 1);
+    int rc2 = issue(&j, c, 1);
     rows_t after = rows_get(colls[c].row, ai ? path : NULL);
 
     rows_t d = rows_diff(after, before);
@@ -680,9 +460,9 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
      * buffer after the result is left undefined by MPI. */
     const int red = (colls[c].flags & F_RED) != 0;
     size_t res_len = 0;
-    if (red && (j.base != REDUCE || j.rank == j.root))
-        res_len = (size_t)(j.base == RS ? j.rc[j.rank] : j.n) * j.ext;
-    const size_t other_end = j.ip && (j.base == RSB || j.base == RS) ? res_len : j.rlen;
+    if (red && (j.c != REDUCE || j.rank == j.root))
+        res_len = (size_t)(j.c == RS ? j.rc[j.rank] : j.n) * j.es;
+    const size_t other_end = j.ip && (j.c == RSB || j.c == RS) ? res_len : j.rlen;
     const char *why = NULL;
     long off;
     char where[512] = "";
@@ -730,11 +510,6 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
 /* ---------------------------------------------------------------------- */
 /* The matrix */
 
-static int in_place_allowed(int c)
-{
-    return colls[c].base != BCAST && colls[c].base != BARRIER;
-}
-
 static int kind_fits(int c, int kind)
 {
     if (colls[c].flags & F_RED)
@@ -764,14 +539,14 @@ static int count_of(int c, int kind, int si, int p)
 static int wanted(const shape_t *sh, int shi, int c, int ai, int kind, int si, int root, int ip)
 {
     const int p = sh->p;
-    const int nb = (colls[c].flags & F_NB) != 0, rooted = (colls[c].flags & F_ROOTED) != 0;
+    const int nb = (colls[c].flags & F_NB) != 0, has_root = (colls[c].flags & F_ROOTED) != 0;
 #ifdef MPICH_VERSION
     /* MPICH 4.0.2's PMPI_Reduce crashes in place at a non-zero root, and on
      * one node kcoll's "auto" hands such calls to it */
     if (colls[c].base == REDUCE && ip && root != 0 && sh->layout == L_ONE_NODE && ai == 0)
         return 0;
 #endif
-    const int end_root = root == 0 || root == p - 1, last_root = !rooted || root == p - 1;
+    const int end_root = root == 0 || root == p - 1, last_root = !has_root || root == p - 1;
     const int alt = (int)((unsigned)(c + ai + kind + si + root) % 2u); /* in place: one of two */
     if (quick && shi == SH_DUP)
         return 0;
@@ -837,6 +612,7 @@ static void barrier_cases(const shape_t *sh, int shi)
             const char *path = "kcoll:dissemination";
             wd_note("MPI_Barrier on %s, late rank %d, algo %s", shape_names[shi], late,
                     fam_algos[FAM_BARRIER][ai]);
+            wd_arm(120);
             PMPI_Barrier(sh->comm);
             double entered = 0;
             if (sh->rank == late) {
@@ -858,7 +634,8 @@ static void barrier_cases(const shape_t *sh, int shi)
                 why = "a rank left MPI_Barrier before the late rank entered";
             else if (stats) {
                 d = rows_diff(after, before);
-                why = stats_verdict(expected(BARRIER, K_INT, sh->layout), d, ai > 0, sh->p, 1, 0);
+                why = stats_verdict(expected(ROW_BARRIER, K_INT, sh->layout), d, ai > 0, sh->p, 1,
+                                    0);
                 if (why)
                     rows_describe(where, sizeof where, d, ai ? path : NULL);
             }
@@ -882,7 +659,7 @@ static void shape_cases(const shape_t *sh, int shi)
     if (verbose && wrank == 0)
         printf("  MPI_Barrier on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
     kcoll_param_set("MIN_BYTES", "0");
-    for (int c = BCAST; c < NCOLL; c++) {
+    for (int c = ROW_BCAST; c < NROWS; c++) {
         const int fam = colls[c].fam;
         double t0 = now_s();
         long cases = 0;
@@ -895,7 +672,7 @@ static void shape_cases(const shape_t *sh, int shi)
                     continue;
                 for (int si = 0; si < 4; si++)
                     for (int root = 0; root < ((colls[c].flags & F_ROOTED) ? p : 1); root++)
-                        for (int ip = 0; ip < (in_place_allowed(c) ? 2 : 1); ip++) {
+                        for (int ip = 0; ip < (has_in_place(colls[c].base) ? 2 : 1); ip++) {
                             if (!wanted(sh, shi, c, ai, kind, si, root, ip))
                                 continue;
                             run_case(sh, shi, c, ai, kind, count_of(c, kind, si, p), root, ip,
@@ -912,9 +689,9 @@ static void shape_cases(const shape_t *sh, int shi)
     /* small calls at the default KCOLL_MIN_BYTES: never hierarchical */
     tb = now_s();
     kcoll_param_set("MIN_BYTES", "16384");
-    run_case(sh, shi, BCAST, 0, K_INT, 1, p - 1, 0, 1, salt++);
-    run_case(sh, shi, ALLREDUCE, 0, R_INT_SUM, 1, 0, 0, 1, salt++);
-    run_case(sh, shi, GATHER, 0, K_INT, 3, 0, 0, 1, salt++);
+    run_case(sh, shi, ROW_BCAST, 0, K_INT, 1, p - 1, 0, 1, salt++);
+    run_case(sh, shi, ROW_ALLREDUCE, 0, R_INT_SUM, 1, 0, 0, 1, salt++);
+    run_case(sh, shi, ROW_GATHER, 0, K_INT, 3, 0, 0, 1, salt++);
     kcoll_param_set("MIN_BYTES", "0");
     if (verbose && wrank == 0)
         printf("  small calls on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
@@ -1041,7 +818,7 @@ static void check_placement(const char *list)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    wd_init("test_hier");
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const char *expect_nodes = NULL;
     for (int i = 1; i < argc; i++) {
@@ -1064,9 +841,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "test_hier: at most %d ranks\n", MAXP);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    signal(SIGALRM, wd_fire);
-    signal(SIGSEGV, wd_fire);
-    signal(SIGBUS, wd_fire);
 
     kind_dt[K_INT] = MPI_INT;
     MPI_Type_contiguous(3, MPI_INT, &kind_dt[K_CONTIG]);
@@ -1122,7 +896,7 @@ int main(int argc, char **argv)
         printf("  set-up: %.2f s\n", now_s() - t_start);
     for (int shi = 0; shi < NSHAPES; shi++)
         shape_cases(&sh[shi], shi);
-    alarm(0);
+    wd_arm(0);
     if (verbose && wrank == 0)
         printf("  all: %.2f s\n", now_s() - t_start);
 

@@ -183,20 +183,11 @@ static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
         ref_op(&mat, O_USER, (const char *)in + 16 * i, (char *)inout + 16 * i);
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 /* Rank q's element i for a case: values that make wrap-around, ties,
  * zeros and rounding (floating point sums of mixed magnitudes) happen. */
 static void fill_elem(const tinfo_t *t, int op, int q, size_t i, uint64_t salt, char *dst)
 {
-    uint64_t h = mix(salt * 1000003u + (uint64_t)q * 7919u + i);
+    uint64_t h = mt_mix(salt * 1000003u + (uint64_t)q * 7919u + i);
     switch (t->cls) {
     case C_SINT: case C_UINT: case C_BYTE: {
         uint64_t v = h;
@@ -209,7 +200,7 @@ static void fill_elem(const tinfo_t *t, int op, int q, size_t i, uint64_t salt, 
     case C_F: case C_D: case C_LD: case C_CF: case C_CD: case C_CLD: {
         int parts = t->cls >= C_CF ? 2 : 1;
         for (int k = 0; k < parts; k++) {
-            uint64_t g = mix(h + (uint64_t)k);
+            uint64_t g = mt_mix(h + (uint64_t)k);
             double v = op == O_PROD ? 0.75 + (double)(g % 1000) / 2000.0
                                     : ((double)(g % 2000001) - 1000000.0) *
                                           (g & 1 ? 1e-7 : 1e3);
