@@ -4,7 +4,9 @@
  * must hold no more file descriptors than before, no mapping of a kcoll
  * segment, and /dev/shm must hold no kcoll name at any point after a team
  * is set up. MPI_COMM_WORLD's team (set up at MPI_Init) is the one segment
- * mapped throughout; after MPI_Finalize none may stay mapped. */
+ * mapped throughout; after MPI_Finalize none may stay mapped. Across (fake)
+ * nodes each duplicate also makes and frees its node and leaders'
+ * communicators and the node's team (docs/hierarchy.md). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +75,9 @@ int main(int argc, char **argv)
         MPI_Comm_free(&c);
     }
     int fds0 = count_fds(), maps0 = count_segment_maps();
-    uint64_t calls0 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial");
+    /* on one node split_rw or knomial; across (fake) nodes the hierarchy */
+    uint64_t calls0 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial") +
+                      mt_calls("MPI_Bcast", "kcoll:hier(*");
 
     int shm_seen = 0;
     for (int i = 0; i < ITER; i++) {
@@ -87,7 +91,8 @@ int main(int argc, char **argv)
         shm_seen += count_shm_names(creator_pid);
         MPI_Comm_free(&c);
     }
-    uint64_t calls1 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial");
+    uint64_t calls1 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial") +
+                      mt_calls("MPI_Bcast", "kcoll:hier(*");
     int fds1 = count_fds(), maps1 = count_segment_maps();
 
     if (calls1 - calls0 != ITER)
