@@ -286,6 +286,7 @@ void kcoll_a2a_save(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_reduce_serial(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allreduce_reduce_bcast(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 /* Bytes of TMP (scratch) a reduction schedule of this rank needs. */
 size_t kcoll_reduce_tmp_len(const kcoll_args_t *a);
 

@@ -66,6 +66,12 @@
  * MPI_Allreduce: the host MPI below 32 KiB (MPICH's shared-memory eager
  * path was 1.2x faster at 16 KiB, docs/reductions.md), then partitioned:
  * each rank moves 2n(p-1)/p bytes, the bandwidth optimum (paper 004 IV.C).
+ * With topology levels and p > 2, from 32 KiB: hier (partitioned inside
+ * each group, up the levels, then back down): every copy but the outer
+ * leaders' stays inside a NUMA domain or package, where flat partitioned
+ * has p-1 readers of every process across the interconnect. Chosen by
+ * that argument (paper 000 section IV's, for reductions), not measured:
+ * this machine has one domain; the cost model is to price it.
  * MPI_Reduce_scatter(_block): partitioned, the only one: each rank reads
  * exactly its own block from every peer.
  */
@@ -98,6 +104,7 @@ const kcoll_rule_t kcoll_default_rules[] = {
     {KCOLL_COLL_REDUCE, 2, 0, 0, 256 * KiB, "host", 0},
     {KCOLL_COLL_REDUCE, 2, 0, 256 * KiB, 0, "partitioned:chunk=128", 0},
     {KCOLL_COLL_ALLREDUCE, 2, 0, 0, 32 * KiB, "host", 0},
+    {KCOLL_COLL_ALLREDUCE, 3, 0, 32 * KiB, 0, "hier:chunk=128", 1},
     {KCOLL_COLL_ALLREDUCE, 2, 0, 32 * KiB, 0, "partitioned:chunk=128", 0},
     {KCOLL_COLL_REDUCE_SCATTER, 2, 0, 0, 0, "partitioned:chunk=128", 0},
 };

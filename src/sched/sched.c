@@ -144,6 +144,36 @@ void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src)
         dst->err = src->err;
 }
 
+void kcoll_sched_append_phase(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
+                              uint32_t base, int send_is_recv)
+{
+    for (int i = 0; i < src->n && !dst->err; i++) {
+        kcoll_step_t *st = kcoll_sched_push(dst, (kcoll_step_kind_t)src->steps[i].kind);
+        if (!st)
+            break;
+        *st = src->steps[i];
+        if (st->kind == KCOLL_STEP_SIGNAL || st->kind == KCOLL_STEP_WAIT) {
+            if (st->value >= KCOLL_PHASE_VALUES || base > KCOLL_FLAG_VALUE_MAX - st->value) {
+                dst->err = KCOLL_ERR_ARG; /* too many values for one phase */
+                break;
+            }
+            st->value += base;
+        }
+        if (st->kind == KCOLL_STEP_READ || st->kind == KCOLL_STEP_WRITE ||
+            st->kind == KCOLL_STEP_WAIT)
+            st->peer = peer_of[st->peer];
+        if (send_is_recv && st->kind != KCOLL_STEP_SIGNAL && st->kind != KCOLL_STEP_WAIT &&
+            st->kind != KCOLL_STEP_EXTERN) {
+            if (st->lbuf == KCOLL_BUF_SEND)
+                st->lbuf = KCOLL_BUF_RECV;
+            if (st->pbuf == KCOLL_BUF_SEND)
+                st->pbuf = KCOLL_BUF_RECV;
+        }
+    }
+    if (src->err && !dst->err)
+        dst->err = src->err;
+}
+
 const char *kcoll_buf_name(int buf)
 {
     static const char *const names[KCOLL_NBUF] = {"SEND", "RECV", "TMP"};

@@ -122,6 +122,15 @@ void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t va
 void kcoll_sched_extern(kcoll_sched_t *s, int op);
 /* Copy src's steps to the end of dst (dst->err on failure). */
 void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src);
+/* Append src, built for a subgroup, as one phase of a composed schedule:
+ * peer i of src is team rank peer_of[i]; every SIGNAL and WAIT value v
+ * becomes base + v (phases of one collective take increasing bases, so
+ * each phase's values lie above the last's: flags keep growing); with
+ * send_is_recv, the SEND buffer of src (local and peers') is RECV (a
+ * phase whose operands are an earlier phase's results). */
+#define KCOLL_PHASE_VALUES (1u << 20) /* values a phase may use; bases step by this */
+void kcoll_sched_append_phase(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
+                              uint32_t base, int send_is_recv);
 
 /* One line per step, prefixed with "rank R:" (KCOLL_TRACE). */
 void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out);

@@ -135,6 +135,9 @@ int main(void)
     CHECK(kcoll_select(&lvd, KCOLL_COLL_BARRIER, 8, 2, 0, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "hier"),
           "levels: Barrier at 8 ranks is hier");
+    CHECK(kcoll_select(&lvd, KCOLL_COLL_ALLREDUCE, 8, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "hier"),
+          "levels: Allreduce of 1 MiB at 8 ranks is hier");
     memset(&lvd, 0, sizeof lvd);
     CHECK(kcoll_select(&lvd, KCOLL_COLL_BCAST, 2, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "split_rw"),

@@ -1,5 +1,6 @@
 /* Every reduction algorithm (Reduce: partitioned, serial; Allreduce:
- * partitioned, reduce_bcast; Reduce_scatter_block and Reduce_scatter:
+ * partitioned, reduce_bcast, hier, also on 2- and 3-level topologies,
+ * where its result is grouped by the levels; Reduce_scatter_block and Reduce_scatter:
  * partitioned), checked by the simulator for p = 1..64, counts 0, 1, odd
  * and large (several chunks), every root (a few for large p), in place
  * and not, uneven Reduce_scatter blocks (some empty).
@@ -22,6 +23,7 @@
 
 #include "check.h"
 #include "coll/coll.h"
+#include "levels_fixture.h"
 #include "coll/reduce/common.h"
 #include "op/op.h"
 #include "sched/sim.h"
@@ -79,8 +81,66 @@ static void ref_combine(const uint8_t *in, uint8_t *inout)
     }
 }
 
+/* The hierarchical Allreduce's order (coll/allreduce/hier.c): element i
+ * of each level's group result, folded right to left over the group's
+ * active ranks in rank order, from level 0 up to the outer leaders. */
+static void ref_grouped(const kcoll_levels_t *lv, int p, size_t i, size_t es, uint8_t *out)
+{
+    uint8_t *val = malloc((size_t)p * es);
+    int *active = malloc((size_t)p * sizeof *active);
+    for (int q = 0; q < p; q++) {
+        input_elem(q, i, val + (size_t)q * es);
+        active[q] = 1;
+    }
+    for (int k = 0; k <= lv->n; k++) {
+        /* every group at level k (k == n: one group of all) folds into its lowest active rank */
+        for (int lead = 0; lead < p; lead++) {
+            if (!active[lead])
+                continue;
+            int first = 1;
+            for (int q = 0; q < lead && first; q++)
+                first = !(active[q] && (k == lv->n || lv->group[k][q] == lv->group[k][lead]));
+            if (!first)
+                continue;
+            int last = -1;
+            for (int q = p - 1; q > lead && last < 0; q--)
+                if (active[q] && (k == lv->n || lv->group[k][q] == lv->group[k][lead]))
+                    last = q;
+            if (last < 0)
+                continue;
+            uint8_t acc[8];
+            memcpy(acc, val + (size_t)last * es, es);
+            for (int q = last - 1; q >= lead; q--)
+                if (active[q] && (k == lv->n || lv->group[k][q] == lv->group[k][lead])) {
+                    ref_combine(val + (size_t)q * es, acc);
+                    if (q != lead)
+                        active[q] = 0;
+                }
+            active[last] = 0;
+            memcpy(val + (size_t)lead * es, acc, es);
+        }
+    }
+    memcpy(out, val, es);
+    free(val);
+    free(active);
+}
+
+/* Does the hierarchical Allreduce group by levels here (else it runs flat)? */
+static int grouped(const kcoll_levels_t *lv, const kcoll_op_t *op)
+{
+    if (!lv || lv->n == 0)
+        return 0;
+    if (op->kind != KCOLL_OP_USER)
+        return 1;
+    for (int l = 0; l < lv->n; l++)
+        for (int q = 1; q < lv->p; q++)
+            if (lv->group[l][q] != lv->group[l][q - 1] && lv->group[l][q] != lv->group[l][q - 1] + 1)
+                return 0;
+    return 1;
+}
+
 static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int root, size_t count,
-                     int in_place, int k, unsigned seed)
+                     int in_place, int k, unsigned seed, const kcoll_levels_t *lv)
 {
     kcoll_sim_t *sim = kcoll_sim_new(p);
     const kcoll_op_t *op = use_double ? &dsum_op : &affine_op;
@@ -96,7 +156,7 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
             **tmp = calloc((size_t)p, sizeof *tmp);
     size_t *rlen = calloc((size_t)p, sizeof *rlen);
     kcoll_args_t a0 = {.coll = coll, .p = p, .root = root, .prm = {.chunk = k}, .count = count, .esize = es,
-                       .counts = counts, .op = op};
+                       .counts = counts, .op = op, .lv = lv};
     const size_t vec = kcoll_red_vector(&a0), nel = vec / es;
     int ok = 1;
 
@@ -137,7 +197,12 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
     }
     /* the expected vector, right to left */
     uint8_t *want = malloc(nel ? vec : 1), elem[8];
+    const int by_levels = !strcmp(algo->name, "hier") && grouped(lv, op);
     for (size_t i = 0; i < nel; i++) {
+        if (by_levels) {
+            ref_grouped(lv, p, i, es, want + i * es);
+            continue;
+        }
         input_elem(p - 1, i, want + i * es);
         for (int q = p - 2; q >= 0; q--) {
             input_elem(q, i, elem);
@@ -236,13 +301,34 @@ int main(void)
                             /* 4 KiB chunks: many chunks per slice; the default: one */
                             int k = count > 1000 ? ((root + in_place) % 2 ? 4 : 128) : 4;
                             check_one(algo, coll, p, root, count, in_place, k,
-                                      (unsigned)(root + si + (size_t)in_place) % 3);
+                                      (unsigned)(root + si + (size_t)in_place) % 3, NULL);
                             runs++;
                         }
                     }
                 }
         }
     }
+    /* the hierarchical Allreduce on 2- and 3-level topologies: grouped by
+     * the levels (the affine operation only where the groups are runs of
+     * ranks: elsewhere it runs flat), both operations */
+    const kcoll_algo_t *hier = kcoll_algo_find(KCOLL_COLL_ALLREDUCE, "hier");
+    for (use_double = 0; hier && use_double < 2; use_double++)
+        for (int shape = 1; shape < LEVEL_SHAPES; shape++)
+            for (int p = 1; p <= (use_double ? 24 : 64); p++) {
+                kcoll_levels_t lv;
+                levels_fixture(&lv, p, shape);
+                for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {
+                    if (counts[si] > 1000 && p > 16)
+                        continue;
+                    for (int in_place = 0; in_place < 2; in_place++) {
+                        int k = counts[si] > 1000 && in_place ? 4 : 128;
+                        check_one(hier, KCOLL_COLL_ALLREDUCE, p, 0, counts[si], in_place, k,
+                                  (unsigned)(si + (size_t)in_place + (size_t)shape) % 3, &lv);
+                        runs++;
+                    }
+                }
+                kcoll_levels_free(&lv);
+            }
     printf("%ld simulated reductions\n", runs);
     return check_report("test_reduce_sim");
 }
