@@ -124,10 +124,10 @@ static const char *const fam_param[NFAM] = {"BARRIER_ALGO", "BCAST_ALGO", "REDUC
                                             "SCATTER_ALGO", "ALLGATHER_ALGO", "ALLTOALL_ALGO"};
 /* "auto", then the forced on-node algorithms */
 static const char *const fam_algos[NFAM][3] = {
-    {"auto", "dissemination", NULL},
-    {"auto", "knomial:k=2", "scatter_allgather"},
+    {"auto", "dissemination", "hier"},
+    {"auto", "knomial:k=2", "hier:chunk=4"},
     {"auto", "serial", "partitioned:chunk=4"},
-    {"auto", "reduce_bcast", "partitioned"},
+    {"auto", "reduce_bcast", "hier:chunk=4"},
     {"auto", "partitioned:chunk=4", NULL},
     {"auto", "sequential_read", "throttled_write:k=1"},
     {"auto", "sequential_write", "throttled_read:k=1"},
