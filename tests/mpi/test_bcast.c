@@ -46,7 +46,9 @@ static uint64_t kcoll_calls_any(void)
     return sum;
 }
 
-/* -q (quick): roots 0 and p-1 and three datatypes only. For MPICH beyond a
+/* -q (quick): roots 0 and p-1 and three datatypes only, and the tree's
+ * 4 KiB segments left out; --only NAME leaves out every forced algorithm
+ * but NAME (the topology-levels runs: auto and hier). For MPICH beyond a
  * few ranks: its own PMPI_Bcast busy-polls, which costs milliseconds per
  * call when ranks outnumber cores. */
 static int quick;
@@ -66,7 +68,14 @@ static int wanted(int si, int dt, int root, int p, int shape)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    quick = argc > 1 && !strcmp(argv[1], "-q");
+    /* -q, and --only NAME: "auto" and the algorithms called NAME only */
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+    }
     MPI_Datatype types[NDT] = {MPI_BYTE, MPI_INT, MPI_DOUBLE};
     MPI_Type_contiguous(3, MPI_INT, &types[DT_CONTIG]);
     MPI_Type_commit(&types[DT_CONTIG]);
@@ -86,6 +95,12 @@ int main(int argc, char **argv)
         MPI_Comm_size(comm, &p);
         MPI_Comm_rank(comm, &rank);
         for (int ai = 0; ai < NALGOS; ai++) {
+            const size_t nlen = strcspn(algos[ai], ":");
+            if (ai > 0 && only && (strlen(only) != nlen || strncmp(algos[ai], only, nlen)))
+                continue;
+            /* the tree's 4 KiB segments: in the full matrix only */
+            if (quick && !only && strchr(algos[ai], ':') && !strncmp(algos[ai], "hier", nlen))
+                continue;
             kcoll_param_set("BCAST_ALGO", algos[ai]);
             char path[64];
             snprintf(path, sizeof path, "kcoll:%.*s", (int)strcspn(algos[ai], ":"), algos[ai]);
