@@ -104,8 +104,9 @@ int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode)
     case KCOLL_COLL_GATHER:
     case KCOLL_COLL_SCATTER:
     case KCOLL_COLL_ALLGATHER:
+    case KCOLL_COLL_ALLGATHERV:
         return 1;
-    default: /* v-variants and all-to-alls: the host MPI (docs/hierarchy.md) */
+    default: /* Gatherv, Scatterv, all-to-alls: the host MPI (docs/hierarchy.md) */
         return 0;
     }
 }

@@ -13,8 +13,8 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                             recvbuf, recvcount, NULL, NULL, recvtype, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                 recvtype, -1);
+        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL,
+                                 recvcount, recvtype, -1);
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -30,8 +30,13 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, 0, recvcounts, displs, recvtype, comm);
-    if (kcoll_pmpi_blocking(&c, comm, &rc))
+    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
+    case KCOLL_PMPI_HIER:
+        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                 displs, 0, recvtype, -1);
+    case KCOLL_PMPI_DONE:
         return rc;
+    }
     KCOLL_RETURN_DRIVEN(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                         recvtype, comm));
 }

@@ -30,8 +30,8 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
                 NULL, recvtype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                 recvtype, root);
+        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL,
+                                 recvcount, recvtype, root);
     case KCOLL_PMPI_DONE:
         return rc;
     }

@@ -103,9 +103,11 @@ int kcoll_hier_reduce(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, vo
 int kcoll_hier_reduce_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf,
                               void *rbuf, const int *rcounts, int rcount, MPI_Datatype dt,
                               MPI_Op op);
-/* Gather (root >= 0) and Allgather (root -1). */
+/* Gather (root >= 0), Allgather (root -1) and Allgatherv (root -1,
+ * rcounts and rdispls; NULL otherwise). */
 int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, int scount,
-                      MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root);
+                      MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
+                      int rcount, MPI_Datatype rtype, int root);
 int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, int scount,
                        MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root);
 

@@ -1,9 +1,11 @@
-/* MPI_Gather and MPI_Allgather across nodes: gather inside each node with
+/* MPI_Gather, MPI_Allgather and MPI_Allgatherv across nodes: gather inside each node with
  * kcoll, across the leaders with the host MPI (paper 003 section VII.G:
  * the two-level multi-node Gather, CMA inside the node, the network
  * between nodes).
  *
- * Every block is b bytes (MPI makes every rank's block the same size).
+ * Every rank knows every block's size: MPI makes them all one size in
+ * Gather and Allgather, and every rank passes all counts to Allgatherv
+ * (Gatherv, where only the root knows them, stays with the host MPI).
  *  1. Each node gathers its ranks' blocks to its leader, in local-rank
  *     order (an on-node MPI_Gather of bytes: kcoll's gather algorithms).
  *     A rank whose datatype has gaps packs its block first.
@@ -35,93 +37,177 @@
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
+/* Every rank's block in node-major order: its bytes b[q] and place at[q],
+ * the nodes' runs for the leaders (ncnt, ndsp) and this node's members'
+ * blocks in its run (lcnt, ldsp). -1 when out of memory or when a count
+ * would not fit an int (alike on every rank: all know every block). */
+typedef struct {
+    size_t *b, *at, total;
+    int *ncnt, *ndsp, *lcnt, *ldsp;
+} kcoll_hier_blocks_t;
+
+static void kcoll_hier_blocks_free(kcoll_hier_blocks_t *k)
+{
+    free(k->b);
+    free(k->at);
+    free(k->ncnt);
+    free(k->ndsp);
+    free(k->lcnt);
+    free(k->ldsp);
+}
+
+static int kcoll_hier_blocks(const kcoll_hier_t *h, const int *counts, size_t uniform,
+                             size_t esize, kcoll_hier_blocks_t *k)
+{
+    const int p = h->p;
+    k->b = malloc((size_t)p * sizeof *k->b);
+    k->at = malloc((size_t)p * sizeof *k->at);
+    k->ncnt = malloc((size_t)h->nn * sizeof *k->ncnt);
+    k->ndsp = malloc((size_t)h->nn * sizeof *k->ndsp);
+    k->lcnt = malloc((size_t)h->pn * sizeof *k->lcnt);
+    k->ldsp = malloc((size_t)h->pn * sizeof *k->ldsp);
+    if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp)
+        return -1;
+    size_t *nsum = calloc((size_t)h->nn, sizeof *nsum);
+    if (!nsum)
+        return -1;
+    for (int q = 0; q < p; q++) {
+        k->b[q] = counts ? (size_t)(counts[q] > 0 ? counts[q] : 0) * esize : uniform;
+        nsum[h->node_of[q]] += k->b[q];
+    }
+    k->total = 0;
+    for (int n = 0; n < h->nn; n++) {
+        k->ndsp[n] = (int)k->total;
+        k->ncnt[n] = (int)nsum[n];
+        k->total += nsum[n];
+    }
+    int fits = k->total <= INT_MAX;
+    /* within a node, by local rank */
+    for (int n = 0; n < h->nn; n++)
+        nsum[n] = (size_t)k->ndsp[n];
+    for (int i = 0; i < h->pn; i++)
+        k->lcnt[i] = 0;
+    for (int x = 0; x < p; x++) { /* node-major order: position by position */
+        int q = -1;
+        for (int y = 0; y < p && q < 0; y++)
+            if (kcoll_hier_pos(h, y) == x)
+                q = y;
+        k->at[q] = nsum[h->node_of[q]];
+        nsum[h->node_of[q]] += k->b[q];
+        if (h->node_of[q] == h->me) {
+            k->lcnt[h->lrank_of[q]] = (int)k->b[q];
+            k->ldsp[h->lrank_of[q]] = (int)(k->at[q] - (size_t)k->ndsp[h->me]);
+        }
+    }
+    free(nsum);
+    return fits ? 0 : -1;
+}
+
 int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, int scount,
-                      MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
+                      MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
+                      int rcount, MPI_Datatype rtype, int root)
 {
     kcoll_hier_t *h = kcoll_comm_hier(comm);
     const int all = root < 0, is_root = h->rank == root, leader = h->lr == 0;
     const int a = all ? -1 : h->node_of[root], receives = all || is_root;
     MPI_Aint lb, rext = 0;
-    int rc = MPI_SUCCESS, *cnt = NULL, *dsp = NULL;
+    int rc = MPI_SUCCESS, rsize = 0;
     void *pmem = NULL, *lmem = NULL, *gmem = NULL;
     char *L, *G = NULL;
     const char *mine;
+    kcoll_hier_blocks_t k = {0};
 
-    if (receives)
+    if (receives) {
         PMPI_Type_get_extent(rtype, &lb, &rext);
+        PMPI_Type_size(rtype, &rsize);
+    }
+    /* every block's size: the receivers' counts (Allgather(v): all know
+     * them), or the one every rank's block has (Gather) */
     const size_t b = receives ? kcoll_hier_size(rcount, rtype) : kcoll_hier_size(scount, stype);
     kcoll_call_hier_begin();
-    if ((size_t)h->p * b > INT_MAX) { /* the leaders' counts are ints */
+    if (kcoll_hier_blocks(h, rcounts, b, (size_t)rsize, &k)) { /* the leaders' counts are ints */
+        kcoll_hier_blocks_free(&k);
         kcoll_call_hier_end(c, 0, KCOLL_R_MULTINODE);
-        if (all)
+        if (rcounts)
+            KCOLL_HIER_HOST(rc, PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, rdispls, rtype,
+                                                comm));
+        else if (all)
             KCOLL_HIER_HOST(rc, PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
         else
             KCOLL_HIER_HOST(rc, PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
         return rc;
     }
-    if (!b) /* nothing moves */
+    const size_t mb = k.b[h->rank];
+#define DISPL(q) ((MPI_Aint)(rdispls ? rdispls[q] : (q) * rcount) * rext)
+#define COUNT(q) (rcounts ? rcounts[q] : rcount)
+    if (!k.total) /* nothing moves */
         goto out;
     if (sbuf == MPI_IN_PLACE) /* this rank's block already lies in its place */
-        mine = kcoll_hier_bytes((char *)rbuf + (MPI_Aint)h->rank * rcount * rext, rcount, rtype, b,
-                                &pmem);
+        mine = kcoll_hier_bytes((char *)rbuf + DISPL(h->rank), COUNT(h->rank), rtype, mb, &pmem);
     else
-        mine = kcoll_hier_bytes(sbuf, scount, stype, b, &pmem);
-    /* Direct: where node-major order is rank order and the receive
-     * datatype has no gaps, the whole lands in the receive buffer itself
+        mine = kcoll_hier_bytes(sbuf, scount, stype, mb, &pmem);
+    /* Direct: where node-major order is rank order, the receive datatype
+     * has no gaps and the blocks follow each other in the receive buffer
+     * as in node-major order, the whole lands in the receive buffer itself
      * (no step 4), and a receiving leader gathers its node's run straight
      * into its place there. */
     const char *rat;
-    const int direct = receives && h->blocked && kcoll_hier_contiguous(rbuf, rtype, &rat);
+    int direct = receives && h->blocked && kcoll_hier_contiguous(rbuf, rtype, &rat);
+    for (int q = 0; direct && q < h->p; q++)
+        direct = k.b[q] == 0 || (size_t)DISPL(q) == k.at[q];
     const int needs_all = all || (h->me == a && (leader || is_root));
     if (direct)
         G = (char *)rat;
     else if (needs_all)
-        G = gmem = malloc((size_t)h->p * b);
+        G = gmem = malloc(k.total);
     const int in_place_run = direct && leader && h->pn > 1;
     L = (char *)mine;
     if (in_place_run)
-        L = G + (size_t)h->nfirst[h->me] * b;
+        L = G + k.ndsp[h->me];
     else if (leader && h->pn > 1)
-        L = lmem = malloc((size_t)h->pn * b);
-    if (!mine || !L || (needs_all && !G) || (leader && kcoll_hier_runs(h, b, &cnt, &dsp))) {
+        L = lmem = malloc((size_t)k.ncnt[h->me] + 1);
+    if ((!mine && mb) || !L || (needs_all && !G)) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
     /* 1: the node's blocks at its leader */
-    if (h->pn > 1)
+    if (h->pn > 1 && rcounts)
+        rc = MPI_Gatherv(leader && mine == L ? MPI_IN_PLACE : mine, (int)mb, MPI_BYTE, L, k.lcnt,
+                         k.ldsp, MPI_BYTE, 0, h->node);
+    else if (h->pn > 1)
         rc = MPI_Gather(leader && mine == L ? MPI_IN_PLACE : mine, (int)b, MPI_BYTE, L, (int)b,
                         MPI_BYTE, 0, h->node);
     /* 2: across the leaders, node-major */
     if (rc == MPI_SUCCESS && leader) {
-        const void *run = L == G + (size_t)h->nfirst[h->me] * b ? MPI_IN_PLACE : L;
+        const void *run = L == G + k.ndsp[h->me] ? MPI_IN_PLACE : L;
         if (all)
-            KCOLL_HIER_HOST(rc, PMPI_Allgatherv(run, cnt[h->me], MPI_BYTE, G, cnt, dsp, MPI_BYTE,
-                                                h->leaders));
+            KCOLL_HIER_HOST(rc, PMPI_Allgatherv(run, k.ncnt[h->me], MPI_BYTE, G, k.ncnt, k.ndsp,
+                                                MPI_BYTE, h->leaders));
         else if (h->me == a)
-            KCOLL_HIER_HOST(rc, PMPI_Gatherv(is_root ? run : L, cnt[h->me], MPI_BYTE, G, cnt, dsp,
-                                             MPI_BYTE, a, h->leaders));
+            KCOLL_HIER_HOST(rc, PMPI_Gatherv(is_root ? run : L, k.ncnt[h->me], MPI_BYTE, G,
+                                             k.ncnt, k.ndsp, MPI_BYTE, a, h->leaders));
         else
-            KCOLL_HIER_HOST(rc, PMPI_Gatherv(L, cnt[h->me], MPI_BYTE, NULL, NULL, NULL, MPI_BYTE,
-                                             a, h->leaders));
+            KCOLL_HIER_HOST(rc, PMPI_Gatherv(L, k.ncnt[h->me], MPI_BYTE, NULL, NULL, NULL,
+                                             MPI_BYTE, a, h->leaders));
     }
     /* 3: to the root, or to every rank of the node */
     if (rc == MPI_SUCCESS && all && h->pn > 1) {
-        rc = MPI_Bcast(G, (int)((size_t)h->p * b), MPI_BYTE, 0, h->node);
+        rc = MPI_Bcast(G, (int)k.total, MPI_BYTE, 0, h->node);
     } else if (rc == MPI_SUCCESS && !all && h->me == a && h->lrank_of[root] != 0) {
         if (leader)
-            KCOLL_HIER_HOST(rc, PMPI_Send(G, (int)((size_t)h->p * b), MPI_BYTE, h->lrank_of[root],
+            KCOLL_HIER_HOST(rc, PMPI_Send(G, (int)k.total, MPI_BYTE, h->lrank_of[root],
                                           KCOLL_HIER_TAG, h->node));
         else if (is_root)
-            KCOLL_HIER_HOST(rc, PMPI_Recv(G, (int)((size_t)h->p * b), MPI_BYTE, 0,
-                                          KCOLL_HIER_TAG, h->node, MPI_STATUS_IGNORE));
+            KCOLL_HIER_HOST(rc, PMPI_Recv(G, (int)k.total, MPI_BYTE, 0, KCOLL_HIER_TAG, h->node,
+                                          MPI_STATUS_IGNORE));
     }
     /* 4: every block to its place */
     for (int q = 0; rc == MPI_SUCCESS && receives && !direct && q < h->p; q++)
-        rc = kcoll_hier_unbytes(G + (size_t)kcoll_hier_pos(h, q) * b, b,
-                                (char *)rbuf + (MPI_Aint)q * rcount * rext, rcount, rtype);
+        rc = kcoll_hier_unbytes(G + k.at[q], k.b[q], (char *)rbuf + DISPL(q), COUNT(q), rtype);
+#undef DISPL
+#undef COUNT
 out:
-    free(cnt);
-    free(dsp);
+    kcoll_hier_blocks_free(&k);
     free(pmem);
     free(lmem);
     free(gmem);

@@ -70,10 +70,11 @@
  * grow by 1), and with a forced algorithm, more than one rank, a
  * contiguous datatype and KCOLL_MIN_BYTES=0 counts it on kcoll:<algo>. On
  * a communicator that spans nodes: Barrier, Bcast, Reduce, Allreduce,
- * Reduce_scatter(_block), Gather, Scatter and Allgather count +1 on
- * kcoll:hier(* and nothing on mpi:* (but a Bcast of the non-contiguous
- * vector counts on mpi:noncontig_datatype: a broadcast decides contiguity
- * before it looks at the communicator, as on one node); the v-variants, Alltoall(v) and every
+ * Reduce_scatter(_block), Gather, Scatter, Allgather and Allgatherv count
+ * +1 on kcoll:hier(* and nothing on mpi:* (but a Bcast of the
+ * non-contiguous vector counts on mpi:noncontig_datatype: a broadcast
+ * decides contiguity before it looks at the communicator, as on one node);
+ * Gatherv, Scatterv, Alltoall(v) and every
  * non-blocking call count +1 on mpi:multinode and nothing on kcoll:*;
  * reductions with the non-commutative operation are hierarchical only on a
  * blocked communicator and go to mpi:multinode where a node's ranks are
@@ -113,8 +114,9 @@ enum { ROW_BARRIER, ROW_BCAST, ROW_REDUCE, ROW_ALLREDUCE, ROW_RSB, ROW_RS, ROW_G
        ROW_ALLTOALLV, ROW_IBCAST, ROW_IREDUCE, ROW_IALLREDUCE, ROW_IALLGATHER, ROW_ISCATTER,
        ROW_IALLTOALL, NROWS };
 
-/* F_HIER: hierarchical on a multi-node communicator (blocking, not v, not
- * Alltoall); F_VEC: the vector datatype is tested */
+/* F_HIER: hierarchical on a multi-node communicator (blocking; of the
+ * v-variants Allgatherv only; not Alltoall); F_VEC: the vector datatype
+ * is tested */
 enum { F_ROOTED = 1, F_RED = 2, F_V = 4, F_HIER = 8, F_NB = 16, F_VEC = 32 };
 
 enum { FAM_BARRIER, FAM_BCAST, FAM_REDUCE, FAM_ALLREDUCE, FAM_RS, FAM_GATHER, FAM_SCATTER,
@@ -151,7 +153,7 @@ static const struct {
     [ROW_SCATTER] = {"MPI_Scatter", SCATTER, FAM_SCATTER, F_ROOTED | F_HIER | F_VEC},
     [ROW_SCATTERV] = {"MPI_Scatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V},
     [ROW_ALLGATHER] = {"MPI_Allgather", ALLGATHER, FAM_ALLGATHER, F_HIER | F_VEC},
-    [ROW_ALLGATHERV] = {"MPI_Allgatherv", ALLGATHERV, FAM_ALLGATHER, F_V},
+    [ROW_ALLGATHERV] = {"MPI_Allgatherv", ALLGATHERV, FAM_ALLGATHER, F_V | F_HIER},
     [ROW_ALLTOALL] = {"MPI_Alltoall", ALLTOALL, FAM_ALLTOALL, 0},
     [ROW_ALLTOALLV] = {"MPI_Alltoallv", ALLTOALLV, FAM_ALLTOALL, F_V},
     [ROW_IBCAST] = {"MPI_Ibcast", BCAST, FAM_BCAST, F_ROOTED | F_NB},
