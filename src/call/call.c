@@ -7,7 +7,10 @@
  *   the size (where known alike) >= MIN_BYTES            one_rank, below_min_bytes
  *   datatype layout (where not agreed)              else mpi:noncontig_datatype
  *   a reduction kernel for the operation            else mpi:unsupported_op
- *   the communicator's team                         else its reason
+ *   the communicator's team                         else its reason; a
+ *     communicator that spans nodes: the composed call (blocking
+ *     collectives of kcoll_call_hier_has: KCOLL_CALL_HIER), else
+ *                                                   mpi:multinode
  *   selection: forced algorithm valid, no rule      else mpi:bad_algo,
  *   preferring the host MPI                              below_min_bytes
  *   blocking calls that agree: the agreement        else its reason

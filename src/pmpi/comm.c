@@ -10,7 +10,11 @@
  * that the communicator lies on one node (MPI_COMM_TYPE_SHARED, through a
  * map of MPI_COMM_WORLD's nodes made at MPI_Init); a team that cannot be
  * set up sends the communicator to the host MPI for its whole life, with
- * the reason.
+ * the reason. A team's topology levels are gathered right after its
+ * set-up (kcoll_mteam_levels). A communicator that spans nodes gets no
+ * team but a hierarchy (pmpi/hier.h: its node communicator, which gets
+ * its own record and team here, and its leaders' communicator), freed
+ * with the record.
  *
  * The team is stored on the communicator with an attribute; MPI_Comm_dup
  * does not copy it (a duplicate has its own collectives, so its own
