@@ -97,6 +97,17 @@ int kcoll_levels_parent(const kcoll_levels_t *lv, int q, int root)
     return root;
 }
 
+int kcoll_levels_runs(const kcoll_levels_t *lv)
+{
+    /* groups are numbered by their lowest rank: runs exactly when the
+     * numbers never fall */
+    for (int l = 0; l < lv->n; l++)
+        for (int q = 1; q < lv->p; q++)
+            if (lv->group[l][q] < lv->group[l][q - 1])
+                return 0;
+    return 1;
+}
+
 void kcoll_levels_describe(const kcoll_levels_t *lv, char *out, size_t outlen)
 {
     size_t pos = 0;

@@ -46,6 +46,9 @@ int kcoll_levels_leader(const kcoll_levels_t *lv, int l, int q, int root);
 /* Rank q's parent in the tree rooted at root (-1 for the root). With no
  * levels (lv NULL or flat) every other rank hangs from the root. */
 int kcoll_levels_parent(const kcoll_levels_t *lv, int q, int root);
+/* Is every group of every level a run of consecutive ranks (so that
+ * combining groups in order is rank order)? */
+int kcoll_levels_runs(const kcoll_levels_t *lv);
 /* "2 levels: 4 groups of 2 (level 0), 2 groups of 4 (level 1)". */
 void kcoll_levels_describe(const kcoll_levels_t *lv, char *out, size_t outlen);
 

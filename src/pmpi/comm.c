@@ -205,21 +205,21 @@ static int kcoll_comm_one_node(MPI_Comm comm, int p)
  * A level name kcoll does not know leaves the team flat, with a warning. */
 static void kcoll_mteam_levels(kcoll_mteam_t *mt)
 {
-    int mine[KCOLL_MAX_LEVELS], pu, n;
+    int mine[KCOLL_MAX_LEVELS], pu;
     char err[256];
-    n = kcoll_topo_place(kcoll_node_index >= 0 ? kcoll_node_index : mt->rank, mine,
-                         KCOLL_MAX_LEVELS, &pu, err, sizeof err);
+    int n = kcoll_topo_place(kcoll_node_index >= 0 ? kcoll_node_index : mt->rank, mine,
+                             KCOLL_MAX_LEVELS, &pu, err, sizeof err);
     if (n < 0 && mt->rank == 0)
         kcoll_warn("topology levels unavailable, the communicator's team is flat: %s", err);
-    int nl = n;
-    if (kcoll_host_allmin(&mt->comm, &nl, 1) || nl <= 0)
-        return;
-    int *all = malloc(2 * (size_t)mt->p * (size_t)nl * sizeof *all);
-    int ok = all != NULL;
-    if (kcoll_host_allmin(&mt->comm, &ok, 1) || !ok) {
+    /* room for any number of levels, so that one agreement says both how
+     * many levels every rank has and whether every rank has the memory */
+    int *all = malloc(2 * (size_t)mt->p * KCOLL_MAX_LEVELS * sizeof *all);
+    int agree[2] = {n, all != NULL};
+    if (kcoll_host_allmin(&mt->comm, agree, 2) || agree[0] <= 0 || !agree[1]) {
         free(all);
         return;
     }
+    const int nl = agree[0];
     int drive = kcoll_drive_begin();
     int rc = PMPI_Allgather(mine, nl, MPI_INT, all, nl, MPI_INT, mt->comm);
     kcoll_drive_end(drive);

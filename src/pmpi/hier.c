@@ -11,16 +11,19 @@
  * Cost: 2 T_barrier(node) + T_barrier(leaders, host). A node with one rank
  * skips its on-node steps.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
+/* The host calls of kcoll_hier_create: blocking collectives over comm,
+ * while kcoll's pending requests are advanced beside them (pmpi/drive.c). */
+static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
 {
     kcoll_hier_t *h = calloc(1, sizeof *h);
-    int ok = h != NULL, *pairs = NULL;
+    int ok = h != NULL, *pairs = NULL, *index = NULL;
     if (h) {
         h->node = h->leaders = MPI_COMM_NULL;
         PMPI_Comm_size(comm, &h->p);
@@ -44,11 +47,11 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     h->node_of = malloc((size_t)p * sizeof *h->node_of);
     h->lrank_of = malloc((size_t)p * sizeof *h->lrank_of);
     h->nsize = calloc((size_t)p, sizeof *h->nsize);
-    h->nfirst = calloc((size_t)p, sizeof *h->nfirst);
     h->members = malloc((size_t)(h->pn > 0 ? h->pn : 1) * sizeof *h->members);
     pairs = malloc(2 * (size_t)p * sizeof *pairs);
-    ok = h->node != MPI_COMM_NULL && h->node_of && h->lrank_of && h->nsize && h->nfirst &&
-         h->members && pairs;
+    index = malloc((size_t)p * sizeof *index);
+    ok = h->node != MPI_COMM_NULL && h->node_of && h->lrank_of && h->nsize &&
+         h->members && pairs && index;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok)
         goto fail;
@@ -57,28 +60,24 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     PMPI_Allgather(&h->rank, 1, MPI_INT, h->members, 1, MPI_INT, h->node);
     int mine[2] = {h->members[0], h->lr};
     PMPI_Allgather(mine, 2, MPI_INT, pairs, 2, MPI_INT, comm);
-    /* node k is the k-th lowest of the nodes' lowest ranks: the node of
-     * rank q is the number of distinct leaders below q's leader */
-    for (int q = 0; q < p; q++) {
-        const int lead = pairs[2 * q];
-        h->lrank_of[q] = pairs[2 * q + 1];
-        h->node_of[q] = 0;
-        for (int x = 0; x < p; x++)
-            if (pairs[2 * x + 1] == 0 && pairs[2 * x] < lead)
-                h->node_of[q]++;
-        h->nsize[h->node_of[q]]++;
-    }
+    /* node k is the node of the k-th lowest leader (local rank 0): number
+     * the leaders in rank order, then every rank by its node's leader */
     for (int q = 0; q < p; q++)
         if (pairs[2 * q + 1] == 0)
-            h->nn++;
-    for (int k = 1; k < h->nn; k++)
-        h->nfirst[k] = h->nfirst[k - 1] + h->nsize[k - 1];
+            index[q] = h->nn++;
+    for (int q = 0; q < p; q++) {
+        h->node_of[q] = index[pairs[2 * q]];
+        h->lrank_of[q] = pairs[2 * q + 1];
+        h->nsize[h->node_of[q]]++;
+    }
     for (int k = 0; k < h->nn; k++)
         h->maxpn = h->nsize[k] > h->maxpn ? h->nsize[k] : h->maxpn;
     h->me = h->node_of[h->rank];
+    /* nodes are numbered by their lowest rank: they hold runs of ranks in
+     * node order exactly when the node numbers never fall */
     h->blocked = 1;
-    for (int q = 0; q < p; q++)
-        h->blocked &= kcoll_hier_pos(h, q) == q;
+    for (int q = 1; q < p; q++)
+        h->blocked &= h->node_of[q] >= h->node_of[q - 1];
 
     /* the leaders, in node order (their ranks in comm increase with it) */
     if (PMPI_Comm_split(comm, h->lr == 0 ? 0 : MPI_UNDEFINED, h->rank, &h->leaders) !=
@@ -89,13 +88,25 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     if (!ok)
         goto fail;
     free(pairs);
-    /* the node's own team, while every rank of it is here */
-    kcoll_comm_created(h->node);
+    free(index);
     return h;
 fail:
     free(pairs);
+    free(index);
     kcoll_hier_free(h);
     return NULL;
+}
+
+kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
+{
+    int drive = kcoll_drive_begin();
+    kcoll_hier_t *h = kcoll_hier_make(comm);
+    kcoll_drive_end(drive);
+    /* the node's own team, while every rank of it is here (its set-up
+     * drives its own host calls) */
+    if (h)
+        kcoll_comm_created(h->node);
+    return h;
 }
 
 void kcoll_hier_free(kcoll_hier_t *h)
@@ -109,7 +120,6 @@ void kcoll_hier_free(kcoll_hier_t *h)
     free(h->node_of);
     free(h->lrank_of);
     free(h->nsize);
-    free(h->nfirst);
     free(h->members);
     free(h);
 }
@@ -176,18 +186,54 @@ int kcoll_hier_unbytes(const char *src, size_t b, void *buf, int count, MPI_Data
     return PMPI_Unpack(src, (int)b, &pos, buf, count, dt, MPI_COMM_SELF);
 }
 
-/* The leaders' counts and displacements of node runs of b-byte blocks. */
-int kcoll_hier_runs(const kcoll_hier_t *h, size_t b, int **cnt, int **dsp)
+void kcoll_hier_blocks_free(kcoll_hier_blocks_t *k)
 {
-    *cnt = malloc((size_t)h->nn * sizeof **cnt);
-    *dsp = malloc((size_t)h->nn * sizeof **dsp);
-    if (!*cnt || !*dsp)
+    free(k->b);
+    free(k->at);
+    free(k->ncnt);
+    free(k->ndsp);
+    free(k->lcnt);
+    free(k->ldsp);
+}
+
+int kcoll_hier_blocks(const kcoll_hier_t *h, const int *counts, size_t uniform, size_t esize,
+                      kcoll_hier_blocks_t *k)
+{
+    const int p = h->p;
+    k->b = malloc((size_t)p * sizeof *k->b);
+    k->at = malloc((size_t)p * sizeof *k->at);
+    k->ncnt = malloc((size_t)h->nn * sizeof *k->ncnt);
+    k->ndsp = malloc((size_t)h->nn * sizeof *k->ndsp);
+    k->lcnt = malloc((size_t)h->pn * sizeof *k->lcnt);
+    k->ldsp = malloc((size_t)h->pn * sizeof *k->ldsp);
+    size_t *nsum = calloc((size_t)h->nn, sizeof *nsum);
+    if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp || !nsum) {
+        free(nsum);
         return -1;
-    for (int k = 0; k < h->nn; k++) {
-        (*cnt)[k] = (int)((size_t)h->nsize[k] * b);
-        (*dsp)[k] = (int)((size_t)h->nfirst[k] * b);
     }
-    return 0;
+    for (int q = 0; q < p; q++) {
+        k->b[q] = counts ? (size_t)(counts[q] > 0 ? counts[q] : 0) * esize : uniform;
+        nsum[h->node_of[q]] += k->b[q];
+    }
+    k->total = 0;
+    for (int n = 0; n < h->nn; n++) {
+        k->ndsp[n] = (int)k->total;
+        k->ncnt[n] = (int)nsum[n];
+        k->total += nsum[n];
+        nsum[n] = k->total - nsum[n]; /* from here: where the node's next block goes */
+    }
+    /* a node's ranks by local rank are its ranks in rank order */
+    for (int q = 0; q < p; q++) {
+        const int n = h->node_of[q];
+        k->at[q] = nsum[n];
+        nsum[n] += k->b[q];
+        if (n == h->me) {
+            k->lcnt[h->lrank_of[q]] = (int)k->b[q];
+            k->ldsp[h->lrank_of[q]] = (int)(k->at[q] - (size_t)k->ndsp[n]);
+        }
+    }
+    free(nsum);
+    return k->total <= INT_MAX ? 0 : -1;
 }
 
 int kcoll_hier_barrier(const kcoll_call_t *c, MPI_Comm comm)

@@ -33,11 +33,11 @@ typedef struct kcoll_hier {
     int nn, me;       /* nodes; this rank's node */
     int pn, lr;       /* ranks on this node; this rank's local rank */
     int maxpn;        /* ranks on the most populated node */
-    int blocked;      /* node k holds ranks nfirst[k]..+nsize[k]: rank order is node order */
+    int blocked;      /* every node holds a run of ranks, nodes in order: rank order is
+                       * node-major order */
     int *node_of;     /* [p] node of each rank */
     int *lrank_of;    /* [p] local rank of each rank */
     int *nsize;       /* [nn] ranks per node */
-    int *nfirst;      /* [nn] where node k's ranks start in node-major order */
     int *members;     /* [pn] this node's ranks, by local rank */
 } kcoll_hier_t;
 
@@ -79,16 +79,20 @@ const char *kcoll_hier_bytes(const void *buf, int count, MPI_Datatype dt, size_t
 int kcoll_hier_unbytes(const char *src, size_t b, void *buf, int count, MPI_Datatype dt);
 /* The bytes of count elements of dt (0 for an unusable datatype). */
 size_t kcoll_hier_size(int count, MPI_Datatype dt);
-/* The leaders' counts and displacements of the nodes' runs of b-byte
- * blocks in node-major order (*cnt, *dsp: nn ints each; free them).
- * 0, or -1 when out of memory. */
-int kcoll_hier_runs(const kcoll_hier_t *h, size_t b, int **cnt, int **dsp);
-/* Where rank q's block lies in node-major order (node by node, each
- * node's ranks by local rank). */
-static inline int kcoll_hier_pos(const kcoll_hier_t *h, int q)
-{
-    return h->nfirst[h->node_of[q]] + h->lrank_of[q];
-}
+/* Every rank's block in node-major order: its bytes b[q] and place at[q],
+ * the total, the nodes' runs for the leaders' calls (ncnt, ndsp) and this
+ * node's members' blocks within its run (lcnt, ldsp, by local rank). */
+typedef struct {
+    size_t *b, *at, total;
+    int *ncnt, *ndsp, *lcnt, *ldsp;
+} kcoll_hier_blocks_t;
+/* Blocks of counts[q] elements of esize bytes, or (counts NULL) all of
+ * `uniform` bytes. 0, or -1 when out of memory or when the total does not
+ * fit the leaders' int counts (alike on every rank that knows every
+ * block). Free with kcoll_hier_blocks_free in either case. */
+int kcoll_hier_blocks(const kcoll_hier_t *h, const int *counts, size_t uniform, size_t esize,
+                      kcoll_hier_blocks_t *k);
+void kcoll_hier_blocks_free(kcoll_hier_blocks_t *k);
 
 /* The composed collectives (pmpi/hier.c): MPI arguments as the user passed
  * them; c is the call's description (for the statistics). Each returns the

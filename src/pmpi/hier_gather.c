@@ -15,9 +15,9 @@
  *  3. Gather: if the root does not lead its node, its leader sends it the
  *     whole (one on-node message). Allgather: each node broadcasts it from
  *     its leader (on-node MPI_Bcast).
- *  4. The receiver puts block q where rank q's belongs (node-major
- *     position nfirst[node(q)] + local rank(q)), unpacking for datatypes
- *     with gaps.
+ *  4. The receiver puts block q where rank q's belongs (it lies at
+ *     at[q] in node-major order, kcoll_hier_blocks), unpacking for
+ *     datatypes with gaps.
  * Any placement of ranks on nodes, uneven nodes, any root, in place.
  * Where ranks lie in blocks per node (node-major order is rank order) and
  * the receive datatype has no gaps, the blocks land in the receive buffer
@@ -31,77 +31,10 @@
  * The network carries each block once per receiving node, as the host
  * alone would; the final copy is local memory bandwidth.
  */
-#include <limits.h>
 #include <stdlib.h>
 
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
-
-/* Every rank's block in node-major order: its bytes b[q] and place at[q],
- * the nodes' runs for the leaders (ncnt, ndsp) and this node's members'
- * blocks in its run (lcnt, ldsp). -1 when out of memory or when a count
- * would not fit an int (alike on every rank: all know every block). */
-typedef struct {
-    size_t *b, *at, total;
-    int *ncnt, *ndsp, *lcnt, *ldsp;
-} kcoll_hier_blocks_t;
-
-static void kcoll_hier_blocks_free(kcoll_hier_blocks_t *k)
-{
-    free(k->b);
-    free(k->at);
-    free(k->ncnt);
-    free(k->ndsp);
-    free(k->lcnt);
-    free(k->ldsp);
-}
-
-static int kcoll_hier_blocks(const kcoll_hier_t *h, const int *counts, size_t uniform,
-                             size_t esize, kcoll_hier_blocks_t *k)
-{
-    const int p = h->p;
-    k->b = malloc((size_t)p * sizeof *k->b);
-    k->at = malloc((size_t)p * sizeof *k->at);
-    k->ncnt = malloc((size_t)h->nn * sizeof *k->ncnt);
-    k->ndsp = malloc((size_t)h->nn * sizeof *k->ndsp);
-    k->lcnt = malloc((size_t)h->pn * sizeof *k->lcnt);
-    k->ldsp = malloc((size_t)h->pn * sizeof *k->ldsp);
-    if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp)
-        return -1;
-    size_t *nsum = calloc((size_t)h->nn, sizeof *nsum);
-    if (!nsum)
-        return -1;
-    for (int q = 0; q < p; q++) {
-        k->b[q] = counts ? (size_t)(counts[q] > 0 ? counts[q] : 0) * esize : uniform;
-        nsum[h->node_of[q]] += k->b[q];
-    }
-    k->total = 0;
-    for (int n = 0; n < h->nn; n++) {
-        k->ndsp[n] = (int)k->total;
-        k->ncnt[n] = (int)nsum[n];
-        k->total += nsum[n];
-    }
-    int fits = k->total <= INT_MAX;
-    /* within a node, by local rank */
-    for (int n = 0; n < h->nn; n++)
-        nsum[n] = (size_t)k->ndsp[n];
-    for (int i = 0; i < h->pn; i++)
-        k->lcnt[i] = 0;
-    for (int x = 0; x < p; x++) { /* node-major order: position by position */
-        int q = -1;
-        for (int y = 0; y < p && q < 0; y++)
-            if (kcoll_hier_pos(h, y) == x)
-                q = y;
-        k->at[q] = nsum[h->node_of[q]];
-        nsum[h->node_of[q]] += k->b[q];
-        if (h->node_of[q] == h->me) {
-            k->lcnt[h->lrank_of[q]] = (int)k->b[q];
-            k->ldsp[h->lrank_of[q]] = (int)(k->at[q] - (size_t)k->ndsp[h->me]);
-        }
-    }
-    free(nsum);
-    return fits ? 0 : -1;
-}
 
 int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, int scount,
                       MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,

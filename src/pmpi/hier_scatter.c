@@ -20,7 +20,6 @@
  *   T_copy(p b) [+ T_copy_node(p b) when the root is not a leader]
  *   + T_net_scatterv(p b) + T_scatter_node(pn, b)
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,16 +33,17 @@ int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, i
     const int is_root = h->rank == root, leader = h->lr == 0, a = h->node_of[root];
     const int keep = is_root && rbuf == MPI_IN_PLACE; /* the root's block stays */
     MPI_Aint lb, sext = 0;
-    int rc = MPI_SUCCESS, *cnt = NULL, *dsp = NULL;
+    int rc = MPI_SUCCESS;
+    kcoll_hier_blocks_t k = {0};
     void *gmem = NULL, *lmem = NULL, *dmem = NULL, *pmem = NULL;
     char *G = NULL, *L = NULL, *D = NULL;
 
     if (is_root)
         PMPI_Type_get_extent(stype, &lb, &sext);
     const size_t b = is_root ? kcoll_hier_size(scount, stype) : kcoll_hier_size(rcount, rtype);
-    const size_t all = (size_t)h->p * b;
     kcoll_call_hier_begin();
-    if (all > INT_MAX) { /* the leaders' counts are ints */
+    if (kcoll_hier_blocks(h, NULL, b, 0, &k)) { /* the leaders' counts are ints */
+        kcoll_hier_blocks_free(&k);
         kcoll_call_hier_end(c, 0, KCOLL_R_MULTINODE);
         KCOLL_HIER_HOST(rc, PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
         return rc;
@@ -58,19 +58,18 @@ int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, i
     if (direct)
         G = (char *)sat;
     else if (is_root || (leader && h->me == a))
-        G = gmem = malloc(all);
+        G = gmem = malloc(k.total);
     if (!keep && kcoll_hier_contiguous(rbuf, rtype, &rat))
         D = (char *)rat;
     else if (!keep || !leader)
         D = dmem = malloc(b); /* unpacked from here, or (in place) dropped */
     if (is_root && leader)
-        L = G + (size_t)h->nfirst[h->me] * b; /* the node's run, in place */
+        L = G + k.ndsp[h->me]; /* the node's run, in place */
     else if (leader && h->pn == 1)
         L = D;
     else if (leader)
         L = lmem = malloc((size_t)h->pn * b);
-    if (((is_root || (leader && h->me == a)) && !G) || (leader && !L) || (!D && !(keep && leader)) ||
-        (leader && kcoll_hier_runs(h, b, &cnt, &dsp))) {
+    if (((is_root || (leader && h->me == a)) && !G) || (leader && !L) || (!D && !(keep && leader))) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
@@ -82,21 +81,22 @@ int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, i
             rc = MPI_ERR_NO_MEM;
             break;
         }
-        memcpy(G + (size_t)kcoll_hier_pos(h, q) * b, blk, b);
+        memcpy(G + k.at[q], blk, b);
         free(pmem);
         pmem = NULL;
     }
     if (rc == MPI_SUCCESS && h->me == a && h->lrank_of[root] != 0) {
         if (is_root)
-            KCOLL_HIER_HOST(rc, PMPI_Send(G, (int)all, MPI_BYTE, 0, KCOLL_HIER_TAG, h->node));
+            KCOLL_HIER_HOST(rc, PMPI_Send(G, (int)k.total, MPI_BYTE, 0, KCOLL_HIER_TAG, h->node));
         else if (leader)
-            KCOLL_HIER_HOST(rc, PMPI_Recv(G, (int)all, MPI_BYTE, h->lrank_of[root],
+            KCOLL_HIER_HOST(rc, PMPI_Recv(G, (int)k.total, MPI_BYTE, h->lrank_of[root],
                                           KCOLL_HIER_TAG, h->node, MPI_STATUS_IGNORE));
     }
     /* 2: across the leaders */
     if (rc == MPI_SUCCESS && leader)
-        KCOLL_HIER_HOST(rc, PMPI_Scatterv(G, cnt, dsp, MPI_BYTE, is_root ? MPI_IN_PLACE : L,
-                                          cnt[h->me], MPI_BYTE, a, h->leaders));
+        KCOLL_HIER_HOST(rc, PMPI_Scatterv(G, k.ncnt, k.ndsp, MPI_BYTE,
+                                          is_root ? MPI_IN_PLACE : L, k.ncnt[h->me], MPI_BYTE,
+                                          a, h->leaders));
     /* 3: inside the node */
     if (rc == MPI_SUCCESS && h->pn > 1)
         rc = MPI_Scatter(L, (int)b, MPI_BYTE, keep && leader ? MPI_IN_PLACE : D, (int)b, MPI_BYTE,
@@ -104,8 +104,7 @@ int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, i
     if (rc == MPI_SUCCESS && !keep) /* a node of one: the block is in L */
         rc = kcoll_hier_unbytes(h->pn == 1 ? L : D, b, rbuf, rcount, rtype);
 out:
-    free(cnt);
-    free(dsp);
+    kcoll_hier_blocks_free(&k);
     free(gmem);
     free(lmem);
     free(dmem);

@@ -130,13 +130,7 @@ static int grouped(const kcoll_levels_t *lv, const kcoll_op_t *op)
 {
     if (!lv || lv->n == 0)
         return 0;
-    if (op->kind != KCOLL_OP_USER)
-        return 1;
-    for (int l = 0; l < lv->n; l++)
-        for (int q = 1; q < lv->p; q++)
-            if (lv->group[l][q] != lv->group[l][q - 1] && lv->group[l][q] != lv->group[l][q - 1] + 1)
-                return 0;
-    return 1;
+    return op->kind != KCOLL_OP_USER || kcoll_levels_runs(lv);
 }
 
 static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int root, size_t count,

@@ -44,17 +44,6 @@
 #include "op/op.h"
 
 
-/* Is every group of every level a run of consecutive ranks? */
-static int kcoll_allreduce_hier_runs(const kcoll_levels_t *lv)
-{
-    for (int l = 0; l < lv->n; l++)
-        for (int q = 1; q < lv->p; q++)
-            if (lv->group[l][q] != lv->group[l][q - 1] &&
-                lv->group[l][q] != lv->group[l][q - 1] + 1)
-                return 0;
-    return 1;
-}
-
 /* Is rank q active at level k: every rank at level 0, a leader of its
  * level k-1 group above it. */
 static int kcoll_allreduce_hier_active(const kcoll_levels_t *lv, int k, int q)
@@ -114,7 +103,7 @@ kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s)
     const kcoll_levels_t *lv = a->lv;
     const int r = a->rank;
     if (!lv || lv->n == 0 || a->p < 2 ||
-        (a->op && a->op->kind == KCOLL_OP_USER && !kcoll_allreduce_hier_runs(lv)))
+        (a->op && a->op->kind == KCOLL_OP_USER && !kcoll_levels_runs(lv)))
         return kcoll_reduce_partitioned(a, s);
     int *members = malloc((size_t)a->p * sizeof *members);
     if (!members)
