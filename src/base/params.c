@@ -176,6 +176,13 @@ const char *kcoll_param_str(kcoll_param_id_t id)
     return kcoll_param_text[id];
 }
 
+void kcoll_params_touch(void)
+{
+    /* release: whatever the caller changed before (a tuning) is written
+     * before the generation that tells caches to decide again */
+    atomic_fetch_add_explicit(&kcoll_params_gen, 1, memory_order_release);
+}
+
 uint64_t kcoll_params_generation(void)
 {
     /* acquire: a caller that sees a new generation then reads the values

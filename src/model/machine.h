@@ -1,0 +1,125 @@
+/* What the cost model knows about a machine (DESIGN.md section 7; paper
+ * 003 sections III-IV): the terms of a cross-memory-attach copy, the
+ * contention factor, memory and reduction rates, flag latency, and the
+ * host MPI's own times. kcoll-calibrate measures them and writes them as
+ * a tuning file (docs/tuning.md, model/tuning.h reads it); without one the
+ * built-in defaults below stand.
+ *
+ * A CMA copy of n bytes whose remote pages c copies touch at once costs
+ * (paper 003, section III)
+ *
+ *     T = alpha + n beta + l gamma(c) ceil(n / s)
+ *
+ * alpha: the system call and its permission check; beta: seconds per byte
+ * copied; l: seconds to lock and pin one page with no contention; s: the
+ * page size; gamma(c): how much longer a page lock takes with c
+ * concurrent accessors of one process's pages. gamma is a polynomial
+ * g0 + g1 c + g2 c^2 fitted to measurements (Table IV's form), or the
+ * measured values themselves where c lies within them; "inter" is the
+ * curve for accessors of which some run on another package than the
+ * process whose pages they lock (paper 003 Fig. 5b: contention rises
+ * steeply once readers span sockets).
+ *
+ * The struct holds no pointers: one rank loads it and the others receive
+ * it as bytes, so every rank of a job prices alike.
+ */
+#ifndef KCOLL_MODEL_MACHINE_H
+#define KCOLL_MODEL_MACHINE_H
+
+#include <stddef.h>
+
+#include "coll/coll.h"
+
+#define KCOLL_GAMMA_MAX 64   /* measured contention values kept per curve */
+#define KCOLL_HOST_POINTS 48 /* measured host-MPI times kept per collective */
+#define KCOLL_TUNING_RULES 64
+
+/* Reduction rate classes: what REDUCE steps cost depends on the element
+ * type far more than on the operation. */
+typedef enum {
+    KCOLL_RCLASS_INT = 0, /* integer and logical types, bitwise operations */
+    KCOLL_RCLASS_FLOAT,   /* float, float complex */
+    KCOLL_RCLASS_DOUBLE,  /* double, long double, their complex forms, pairs */
+    KCOLL_RCLASS_USER,    /* a user function */
+    KCOLL_NRCLASS
+} kcoll_rclass_t;
+
+/* A contention curve: gamma(c) for c >= 1 concurrent accessors. */
+typedef struct {
+    double poly[3];                 /* g0, g1, g2 */
+    int nmeasured;                  /* measured[c-1] for c = 1..nmeasured */
+    double measured[KCOLL_GAMMA_MAX];
+} kcoll_gamma_t;
+
+/* One measured time of the host MPI: collective, processes, bytes (as the
+ * selector sizes a call: per block, per vector), seconds. */
+typedef struct {
+    int p;
+    double bytes, t;
+} kcoll_hostpt_t;
+
+typedef struct {
+    char source[160];        /* where the values came from (free text) */
+    /* CMA, paper 003 Table III */
+    double alpha;            /* s per call */
+    double beta;             /* s per byte */
+    double l;                /* s per page locked and pinned */
+    double page;             /* bytes (s) */
+    int pkg_cores;           /* cores per package, for predictions of whole
+                              * nodes (0: one package) */
+    kcoll_gamma_t gamma_intra, gamma_inter;
+    /* memory */
+    double copy_alpha;       /* s per local memcpy (COPY step) */
+    double copy_beta;        /* s per byte of memcpy */
+    double package_bw;       /* bytes/s one package's memory delivers to
+                              * all copies at once (0: no limit) */
+    double reduce_beta[KCOLL_NRCLASS]; /* s per byte of a REDUCE step */
+    /* synchronization */
+    double flag;             /* s from a SIGNAL to the waiter seeing it */
+    double step;             /* s the executor spends per step */
+    /* the host MPI: a latency/bandwidth fallback, and measured points */
+    double host_alpha;       /* s per message */
+    double host_beta;        /* s per byte (two copies through shared memory) */
+    int nhost[KCOLL_NCOLL];
+    kcoll_hostpt_t host[KCOLL_NCOLL][KCOLL_HOST_POINTS];
+} kcoll_machine_t;
+
+/* A rule of a tuning file: collective (family), process counts pmin..pmax
+ * (pmax 0: no bound), bytes in [bmin, bmax) (bmax 0: no bound) ->
+ * spec ("knomial:k=4", or "host"). */
+typedef struct {
+    int coll;                /* kcoll_coll_t (a family) */
+    int pmin, pmax;
+    double bmin, bmax;
+    char spec[64];
+} kcoll_trule_t;
+
+/* Everything a tuning file holds, plus where it came from. */
+typedef struct {
+    kcoll_machine_t m;
+    int nrules;
+    kcoll_trule_t rules[KCOLL_TUNING_RULES];
+    char file[256];          /* the file read, or "" for the built-in defaults */
+} kcoll_tuning_t;
+
+/* The built-in defaults (model/machine.c says where each value is from). */
+void kcoll_machine_defaults(kcoll_machine_t *m);
+
+/* Paper 003 Table IV's machines, for predictions beyond this one:
+ * "knl", "broadwell", "power8". Returns 0, or -1 for an unknown name. */
+int kcoll_machine_preset(kcoll_machine_t *m, const char *name);
+
+/* gamma(c) of a curve: the measured value (interpolated) where c lies
+ * within the measurements, else the polynomial; never below 1 for c >= 1. */
+double kcoll_gamma(const kcoll_gamma_t *g, double c);
+
+/* The class of an operation's REDUCE steps. */
+kcoll_rclass_t kcoll_rclass_of(const struct kcoll_op *op);
+
+/* The process-wide tuning every team prices with (the built-in defaults
+ * until kcoll_tuning_set). Changing it empties every decision cache (it
+ * bumps the parameter generation). */
+const kcoll_tuning_t *kcoll_tuning(void);
+void kcoll_tuning_set(const kcoll_tuning_t *t);
+
+#endif
