@@ -23,8 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "coll/coll.h"
+#include "model/select.h"
+#include "model/tuning.h"
 #include "base/params.h"
 #include "base/status.h"
 #include "kcoll.h"
@@ -200,6 +203,31 @@ static void kcoll_info_modes(void)
            KCOLL_LANES);
 }
 
+/* The levels of a team of p ranks, the i-th placed as KCOLL_TOPO_PLACE
+ * places the node's i-th process. Returns the levels kept (lv made), or
+ * 0 (lv flat). */
+static int kcoll_info_levels_of(int p, kcoll_levels_t *lv)
+{
+    int mine[KCOLL_MAX_LEVELS], pu, n;
+    char err[256];
+    memset(lv, 0, sizeof *lv);
+    n = kcoll_topo_place(0, mine, KCOLL_MAX_LEVELS, &pu, err, sizeof err);
+    int *all = n > 0 ? malloc((size_t)p * (size_t)n * sizeof *all) : NULL;
+    if (!all)
+        return 0;
+    for (int q = 0; q < p; q++) {
+        if (kcoll_topo_place(q, mine, KCOLL_MAX_LEVELS, &pu, err, sizeof err) != n) {
+            free(all);
+            return 0;
+        }
+        for (int l = 0; l < n; l++)
+            all[l * p + q] = mine[l];
+    }
+    int rc = kcoll_levels_make(lv, p, n, all);
+    free(all);
+    return rc ? 0 : lv->n;
+}
+
 /* Where this process runs at each level, and the levels of a node full of
  * ranks placed as KCOLL_TOPO_PLACE says. */
 static void kcoll_info_levels(void)
@@ -234,25 +262,91 @@ static void kcoll_info_levels(void)
     }
     printf("\n");
     const int npu = kcoll_topo_npus();
-    int *all = npu > 0 ? malloc((size_t)npu * (size_t)(n > 0 ? n : 1) * sizeof *all) : NULL;
-    if (!all || n == 0) {
-        free(all);
-        return;
-    }
-    for (int q = 0; q < npu; q++) {
-        int mine[KCOLL_MAX_LEVELS], qpu;
-        if (kcoll_topo_place(q, mine, KCOLL_MAX_LEVELS, &qpu, err, sizeof err) != n)
-            break;
-        for (int l = 0; l < n; l++)
-            all[l * npu + q] = mine[l];
-    }
     kcoll_levels_t lv;
-    if (kcoll_levels_make(&lv, npu, n, all) == 0) {
+    if (npu > 0 && kcoll_info_levels_of(npu, &lv) > 0) {
         kcoll_levels_describe(&lv, line, sizeof line);
         printf("  a team of %d ranks placed %s: %s\n", npu, kcoll_params_get("TOPO_PLACE"), line);
     }
     kcoll_levels_free(&lv);
-    free(all);
+}
+
+/* --explain: every candidate the model prices for one call, sorted, the
+ * winner and its terms. The machine: --machine knl|broadwell|power8 (paper
+ * 003 Table IV), a tuning file (--machine FILE, or KCOLL_TUNING), else the
+ * built-in defaults. Levels: a synthetic or real topology with
+ * KCOLL_TOPO_PLACE placing p ranks, where that gives levels; a Table IV
+ * machine's packages (compact placement) for the memory domains. */
+static int kcoll_info_explain(const char *coll, const char *procs, const char *size,
+                              const char *machine)
+{
+    kcoll_coll_t c = KCOLL_NCOLL;
+    for (int i = 0; i < KCOLL_NCOLL; i++)
+        if (!strcasecmp(coll, kcoll_coll_name((kcoll_coll_t)i)) ||
+            !strcasecmp(coll, kcoll_coll_name((kcoll_coll_t)i) + 4))
+            c = (kcoll_coll_t)i;
+    int64_t bytes;
+    int p = atoi(procs);
+    if (c == KCOLL_NCOLL || p < 1 || kcoll_parse_size(size, &bytes) || bytes < 0) {
+        fprintf(stderr, "kcoll-info: --explain <collective> <processes> <bytes>, e.g. "
+                        "--explain MPI_Bcast 64 1M\n");
+        return 2;
+    }
+    static kcoll_tuning_t t;
+    char err[512];
+    const char *file = machine ? machine : getenv("KCOLL_TUNING");
+    if (machine && !kcoll_machine_preset(&t.m, machine)) {
+        file = NULL;
+    } else if (file && *file) {
+        if (kcoll_tuning_load(file, &t, err, sizeof err)) {
+            fprintf(stderr, "kcoll-info: %s\n", err);
+            return 2;
+        }
+    } else {
+        t = *kcoll_tuning();
+    }
+    /* levels of p ranks on this (or the synthetic) topology */
+    kcoll_levels_t lv = {0};
+    int n = kcoll_info_levels_of(p, &lv);
+    int *pkg = NULL;
+    if (t.m.pkg_cores > 0 && (pkg = malloc((size_t)p * sizeof *pkg)))
+        for (int q = 0; q < p; q++)
+            pkg[q] = q / t.m.pkg_cores;
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = (size_t)bytes, .lv = n > 0 ? &lv : NULL,
+                        .pkg = pkg};
+    static kcoll_cand_t cand[KCOLL_MAX_CANDS];
+    int nc = kcoll_model_rank(&t.m, &pc, 1, cand, KCOLL_MAX_CANDS);
+    char line[256];
+    printf("%s, %d processes, %lld bytes%s\n", kcoll_coll_name(c), p, (long long)bytes,
+           kcoll_coll_is_v(c) ? " (priced as uniform blocks)" : "");
+    printf("machine: %s%s%s\n", t.m.source, file && *file ? ", file " : "", file ? file : "");
+    if (n > 0) {
+        kcoll_levels_describe(&lv, line, sizeof line);
+        printf("levels: %s\n", line);
+    }
+    if (pkg)
+        printf("packages: %d cores each, ranks placed compactly\n", t.m.pkg_cores);
+    printf("%-4s %-30s %12s %8s\n", "", "candidate", "predicted us", "vs best");
+    for (int i = 0; i < nc; i++) {
+        if (cand[i].ch.algo)
+            kcoll_algo_spec(cand[i].ch.algo, &cand[i].ch.prm, line, sizeof line);
+        else
+            snprintf(line, sizeof line, "host MPI");
+        printf("%-4s %-30s %12.2f %7.2fx\n", i ? "" : "best", line, cand[i].t * 1e6,
+               cand[0].t > 0 ? cand[i].t / cand[0].t : 1.0);
+    }
+    if (nc && cand[0].ch.algo) {
+        const kcoll_price_t *w = &cand[0].pr;
+        printf("terms of the winner (rank %d ends last, us): alpha %.2f, bytes %.2f, "
+               "lock %.2f, copy %.2f, reduce %.2f, sync %.2f, wait %.2f; highest contention "
+               "%.1f; %d steps\n",
+               w->crit, w->alpha * 1e6, w->bytes * 1e6, w->lock * 1e6, w->copy * 1e6,
+               w->reduce * 1e6, w->sync * 1e6, w->wait * 1e6, w->cmax, w->steps);
+    } else if (nc) {
+        printf("the host MPI is predicted fastest: kcoll hands this call to it\n");
+    }
+    free(pkg);
+    kcoll_levels_free(&lv);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -267,6 +361,12 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--params") == 0) {
             only_params = 1;
+        } else if (strcmp(argv[i], "--explain") == 0 && i + 3 < argc) {
+            const char *machine = NULL;
+            if (i + 5 < argc && !strcmp(argv[i + 4], "--machine"))
+                machine = argv[i + 5];
+            kcoll_params_load();
+            return kcoll_info_explain(argv[i + 1], argv[i + 2], argv[i + 3], machine);
         } else {
             fprintf(stderr, "kcoll-info: unknown option '%s'\n", argv[i]);
             kcoll_info_usage(stderr);

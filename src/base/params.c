@@ -81,6 +81,10 @@ static int kcoll_parse_value(kcoll_ptype_t type, const char *text, int64_t *num)
         return 0;
     }
     case KCOLL_PT_SIZE:
+        if (!strcasecmp(text, "auto")) { /* the model decides (where the parameter allows) */
+            *num = -1;
+            return 0;
+        }
         return kcoll_parse_size(text, num);
     case KCOLL_PT_STRING:
         *num = 0;

@@ -138,6 +138,14 @@ void kcoll_call_hier_end(const kcoll_call_t *c, int alone, kcoll_reason_t why)
 
 /* The host MPI does r's call. A persistent call is counted at each start
  * instead (pmpi/request.c). */
+/* KCOLL_MIN_BYTES set to a size sends smaller calls to the host MPI
+ * ("auto", -1: the model decides, in the selector). */
+static int kcoll_call_below_min(size_t bytes)
+{
+    const int64_t min = kcoll_param_int(KCOLL_P_MIN_BYTES);
+    return min >= 0 && bytes < (size_t)min;
+}
+
 static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why,
                                               kcoll_reason_t *out)
 {
@@ -207,7 +215,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = KCOLL_R_DISABLED;
     else if (c->p == 1)
         reason = KCOLL_R_ONE_RANK;
-    else if (r->policy_bytes < (size_t)kcoll_param_int(KCOLL_P_MIN_BYTES))
+    else if (kcoll_call_below_min(r->policy_bytes))
         reason = KCOLL_R_SMALL;
     else if (r->noncontig && (!agrees || mode != KCOLL_MODE_BLOCKING))
         reason = KCOLL_R_NONCONTIG;
@@ -253,7 +261,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         /* sizes only the votes told (v-variants) are checked and selected
          * for now; the others were above, with the same bytes */
         if (!host && r->policy_bytes != policy_bytes) {
-            if (r->policy_bytes < (size_t)kcoll_param_int(KCOLL_P_MIN_BYTES))
+            if (kcoll_call_below_min(r->policy_bytes))
                 host = KCOLL_R_SMALL;
             else
                 host = kcoll_call_select(r, 0);

@@ -150,7 +150,8 @@ int kcoll_call_select(kcoll_req_t *r, int must_run)
      * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
     kcoll_team_lock(r->team);
     kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
-                                    r->team->levels.n, r->policy_bytes, &r->choice);
+                                    &r->team->levels, kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
+                                    r->policy_bytes, &r->choice);
     kcoll_team_unlock(r->team);
     if (s == KCOLL_SELECT_BAD)
         return KCOLL_R_BAD_ALGO;

@@ -16,6 +16,9 @@
 #include "op/op.h"
 
 #define US 1e-6
+/* Contention across packages, where nothing was measured: this many times
+ * the intra-package curve (see kcoll_machine_preset). */
+#define KCOLL_INTER_FACTOR 3.0
 #define GBPS(x) (1.0 / ((x) * 1e9)) /* seconds per byte at x GB/s */
 
 void kcoll_machine_defaults(kcoll_machine_t *m)
@@ -29,13 +32,13 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     m->pkg_cores = 0;
     /* one package here: the intra curve measured at c = 1 (the only
      * contention 2 ranks can show), the shape of the Broadwell fit of
-     * Table IV beyond; across packages twice that (see the presets) */
+     * Table IV beyond; across packages KCOLL_INTER_FACTOR times that */
     m->gamma_intra.poly[0] = 0.0;
     m->gamma_intra.poly[1] = 0.83;
     m->gamma_intra.poly[2] = 0.18;
     m->gamma_inter = m->gamma_intra;
     for (int i = 0; i < 3; i++)
-        m->gamma_inter.poly[i] *= 2.0;
+        m->gamma_inter.poly[i] *= KCOLL_INTER_FACTOR;
     m->copy_alpha = 0.05 * US;
     m->copy_beta = GBPS(12.0);
     m->package_bw = 0;
@@ -52,10 +55,11 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
 /* Paper 003 Table IV. The table gives one contention curve per machine;
  * Fig. 5(b) shows contention rising further once readers span the two
  * sockets (beyond 14 on Broadwell, beyond 10 on Power8) without a fitted
- * curve, so the presets take twice the intra-socket curve across sockets:
- * an assumption, stated in docs/model.md, that the Power8 finding (the
- * best throttle factor is about 10, "avoiding inter-socket lock
- * contention") tests. Memory, reduction and synchronization terms are not
+ * curve, so the presets take KCOLL_INTER_FACTOR (3) times the intra-socket
+ * curve across sockets: an assumption, stated in docs/model.md. With 2 the
+ * model keeps all 19 Power8 readers in one round; with 3 it lands on the
+ * paper's finding (a throttle factor about 10, "avoiding inter-socket lock
+ * contention"). Memory, reduction and synchronization terms are not
  * in the paper: the built-in defaults stand for them. */
 int kcoll_machine_preset(kcoll_machine_t *m, const char *name)
 {
@@ -82,8 +86,8 @@ int kcoll_machine_preset(kcoll_machine_t *m, const char *name)
         m->gamma_intra.poly[1] = t[i].g1;
         m->gamma_intra.poly[2] = t[i].g2;
         m->gamma_inter = m->gamma_intra;
-        m->gamma_inter.poly[1] *= 2.0;
-        m->gamma_inter.poly[2] *= 2.0;
+        m->gamma_inter.poly[1] *= KCOLL_INTER_FACTOR;
+        m->gamma_inter.poly[2] *= KCOLL_INTER_FACTOR;
         return 0;
     }
     return -1;

@@ -1,10 +1,12 @@
 /* Selection through a team's decision cache (see select.h). */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "base/params.h"
+#include "model/machine.h"
 #include "model/select.h"
 
 /* KCOLL_<FAMILY>_ALGO of each family. */
@@ -45,32 +47,159 @@ static void kcoll_select_warn(kcoll_coll_t family, const char *spec, int p, cons
                    kcoll_coll_name(family));
 }
 
-/* The first matching default rule. */
-static kcoll_select_t kcoll_select_rules(kcoll_coll_t family, int p, int levels, size_t bytes,
-                                         kcoll_choice_t *out)
+/* The first matching rule of the tuning file: 1 (out set, or host), 0
+ * when none matches. A rule whose algorithm cannot run at p is skipped. */
+static int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
+                              int host_ok, kcoll_select_t *res, kcoll_choice_t *out)
 {
-    for (int i = 0; i < kcoll_ndefault_rules; i++) {
-        const kcoll_rule_t *r = &kcoll_default_rules[i];
-        if (r->family != family || p < r->pmin || (r->pmax && p > r->pmax) || bytes < r->bmin ||
-            (r->bmax && bytes >= r->bmax) || levels < r->levels)
+    for (int i = 0; i < t->nrules; i++) {
+        const kcoll_trule_t *r = &t->rules[i];
+        if (r->coll != (int)family || p < r->pmin || (r->pmax && p > r->pmax) ||
+            (double)bytes < r->bmin || (r->bmax > 0 && (double)bytes >= r->bmax))
             continue;
-        if (!strcmp(r->spec, "host"))
-            return KCOLL_SELECT_HOST;
+        if (!strcmp(r->spec, "host")) {
+            if (!host_ok)
+                continue; /* KCOLL_MIN_BYTES, an environment variable, says kcoll */
+            *res = KCOLL_SELECT_HOST;
+            return 1;
+        }
         char err[160];
         if (kcoll_algo_parse(family, r->spec, &out->algo, &out->prm, err, sizeof err) ||
-            !out->algo)
-            break; /* a broken rule (the unit test forbids them): the host MPI */
-        return KCOLL_SELECT_KCOLL;
+            !out->algo || (out->algo->check && out->algo->check(p, &out->prm, err, sizeof err)))
+            continue;
+        *res = KCOLL_SELECT_KCOLL;
+        return 1;
     }
-    return KCOLL_SELECT_HOST;
+    return 0;
 }
 
-kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, int levels,
-                            size_t bytes, kcoll_choice_t *out)
+size_t kcoll_class_bytes(size_t bytes)
+{
+    int c = kcoll_size_class(bytes);
+    if (c <= 1)
+        return bytes;
+    /* [2^(c-1), 2^c): its geometric middle, 2^(c-1) * sqrt(2) */
+    return (size_t)((double)((size_t)1 << (c - 1)) * 1.4142135623730951);
+}
+
+/* The values the model tries for one parameter of an algorithm at p. */
+static int kcoll_sweep_values(const kcoll_algo_t *a, const kcoll_pdesc_t *d, int p, int *v)
+{
+    static const int ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40,
+                             48, 56, 64, 96, 128, 192, 256, 384, 512};
+    static const int chunks[] = {32, 64, 128, 256, 512};
+    static const int segs[] = {0, 16, 64, 512};
+    int n = 0;
+    if (!strcmp(d->name, "k")) {
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+            if (ks[i] >= d->min && ks[i] <= d->max && ks[i] <= (p > 2 ? p : 2))
+                v[n++] = ks[i];
+    } else if (!strcmp(d->name, "j")) {
+        for (int j = 1; j <= 3 && j < (p > 2 ? p : 2); j++)
+            v[n++] = j;
+    } else if (!strcmp(d->name, "chunk")) {
+        const int *src = d->def ? chunks : segs; /* chunk 0 means auto segments (hier) */
+        int ns = d->def ? 5 : 4;
+        for (int i = 0; i < ns; i++)
+            if (src[i] >= d->min && src[i] <= d->max)
+                v[n++] = src[i];
+    }
+    (void)a;
+    if (!n)
+        v[n++] = d->def;
+    return n;
+}
+
+static int kcoll_cand_cmp(const void *x, const void *y)
+{
+    const kcoll_cand_t *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    int ia = a->ch.algo ? kcoll_algo_index(a->ch.algo) : -1;
+    int ib = b->ch.algo ? kcoll_algo_index(b->ch.algo) : -1;
+    if (ia != ib)
+        return ia - ib;
+    return memcmp(&a->ch.prm, &b->ch.prm, sizeof a->ch.prm);
+}
+
+int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_ok,
+                     kcoll_cand_t *out, int max)
+{
+    const kcoll_coll_t family = kcoll_coll_family(c->coll);
+    const int flat = !c->lv || c->lv->n == 0;
+    int n = 0;
+    if (host_ok && n < max) {
+        memset(&out[n], 0, sizeof out[n]);
+        out[n].t = kcoll_price_host(m, c);
+        n++;
+    }
+    /* far beyond the caches the time grows linearly: price at most 64 MiB
+     * and scale (schedules of gigabytes would take long to walk) */
+    const size_t cap = (size_t)64 << 20;
+    kcoll_pcall_t pc = *c;
+    double scale = 1;
+    if (pc.bytes > cap) {
+        scale = (double)pc.bytes / (double)cap;
+        pc.bytes = cap;
+    }
+    for (int i = 0; i < kcoll_nalgos && n < max; i++) {
+        const kcoll_algo_t *a = &kcoll_algos[i];
+        if (a->family != family)
+            continue;
+        if (flat && !strcmp(a->name, "hier"))
+            continue; /* without levels the same as a flat algorithm */
+        /* the cross product of every parameter's sweep */
+        int vals[KCOLL_ALGO_MAX_PARAMS][32], nv[KCOLL_ALGO_MAX_PARAMS], np = 0;
+        for (; np < KCOLL_ALGO_MAX_PARAMS && a->params[np].name; np++)
+            nv[np] = kcoll_sweep_values(a, &a->params[np], c->p, vals[np]);
+        int at[KCOLL_ALGO_MAX_PARAMS] = {0};
+        for (;;) {
+            kcoll_aparam_t prm;
+            char why[160];
+            kcoll_algo_defaults(a, &prm);
+            for (int q = 0; q < np; q++)
+                *kcoll_aparam_field(&prm, &a->params[q]) = vals[q][at[q]];
+            if ((!a->check || !a->check(c->p, &prm, why, sizeof why)) && n < max) {
+                kcoll_price_t pr;
+                if (!kcoll_price(m, a, &prm, &pc, &pr)) {
+                    out[n].ch.algo = a;
+                    out[n].ch.prm = prm;
+                    out[n].pr = pr;
+                    out[n].t = pr.t * scale;
+                    n++;
+                }
+            }
+            int q = 0;
+            while (q < np && ++at[q] == nv[q])
+                at[q++] = 0;
+            if (q == np)
+                break;
+        }
+    }
+    qsort(out, (size_t)n, sizeof out[0], kcoll_cand_cmp);
+    return n;
+}
+
+/* The model's choice for a call: the cheapest candidate. */
+static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                                         int host_ok, size_t bytes, kcoll_choice_t *out)
+{
+    static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv};
+    int n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
+    if (!n || !cands[0].ch.algo)
+        return KCOLL_SELECT_HOST;
+    *out = cands[0].ch;
+    return KCOLL_SELECT_KCOLL;
+}
+
+kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
+                            const kcoll_levels_t *lv, int host_ok, size_t bytes,
+                            kcoll_choice_t *out)
 {
     const kcoll_coll_t family = kcoll_coll_family(c);
     const uint64_t gen = kcoll_params_generation();
-    const int key = (int)c * 65 + kcoll_size_class(bytes) + 1;
+    const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
     if (d->gen != gen || d->p != p) {
         memset(d, 0, sizeof *d);
         d->gen = gen;
@@ -111,11 +240,12 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, int lev
             out->algo = NULL;
             res = KCOLL_SELECT_BAD;
         }
-    } else {
-        res = kcoll_select_rules(family, p, levels, bytes, out);
-        if (res != KCOLL_SELECT_KCOLL)
-            out->algo = NULL;
+    } else if (!kcoll_select_rules(kcoll_tuning(), family, p, kcoll_class_bytes(bytes), host_ok,
+                                   &res, out)) {
+        res = kcoll_select_model(c, p, lv, host_ok, bytes, out);
     }
+    if (res != KCOLL_SELECT_KCOLL)
+        out->algo = NULL;
     e->key = (int16_t)key;
     e->algo = out->algo ? (int16_t)kcoll_algo_index(out->algo) : -1;
     e->prm = out->prm;

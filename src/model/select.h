@@ -1,17 +1,23 @@
 /* Selection: which algorithm, with which parameters, runs a collective of
- * p processes and a given size (DESIGN.md section 7).
+ * p processes and a given size, or whether the host MPI does it (DESIGN.md
+ * section 7).
  *
  * Precedence: an algorithm forced with KCOLL_<FAMILY>_ALGO, then the rules
- * (model/rules.c: a table of (family, process counts, sizes) -> algorithm
- * and parameters, or the host MPI; the first matching rule wins). The cost
- * model will price candidates where no rule or variable decides.
+ * of the tuning file (model/tuning.h; first match wins), then the cost
+ * model: every algorithm of the family that is valid for p, with its
+ * parameters swept (k, j, chunk, segments), and the host MPI are priced
+ * (model/cost.h) and the cheapest runs. KCOLL_MIN_BYTES set to a size
+ * overrides the model's boundary between the host MPI and kcoll: below it
+ * the call layer sends calls to the host, from it only kcoll's algorithms
+ * are candidates ("auto", the default: the model decides at every size).
  *
- * Every rule's size bounds are powers of two, so a decision holds for a
- * whole size class (the bytes' highest set bit): the team caches decisions
- * per (collective, size class) in a kcoll_decisions_t and selection costs a
- * table lookup after the first call. A change of any parameter
- * (kcoll_params_generation) empties the cache, and a forced spec is parsed
- * once per parameter generation.
+ * A decision holds for a whole size class (the bytes' highest set bit):
+ * the model prices the class at its geometric middle, so every rank
+ * decides alike whatever size of the class comes first. The team caches
+ * decisions per (collective, size class, host_ok) in a kcoll_decisions_t and
+ * selection costs a table lookup after the first call. A change of any
+ * parameter or of the tuning (kcoll_params_generation) empties the cache,
+ * and a forced spec is parsed once per parameter generation.
  */
 #ifndef KCOLL_MODEL_SELECT_H
 #define KCOLL_MODEL_SELECT_H
@@ -20,6 +26,7 @@
 #include <stdint.h>
 
 #include "coll/coll.h"
+#include "model/cost.h"
 
 /* A choice: an algorithm and its parameters, or the host MPI (algo NULL). */
 typedef struct {
@@ -32,19 +39,6 @@ typedef enum {
     KCOLL_SELECT_HOST,      /* a rule says the host MPI is faster here */
     KCOLL_SELECT_BAD        /* the forced spec is invalid (warned once) */
 } kcoll_select_t;
-
-typedef struct {
-    kcoll_coll_t family;
-    int pmin, pmax;     /* process counts pmin..pmax (pmax 0: no bound) */
-    size_t bmin, bmax;  /* bytes in [bmin, bmax) (bmax 0: no bound); powers of two */
-    const char *spec;   /* "throttled_read:k=4", or "host" */
-    int levels;         /* only for teams with at least this many topology levels */
-} kcoll_rule_t;
-
-/* The default rules, drawn from the papers and from 2-rank measurements
- * (model/rules.c explains each). */
-extern const kcoll_rule_t kcoll_default_rules[];
-extern const int kcoll_ndefault_rules;
 
 /* The size class of a message: 0 for 0 bytes, else 1 + the highest set
  * bit (1 byte: 1, 2-3 bytes: 2, ...). */
@@ -59,7 +53,7 @@ typedef struct {
     uint64_t gen; /* parameter generation of the entries; 0: empty */
     int p;        /* the process count they are for (a team's never changes) */
     struct {
-        int16_t key;   /* coll * 65 + size class + 1; 0: empty */
+        int16_t key;   /* (coll * 65 + size class) * 2 + host_ok + 1; 0: empty */
         int16_t algo;  /* index in kcoll_algos, or -1 */
         int8_t result; /* kcoll_select_t */
         kcoll_aparam_t prm;
@@ -73,9 +67,29 @@ typedef struct {
 } kcoll_decisions_t;
 
 /* The choice for collective c at p processes and `bytes` (the size the
- * rules read: see the call layer), on a team with `levels` topology
- * levels (a team's never change), through the cache d. */
-kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p, int levels,
-                            size_t bytes, kcoll_choice_t *out);
+ * model reads: see the call layer), on a team with topology levels lv
+ * (NULL: flat; a team's never change), through the cache d. host_ok: the
+ * host MPI is a candidate (KCOLL_MIN_BYTES is "auto"). */
+kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
+                            const kcoll_levels_t *lv, int host_ok, size_t bytes,
+                            kcoll_choice_t *out);
+
+/* The size the model prices a size class at (see above). */
+size_t kcoll_class_bytes(size_t bytes);
+
+/* A priced candidate: an algorithm with parameters, or the host MPI
+ * (ch.algo NULL). */
+typedef struct {
+    kcoll_choice_t ch;
+    double t;           /* predicted seconds */
+    kcoll_price_t pr;   /* the model's terms (kcoll algorithms) */
+} kcoll_cand_t;
+
+#define KCOLL_MAX_CANDS 128
+/* Every candidate for call c on machine m, priced, cheapest first (ties:
+ * registry order, then smaller parameters); the host MPI among them when
+ * host_ok. Returns how many (at most max). */
+int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_ok,
+                     kcoll_cand_t *out, int max);
 
 #endif

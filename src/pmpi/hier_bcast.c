@@ -53,7 +53,8 @@ int kcoll_hier_bcast(const kcoll_call_t *c, MPI_Comm comm, void *buf, int count,
     MPI_Request q = MPI_REQUEST_NULL;
     int rc = MPI_SUCCESS;
     PMPI_Type_get_extent(dt, &lb, &extent);
-    const size_t seg = (size_t)kcoll_param_int(KCOLL_P_HIER_SEGMENT);
+    const int64_t segv = kcoll_param_int(KCOLL_P_HIER_SEGMENT); /* "auto" (-1): 512 KiB */
+    const size_t seg = segv < 0 ? (size_t)512 << 10 : (size_t)segv;
     int per = count;
     if (seg && h->maxpn > 1 && extent > 0 && (size_t)extent * (size_t)count > seg)
         per = seg / (size_t)extent ? (int)(seg / (size_t)extent) : 1;

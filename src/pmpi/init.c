@@ -14,11 +14,14 @@
 static _Atomic int kcoll_state;
 int kcoll_world_rank = -1;
 
-static void kcoll_startup(void)
+/* collective: called by every rank at once (from MPI_Init), so the
+ * tuning file can be read once and shared */
+static void kcoll_startup(int collective)
 {
     int level = MPI_THREAD_SINGLE;
     kcoll_params_load();
     PMPI_Comm_rank(MPI_COMM_WORLD, &kcoll_world_rank);
+    kcoll_tuning_startup(collective);
     PMPI_Query_thread(&level);
     kcoll_team_threads = level == MPI_THREAD_MULTIPLE;
     if (kcoll_teams_init() != 0 || kcoll_requests_init() != 0) {
@@ -46,7 +49,7 @@ int kcoll_ready(void)
             /* acq_rel: exactly one thread runs the setup */
             if (atomic_compare_exchange_strong_explicit(&once, &expected, 1, memory_order_acq_rel,
                                                         memory_order_acquire))
-                kcoll_startup();
+                kcoll_startup(0);
         }
         /* acquire: pairs with the release in kcoll_startup */
         s = atomic_load_explicit(&kcoll_state, memory_order_acquire);
@@ -58,7 +61,7 @@ int kcoll_ready(void)
 static int kcoll_after_init(int rc)
 {
     if (rc == MPI_SUCCESS) {
-        kcoll_startup();
+        kcoll_startup(1);
         if (kcoll_ready())
             kcoll_nodes_init();
         kcoll_comm_created(MPI_COMM_WORLD);

@@ -132,6 +132,10 @@ int kcoll_requests_init(void);
 void kcoll_requests_finalize(void);
 /* The host's progress engine calls kcoll_progress (pmpi/progress.c). */
 void kcoll_progress_hook_init(void);
+/* Read the tuning file and set it for the process (pmpi/tuning.c);
+ * collective: every rank of MPI_COMM_WORLD calls it at once (MPI_Init),
+ * rank 0 reads and the others receive its bytes. */
+void kcoll_tuning_startup(int collective);
 void kcoll_progress_hook_finalize(void);
 
 /* MPI operations and datatypes to kcoll's (pmpi/op.c): op set and 1, or 0

@@ -1,14 +1,16 @@
 /* Parameters, algorithm specs and selection: parsing, defaults, the
  * environment, invalid values rejected with the default kept; every
- * descriptor's spec round-trips; the rules table is well formed and
- * complete; the decision cache answers like the rules for a whole size
- * class and follows parameter changes. */
+ * descriptor's spec round-trips; the model's decisions are valid, cached,
+ * alike for a whole size class and the cheapest candidate; precedence
+ * environment > tuning rules > model; the cache follows parameter and
+ * tuning changes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/params.h"
 #include "check.h"
 #include "coll/coll.h"
+#include "model/machine.h"
 #include "model/select.h"
 
 int main(void)
@@ -88,93 +90,126 @@ int main(void)
               "%s runs on cma", kcoll_algos[i].name);
     }
 
-    /* the rules: every spec valid for its family, size bounds powers of two
-     * (so that a decision holds for a whole size class), and every family
-     * has a rule at every process count and size */
-    for (int i = 0; i < kcoll_ndefault_rules; i++) {
-        const kcoll_rule_t *r = &kcoll_default_rules[i];
-        CHECK(!strcmp(r->spec, "host") ||
-                  (kcoll_algo_parse(r->family, r->spec, &a, &prm, err, sizeof err) == 0 && a),
-              "rule %d: %s", i, r->spec);
-        CHECK((r->bmin & (r->bmin - 1)) == 0 && (r->bmax & (r->bmax - 1)) == 0,
-              "rule %d: size bounds are powers of two", i);
-    }
+    /* the model: every decision valid for its family, the same from the
+     * cache, and alike for a whole size class (first and last byte count) */
     static const kcoll_coll_t fams[] = {KCOLL_COLL_BCAST, KCOLL_COLL_SCATTER, KCOLL_COLL_GATHER,
                                         KCOLL_COLL_ALLGATHER, KCOLL_COLL_ALLTOALL,
                                         KCOLL_COLL_BARRIER, KCOLL_COLL_REDUCE,
                                         KCOLL_COLL_ALLREDUCE, KCOLL_COLL_REDUCE_SCATTER};
+    static const int ps[] = {2, 3, 5, 8, 16};
     kcoll_params_set("BCAST_ALGO", "auto"); /* forced above */
     kcoll_decisions_t *d = calloc(1, sizeof *d);
     for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++)
-        for (int p = 2; p <= 64; p++)
-            for (size_t n = 1; n <= ((size_t)64 << 20); n = n * 3 + 1) {
-                kcoll_choice_t ch, again;
-                kcoll_select_t r1 = kcoll_select(d, fams[f], p, 0, n, &ch);
-                kcoll_select_t r2 = kcoll_select(d, fams[f], p, 0, n, &again); /* from the cache */
-                CHECK(r1 == KCOLL_SELECT_HOST || (r1 == KCOLL_SELECT_KCOLL && ch.algo &&
-                                                  ch.algo->family == fams[f]),
-                      "select %s p=%d n=%zu", kcoll_coll_name(fams[f]), p, n);
-                CHECK(r2 == r1 && again.algo == ch.algo && !memcmp(&again.prm, &ch.prm, sizeof ch.prm),
-                      "cached decision %s p=%d n=%zu", kcoll_coll_name(fams[f]), p, n);
-                /* the whole size class decides alike: its first and last byte count */
-                size_t lo = (size_t)1 << (kcoll_size_class(n) - 1), hi = 2 * lo - 1;
-                kcoll_decisions_t fresh = {0};
-                kcoll_choice_t cl, ch2;
-                CHECK(kcoll_select(&fresh, fams[f], p, 0, lo, &cl) == r1 &&
-                          kcoll_select(&fresh, fams[f], p, 0, hi, &ch2) == r1 && cl.algo == ch.algo &&
-                          ch2.algo == ch.algo,
-                      "size class of %zu (%zu..%zu) decides alike", n, lo, hi);
+        for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+            for (size_t n = 1; n <= ((size_t)16 << 20); n = n * 5 + 3) {
+                const int p = ps[pi];
+                for (int host_ok = 0; host_ok < 2; host_ok++) {
+                    kcoll_choice_t ch, again;
+                    memset(d, 0, sizeof *d);
+                    kcoll_select_t r1 = kcoll_select(d, fams[f], p, NULL, host_ok, n, &ch);
+                    kcoll_select_t r2 = kcoll_select(d, fams[f], p, NULL, host_ok, n, &again);
+                    CHECK((r1 == KCOLL_SELECT_HOST && host_ok) ||
+                              (r1 == KCOLL_SELECT_KCOLL && ch.algo && ch.algo->family == fams[f] &&
+                               (!ch.algo->check || !ch.algo->check(p, &ch.prm, err, sizeof err))),
+                          "select %s p=%d n=%zu host_ok=%d", kcoll_coll_name(fams[f]), p, n,
+                          host_ok);
+                    CHECK(r2 == r1 && again.algo == ch.algo &&
+                              !memcmp(&again.prm, &ch.prm, sizeof ch.prm),
+                          "cached decision %s p=%d n=%zu", kcoll_coll_name(fams[f]), p, n);
+                    size_t lo = (size_t)1 << (kcoll_size_class(n) - 1), hi = 2 * lo - 1;
+                    kcoll_decisions_t fresh = {0};
+                    kcoll_choice_t cl, ch2;
+                    CHECK(kcoll_select(&fresh, fams[f], p, NULL, host_ok, lo, &cl) == r1 &&
+                              kcoll_select(&fresh, fams[f], p, NULL, host_ok, hi, &ch2) == r1 &&
+                              cl.algo == ch.algo && ch2.algo == ch.algo,
+                          "size class of %zu (%zu..%zu) decides alike", n, lo, hi);
+                }
             }
-    /* the rules of today at 2 ranks */
+
+    /* the model's choice is the cheapest candidate it prices */
     kcoll_choice_t ch;
-    /* a team with topology levels: the tree along them, from 3 ranks */
-    kcoll_decisions_t lvd = {0};
-    CHECK(kcoll_select(&lvd, KCOLL_COLL_BCAST, 8, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
-              !strcmp(ch.algo->name, "hier"),
-          "levels: Bcast at 8 ranks is hier");
-    CHECK(kcoll_select(&lvd, KCOLL_COLL_BARRIER, 8, 2, 0, &ch) == KCOLL_SELECT_KCOLL &&
-              !strcmp(ch.algo->name, "hier"),
-          "levels: Barrier at 8 ranks is hier");
-    CHECK(kcoll_select(&lvd, KCOLL_COLL_ALLREDUCE, 8, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
-              !strcmp(ch.algo->name, "hier"),
-          "levels: Allreduce of 1 MiB at 8 ranks is hier");
-    memset(&lvd, 0, sizeof lvd);
-    CHECK(kcoll_select(&lvd, KCOLL_COLL_BCAST, 2, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
-              !strcmp(ch.algo->name, "split_rw"),
-          "levels: Bcast at 2 ranks stays split_rw");
-    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 2, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
-              !strcmp(ch.algo->name, "split_rw"),
-          "2-rank broadcast: split_rw");
-    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 8, 0, 4096, &ch) == KCOLL_SELECT_KCOLL &&
-              !strcmp(ch.algo->name, "knomial") && ch.prm.k == 4,
-          "small broadcast at 8 ranks: knomial:k=4");
-    CHECK(kcoll_select(d, KCOLL_COLL_REDUCE, 2, 0, 128 << 10, &ch) == KCOLL_SELECT_HOST,
-          "Reduce below 256 KiB: host");
-    CHECK(kcoll_select(d, KCOLL_COLL_SCATTERV, 8, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
-              !strcmp(ch.algo->name, "throttled_read"),
-          "a v-variant uses its family's rules");
+    for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+        static kcoll_cand_t cand[KCOLL_MAX_CANDS];
+        const size_t n = 1 << 20;
+        kcoll_pcall_t pc = {.coll = fams[f], .p = 4, .bytes = kcoll_class_bytes(n)};
+        int nc = kcoll_model_rank(&kcoll_tuning()->m, &pc, 1, cand, KCOLL_MAX_CANDS);
+        memset(d, 0, sizeof *d);
+        kcoll_select_t r = kcoll_select(d, fams[f], 4, NULL, 1, n, &ch);
+        CHECK(nc > 1 && (r == KCOLL_SELECT_HOST ? !cand[0].ch.algo
+                                                : cand[0].ch.algo == ch.algo &&
+                                                      !memcmp(&cand[0].ch.prm, &ch.prm, sizeof ch.prm)),
+              "%s: the selector takes the model's cheapest", kcoll_coll_name(fams[f]));
+        for (int i = 1; i < nc; i++)
+            CHECK(cand[i].t >= cand[i - 1].t, "candidates sorted");
+    }
+
+    /* a tuning file's rules come before the model, an invalid or
+     * non-matching rule is passed over, and setting a tuning empties the
+     * decision cache */
+    static kcoll_tuning_t tu;
+    kcoll_machine_defaults(&tu.m);
+    tu.nrules = 3;
+    tu.rules[0] = (kcoll_trule_t){KCOLL_COLL_BCAST, 3, 0, 0, 1 << 20, "direct_write"};
+    tu.rules[1] = (kcoll_trule_t){KCOLL_COLL_ALLGATHER, 2, 0, 0, 0, "ring_neighbor:j=2"};
+    tu.rules[2] = (kcoll_trule_t){KCOLL_COLL_REDUCE, 2, 0, 0, 0, "host"};
+    memset(d, 0, sizeof *d);
+    kcoll_select(d, KCOLL_COLL_BCAST, 8, NULL, 1, 4096, &ch); /* cached before the tuning */
+    kcoll_tuning_set(&tu);
+    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 8, NULL, 1, 4096, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "direct_write"),
+          "rule: Bcast at 8 ranks below 1 MiB is direct_write");
+    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 2, NULL, 1, 4096, &ch) != KCOLL_SELECT_KCOLL ||
+              strcmp(ch.algo->name, "direct_write"),
+          "rule: not at 2 ranks");
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, NULL, 1, 1 << 20, &ch) == KCOLL_SELECT_HOST ||
+              strcmp(ch.algo->name, "ring_neighbor"),
+          "rule: j=2 is invalid at 4 ranks and passed over");
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 5, NULL, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "ring_neighbor") && ch.prm.j == 2,
+          "rule: j=2 at 5 ranks");
+    CHECK(kcoll_select(d, KCOLL_COLL_REDUCE, 4, NULL, 1, 1 << 20, &ch) == KCOLL_SELECT_HOST,
+          "rule: host");
+    CHECK(kcoll_select(d, KCOLL_COLL_REDUCE, 4, NULL, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL,
+          "rule: host passed over where KCOLL_MIN_BYTES says kcoll");
+    kcoll_params_set("BCAST_ALGO", "knomial:k=3");
+    CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 8, NULL, 1, 4096, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "knomial") && ch.prm.k == 3,
+          "the environment variable before the rules");
+    kcoll_params_set("BCAST_ALGO", "auto");
+    kcoll_machine_defaults(&tu.m);
+    tu.nrules = 0;
+    kcoll_tuning_set(&tu);
+
+    /* KCOLL_MIN_BYTES: "auto" is -1 (the model decides), sizes as before */
+    CHECK(kcoll_params_set("MIN_BYTES", "auto") == 0 && kcoll_param_int(KCOLL_P_MIN_BYTES) == -1,
+          "MIN_BYTES=auto");
+    CHECK(kcoll_params_set("MIN_BYTES", "4k") == 0 && kcoll_param_int(KCOLL_P_MIN_BYTES) == 4096,
+          "MIN_BYTES=4k");
 
     /* a forced spec wins, is re-read when a parameter changes, and an
      * invalid one (here: j sharing a factor with p) sends the call to the
      * host */
     kcoll_params_set("WARN", "0");
     kcoll_params_set("ALLGATHER_ALGO", "ring_neighbor:j=3");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, NULL, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "ring_neighbor") && ch.prm.j == 3,
           "forced ring_neighbor:j=3 at p=4");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 6, 0, 1 << 20, &ch) == KCOLL_SELECT_BAD,
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 6, NULL, 0, 1 << 20, &ch) == KCOLL_SELECT_BAD,
           "j=3 at p=6 is invalid");
     kcoll_params_set("ALLGATHER_ALGO", "bruck");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, NULL, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "bruck"),
           "a changed parameter empties the cache");
     kcoll_params_set("ALLGATHER_ALGO", "no_such");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 0, 1 << 20, &ch) == KCOLL_SELECT_BAD,
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, NULL, 0, 1 << 20, &ch) == KCOLL_SELECT_BAD,
           "unknown algorithm: bad");
     kcoll_params_set("ALLGATHER_ALGO", "auto");
-    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
-              !strcmp(ch.algo->name, "ring_source_read"),
-          "auto again: the rules");
+    kcoll_choice_t model;
+    kcoll_decisions_t fresh = {0};
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLGATHER, 4, NULL, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              kcoll_select(&fresh, KCOLL_COLL_ALLGATHER, 4, NULL, 0, 1 << 20, &model) ==
+                  KCOLL_SELECT_KCOLL && ch.algo == model.algo,
+          "auto again: the model");
     free(d);
 
     /* kcoll_split covers [0, n) exactly, in order */

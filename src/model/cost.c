@@ -1,0 +1,701 @@
+/* The pricer: all ranks' schedules of one call, walked together in time.
+ *
+ * Walk-through. Each rank has a clock. Its next step can run once what it
+ * depends on is visible: a WAIT the first SIGNAL of the awaited value (a
+ * flag's values only grow, so that is also the earliest), a READ or WRITE
+ * the peer's EXPOSE of the buffer, an EXTERN the start of every rank that
+ * runs it. The step then starts at the later of the rank's clock and that
+ * moment, and the clock moves past its duration. Ranks are advanced in
+ * turns until all are done (or none can move: a deadlock, which the
+ * simulator's tests rule out for every builder).
+ *
+ * Durations (m: the machine, model/machine.h):
+ *   READ / WRITE of n bytes, paper 003 section III:
+ *       alpha + n beta' + l gamma(c) ceil(n / s) + step
+ *     alpha is paid once per batch of consecutive copies to one peer (the
+ *     executor moves up to 64 of them in one system call); c is the
+ *     average number of CMA copies locking the same process's pages while
+ *     this one runs (itself included), but at most its own number of
+ *     pages: Table IV's gamma was fitted to many-page copies, where the
+ *     contention is sustained; taken at face value for a one-page copy it
+ *     would make 64 readers 80x slower than one on KNL, where paper 003's
+ *     Fig. 6 shows 64 readers of small messages moving more bytes per
+ *     second than one (and parallel read winning small Scatters, Fig. 7).
+ *     A copy that locks n pages queues behind at most as many others'
+ *     acquisitions per page as it has pages. gamma blends the intra- and
+ *     inter-package curves by the share of those accessors that run on
+ *     another package than this copy's process (the lock's cache line
+ *     then travels between packages; accessors all on one package, even
+ *     a remote one, contend like neighbours); beta' =
+ *     max(beta, b / package_bw) with b the average number of copies
+ *     moving bytes through the same package's memory at once (paper 003
+ *     section III's "bandwidth" view of Fig. 6: past a point more readers
+ *     only share the memory).
+ *   COPY of n bytes: copy_alpha + n copy_beta' + step (same sharing).
+ *   REDUCE of n bytes: n reduce_beta[class] + step.
+ *   EXPOSE, SIGNAL: step, visible to others flag later.
+ *   WAIT: step once the awaited signal is visible.
+ *   EXTERN: step to start; done once every participant has started, plus
+ *     a flag round trip per round of a binary tree over them.
+ *
+ * Contention and sharing depend on which copies overlap, which depends on
+ * the durations: the walk runs first without contention, then again with
+ * each copy's c and b taken from the previous walk's intervals, until the
+ * predicted time moves by less than 0.5% (at most 6 walks). A copy's c is
+ * the integral of the number of copies active on its target over its own
+ * interval, divided by its length: a sweep over sorted start and end
+ * times gives it for all copies in O(m log m).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/cost.h"
+#include "op/op.h"
+
+#define KCOLL_PRICE_WALKS 10
+#define KCOLL_PRICE_BATCH 64 /* copies per system call (xfer/engine.c) */
+
+typedef struct {
+    double v;    /* value */
+    double t;    /* visible from */
+} kcoll_sig_t;
+
+typedef struct {
+    kcoll_sig_t *s;
+    int n, cap;
+} kcoll_siglog_t;
+
+/* One data step of one walk: its interval and what it touches. */
+typedef struct {
+    double s, e;
+    int rank;   /* who runs it */
+    int target; /* CMA: the process whose pages it locks; -1 local */
+    int src_pkg, dst_pkg;
+} kcoll_ival_t;
+
+typedef struct {
+    const kcoll_machine_t *m;
+    const kcoll_pcall_t *c;
+    int p;
+    kcoll_sched_t *sch;
+    int *first;          /* first[r]: global number of rank r's step 0 */
+    int nsteps;
+    const int *pkg;
+    /* per global step, from the previous walk */
+    double *conc, *far, *share;
+    /* per global step, this walk (-1: not a data step) */
+    int *ival_of;
+    kcoll_ival_t *iv;
+    int niv;
+    int damp; /* average with the previous walk's values (from the third walk) */
+} kcoll_pricer_t;
+
+static int kcoll_pkg(const kcoll_pricer_t *P, int r)
+{
+    return P->pkg ? P->pkg[r] : 0;
+}
+
+static int kcoll_siglog_push(kcoll_siglog_t *l, double v, double t)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        kcoll_sig_t *s = realloc(l->s, (size_t)cap * sizeof *s);
+        if (!s)
+            return -1;
+        l->s = s;
+        l->cap = cap;
+    }
+    l->s[l->n].v = v;
+    l->s[l->n].t = t;
+    l->n++;
+    return 0;
+}
+
+/* Time the first signal >= v became visible, or -1 if none yet. */
+static double kcoll_siglog_find(const kcoll_siglog_t *l, double v)
+{
+    int lo = 0, hi = l->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (l->s[mid].v >= v)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo < l->n ? l->s[lo].t : -1;
+}
+
+/* Sweep: for intervals iv[idx[0..n)], the average number of them active
+ * during each one (itself included), into avg[k] for idx[k]. `count`
+ * selects which intervals add to the level (the others are only
+ * measured): NULL: all. */
+typedef struct {
+    double t;
+    int d;
+} kcoll_ev_t;
+
+static int kcoll_ev_cmp(const void *a, const void *b)
+{
+    const kcoll_ev_t *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->d - y->d; /* ends before starts at the same moment */
+}
+
+static int kcoll_sweep(const kcoll_ival_t *iv, const int *idx, int n, const char *count,
+                       double *avg)
+{
+    int ne = 0;
+    kcoll_ev_t *ev = malloc((size_t)(2 * n + 1) * sizeof *ev);
+    double *cum = malloc((size_t)(2 * n + 1) * sizeof *cum);
+    int *lev = malloc((size_t)(2 * n + 1) * sizeof *lev);
+    if (!ev || !cum || !lev) {
+        free(ev);
+        free(cum);
+        free(lev);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        if (count && !count[k])
+            continue;
+        ev[ne++] = (kcoll_ev_t){iv[idx[k]].s, +1};
+        ev[ne++] = (kcoll_ev_t){iv[idx[k]].e, -1};
+    }
+    qsort(ev, (size_t)ne, sizeof *ev, kcoll_ev_cmp);
+    /* cum[k]: integral of the level up to ev[k].t; lev[k]: level after it */
+    int level = 0;
+    double acc = 0;
+    for (int k = 0; k < ne; k++) {
+        if (k)
+            acc += level * (ev[k].t - ev[k - 1].t);
+        level += ev[k].d;
+        cum[k] = acc;
+        lev[k] = level;
+    }
+    for (int k = 0; k < n; k++) {
+        double s = iv[idx[k]].s, e = iv[idx[k]].e, F[2];
+        double at[2] = {s, e};
+        for (int w = 0; w < 2; w++) {
+            /* last event at or before at[w] */
+            int lo = 0, hi = ne;
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (ev[mid].t <= at[w])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            F[w] = lo ? cum[lo - 1] + lev[lo - 1] * (at[w] - ev[lo - 1].t) : 0;
+        }
+        avg[k] = e > s ? (F[1] - F[0]) / (e - s) : 1;
+    }
+    free(ev);
+    free(cum);
+    free(lev);
+    return 0;
+}
+
+static int kcoll_ival_by_target(const void *a, const void *b, void *ctx)
+{
+    const kcoll_ival_t *iv = ctx;
+    int x = *(const int *)a, y = *(const int *)b;
+    if (iv[x].target != iv[y].target)
+        return iv[x].target - iv[y].target;
+    return x - y;
+}
+
+/* From one walk's intervals: each CMA step's contention and far share,
+ * each data step's bandwidth sharers, for the next walk. */
+static int kcoll_contention(kcoll_pricer_t *P)
+{
+    const int n = P->niv;
+    int *idx = malloc((size_t)(n + 1) * sizeof *idx);
+    double *avg = malloc((size_t)(n + 1) * sizeof *avg);
+    double *favg = malloc((size_t)(n + 1) * sizeof *favg);
+    char *cnt = malloc((size_t)(n + 1));
+    int rc = -1;
+    if (!idx || !avg || !favg || !cnt)
+        goto out;
+    double *conc = malloc((size_t)n * sizeof *conc + 1), *far = malloc((size_t)n * sizeof *far + 1),
+           *share = malloc((size_t)n * sizeof *share + 1);
+    if (!conc || !far || !share) {
+        free(conc);
+        free(far);
+        free(share);
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        conc[i] = 1;
+        far[i] = 0;
+        share[i] = 1;
+    }
+    /* CMA copies, grouped by the process whose pages they lock */
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (P->iv[i].target >= 0)
+            idx[m++] = i;
+    qsort_r(idx, (size_t)m, sizeof *idx, kcoll_ival_by_target, P->iv);
+    for (int a = 0; a < m;) {
+        int b = a;
+        while (b < m && P->iv[idx[b]].target == P->iv[idx[a]].target)
+            b++;
+        if (kcoll_sweep(P->iv, idx + a, b - a, NULL, avg))
+            goto fail;
+        for (int k = a; k < b; k++) {
+            conc[idx[k]] = avg[k - a];
+            far[idx[k]] = 0;
+        }
+        /* for the accessors on each package g: how many of the others run
+         * on other packages (the lock's cache line crosses the link) */
+        for (int k0 = a; k0 < b; k0++) {
+            const int g = kcoll_pkg(P, P->iv[idx[k0]].rank);
+            int first = 1, nfar = 0;
+            for (int k = a; k < k0 && first; k++)
+                first = kcoll_pkg(P, P->iv[idx[k]].rank) != g;
+            if (!first)
+                continue; /* package g done already */
+            for (int k = a; k < b; k++) {
+                cnt[k - a] = kcoll_pkg(P, P->iv[idx[k]].rank) != g;
+                nfar += cnt[k - a];
+            }
+            if (!nfar)
+                continue;
+            if (kcoll_sweep(P->iv, idx + a, b - a, cnt, favg))
+                goto fail;
+            for (int k = a; k < b; k++)
+                if (!cnt[k - a])
+                    far[idx[k]] = favg[k - a];
+        }
+        a = b;
+    }
+    /* every data step, grouped by each package whose memory it moves */
+    if (P->m->package_bw > 0) {
+        int maxpkg = 0;
+        for (int i = 0; i < n; i++) {
+            if (P->iv[i].src_pkg > maxpkg)
+                maxpkg = P->iv[i].src_pkg;
+            if (P->iv[i].dst_pkg > maxpkg)
+                maxpkg = P->iv[i].dst_pkg;
+        }
+        for (int g = 0; g <= maxpkg; g++) {
+            int k = 0;
+            for (int i = 0; i < n; i++)
+                if (P->iv[i].src_pkg == g || P->iv[i].dst_pkg == g)
+                    idx[k++] = i;
+            if (!k)
+                continue;
+            if (kcoll_sweep(P->iv, idx, k, NULL, avg))
+                goto fail;
+            for (int j = 0; j < k; j++)
+                if (avg[j] > share[idx[j]])
+                    share[idx[j]] = avg[j];
+        }
+    }
+    /* hand them to the steps */
+    for (int g = 0; g < P->nsteps; g++) {
+        int i = P->ival_of[g];
+        double c = i >= 0 ? conc[i] : 1, f = i >= 0 ? far[i] : 0, b = i >= 0 ? share[i] : 1;
+        if (P->damp) { /* halfway from the last walk's values: the walks settle */
+            c = 0.5 * (c + P->conc[g]);
+            f = 0.5 * (f + P->far[g]);
+            b = 0.5 * (b + P->share[g]);
+        }
+        P->conc[g] = c;
+        P->far[g] = f;
+        P->share[g] = b;
+    }
+    rc = 0;
+fail:
+    free(conc);
+    free(far);
+    free(share);
+out:
+    free(idx);
+    free(avg);
+    free(favg);
+    free(cnt);
+    return rc;
+}
+
+/* gamma for a copy with average contention c of which `far` accessors run
+ * on another package than this copy's own process: the page-table lock
+ * then bounces between packages (paper 003 Fig. 5b). */
+static double kcoll_gamma_mix(const kcoll_machine_t *m, double c, double far)
+{
+    double gi = kcoll_gamma(&m->gamma_intra, c);
+    if (far <= 0 || c <= 0)
+        return gi;
+    double gx = kcoll_gamma(&m->gamma_inter, c), f = far / c;
+    return gi + (gx > gi ? gx - gi : 0) * (f > 1 ? 1 : f);
+}
+
+static int kcoll_ceil_log2(int n)
+{
+    int r = 0;
+    while ((1 << r) < n)
+        r++;
+    return r;
+}
+
+/* One walk. Returns 0 (out filled), 1 on a deadlock, -1 out of memory. */
+static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
+{
+    const kcoll_machine_t *m = P->m;
+    const int p = P->p;
+    int rc = -1, nxop = 0;
+    for (int r = 0; r < p; r++)
+        for (int i = 0; i < P->sch[r].n; i++)
+            if (P->sch[r].steps[i].kind == KCOLL_STEP_EXTERN &&
+                (int)P->sch[r].steps[i].value >= nxop)
+                nxop = (int)P->sch[r].steps[i].value + 1;
+    int *idx = calloc((size_t)p, sizeof *idx), *batch = calloc((size_t)p, sizeof *batch);
+    double *clk = calloc((size_t)p, sizeof *clk), *busy = calloc((size_t)p, sizeof *busy);
+    double *exposed = malloc((size_t)p * KCOLL_NBUF * sizeof *exposed);
+    kcoll_siglog_t *sig = calloc((size_t)p * KCOLL_NFLAG, sizeof *sig);
+    kcoll_price_t *term = calloc((size_t)p, sizeof *term);
+    int *xparts = calloc((size_t)nxop + 1, sizeof *xparts), *xstarted = calloc((size_t)nxop + 1, sizeof *xstarted);
+    double *xmax = calloc((size_t)nxop + 1, sizeof *xmax);
+    if (!idx || !batch || !clk || !busy || !exposed || !sig || !term || !xparts || !xstarted || !xmax)
+        goto out;
+    for (int i = 0; i < p * KCOLL_NBUF; i++)
+        exposed[i] = -1;
+    for (int r = 0; r < p; r++) {
+        int seen[64] = {0};
+        for (int i = 0; i < P->sch[r].n; i++) {
+            const kcoll_step_t *st = &P->sch[r].steps[i];
+            if (st->kind == KCOLL_STEP_EXTERN && st->value < 64 && !seen[st->value]) {
+                seen[st->value] = 1;
+                xparts[st->value]++;
+            }
+        }
+    }
+    P->niv = 0;
+    int left = p, moved = 1;
+    for (int r = 0; r < p; r++)
+        if (!P->sch[r].n)
+            left--;
+    while (left && moved) {
+        moved = 0;
+        for (int r = 0; r < p; r++) {
+            kcoll_sched_t *s = &P->sch[r];
+            while (idx[r] < s->n) {
+                const kcoll_step_t *st = &s->steps[idx[r]];
+                const int g = P->first[r] + idx[r];
+                double start = clk[r], dur = m->step, vis = -1;
+                kcoll_price_t *T = &term[r];
+                if (st->kind == KCOLL_STEP_WAIT) {
+                    vis = kcoll_siglog_find(&sig[st->peer * KCOLL_NFLAG + st->flag], st->value);
+                    if (vis < 0)
+                        break;
+                } else if (st->kind == KCOLL_STEP_READ || st->kind == KCOLL_STEP_WRITE) {
+                    vis = exposed[st->peer * KCOLL_NBUF + st->pbuf];
+                    if (vis < 0)
+                        break;
+                } else if (st->kind == KCOLL_STEP_EXTERN) {
+                    int x = (int)st->value;
+                    if (P->ival_of[g] == -2) { /* started: wait for the others */
+                        if (xstarted[x] < xparts[x])
+                            break;
+                        vis = xmax[x] + 2 * m->flag * kcoll_ceil_log2(xparts[x]);
+                    } else {
+                        P->ival_of[g] = -2;
+                        xstarted[x]++;
+                        if (clk[r] > xmax[x])
+                            xmax[x] = clk[r];
+                        continue;
+                    }
+                }
+                if (vis > start) {
+                    T->wait += vis - start;
+                    start = vis;
+                }
+                int ivi = -1;
+                switch (st->kind) {
+                case KCOLL_STEP_READ:
+                case KCOLL_STEP_WRITE: {
+                    const kcoll_step_t *pv = idx[r] ? &s->steps[idx[r] - 1] : NULL;
+                    int batched = pv && pv->kind == st->kind && pv->peer == st->peer &&
+                                  batch[r] < KCOLL_PRICE_BATCH;
+                    batch[r] = batched ? batch[r] + 1 : 1;
+                    double beta = m->beta;
+                    if (m->package_bw > 0 && P->share[g] / m->package_bw > beta)
+                        beta = P->share[g] / m->package_bw;
+                    double pages = ceil((double)st->len / m->page);
+                    double a = batched ? 0 : m->alpha;
+                    /* a copy of few pages cannot meet more contention than it
+                     * has lock acquisitions (see the walk-through) */
+                    double c = P->conc[g] < pages ? P->conc[g] : pages;
+                    double far = P->far[g] < c ? P->far[g] : c;
+                    double lk = m->l * kcoll_gamma_mix(m, c, far) * pages;
+                    T->alpha += a;
+                    T->bytes += (double)st->len * beta;
+                    T->lock += lk;
+                    dur += a + (double)st->len * beta + lk;
+                    if (P->conc[g] > out->cmax)
+                        out->cmax = P->conc[g];
+                    ivi = P->niv++;
+                    int src = st->kind == KCOLL_STEP_READ ? st->peer : r;
+                    int dst = st->kind == KCOLL_STEP_READ ? r : st->peer;
+                    P->iv[ivi] = (kcoll_ival_t){0, 0, r, st->peer, kcoll_pkg(P, src),
+                                                kcoll_pkg(P, dst)};
+                    break;
+                }
+                case KCOLL_STEP_COPY: {
+                    double beta = m->copy_beta;
+                    if (m->package_bw > 0 && P->share[g] / m->package_bw > beta)
+                        beta = P->share[g] / m->package_bw;
+                    double c = m->copy_alpha + (double)st->len * beta;
+                    T->copy += c;
+                    dur += c;
+                    ivi = P->niv++;
+                    P->iv[ivi] = (kcoll_ival_t){0, 0, r, -1, kcoll_pkg(P, r), kcoll_pkg(P, r)};
+                    break;
+                }
+                case KCOLL_STEP_REDUCE: {
+                    double c = (double)st->len * m->reduce_beta[P->c->rclass];
+                    T->reduce += c;
+                    dur += c;
+                    ivi = P->niv++;
+                    P->iv[ivi] = (kcoll_ival_t){0, 0, r, -1, kcoll_pkg(P, r), kcoll_pkg(P, r)};
+                    break;
+                }
+                default:
+                    break;
+                }
+                if (st->kind != KCOLL_STEP_READ && st->kind != KCOLL_STEP_WRITE)
+                    batch[r] = 0;
+                T->sync += m->step;
+                clk[r] = start + dur;
+                if (ivi >= 0) {
+                    P->iv[ivi].s = start;
+                    P->iv[ivi].e = clk[r];
+                }
+                P->ival_of[g] = ivi;
+                if (st->kind != KCOLL_STEP_WAIT && st->kind != KCOLL_STEP_EXTERN)
+                    busy[r] = clk[r];
+                if (st->kind == KCOLL_STEP_SIGNAL &&
+                    kcoll_siglog_push(&sig[r * KCOLL_NFLAG + st->flag], st->value,
+                                      clk[r] + m->flag))
+                    goto out;
+                if (st->kind == KCOLL_STEP_EXPOSE)
+                    exposed[r * KCOLL_NBUF + st->lbuf] = clk[r] + m->flag;
+                idx[r]++;
+                moved = 1;
+                if (idx[r] == s->n)
+                    left--;
+            }
+        }
+    }
+    if (left) {
+        rc = 1;
+        goto out;
+    }
+    /* the time: the last rank's end; the terms: of the rank whose own work
+     * ends last (a root that only waits for the others' "done" ends after
+     * them, but they explain the time) */
+    int crit = 0;
+    double end = 0;
+    for (int r = 0; r < p; r++) {
+        if (clk[r] > end)
+            end = clk[r];
+        if (busy[r] > busy[crit] || (busy[r] == busy[crit] && term[r].wait < term[crit].wait))
+            crit = r;
+    }
+    double cmax = out->cmax;
+    *out = term[crit];
+    out->t = end;
+    out->crit = crit;
+    out->cmax = cmax;
+    rc = 0;
+out:
+    for (int i = 0; sig && i < p * KCOLL_NFLAG; i++)
+        free(sig[i].s);
+    free(sig);
+    free(idx);
+    free(batch);
+    free(clk);
+    free(busy);
+    free(exposed);
+    free(term);
+    free(xparts);
+    free(xstarted);
+    free(xmax);
+    return rc;
+}
+
+int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_aparam_t *prm,
+                const kcoll_pcall_t *c, kcoll_price_t *out)
+{
+    const int p = c->p;
+    kcoll_pricer_t P = {.m = m, .c = c, .p = p};
+    kcoll_op_t op = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_DOUBLE, .esize = 8};
+    if (c->rclass == KCOLL_RCLASS_USER)
+        op.kind = KCOLL_OP_USER;
+    size_t esize = c->esize ? c->esize : 8;
+    op.esize = esize;
+    int rc = -1;
+    memset(out, 0, sizeof *out);
+    P.sch = calloc((size_t)p, sizeof *P.sch);
+    P.first = calloc((size_t)p + 1, sizeof *P.first);
+    if (!P.sch || !P.first)
+        goto out;
+    /* the memory domains: given, or the outermost level's groups */
+    P.pkg = c->pkg;
+    if (!P.pkg && c->lv && c->lv->n > 0)
+        P.pkg = c->lv->group[c->lv->n - 1];
+    kcoll_coll_t coll = c->coll;
+    if (kcoll_coll_is_v(coll))
+        coll = kcoll_coll_family(coll);
+    if (coll == KCOLL_COLL_REDUCE_SCATTER)
+        coll = KCOLL_COLL_REDUCE_SCATTER_BLOCK;
+    for (int r = 0; r < p; r++) {
+        kcoll_sched_init(&P.sch[r]);
+        kcoll_args_t args = {.coll = coll, .p = p, .rank = r, .root = c->root, .bytes = c->bytes,
+                             .prm = *prm, .count = c->bytes / esize, .esize = esize, .op = &op,
+                             .lv = c->lv};
+        if (a->build(&args, &P.sch[r]))
+            goto out;
+        P.first[r + 1] = P.first[r] + P.sch[r].n;
+    }
+    P.nsteps = P.first[p];
+    size_t ns = (size_t)P.nsteps + 1;
+    P.conc = malloc(ns * sizeof *P.conc);
+    P.far = malloc(ns * sizeof *P.far);
+    P.share = malloc(ns * sizeof *P.share);
+    P.ival_of = malloc(ns * sizeof *P.ival_of);
+    P.iv = malloc(ns * sizeof *P.iv);
+    if (!P.conc || !P.far || !P.share || !P.ival_of || !P.iv)
+        goto out;
+    for (int g = 0; g < P.nsteps; g++) {
+        P.conc[g] = 1;
+        P.far[g] = 0;
+        P.share[g] = 1;
+    }
+    double last = -1;
+    for (int w = 0; w < KCOLL_PRICE_WALKS; w++) {
+        kcoll_price_t pr = {0};
+        for (int g = 0; g < P.nsteps; g++)
+            P.ival_of[g] = -1;
+        if (kcoll_walk(&P, &pr))
+            goto out;
+        pr.steps = P.nsteps;
+        if (getenv("KCOLL_PRICE_DEBUG"))
+            fprintf(stderr, "walk %d: %.3f us cmax %.2f\n", w, pr.t * 1e6, pr.cmax);
+        *out = pr;
+        if (last >= 0 && fabs(pr.t - last) <= 0.005 * last)
+            break;
+        last = pr.t;
+        P.damp = w > 0;
+        if (kcoll_contention(&P))
+            goto out;
+    }
+    rc = 0;
+out:
+    for (int r = 0; P.sch && r < p; r++)
+        kcoll_sched_free(&P.sch[r]);
+    free(P.sch);
+    free(P.first);
+    free(P.conc);
+    free(P.far);
+    free(P.share);
+    free(P.ival_of);
+    free(P.iv);
+    return rc;
+}
+
+/* -- the host MPI -- */
+
+/* The textbook cost of the algorithm MPI libraries use for the
+ * collective (Thakur, Rabenseifner and Gropp's formulas, with the host's
+ * latency a and two-copy per-byte cost b; reductions add the reduction
+ * rate g): binomial trees below the large-message switch, the bandwidth-
+ * optimal two-phase algorithms above it. */
+static double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int p, double n,
+                                 kcoll_rclass_t rc)
+{
+    const double a = m->host_alpha, b = m->host_beta, g = m->reduce_beta[rc];
+    const double lg = kcoll_ceil_log2(p), f = p > 1 ? (double)(p - 1) / p : 0;
+    if (p <= 1)
+        return 0;
+    switch (kcoll_coll_family(coll)) {
+    case KCOLL_COLL_BCAST: {
+        double tree = lg * (a + n * b), sag = 2 * lg * a + 2 * f * n * b;
+        return tree < sag ? tree : sag;
+    }
+    case KCOLL_COLL_SCATTER:
+    case KCOLL_COLL_GATHER:
+    case KCOLL_COLL_ALLGATHER:
+        return lg * a + (p - 1) * n * b;
+    case KCOLL_COLL_ALLTOALL:
+        return (p - 1) * (a + n * b);
+    case KCOLL_COLL_BARRIER:
+        return lg * a;
+    case KCOLL_COLL_REDUCE:
+    case KCOLL_COLL_ALLREDUCE: {
+        double tree = lg * (a + n * b + n * g), two = 2 * lg * a + 2 * f * n * b + f * n * g;
+        if (kcoll_coll_family(coll) == KCOLL_COLL_ALLREDUCE)
+            tree *= 2;
+        return tree < two ? tree : two;
+    }
+    default: /* Reduce_scatter(_block): n is one block */
+        return lg * a + (p - 1) * n * (b + g);
+    }
+}
+
+/* log-log interpolation between measured points (linear beyond the
+ * last two, constant below the first). */
+static double kcoll_host_interp(const kcoll_hostpt_t *pt, int n, double bytes)
+{
+    if (n == 1 || bytes <= pt[0].bytes)
+        return pt[0].t;
+    for (int i = 1; i < n; i++) {
+        if (bytes <= pt[i].bytes) {
+            double x0 = pt[i - 1].bytes, x1 = pt[i].bytes, y0 = pt[i - 1].t, y1 = pt[i].t;
+            if (x0 > 0 && y0 > 0 && y1 > 0) {
+                double f = log(bytes / x0) / log(x1 / x0);
+                return exp(log(y0) + f * (log(y1) - log(y0)));
+            }
+            return y0 + (y1 - y0) * (bytes - x0) / (x1 - x0);
+        }
+    }
+    double x0 = pt[n - 2].bytes, x1 = pt[n - 1].bytes, y0 = pt[n - 2].t, y1 = pt[n - 1].t;
+    double slope = x1 > x0 ? (y1 - y0) / (x1 - x0) : 0;
+    return y1 + (slope > 0 ? slope : 0) * (bytes - x1);
+}
+
+static int kcoll_hostpt_cmp(const void *a, const void *b)
+{
+    const kcoll_hostpt_t *x = a, *y = b;
+    return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
+{
+    const int n = m->nhost[c->coll];
+    const double bytes = (double)c->bytes;
+    double formula = kcoll_host_formula(m, c->coll, c->p, bytes, c->rclass);
+    if (!n || c->p <= 1)
+        return formula;
+    /* the measured process count nearest to p (ties: the larger) */
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        int d = abs(m->host[c->coll][i].p - c->p), bd = best < 0 ? 1 << 30 : abs(best - c->p);
+        if (d < bd || (d == bd && m->host[c->coll][i].p > best))
+            best = m->host[c->coll][i].p;
+    }
+    kcoll_hostpt_t pts[KCOLL_HOST_POINTS];
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (m->host[c->coll][i].p == best)
+            pts[k++] = m->host[c->coll][i];
+    qsort(pts, (size_t)k, sizeof pts[0], kcoll_hostpt_cmp);
+    double t = kcoll_host_interp(pts, k, bytes);
+    if (best != c->p) {
+        double f0 = kcoll_host_formula(m, c->coll, best, bytes, c->rclass);
+        if (f0 > 0)
+            t *= formula / f0;
+    }
+    return t;
+}

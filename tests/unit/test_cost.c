@@ -1,0 +1,185 @@
+/* The cost model: the pricer against times computed by hand from paper
+ * 003's formula on a machine with round numbers, and the model's choices
+ * for paper 003's Table IV machines against the paper's findings (model
+ * outputs, not timings).
+ *
+ * The hand machine: alpha 1 us, beta 1 ns/byte, l 0.1 us per 4 KiB page,
+ * gamma(c) = c, and every other term 0, so a copy of n bytes (10 pages)
+ * with c concurrent accessors of the source costs 1 + n/1000 + c us. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "coll/coll.h"
+#include "model/cost.h"
+#include "model/machine.h"
+#include "model/select.h"
+
+static kcoll_machine_t hand(void)
+{
+    kcoll_machine_t m;
+    memset(&m, 0, sizeof m);
+    m.alpha = 1e-6;
+    m.beta = 1e-9;
+    m.l = 0.1e-6;
+    m.page = 4096;
+    m.gamma_intra.poly[1] = 1;
+    m.gamma_inter = m.gamma_intra;
+    return m;
+}
+
+static double price(const kcoll_machine_t *m, kcoll_coll_t c, const char *spec, int p,
+                    size_t bytes, kcoll_price_t *pr)
+{
+    const kcoll_algo_t *a;
+    kcoll_aparam_t prm;
+    char err[160];
+    kcoll_price_t tmp;
+    if (!pr)
+        pr = &tmp;
+    if (kcoll_algo_parse(c, spec, &a, &prm, err, sizeof err) || !a) {
+        CHECK(0, "spec %s: %s", spec, err);
+        return -1;
+    }
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = bytes};
+    if (kcoll_price(m, a, &prm, &pc, pr)) {
+        CHECK(0, "%s p=%d n=%zu: not priced", spec, p, bytes);
+        return -1;
+    }
+    return pr->t;
+}
+
+static int near(double got, double want)
+{
+    return fabs(got - want) <= 1e-9 * (fabs(want) + 1e-12) + 1e-15;
+}
+
+/* The throttle factor the model picks for a Scatter of n bytes per block
+ * at p processes on a Table IV machine. */
+static int best_k(const char *machine, kcoll_coll_t c, int p, size_t n)
+{
+    kcoll_machine_t m;
+    kcoll_machine_preset(&m, machine);
+    int *pkg = malloc((size_t)p * sizeof *pkg);
+    for (int q = 0; q < p; q++)
+        pkg[q] = m.pkg_cores ? q / m.pkg_cores : 0;
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = n, .pkg = pkg};
+    static kcoll_cand_t cand[KCOLL_MAX_CANDS];
+    int nc = kcoll_model_rank(&m, &pc, 0, cand, KCOLL_MAX_CANDS);
+    int k = -1;
+    for (int i = 0; i < nc && k < 0; i++)
+        if (cand[i].ch.algo && strstr(cand[i].ch.algo->name, "throttled"))
+            k = cand[i].ch.prm.k;
+    free(pkg);
+    return k;
+}
+
+/* The winner's name at p and n on a Table IV machine. */
+static const char *winner(const char *machine, kcoll_coll_t c, int p, size_t n)
+{
+    kcoll_machine_t m;
+    kcoll_machine_preset(&m, machine);
+    int *pkg = malloc((size_t)p * sizeof *pkg);
+    for (int q = 0; q < p; q++)
+        pkg[q] = m.pkg_cores ? q / m.pkg_cores : 0;
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = n, .pkg = pkg};
+    static kcoll_cand_t cand[KCOLL_MAX_CANDS];
+    int nc = kcoll_model_rank(&m, &pc, 0, cand, KCOLL_MAX_CANDS);
+    free(pkg);
+    return nc && cand[0].ch.algo ? cand[0].ch.algo->name : "none";
+}
+
+int main(void)
+{
+    const kcoll_machine_t m = hand();
+    const size_t n = 40960; /* 10 pages: 1 + 40.96 + 1 * c us */
+    kcoll_price_t pr;
+
+    /* one reader: alpha + n beta + l gamma(1) 10 */
+    double t = price(&m, KCOLL_COLL_BCAST, "direct_read", 2, n, &pr);
+    CHECK(near(t, (1 + 40.96 + 1.0) * 1e-6), "one reader: %.6f us", t * 1e6);
+    CHECK(pr.crit == 0 || pr.crit == 1, "critical rank");
+    CHECK(pr.crit == 0 || (near(pr.alpha, 1e-6) && near(pr.lock, 1e-6) && near(pr.bytes, 40.96e-6)),
+          "terms of the reader: alpha %.3g lock %.3g bytes %.3g", pr.alpha, pr.lock, pr.bytes);
+
+    /* c concurrent readers of one source: all overlap fully, so each sees
+     * c = 4 and locks at gamma(4) = 4 */
+    t = price(&m, KCOLL_COLL_BCAST, "direct_read", 5, n, &pr);
+    CHECK(near(t, (1 + 40.96 + 4.0) * 1e-6), "4 readers: %.6f us", t * 1e6);
+    CHECK(fabs(pr.cmax - 4) < 1e-9, "contention seen: %.3f", pr.cmax);
+
+    /* the root writes to each in turn: one accessor per destination, but
+     * sequential: 4 copies, alpha each (different peers) */
+    t = price(&m, KCOLL_COLL_BCAST, "direct_write", 5, n, NULL);
+    CHECK(near(t, 4 * (1 + 40.96 + 1.0) * 1e-6), "direct write, 4 peers: %.6f us", t * 1e6);
+
+    /* a throttled chain: 8 readers, k at a time, each round at gamma(k) */
+    for (int k = 1; k <= 8; k *= 2) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "throttled_read:k=%d", k);
+        t = price(&m, KCOLL_COLL_SCATTER, spec, 9, n, NULL);
+        double want = (8 / k) * (1 + 40.96 + 1.0 * k) * 1e-6;
+        CHECK(near(t, want), "throttled k=%d: %.6f us, want %.6f", k, t * 1e6, want * 1e6);
+    }
+
+    /* a ring without forwarding: p-1 steps, one reader per source each */
+    t = price(&m, KCOLL_COLL_ALLGATHER, "ring_source_read", 4, n, NULL);
+    CHECK(near(t, 3 * (1 + 40.96 + 1.0) * 1e-6), "ring of 4: %.6f us", t * 1e6);
+
+    /* batching: consecutive reads from one peer pay alpha once; a
+     * barrier costs flags only */
+    kcoll_machine_t mf = m;
+    mf.flag = 0.5e-6;
+    t = price(&mf, KCOLL_COLL_BARRIER, "dissemination", 8, 0, NULL);
+    CHECK(near(t, 3 * 0.5e-6), "dissemination barrier of 8: 3 flag latencies, %.3f us",
+          t * 1e6);
+
+    /* gamma: measured values win within their range, the polynomial beyond */
+    kcoll_gamma_t g = {{0, 2, 0}, 3, {1, 1.5, 2.5}};
+    CHECK(near(kcoll_gamma(&g, 2), 1.5) && near(kcoll_gamma(&g, 2.5), 2.0) &&
+              near(kcoll_gamma(&g, 10), 20),
+          "gamma: measured %.3f %.3f, polynomial %.3f", kcoll_gamma(&g, 2), kcoll_gamma(&g, 2.5),
+          kcoll_gamma(&g, 10));
+
+    /* the host MPI: the formula without measurements, measured points
+     * interpolated, scaled to other process counts */
+    kcoll_machine_t mh = m;
+    mh.host_alpha = 1e-6;
+    mh.host_beta = 1e-9;
+    kcoll_pcall_t hc = {.coll = KCOLL_COLL_ALLTOALL, .p = 4, .bytes = 1000};
+    CHECK(near(kcoll_price_host(&mh, &hc), 3 * (1e-6 + 1e-6)), "host alltoall formula");
+    mh.nhost[KCOLL_COLL_ALLTOALL] = 2;
+    mh.host[KCOLL_COLL_ALLTOALL][0] = (kcoll_hostpt_t){4, 1000, 10e-6};
+    mh.host[KCOLL_COLL_ALLTOALL][1] = (kcoll_hostpt_t){4, 4000, 40e-6};
+    hc.bytes = 2000;
+    CHECK(near(kcoll_price_host(&mh, &hc), 20e-6), "host: log-log interpolation");
+    hc.p = 7; /* formula ratio (6 (a + nb)) / (3 (a + nb)) = 2 */
+    CHECK(near(kcoll_price_host(&mh, &hc), 40e-6), "host: scaled to 7 processes: %.3f us",
+          kcoll_price_host(&mh, &hc) * 1e6);
+
+    /* Paper 003 (Table IV machines, its process counts). Scatter: parallel
+     * read wins small messages and loses large ones; the best throttle
+     * factor for large messages is 4-8 on KNL, 4 on Broadwell, about 10 on
+     * Power8 (inter-socket contention). */
+    CHECK(!strcmp(winner("knl", KCOLL_COLL_SCATTER, 64, 1024), "parallel_read"),
+          "KNL 64, 1 KiB Scatter: parallel_read (got %s)",
+          winner("knl", KCOLL_COLL_SCATTER, 64, 1024));
+    CHECK(strcmp(winner("knl", KCOLL_COLL_SCATTER, 64, 1 << 20), "parallel_read"),
+          "KNL 64, 1 MiB Scatter: not parallel_read");
+    int k = best_k("knl", KCOLL_COLL_SCATTER, 64, 1 << 20);
+    CHECK(k >= 4 && k <= 8, "KNL 64, 1 MiB Scatter: throttle factor %d, paper 4-8", k);
+    k = best_k("broadwell", KCOLL_COLL_SCATTER, 28, 1 << 20);
+    CHECK(k >= 3 && k <= 5, "Broadwell 28, 1 MiB Scatter: throttle factor %d, paper 4", k);
+    k = best_k("power8", KCOLL_COLL_SCATTER, 20, 1 << 20);
+    CHECK(k >= 8 && k <= 12, "Power8 20, 1 MiB Scatter: throttle factor %d, paper about 10", k);
+    k = best_k("knl", KCOLL_COLL_GATHER, 64, 1 << 20);
+    CHECK(k >= 4 && k <= 8, "KNL 64, 1 MiB Gather: throttle factor %d, paper 4-8", k);
+    /* Bcast: k-nomial and scatter-allgather overtake direct read as
+     * messages grow */
+    const char *small = winner("broadwell", KCOLL_COLL_BCAST, 28, 1024);
+    const char *large = winner("broadwell", KCOLL_COLL_BCAST, 28, 4 << 20);
+    CHECK(strcmp(large, "direct_read") && strcmp(large, small),
+          "Broadwell 28 Bcast: %s at 1 KiB, %s at 4 MiB", small, large);
+    return check_report("test_cost");
+}
