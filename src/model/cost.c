@@ -47,7 +47,6 @@
  * times gives it for all copies in O(m log m).
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -581,8 +580,6 @@ int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_apa
         if (kcoll_walk(&P, &pr))
             goto out;
         pr.steps = P.nsteps;
-        if (getenv("KCOLL_PRICE_DEBUG"))
-            fprintf(stderr, "walk %d: %.3f us cmax %.2f\n", w, pr.t * 1e6, pr.cmax);
         *out = pr;
         if (last >= 0 && fabs(pr.t - last) <= 0.005 * last)
             break;

@@ -1,10 +1,12 @@
 /* The model's machine parameters: built-in defaults, paper 003's Table IV
  * machines, the contention curve, and the process-wide tuning.
  *
- * The built-in defaults are kcoll-calibrate's measurement of the machine
- * kcoll is developed on (a 2-core AMD EPYC KVM guest, Linux 6.1, one
- * package; docs/model.md gives the command and the file): a machine of
- * today's class. A user's own calibration replaces them (KCOLL_TUNING).
+ * The built-in defaults are estimates for one package of a current x86
+ * server (CMA and memcpy rates of the order measured with kcoll-bench on
+ * the development machine, a 2-core AMD EPYC KVM guest; the contention
+ * curve's shape from Table IV's Broadwell fit; the host MPI by the textbook
+ * formulas of model/cost.c). A tuning file (KCOLL_TUNING, docs/tuning.md)
+ * replaces them.
  */
 #include <math.h>
 #include <pthread.h>
@@ -24,15 +26,14 @@
 void kcoll_machine_defaults(kcoll_machine_t *m)
 {
     memset(m, 0, sizeof *m);
-    strcpy(m->source, "built-in defaults (kcoll-calibrate on a 2-core AMD EPYC KVM guest)");
+    strcpy(m->source, "built-in defaults (estimates for one package of a current x86 server)");
     m->alpha = 0.45 * US;
     m->beta = GBPS(9.0);
     m->l = 0.09 * US;
     m->page = 4096;
     m->pkg_cores = 0;
-    /* one package here: the intra curve measured at c = 1 (the only
-     * contention 2 ranks can show), the shape of the Broadwell fit of
-     * Table IV beyond; across packages KCOLL_INTER_FACTOR times that */
+    /* the shape of Table IV's Broadwell fit; across packages
+     * KCOLL_INTER_FACTOR times that */
     m->gamma_intra.poly[0] = 0.0;
     m->gamma_intra.poly[1] = 0.83;
     m->gamma_intra.poly[2] = 0.18;

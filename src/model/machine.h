@@ -1,9 +1,8 @@
 /* What the cost model knows about a machine (DESIGN.md section 7; paper
  * 003 sections III-IV): the terms of a cross-memory-attach copy, the
  * contention factor, memory and reduction rates, flag latency, and the
- * host MPI's own times. kcoll-calibrate measures them and writes them as
- * a tuning file (docs/tuning.md, model/tuning.h reads it); without one the
- * built-in defaults below stand.
+ * host MPI's own times. A tuning file (docs/tuning.md, model/tuning.h
+ * reads it) holds them; without one the built-in defaults below stand.
  *
  * A CMA copy of n bytes whose remote pages c copies touch at once costs
  * (paper 003, section III)

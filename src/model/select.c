@@ -1,6 +1,7 @@
 /* Selection through a team's decision cache (see select.h). */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +77,7 @@ static int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int 
 size_t kcoll_class_bytes(size_t bytes)
 {
     int c = kcoll_size_class(bytes);
-    if (c <= 1)
+    if (c <= 1 || c >= 63)
         return bytes;
     /* [2^(c-1), 2^c): its geometric middle, 2^(c-1) * sqrt(2) */
     return (size_t)((double)((size_t)1 << (c - 1)) * 1.4142135623730951);
@@ -185,6 +186,17 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
                                          int host_ok, size_t bytes, kcoll_choice_t *out)
 {
     static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
+    if (bytes == SIZE_MAX) {
+        /* no size: a barrier moves no bytes; the v-variants' sizes are not
+         * known alike before their agreement (which decides again with
+         * them), and a non-blocking one runs kcoll's pick for large blocks */
+        if (kcoll_coll_family(c) == KCOLL_COLL_BARRIER) {
+            bytes = 0;
+        } else {
+            bytes = (size_t)64 << 20;
+            host_ok = 0;
+        }
+    }
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv};
     int n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
     if (!n || !cands[0].ch.algo)
@@ -240,7 +252,8 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
             out->algo = NULL;
             res = KCOLL_SELECT_BAD;
         }
-    } else if (!kcoll_select_rules(kcoll_tuning(), family, p, kcoll_class_bytes(bytes), host_ok,
+    } else if (!kcoll_select_rules(kcoll_tuning(), family, p, kcoll_class_bytes(bytes),
+                                   host_ok && (bytes != SIZE_MAX || family == KCOLL_COLL_BARRIER),
                                    &res, out)) {
         res = kcoll_select_model(c, p, lv, host_ok, bytes, out);
     }

@@ -1,5 +1,5 @@
 /* Tuning files: the machine's model parameters and pinned rules as JSON
- * (docs/tuning.md describes every field). kcoll-calibrate writes them;
+ * (docs/tuning.md describes every field), written by hand or by a tool;
  * kcoll reads one at MPI_Init from KCOLL_TUNING (else the documented
  * default place), on one rank, and shares it.
  *

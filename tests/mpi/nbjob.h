@@ -194,10 +194,11 @@ NBJ int expect_kcoll(const job_t *j, int forced, size_t min_bytes)
             if ((size_t)j->rc[q] * es > largest)
                 largest = (size_t)j->rc[q] * es;
         return largest >= min_bytes;
-    case REDUCE: /* the default rule leaves smaller vectors to the host */
-        return block >= min_bytes && (forced || block >= 262144);
+    case REDUCE: /* KCOLL_MIN_BYTES set: kcoll from it, whatever the model prices */
+        (void)forced;
+        /* fall through */
     case ALLREDUCE:
-        return block >= min_bytes && (forced || block >= 32768);
+        return block >= min_bytes;
     case RS:
         for (int q = 0; q < j->p; q++)
             total += (size_t)j->rc[q];

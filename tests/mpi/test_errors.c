@@ -75,8 +75,8 @@ int main(int argc, char **argv)
         mt_pass();
 
     if (size > 1) {
-        bcast_via("valid call", MPI_COMM_WORLD,
-                  size == 2 ? "kcoll:split_rw" : "kcoll:knomial");
+        kcoll_param_set("BCAST_ALGO", "direct_read"); /* a path to look for, whatever auto picks */
+        bcast_via("valid call", MPI_COMM_WORLD, "kcoll:direct_read");
         kcoll_param_set("BCAST_ALGO", "knomial:k=1");
         bcast_via("invalid forced algorithm", MPI_COMM_WORLD, "mpi:bad_algo");
         kcoll_param_set("BCAST_ALGO", "no_such_algorithm");
@@ -85,7 +85,9 @@ int main(int argc, char **argv)
         kcoll_param_set("DISABLE", "1");
         bcast_via("disabled", MPI_COMM_WORLD, "mpi:disabled");
         kcoll_param_set("DISABLE", "0");
-        bcast_via("enabled again", MPI_COMM_WORLD, size == 2 ? "kcoll:split_rw" : "kcoll:knomial");
+        kcoll_param_set("BCAST_ALGO", "direct_read");
+        bcast_via("enabled again", MPI_COMM_WORLD, "kcoll:direct_read");
+        kcoll_param_set("BCAST_ALGO", "auto");
 
         /* inter-communicator between the even and the odd ranks */
         MPI_Comm half, inter;

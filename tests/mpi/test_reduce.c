@@ -26,7 +26,8 @@
  *     every root (roots 0 and p-1 where large or in other shapes) x in
  *     place x int32 SUM, double SUM and a non-commutative user operation
  *     (2x2 integer matrix product, wrong if the order is) x shapes;
- *  3. KCOLL_MIN_BYTES at its default: small calls go to the host MPI.
+ *  3. KCOLL_MIN_BYTES=16384: small calls go to the host MPI; =0: kcoll
+ *     runs them (auto picks among its algorithms only).
  * The statistics must show the path each call took. Canaries after every
  * buffer must survive. -q (MPICH above 3 ranks) thins the matrix. */
 #include <complex.h>
@@ -258,17 +259,6 @@ static int exact(const tinfo_t *t)
 
 enum { RED, ALLRED, RSB, RS, NCOLL };
 
-/* Whether "auto" runs kcoll for a vector of `bytes` per rank: the default
- * rules (coll/reduce/select.c, coll/allreduce/select.c) leave Reduce below
- * 256 KiB and Allreduce below 32 KiB to the host MPI. */
-static int auto_takes_kcoll(int coll, size_t bytes)
-{
-    if (coll == RED)
-        return bytes >= (256u << 10);
-    if (coll == ALLRED)
-        return bytes >= (32u << 10);
-    return 1;
-}
 static const char *const coll_names[NCOLL] = {"MPI_Reduce", "MPI_Allreduce",
                                               "MPI_Reduce_scatter_block", "MPI_Reduce_scatter"};
 static const char *const coll_env[NCOLL] = {"REDUCE_ALGO", "ALLREDUCE_ALGO", "REDUCE_SCATTER_ALGO",
@@ -527,10 +517,8 @@ int main(int argc, char **argv)
                             continue;
                         if (count > 1003 && (coll == RSB || coll == RS))
                             count = 70001 / (size_t)p + 1;
-                        /* "auto" only where its rule picks kcoll; the rule's
-                         * host side is checked in part 3 */
-                        if (ai == 0 && !auto_takes_kcoll(coll, count * types[tsel[tk]].size))
-                            continue;
+                        /* "auto" with KCOLL_MIN_BYTES=0: the model's pick
+                         * among kcoll's algorithms, at every size */
                         for (int root = 0; root < (coll == RED ? p : 1); root++) {
                             if ((quick || count > 1003 || shape != 0) && root != 0 && root != p - 1)
                                 continue;
@@ -557,11 +545,12 @@ int main(int argc, char **argv)
                  salt++);
     if (wsize > 1 && mt_calls("MPI_Allreduce", "mpi:below_min_bytes") == 0)
         mt_fail("no call counted as mpi:below_min_bytes");
-    /* the default rule's own threshold: with KCOLL_MIN_BYTES=0 a 4 KiB
-     * Allreduce still goes to the host MPI, forced partitioned does not */
+    /* KCOLL_MIN_BYTES=0 overrides the model's host/kcoll boundary: a 4 KiB
+     * Allreduce runs on kcoll, auto (the model's pick among kcoll's
+     * algorithms) and forced alike */
     kcoll_param_set("MIN_BYTES", "0");
-    run_case(comms[0], names[0], ALLRED, &types[T_INT], O_SUM, MPI_SUM, 1003, 0, 0, "auto", 0,
-             salt++);
+    run_case(comms[0], names[0], ALLRED, &types[T_INT], O_SUM, MPI_SUM, 1003, 0, 0, "auto",
+             wsize > 1, salt++);
     kcoll_param_set(coll_env[ALLRED], "partitioned");
     run_case(comms[0], names[0], ALLRED, &types[T_INT], O_SUM, MPI_SUM, 1003, 0, 0,
              "partitioned", wsize > 1, salt++);

@@ -55,9 +55,9 @@ static int near(double got, double want)
     return fabs(got - want) <= 1e-9 * (fabs(want) + 1e-12) + 1e-15;
 }
 
-/* The throttle factor the model picks for a Scatter of n bytes per block
- * at p processes on a Table IV machine. */
-static int best_k(const char *machine, kcoll_coll_t c, int p, size_t n)
+/* The model's candidates for a call on a Table IV machine, ranks placed
+ * compactly on its packages, kcoll's algorithms only, cheapest first. */
+static int rank_on(const char *machine, kcoll_coll_t c, int p, size_t n, kcoll_cand_t *cand)
 {
     kcoll_machine_t m;
     kcoll_machine_preset(&m, machine);
@@ -65,29 +65,28 @@ static int best_k(const char *machine, kcoll_coll_t c, int p, size_t n)
     for (int q = 0; q < p; q++)
         pkg[q] = m.pkg_cores ? q / m.pkg_cores : 0;
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = n, .pkg = pkg};
-    static kcoll_cand_t cand[KCOLL_MAX_CANDS];
     int nc = kcoll_model_rank(&m, &pc, 0, cand, KCOLL_MAX_CANDS);
-    int k = -1;
-    for (int i = 0; i < nc && k < 0; i++)
-        if (cand[i].ch.algo && strstr(cand[i].ch.algo->name, "throttled"))
-            k = cand[i].ch.prm.k;
     free(pkg);
-    return k;
+    return nc;
 }
 
-/* The winner's name at p and n on a Table IV machine. */
+/* The throttle factor of the cheapest throttled candidate. */
+static int best_k(const char *machine, kcoll_coll_t c, int p, size_t n)
+{
+    static kcoll_cand_t cand[KCOLL_MAX_CANDS];
+    int nc = rank_on(machine, c, p, n, cand);
+    for (int i = 0; i < nc; i++)
+        if (strstr(cand[i].ch.algo->name, "throttled"))
+            return cand[i].ch.prm.k;
+    return -1;
+}
+
+/* The winner's name. */
 static const char *winner(const char *machine, kcoll_coll_t c, int p, size_t n)
 {
-    kcoll_machine_t m;
-    kcoll_machine_preset(&m, machine);
-    int *pkg = malloc((size_t)p * sizeof *pkg);
-    for (int q = 0; q < p; q++)
-        pkg[q] = m.pkg_cores ? q / m.pkg_cores : 0;
-    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = n, .pkg = pkg};
     static kcoll_cand_t cand[KCOLL_MAX_CANDS];
-    int nc = kcoll_model_rank(&m, &pc, 0, cand, KCOLL_MAX_CANDS);
-    free(pkg);
-    return nc && cand[0].ch.algo ? cand[0].ch.algo->name : "none";
+    int nc = rank_on(machine, c, p, n, cand);
+    return nc ? cand[0].ch.algo->name : "none";
 }
 
 int main(void)
