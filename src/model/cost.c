@@ -621,12 +621,14 @@ static double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, in
         double tree = lg * (a + n * b), sag = 2 * lg * a + 2 * f * n * b;
         return tree < sag ? tree : sag;
     }
+    /* the blocked collectives also copy the rank's own block (memcpy), as
+     * kcoll's schedules do */
     case KCOLL_COLL_SCATTER:
     case KCOLL_COLL_GATHER:
     case KCOLL_COLL_ALLGATHER:
-        return lg * a + (p - 1) * n * b;
+        return lg * a + (p - 1) * n * b + n * m->copy_beta;
     case KCOLL_COLL_ALLTOALL:
-        return (p - 1) * (a + n * b);
+        return (p - 1) * (a + n * b) + n * m->copy_beta;
     case KCOLL_COLL_BARRIER:
         return lg * a;
     case KCOLL_COLL_REDUCE:
