@@ -2,7 +2,7 @@
 # usage: run_stats.sh TEST_ERRORS LAUNCHER [FLAGS...] NP_FLAG
 # KCOLL_STATS=1: rank 0 prints, at MPI_Finalize, one row per (collective,
 # path) summed over ranks. test_errors at 2 ranks makes per rank 2 kcoll
-# broadcasts of 256 KiB (split_rw), 4 invalid calls and 2 with a bad
+# broadcasts of 256 KiB (forced direct_read), 4 invalid calls and 2 with a bad
 # algorithm; the table must say exactly that.
 set -uo pipefail
 prog=$1
@@ -19,7 +19,7 @@ check() {
   if [ "$got" != "$2" ]; then echo "FAIL: row $1: '$got', expected '$2'"; fail=1; fi
 }
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
-check kcoll:split_rw "4 1048576"
+check kcoll:direct_read "4 1048576"
 check mpi:invalid_args "8 0"
 check mpi:bad_algo "4 1048576"
 check mpi:disabled "2 524288"
