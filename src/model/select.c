@@ -84,7 +84,7 @@ size_t kcoll_class_bytes(size_t bytes)
 }
 
 /* The values the model tries for one parameter of an algorithm at p. */
-static int kcoll_sweep_values(const kcoll_algo_t *a, const kcoll_pdesc_t *d, int p, int *v)
+static int kcoll_sweep_values(const kcoll_pdesc_t *d, int p, int *v)
 {
     static const int ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40,
                              48, 56, 64, 96, 128, 192, 256, 384, 512};
@@ -105,7 +105,6 @@ static int kcoll_sweep_values(const kcoll_algo_t *a, const kcoll_pdesc_t *d, int
             if (src[i] >= d->min && src[i] <= d->max)
                 v[n++] = src[i];
     }
-    (void)a;
     if (!n)
         v[n++] = d->def;
     return n;
@@ -152,7 +151,7 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
         /* the cross product of every parameter's sweep */
         int vals[KCOLL_ALGO_MAX_PARAMS][32], nv[KCOLL_ALGO_MAX_PARAMS], np = 0;
         for (; np < KCOLL_ALGO_MAX_PARAMS && a->params[np].name; np++)
-            nv[np] = kcoll_sweep_values(a, &a->params[np], c->p, vals[np]);
+            nv[np] = kcoll_sweep_values(&a->params[np], c->p, vals[np]);
         int at[KCOLL_ALGO_MAX_PARAMS] = {0};
         for (;;) {
             kcoll_aparam_t prm;
