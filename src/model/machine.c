@@ -1,12 +1,15 @@
 /* The model's machine parameters: built-in defaults, paper 003's Table IV
  * machines, the contention curve, and the process-wide tuning.
  *
- * The built-in defaults are estimates for one package of a current x86
- * server (CMA and memcpy rates of the order measured with kcoll-bench on
- * the development machine, a 2-core AMD EPYC KVM guest; the contention
- * curve's shape from Table IV's Broadwell fit; the host MPI by the textbook
- * formulas of model/cost.c). A tuning file (KCOLL_TUNING, docs/tuning.md)
- * replaces them.
+ * The built-in defaults are kcoll-calibrate's measurements of one machine,
+ * a 2-core AMD EPYC (Zen 4) KVM guest, Linux 6.18 (docs/model.md,
+ * "Measured on this machine": the middle of eight runs for each term):
+ * a current x86 server core. Two ranks cannot show contention, so the
+ * curve keeps the shape of paper 003's Broadwell fit (Table IV); the host
+ * MPI is priced by the textbook formulas of model/cost.c with the measured
+ * latency and rate of its broadcasts. A tuning file (KCOLL_TUNING,
+ * docs/tuning.md), best one written by kcoll-calibrate on the machine the
+ * job runs on, replaces them.
  */
 #include <math.h>
 #include <pthread.h>
@@ -26,10 +29,10 @@
 void kcoll_machine_defaults(kcoll_machine_t *m)
 {
     memset(m, 0, sizeof *m);
-    strcpy(m->source, "built-in defaults (estimates for one package of a current x86 server)");
-    m->alpha = 0.45 * US;
-    m->beta = GBPS(9.0);
-    m->l = 0.09 * US;
+    strcpy(m->source, "built-in defaults (kcoll-calibrate on a 2-core AMD EPYC Zen 4 guest)");
+    m->alpha = 1.6 * US;
+    m->beta = GBPS(11.0);
+    m->l = 0.16 * US;
     m->page = 4096;
     m->pkg_cores = 0;
     /* the shape of Table IV's Broadwell fit; across packages
@@ -40,17 +43,17 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     m->gamma_inter = m->gamma_intra;
     for (int i = 0; i < 3; i++)
         m->gamma_inter.poly[i] *= KCOLL_INTER_FACTOR;
-    m->copy_alpha = 0.05 * US;
+    m->copy_alpha = 0.003 * US;
     m->copy_beta = GBPS(12.0);
-    m->package_bw = 0;
-    m->reduce_beta[KCOLL_RCLASS_INT] = GBPS(8.0);
-    m->reduce_beta[KCOLL_RCLASS_FLOAT] = GBPS(8.0);
-    m->reduce_beta[KCOLL_RCLASS_DOUBLE] = GBPS(8.0);
-    m->reduce_beta[KCOLL_RCLASS_USER] = GBPS(2.0);
+    m->package_bw = 0; /* measured 15-22 GB/s with both cores copying; 0: no limit */
+    m->reduce_beta[KCOLL_RCLASS_INT] = GBPS(40.0);
+    m->reduce_beta[KCOLL_RCLASS_FLOAT] = GBPS(40.0);
+    m->reduce_beta[KCOLL_RCLASS_DOUBLE] = GBPS(47.0);
+    m->reduce_beta[KCOLL_RCLASS_USER] = GBPS(26.0);
     m->flag = 0.10 * US;
-    m->step = 0.02 * US;
-    m->host_alpha = 0.5 * US;
-    m->host_beta = GBPS(5.0);
+    m->step = 0.0023 * US;
+    m->host_alpha = 0.7 * US;
+    m->host_beta = GBPS(5.6);
 }
 
 /* Paper 003 Table IV. The table gives one contention curve per machine;

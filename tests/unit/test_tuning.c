@@ -209,7 +209,7 @@ int main(void)
     CHECK(!d, "the defaults round-trip: %s differs", d ? d : "");
     CHECK(!strcmp(back.file, "t.json"), "file recorded: %s", back.file);
     CHECK(strstr(text, "\"kcoll_tuning\": 1,\n  \"source\": ") == text + 4 &&
-              strstr(text, "\n  \"cma\": {\n    \"alpha_us\": 0.45,\n") &&
+              strstr(text, "\n  \"cma\": {\n    \"alpha_us\": 1.6,\n") &&
               strstr(text, "\"page_bytes\": 4096,") && strstr(text, "\"MPI_Reduce_scatter\": []") &&
               strstr(text, "\"rules\": []"),
           "written in the documented form:\n%s", text);
