@@ -19,8 +19,11 @@ const kcoll_param_desc_t kcoll_param_desc[KCOLL_NPARAMS] = {
 
 #define KCOLL_PARAM_TEXT_MAX 256
 
-/* Bumped by every change of a parameter (see kcoll_params_generation). */
+/* Bumped by every change of a parameter (see kcoll_params_generation),
+ * and the second by every change but of an algorithm choice
+ * (kcoll_params_generation_model). */
 static _Atomic uint64_t kcoll_params_gen = 1;
+static _Atomic uint64_t kcoll_params_gen_model = 1;
 
 int64_t kcoll_param_num[KCOLL_NPARAMS];
 int kcoll_params_loaded;
@@ -108,6 +111,10 @@ static int kcoll_param_store(int id, const char *text)
     /* release: the new value above is written before the generation that
      * tells caches to read it again (pairs with kcoll_params_generation) */
     atomic_fetch_add_explicit(&kcoll_params_gen, 1, memory_order_release);
+    const char *name = kcoll_param_desc[id].name;
+    const size_t len = strlen(name);
+    if (len < 5 || strcmp(name + len - 5, "_ALGO"))
+        atomic_fetch_add_explicit(&kcoll_params_gen_model, 1, memory_order_release);
     return 0;
 }
 
@@ -185,6 +192,13 @@ void kcoll_params_touch(void)
     /* release: whatever the caller changed before (a tuning) is written
      * before the generation that tells caches to decide again */
     atomic_fetch_add_explicit(&kcoll_params_gen, 1, memory_order_release);
+    atomic_fetch_add_explicit(&kcoll_params_gen_model, 1, memory_order_release);
+}
+
+uint64_t kcoll_params_generation_model(void)
+{
+    /* acquire: as kcoll_params_generation */
+    return atomic_load_explicit(&kcoll_params_gen_model, memory_order_acquire);
 }
 
 uint64_t kcoll_params_generation(void)

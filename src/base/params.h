@@ -45,6 +45,9 @@ const char *kcoll_param_str(kcoll_param_id_t id);     /* every type: current tex
  * kcoll_params_set): whatever is derived from parameters and cached (a
  * parsed algorithm spec, a decision) is valid while it stays the same. */
 uint64_t kcoll_params_generation(void);
+/* The same, but unchanged by the algorithm choices (KCOLL_<FAMILY>_ALGO):
+ * the cost model's decisions do not depend on them. */
+uint64_t kcoll_params_generation_model(void);
 /* A new generation without a parameter change: something else decisions
  * derive from changed (the model's tuning). */
 void kcoll_params_touch(void);

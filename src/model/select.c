@@ -48,10 +48,8 @@ static void kcoll_select_warn(kcoll_coll_t family, const char *spec, int p, cons
                    kcoll_coll_name(family));
 }
 
-/* The first matching rule of the tuning file: 1 (out set, or host), 0
- * when none matches. A rule whose algorithm cannot run at p is skipped. */
-static int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
-                              int host_ok, kcoll_select_t *res, kcoll_choice_t *out)
+int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
+                       int host_ok, kcoll_select_t *res, kcoll_choice_t *out)
 {
     for (int i = 0; i < t->nrules; i++) {
         const kcoll_trule_t *r = &t->rules[i];
@@ -62,14 +60,14 @@ static int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int 
             if (!host_ok)
                 continue; /* KCOLL_MIN_BYTES, an environment variable, says kcoll */
             *res = KCOLL_SELECT_HOST;
-            return 1;
+            return i + 1;
         }
         char err[160];
         if (kcoll_algo_parse(family, r->spec, &out->algo, &out->prm, err, sizeof err) ||
             !out->algo || (out->algo->check && out->algo->check(p, &out->prm, err, sizeof err)))
             continue;
         *res = KCOLL_SELECT_KCOLL;
-        return 1;
+        return i + 1;
     }
     return 0;
 }
@@ -110,6 +108,26 @@ static int kcoll_sweep_values(const kcoll_pdesc_t *d, int p, int *v)
     return n;
 }
 
+/* kcoll_price, but far beyond the caches, where the time grows linearly,
+ * at most 64 MiB priced and the time scaled (schedules of gigabytes would
+ * take long to walk). */
+static int kcoll_price_capped(const kcoll_machine_t *m, const kcoll_algo_t *a,
+                              const kcoll_aparam_t *prm, const kcoll_pcall_t *c,
+                              kcoll_price_t *pr)
+{
+    const size_t cap = (size_t)64 << 20;
+    kcoll_pcall_t pc = *c;
+    double scale = 1;
+    if (pc.bytes > cap) {
+        scale = (double)pc.bytes / (double)cap;
+        pc.bytes = cap;
+    }
+    if (kcoll_price(m, a, prm, &pc, pr))
+        return -1;
+    pr->t *= scale;
+    return 0;
+}
+
 static int kcoll_cand_cmp(const void *x, const void *y)
 {
     const kcoll_cand_t *a = x, *b = y;
@@ -133,15 +151,6 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
         out[n].t = kcoll_price_host(m, c);
         n++;
     }
-    /* far beyond the caches the time grows linearly: price at most 64 MiB
-     * and scale (schedules of gigabytes would take long to walk) */
-    const size_t cap = (size_t)64 << 20;
-    kcoll_pcall_t pc = *c;
-    double scale = 1;
-    if (pc.bytes > cap) {
-        scale = (double)pc.bytes / (double)cap;
-        pc.bytes = cap;
-    }
     for (int i = 0; i < kcoll_nalgos && n < max; i++) {
         const kcoll_algo_t *a = &kcoll_algos[i];
         if (a->family != family)
@@ -161,11 +170,11 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
                 *kcoll_aparam_field(&prm, &a->params[q]) = vals[q][at[q]];
             if ((!a->check || !a->check(c->p, &prm, why, sizeof why)) && n < max) {
                 kcoll_price_t pr;
-                if (!kcoll_price(m, a, &prm, &pc, &pr)) {
+                if (!kcoll_price_capped(m, a, &prm, c, &pr)) {
                     out[n].ch.algo = a;
                     out[n].ch.prm = prm;
                     out[n].pr = pr;
-                    out[n].t = pr.t * scale;
+                    out[n].t = pr.t;
                     n++;
                 }
             }
@@ -180,11 +189,11 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
     return n;
 }
 
-/* The model's choice for a call: the cheapest candidate. */
-static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                         int host_ok, size_t bytes, kcoll_choice_t *out)
+/* The model's choice, priced now (cands: room for the candidates). */
+static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                                          int host_ok, size_t bytes, kcoll_cand_t *cands,
+                                          kcoll_choice_t *out)
 {
-    static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
     if (bytes == SIZE_MAX) {
         /* no size: a barrier moves no bytes; the v-variants' sizes are not
          * known alike before their agreement (which decides again with
@@ -202,6 +211,57 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
         return KCOLL_SELECT_HOST;
     *out = cands[0].ch;
     return KCOLL_SELECT_KCOLL;
+}
+
+/* The model's decisions for teams without levels, process-wide. Such a
+ * decision depends only on (collective, p, size class, host_ok), the
+ * machine and the parameters other than the algorithm choices
+ * (kcoll_params_generation_model), so it outlives a team and a change of
+ * KCOLL_<FAMILY>_ALGO: kcoll-bench sets that before every call it times,
+ * and its 'auto' column must not pay for pricing every candidate again. */
+#define KCOLL_MODEL_MEMO 256
+static struct {
+    uint64_t gen; /* 0: empty */
+    int p;
+    int16_t key;  /* as a team's decision key */
+    int16_t algo; /* index in kcoll_algos, or -1: the host MPI */
+    kcoll_aparam_t prm;
+} kcoll_model_memo[KCOLL_MODEL_MEMO];
+static pthread_mutex_t kcoll_model_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The model's choice for a call: the cheapest candidate. */
+static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                                         int host_ok, size_t bytes, kcoll_choice_t *out)
+{
+    static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
+    const int memo = !lv || lv->n == 0;
+    const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
+    const uint64_t gen = kcoll_params_generation_model();
+    __typeof__(kcoll_model_memo[0]) *e =
+        &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p) % KCOLL_MODEL_MEMO];
+    if (memo) {
+        int hit = 0;
+        pthread_mutex_lock(&kcoll_model_memo_lock);
+        if (e->gen == gen && e->p == p && e->key == key) {
+            hit = 1;
+            out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
+            out->prm = e->prm;
+        }
+        pthread_mutex_unlock(&kcoll_model_memo_lock);
+        if (hit)
+            return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
+    }
+    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, cands, out);
+    if (memo) {
+        pthread_mutex_lock(&kcoll_model_memo_lock);
+        e->gen = gen;
+        e->p = p;
+        e->key = (int16_t)key;
+        e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
+        e->prm = out->prm;
+        pthread_mutex_unlock(&kcoll_model_memo_lock);
+    }
+    return res;
 }
 
 kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
@@ -263,4 +323,36 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     e->prm = out->prm;
     e->result = (int8_t)res;
     return res;
+}
+
+int kcoll_model_predict(const kcoll_pcall_t *c, const char *spec, int host_ok,
+                        kcoll_choice_t *ch, double *t)
+{
+    const kcoll_machine_t *m = &kcoll_tuning()->m;
+    memset(ch, 0, sizeof *ch);
+    if (spec && !strcmp(spec, "host")) {
+        *t = kcoll_price_host(m, c);
+        return 0;
+    }
+    if (!spec || !*spec || !strcmp(spec, "auto")) {
+        /* the selector's own decision, through a cache of its own */
+        kcoll_decisions_t d;
+        memset(&d, 0, sizeof d);
+        if (kcoll_select(&d, c->coll, c->p, c->lv, host_ok, c->bytes, ch) != KCOLL_SELECT_KCOLL) {
+            ch->algo = NULL;
+            *t = kcoll_price_host(m, c);
+            return 0;
+        }
+    } else {
+        char err[256];
+        if (kcoll_algo_parse(kcoll_coll_family(c->coll), spec, &ch->algo, &ch->prm, err,
+                             sizeof err) ||
+            !ch->algo || (ch->algo->check && ch->algo->check(c->p, &ch->prm, err, sizeof err)))
+            return -1;
+    }
+    kcoll_price_t pr;
+    if (kcoll_price_capped(m, ch->algo, &ch->prm, c, &pr))
+        return -1;
+    *t = pr.t;
+    return 0;
 }

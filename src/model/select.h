@@ -92,4 +92,20 @@ typedef struct {
 int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_ok,
                      kcoll_cand_t *out, int max);
 
+/* The first rule of tuning t that matches (family, p, bytes): its number
+ * (1-based), with *res KCOLL_SELECT_HOST for a rule naming "host" (only
+ * when host_ok) or KCOLL_SELECT_KCOLL and *out; 0 when none matches. A
+ * rule whose algorithm cannot run at p is skipped. */
+int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
+                       int host_ok, kcoll_select_t *res, kcoll_choice_t *out);
+
+/* The model's time for call c run as spec says: NULL or "auto", what the
+ * selector decides for it (forced spec, rules, model; the host MPI's time
+ * when that is the host, ch->algo then NULL); "host", the host MPI; else
+ * that algorithm spec ("knomial:k=4"). Priced at c->bytes itself, not at
+ * its class's middle. Returns 0, or -1 for a spec that is invalid or
+ * cannot run at c->p. */
+int kcoll_model_predict(const kcoll_pcall_t *c, const char *spec, int host_ok,
+                        kcoll_choice_t *ch, double *t);
+
 #endif
