@@ -74,11 +74,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
 #include "bench.h"
 #include "kcoll.h"
+#include "tune.h"
 #include "topo/topo.h"
 
 #define BENCH_WARMUP_ITERS 5      /* untimed iterations before each size */
@@ -102,6 +104,10 @@ typedef int (*kcoll_param_set_fn)(const char *name, const char *value);
 typedef const char *(*kcoll_param_get_fn)(const char *name);
 typedef int (*kcoll_stats_get_fn)(const char *coll, const char *path, uint64_t *calls,
                                   uint64_t *bytes);
+typedef int (*kcoll_predict_fn)(const char *coll, const char *algo, int nranks, uint64_t bytes,
+                                const char *rclass, double *seconds, char *chosen,
+                                size_t chosen_len);
+typedef int (*kcoll_algorithms_fn)(const char *coll, int nranks, char *out, size_t outlen);
 
 /* The pointer types above must stay those of kcoll.h (checked without
  * referencing the symbols, so the program still does not link kcoll). */
@@ -109,12 +115,17 @@ _Static_assert(_Generic(&kcoll_version, kcoll_version_fn: 1, default: 0), "kcoll
 _Static_assert(_Generic(&kcoll_param_set, kcoll_param_set_fn: 1, default: 0), "kcoll_param_set");
 _Static_assert(_Generic(&kcoll_param_get, kcoll_param_get_fn: 1, default: 0), "kcoll_param_get");
 _Static_assert(_Generic(&kcoll_stats_get, kcoll_stats_get_fn: 1, default: 0), "kcoll_stats_get");
+_Static_assert(_Generic(&kcoll_predict, kcoll_predict_fn: 1, default: 0), "kcoll_predict");
+_Static_assert(_Generic(&kcoll_algorithms, kcoll_algorithms_fn: 1, default: 0),
+               "kcoll_algorithms");
 
 typedef struct {
     kcoll_version_fn version;
     kcoll_param_set_fn param_set; /* NULL: kcoll is not loaded */
     kcoll_param_get_fn param_get;
     kcoll_stats_get_fn stats_get;
+    kcoll_predict_fn predict;       /* the cost model's prediction of a call */
+    kcoll_algorithms_fn algorithms; /* the algorithms of a collective */
 } kcoll_api_t;
 
 static void *find_symbol(const char *name)
@@ -136,6 +147,10 @@ static void kcoll_api_find(kcoll_api_t *api)
     memcpy(&api->param_get, &sym, sizeof sym);
     sym = find_symbol("kcoll_stats_get");
     memcpy(&api->stats_get, &sym, sizeof sym);
+    sym = find_symbol("kcoll_predict");
+    memcpy(&api->predict, &sym, sizeof sym);
+    sym = find_symbol("kcoll_algorithms");
+    memcpy(&api->algorithms, &sym, sizeof sym);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -215,7 +230,9 @@ typedef struct {
     char **algos;  /* kcoll algorithm specs, one per kcoll variant */
     int nalgos;
     int hot_cache; /* --cache */
+    int no_model;  /* --no-model: no prediction columns */
     const char *csv_path;
+    const char *tune_path; /* --tune FILE */
 } bench_opts_t;
 
 static void usage(FILE *out, const char *prog)
@@ -245,14 +262,25 @@ static void usage(FILE *out, const char *prog)
             "  -i, --iterations N     timed iterations per size (default: about %.1f s per size\n"
             "                         and variant, at least %d, at most %d)\n"
             "  -a, --algos LIST       comma-separated kcoll algorithm specs, one column each,\n"
-            "                         e.g. auto,knomial:k=4,direct_read (default auto)\n"
+            "                         e.g. auto,knomial:k=4,direct_read (default auto); 'all'\n"
+            "                         stands for every algorithm of the collective that can run\n"
+            "                         at this process count, with its default parameters\n"
             "      --cache            one hot buffer instead of rotating buffers that total\n"
             "                         at least twice the last-level cache\n"
             "      --csv FILE         append one row per size and variant to FILE (rank 0):\n"
-            "                         mpi,collective,np,bytes,variant,median_us,min_us,p90_us,iterations\n"
-            "                         and for a non-blocking collective also\n"
-            "                         total_us,compute_us,overlap_pct (a file whose header lacks\n"
-            "                         them is refused)\n"
+            "                         mpi,collective,np,bytes,variant,median_us,min_us,p90_us,\n"
+            "                         iterations,predicted_us,model_choice and for a non-blocking\n"
+            "                         collective also total_us,compute_us,overlap_pct (a file\n"
+            "                         with other columns is refused)\n"
+            "      --no-model         no 'model' columns (by default, with kcoll loaded, each\n"
+            "                         time is followed by the cost model's prediction of it,\n"
+            "                         and 'pick' names the model's choice for 'auto')\n"
+            "      --tune FILE        with kcoll loaded: time the host MPI, 'auto' and every\n"
+            "                         algorithm (-a defaults to auto,all), and where the fastest\n"
+            "                         beats auto by more than 5%% write a rule for it into the\n"
+            "                         tuning file FILE (created from the tuning in force if it\n"
+            "                         does not exist; this collective's rules for this process\n"
+            "                         count are replaced)\n"
             "  -h, --help             this text\n"
             "\n"
             "Non-blocking collectives are timed as OSU's osu_i* benchmarks do, in two passes\n"
@@ -349,7 +377,7 @@ static void opts_free(bench_opts_t *opts)
     opts->algos = NULL;
 }
 
-enum { OPT_CACHE = 256, OPT_CSV };
+enum { OPT_CACHE = 256, OPT_CSV, OPT_NO_MODEL, OPT_TUNE };
 
 /* Returns 0 to run, 1 after -h, 2 for bad options (told on rank 0). Every
  * rank parses the same arguments and so reaches the same result. */
@@ -365,6 +393,8 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
         {"algos", required_argument, NULL, 'a'},
         {"cache", no_argument, NULL, OPT_CACHE},
         {"csv", required_argument, NULL, OPT_CSV},
+        {"no-model", no_argument, NULL, OPT_NO_MODEL},
+        {"tune", required_argument, NULL, OPT_TUNE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -380,6 +410,9 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
     opts->iters = 0;
     opts->hot_cache = 0;
     opts->csv_path = NULL;
+    opts->tune_path = NULL;
+    opts->no_model = 0;
+    int named_algos = 0;
     if (parse_algos("auto", opts) != 0) {
         if (err)
             fprintf(err, "kcoll-bench: out of memory\n");
@@ -456,6 +489,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             }
             break;
         case 'a':
+            named_algos = 1;
             if (parse_algos(optarg, opts) != 0) {
                 if (err)
                     fprintf(err, "kcoll-bench: bad algorithm list '%s'\n", optarg);
@@ -467,6 +501,12 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             break;
         case OPT_CSV:
             opts->csv_path = optarg;
+            break;
+        case OPT_NO_MODEL:
+            opts->no_model = 1;
+            break;
+        case OPT_TUNE:
+            opts->tune_path = optarg;
             break;
         case 'h':
             if (rank == 0)
@@ -491,6 +531,17 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
         return 2;
     }
     opts->nonblocking = named_nonblocking || flag_nonblocking;
+    if (opts->tune_path && opts->nonblocking) {
+        if (err)
+            fprintf(err, "kcoll-bench: --tune takes a blocking collective (its rules serve "
+                         "both forms)\n");
+        return 2;
+    }
+    if (opts->tune_path && !named_algos && parse_algos("auto,all", opts) != 0) {
+        if (err)
+            fprintf(err, "kcoll-bench: out of memory\n");
+        return 2;
+    }
     if (opts->test_calls > 0 && !opts->nonblocking) {
         if (err)
             fprintf(err, "kcoll-bench: --test-calls needs a non-blocking collective "
@@ -618,6 +669,8 @@ typedef struct {
     double *total_us, *comp_us;          /* [nvariants], non-blocking: the overlap pass */
     int *failed;                         /* [nvariants]: validation failed on some rank */
     int *handed_to_host;                 /* [nvariants]: kcoll's statistics say it did not run */
+    double *pred_us;                     /* [nvariants]: the cost model's prediction, or -1 */
+    char (*chosen)[64];                  /* [nvariants]: what the model priced ("host", a spec) */
 } bench_result_t;
 
 static size_t round_up(size_t x, size_t to)
@@ -982,52 +1035,81 @@ static int run_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
 /* ---------------------------------------------------------------------- */
 /* Output (rank 0)                                                         */
 
-/* The columns after "bytes": 1 + nalgos times, nalgos speedups, and for a
+/* The columns after "bytes": each variant's time, followed by the cost
+ * model's prediction of it when there is one; nalgos speedups; for a
  * non-blocking collective 3 overlap columns per variant (total, compute,
- * overlap %). */
+ * overlap %); and the model's pick for the first 'auto' variant. */
+typedef enum { COL_TIME, COL_MODEL, COL_SPEEDUP, COL_TOTAL, COL_COMP, COL_OVL, COL_PICK } col_kind_t;
+
 typedef struct {
     char **heads;
     int *widths;
+    col_kind_t *kinds;
+    int *variants;
     int ncols;
+    int pick; /* the variant whose pick is shown, or -1 */
 } bench_table_t;
 
-/* The overlap column c (from 0, 3 per variant) of a non-blocking table. */
-static void overlap_head(const bench_opts_t *opts, int c, char *head, size_t len)
+/* The first 'auto' variant, or -1. */
+static int auto_variant(const bench_opts_t *opts)
 {
-    static const char *const what[3] = {"total", "comp", "ovl%"};
-    int v = c / 3;
-    if (opts->nalgos == 1)
-        snprintf(head, len, "%s_%s", v == 0 ? "host" : "kcoll", what[c % 3]);
-    else
-        snprintf(head, len, "%s(%s)", what[c % 3], v == 0 ? "host" : opts->algos[v - 1]);
+    for (int i = 0; i < opts->nalgos; i++)
+        if (!strcmp(opts->algos[i], "auto"))
+            return i + 1;
+    return -1;
 }
 
-static int table_init(bench_table_t *tab, const bench_opts_t *opts)
+static int table_add(bench_table_t *tab, col_kind_t kind, int v, const char *head)
 {
-    int base = 1 + 2 * opts->nalgos;
-    tab->ncols = base + (opts->nonblocking ? 3 * (1 + opts->nalgos) : 0);
-    tab->heads = calloc((size_t)tab->ncols, sizeof *tab->heads);
-    tab->widths = calloc((size_t)tab->ncols, sizeof *tab->widths);
-    if (!tab->heads || !tab->widths)
+    tab->heads[tab->ncols] = strdup(head);
+    if (!tab->heads[tab->ncols])
         return -1;
-    for (int c = 0; c < tab->ncols; c++) {
-        char head[256];
-        if (c == 0)
-            snprintf(head, sizeof head, "host_us");
-        else if (c >= base)
-            overlap_head(opts, c - base, head, sizeof head);
-        else if (opts->nalgos == 1)
-            snprintf(head, sizeof head, c == 1 ? "kcoll_us" : "speedup");
-        else if (c <= opts->nalgos)
-            snprintf(head, sizeof head, "%s", opts->algos[c - 1]);
-        else
-            snprintf(head, sizeof head, "speedup(%s)", opts->algos[c - 1 - opts->nalgos]);
-        tab->heads[c] = strdup(head);
-        if (!tab->heads[c])
+    int w = (int)strlen(head) + 2;
+    tab->widths[tab->ncols] = w < 11 ? 11 : w;
+    tab->kinds[tab->ncols] = kind;
+    tab->variants[tab->ncols] = v;
+    tab->ncols++;
+    return 0;
+}
+
+static int table_init(bench_table_t *tab, const bench_opts_t *opts, int model)
+{
+    static const char *const what[3] = {"total", "comp", "ovl%"};
+    const int nv = 1 + opts->nalgos, one = opts->nalgos == 1;
+    const int max = 2 * nv + opts->nalgos + 3 * nv + 1;
+    tab->heads = calloc((size_t)max, sizeof *tab->heads);
+    tab->widths = calloc((size_t)max, sizeof *tab->widths);
+    tab->kinds = calloc((size_t)max, sizeof *tab->kinds);
+    tab->variants = calloc((size_t)max, sizeof *tab->variants);
+    tab->ncols = 0;
+    tab->pick = model ? auto_variant(opts) : -1;
+    if (!tab->heads || !tab->widths || !tab->kinds || !tab->variants)
+        return -1;
+    char head[256];
+    for (int v = 0; v < nv; v++) {
+        snprintf(head, sizeof head, "%s", v == 0 ? "host_us" : one ? "kcoll_us" : opts->algos[v - 1]);
+        if (table_add(tab, COL_TIME, v, head) || (model && table_add(tab, COL_MODEL, v, "model")))
             return -1;
-        int w = (int)strlen(head) + 2;
-        tab->widths[c] = w < 11 ? 11 : w;
     }
+    for (int v = 1; v < nv; v++) {
+        if (one)
+            snprintf(head, sizeof head, "speedup");
+        else
+            snprintf(head, sizeof head, "speedup(%s)", opts->algos[v - 1]);
+        if (table_add(tab, COL_SPEEDUP, v, head))
+            return -1;
+    }
+    for (int v = 0; opts->nonblocking && v < nv; v++)
+        for (int w = 0; w < 3; w++) {
+            if (one)
+                snprintf(head, sizeof head, "%s_%s", v == 0 ? "host" : "kcoll", what[w]);
+            else
+                snprintf(head, sizeof head, "%s(%s)", what[w], v == 0 ? "host" : opts->algos[v - 1]);
+            if (table_add(tab, (col_kind_t)(COL_TOTAL + w), v, head))
+                return -1;
+        }
+    if (tab->pick > 0 && table_add(tab, COL_PICK, tab->pick, "pick"))
+        return -1;
     return 0;
 }
 
@@ -1037,10 +1119,12 @@ static void table_free(bench_table_t *tab)
         free(tab->heads[c]);
     free(tab->heads);
     free(tab->widths);
+    free(tab->kinds);
+    free(tab->variants);
 }
 
 static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const char *mpi_name,
-                         const char *kcoll_version)
+                         const char *kcoll_version, const char *model_source)
 {
     const bench_opts_t *opts = ctx->opts;
     char cache[160], iters[160], llc[32];
@@ -1065,6 +1149,10 @@ static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const
            "speedup = host_us / kcoll_us\n",
            opts->mpi_name + 4, opts->nonblocking ? " + PMPI_Wait" : "", opts->mpi_name,
            opts->nonblocking ? " + MPI_Wait" : "", opts->coll->algo_param);
+    if (model_source)
+        printf("# model = kcoll's cost model's prediction of the time before it (%s); "
+               "pick = its choice for auto\n",
+               model_source);
     if (opts->nonblocking) {
         char tests[64] = "no MPI_Test";
         if (opts->test_calls > 0)
@@ -1078,8 +1166,9 @@ static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const
     }
     printf("# %8s", "bytes");
     for (int c = 0; c < tab->ncols; c++)
-        printf("%*s", tab->widths[c], tab->heads[c]);
-    printf("%8s%8s\n", "iters", "bufs");
+        if (tab->kinds[c] != COL_PICK)
+            printf("%*s", tab->widths[c], tab->heads[c]);
+    printf("%8s%8s%s\n", "iters", "bufs", tab->pick > 0 ? "  pick" : "");
     fflush(stdout);
 }
 
@@ -1096,31 +1185,38 @@ static void print_row(const bench_ctx_t *ctx, const bench_table_t *tab, size_t b
                       const bench_result_t *r)
 {
     const bench_opts_t *opts = ctx->opts;
+    const char *pick = NULL;
     printf("%10zu", bytes);
     for (int c = 0; c < tab->ncols; c++) {
         char cell[64];
-        int base = 1 + 2 * opts->nalgos;
-        if (c >= base) {
-            int v = (c - base) / 3, what = (c - base) % 3;
-            if (what == 0)
-                snprintf(cell, sizeof cell, "%.2f", r->total_us[v]);
-            else if (what == 1)
-                snprintf(cell, sizeof cell, "%.2f", r->comp_us[v]);
-            else
-                snprintf(cell, sizeof cell, "%.1f", overlap_pct(r, v));
-        } else if (c <= opts->nalgos) {
-            snprintf(cell, sizeof cell, "%.2f%s", r->median_us[c], r->handed_to_host[c] ? "*" : "");
-        } else {
-            int v = c - opts->nalgos;
-            double kcoll_us = r->median_us[v];
-            if (kcoll_us > 0.0)
-                snprintf(cell, sizeof cell, "%.2fx", r->median_us[0] / kcoll_us);
+        const int v = tab->variants[c];
+        switch (tab->kinds[c]) {
+        case COL_TIME:
+            snprintf(cell, sizeof cell, "%.2f%s", r->median_us[v], r->handed_to_host[v] ? "*" : "");
+            break;
+        case COL_MODEL:
+            if (r->pred_us[v] >= 0)
+                snprintf(cell, sizeof cell, "%.2f", r->pred_us[v]);
             else
                 snprintf(cell, sizeof cell, "-");
+            break;
+        case COL_SPEEDUP:
+            if (r->median_us[v] > 0.0)
+                snprintf(cell, sizeof cell, "%.2fx", r->median_us[0] / r->median_us[v]);
+            else
+                snprintf(cell, sizeof cell, "-");
+            break;
+        case COL_TOTAL: snprintf(cell, sizeof cell, "%.2f", r->total_us[v]); break;
+        case COL_COMP: snprintf(cell, sizeof cell, "%.2f", r->comp_us[v]); break;
+        case COL_OVL: snprintf(cell, sizeof cell, "%.1f", overlap_pct(r, v)); break;
+        case COL_PICK: pick = r->chosen[v]; continue;
         }
         printf("%*s", tab->widths[c], cell);
     }
-    printf("%8d%8zu\n", r->iters, ctx->nbufs);
+    printf("%8d%8zu", r->iters, ctx->nbufs);
+    if (pick)
+        printf("  %s", pick);
+    printf("\n");
     for (int v = 1; v < ctx->nvariants; v++)
         if (r->handed_to_host[v])
             printf("#   * %s: kcoll's statistics did not count this call as "
@@ -1132,6 +1228,27 @@ static void print_row(const bench_ctx_t *ctx, const bench_table_t *tab, size_t b
             printf("# ERROR: validation failed at %zu bytes for %s%s (details on stderr)\n", bytes,
                    v == 0 ? "host" : "kcoll:", v == 0 ? "" : opts->algos[v - 1]);
     fflush(stdout);
+}
+
+/* The cost model's prediction of every variant at one size (rank 0):
+ * r->pred_us (-1 where it has none) and r->chosen. A kcoll variant is
+ * predicted with its spec set, as its calls ran, so that 'auto' is what
+ * the selector decides and a forced spec that cannot run is the host MPI,
+ * where such calls went. Every reduction the tables time is a 32-bit
+ * integer sum ("int"); the non-blocking forms run the blocking schedules. */
+static void predict_size(const bench_ctx_t *ctx, size_t bytes, bench_result_t *r)
+{
+    const bench_opts_t *opts = ctx->opts;
+    for (int v = 0; v < ctx->nvariants; v++) {
+        double s;
+        r->pred_us[v] = -1;
+        snprintf(r->chosen[v], sizeof r->chosen[v], "-");
+        select_variant(ctx, v);
+        if (ctx->api->predict &&
+            !ctx->api->predict(opts->coll->mpi_name, v == 0 ? "host" : "auto", ctx->nranks,
+                               bytes, "int", &s, r->chosen[v], sizeof r->chosen[v]))
+            r->pred_us[v] = s * 1e6;
+    }
 }
 
 static void csv_field(FILE *f, const char *text)
@@ -1149,7 +1266,8 @@ static void csv_field(FILE *f, const char *text)
     fputc('"', f);
 }
 
-#define CSV_HEADER "mpi,collective,np,bytes,variant,median_us,min_us,p90_us,iterations"
+#define CSV_HEADER                                                                             \
+    "mpi,collective,np,bytes,variant,median_us,min_us,p90_us,iterations,predicted_us,model_choice"
 #define CSV_OVERLAP_COLUMNS ",total_us,compute_us,overlap_pct"
 
 /* wide: the file has the overlap columns; a blocking row leaves them
@@ -1169,7 +1287,13 @@ static void csv_rows(FILE *f, const bench_ctx_t *ctx, const char *mpi_name, int 
         csv_field(f, ctx->opts->name);
         fprintf(f, ",%d,%zu,", ctx->nranks, bytes);
         csv_field(f, variant);
-        fprintf(f, ",%.3f,%.3f,%.3f,%d", r->median_us[v], r->min_us[v], r->p90_us[v], r->iters);
+        fprintf(f, ",%.3f,%.3f,%.3f,%d,", r->median_us[v], r->min_us[v], r->p90_us[v], r->iters);
+        if (r->pred_us[v] >= 0) {
+            fprintf(f, "%.3f,", r->pred_us[v]);
+            csv_field(f, r->chosen[v]);
+        } else {
+            fputc(',', f);
+        }
         if (ctx->opts->nonblocking)
             fprintf(f, ",%.3f,%.3f,%.1f", r->total_us[v], r->comp_us[v], overlap_pct(r, v));
         else if (wide)
@@ -1213,8 +1337,17 @@ static int csv_open(const char *path, int nonblocking, int rank, MPI_Comm comm, 
                 first[strcspn(first, "\r\n")] = '\0';
                 *wide = strcmp(first, wide_header) == 0;
                 fseek(f, 0, SEEK_END); /* from reading to appending */
+                if (!*wide && strcmp(first, narrow_header)) {
+                    fprintf(stderr,
+                            "kcoll-bench: %s has other columns than this kcoll-bench writes "
+                            "(%s): write to another file\n",
+                            path, narrow_header);
+                    fclose(f);
+                    f = NULL;
+                    ok = 0;
+                }
             }
-            if (nonblocking && !*wide) {
+            if (ok && nonblocking && !*wide) {
                 fprintf(stderr,
                         "kcoll-bench: %s has no overlap columns (total_us,compute_us,"
                         "overlap_pct) in its header: write non-blocking results to another "
@@ -1253,6 +1386,43 @@ static int check_algos(const kcoll_api_t *api, const bench_opts_t *opts, int ran
     return any_bad;
 }
 
+/* Replaces 'all' in the algorithm list with every algorithm kcoll has for
+ * the collective at nranks (kcoll_algorithms). Returns 0, or -1 (told on
+ * rank 0) when kcoll is not loaded to ask. */
+static int expand_all(const kcoll_api_t *api, bench_opts_t *opts, int nranks, int rank)
+{
+    int has_all = 0;
+    for (int i = 0; i < opts->nalgos; i++)
+        has_all |= !strcmp(opts->algos[i], "all");
+    if (!has_all)
+        return 0;
+    if (!api->algorithms) {
+        if (rank == 0)
+            fprintf(stderr, "kcoll-bench: -a all and --tune need kcoll loaded (LD_PRELOAD)\n");
+        return -1;
+    }
+    size_t len = 0, cap = 4096;
+    char *list = malloc(cap);
+    if (!list)
+        return -1;
+    list[0] = '\0';
+    for (int i = 0; i < opts->nalgos; i++) {
+        char names[2048];
+        const char *add = opts->algos[i];
+        if (!strcmp(add, "all")) {
+            if (api->algorithms(opts->coll->mpi_name, nranks, names, sizeof names) <= 0)
+                continue;
+            add = names;
+        }
+        len += (size_t)snprintf(list + len, cap - len, "%s%s", len ? "," : "", add);
+        if (len >= cap)
+            break;
+    }
+    int rc = len > 0 && len < cap ? parse_algos(list, opts) : -1;
+    free(list);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
@@ -1279,6 +1449,19 @@ int main(int argc, char **argv)
     kcoll_api_find(&api);
     const char *kcoll_version = NULL;
     char *saved_algo = NULL; /* the algorithm parameter's value before the run */
+    int unusable = expand_all(&api, &opts, nranks, rank) != 0;
+    if (!unusable && opts.tune_path &&
+        (!api.param_set || !api.predict || auto_variant(&opts) < 0)) {
+        if (rank == 0)
+            fprintf(stderr, "kcoll-bench: --tune needs kcoll loaded and 'auto' among the "
+                            "algorithms\n");
+        unusable = 1;
+    }
+    if (unusable) {
+        opts_free(&opts);
+        MPI_Finalize();
+        return 2;
+    }
     if (api.param_set) {
         kcoll_version = api.version ? api.version() : "(unknown version)";
         const char *current = api.param_get ? api.param_get(opts.coll->algo_param) : NULL;
@@ -1348,6 +1531,14 @@ int main(int argc, char **argv)
     int nv = ctx.nvariants;
     bench_result_t result = {0};
     bench_table_t table = {0};
+    bench_tune_t *tune = NULL;
+    const int model = api.predict && !opts.no_model;
+    char model_source[512] = "built-in machine defaults";
+    const char *tuning = api.param_get ? api.param_get("TUNING") : NULL;
+    if (tuning && *tuning) /* where kcoll looks, in its order (README) */
+        snprintf(model_source, sizeof model_source, "KCOLL_TUNING=%s", tuning);
+    else if (access("/etc/kcoll/tuning.json", R_OK) == 0)
+        snprintf(model_source, sizeof model_source, "/etc/kcoll/tuning.json");
     int ok = 1;
     if (rank == 0) {
         result.median_us = calloc((size_t)nv, sizeof(double));
@@ -1357,18 +1548,30 @@ int main(int argc, char **argv)
         result.handed_to_host = calloc((size_t)nv, sizeof(int));
         result.total_us = calloc((size_t)nv, sizeof(double));
         result.comp_us = calloc((size_t)nv, sizeof(double));
+        result.pred_us = calloc((size_t)nv, sizeof(double));
+        result.chosen = calloc((size_t)nv, sizeof *result.chosen);
+        if (opts.tune_path)
+            tune = bench_tune_new(opts.coll->mpi_name, nranks, nv,
+                                  (const char *const *)opts.algos);
         ok = result.median_us && result.min_us && result.p90_us && result.failed &&
-             result.handed_to_host && result.total_us && result.comp_us &&
-             table_init(&table, &opts) == 0;
+             result.handed_to_host && result.total_us && result.comp_us && result.pred_us &&
+             result.chosen && (tune || !opts.tune_path) && table_init(&table, &opts, model) == 0;
     }
     check_alloc_all(ok, comm, "results");
     if (rank == 0)
-        print_header(&ctx, &table, mpi_name, kcoll_version);
+        print_header(&ctx, &table, mpi_name, kcoll_version, model ? model_source : NULL);
 
     int failed = 0;
     for (size_t bytes = opts.min_bytes;;) {
         failed |= run_size(&ctx, bytes, &result);
         if (rank == 0) {
+            for (int v = 0; v < nv; v++)
+                result.pred_us[v] = -1;
+            if (model || tune)
+                predict_size(&ctx, bytes, &result);
+            if (tune)
+                bench_tune_add(tune, bytes, result.median_us, result.failed,
+                               result.chosen[auto_variant(&opts)]);
             print_row(&ctx, &table, bytes, &result);
             if (csv)
                 csv_rows(csv, &ctx, mpi_name, kcoll_version != NULL, csv_wide, bytes, &result);
@@ -1384,6 +1587,9 @@ int main(int argc, char **argv)
         printf("# FAILED: some results were wrong (see stderr)\n");
         fflush(stdout);
     }
+    if (tune && !any_failed && bench_tune_write(tune, opts.tune_path) != 0)
+        any_failed = 1;
+    bench_tune_free(tune);
 
     if (saved_algo) /* every rank, like every other setting */
         api.param_set(opts.coll->algo_param, saved_algo);
@@ -1398,6 +1604,8 @@ int main(int argc, char **argv)
     free(result.handed_to_host);
     free(result.total_us);
     free(result.comp_us);
+    free(result.pred_us);
+    free(result.chosen);
     free(ctx.compute_s);
     free(ctx.send_region);
     free(ctx.recv_region);

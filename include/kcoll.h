@@ -7,6 +7,7 @@
 #ifndef KCOLL_H
 #define KCOLL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -31,6 +32,27 @@ const char *kcoll_param_get(const char *name);
  * sums every path it begins ("kcoll:hier(*"). Returns 0, or -1 if no such
  * row and path exist. */
 int kcoll_stats_get(const char *coll, const char *path, uint64_t *calls, uint64_t *bytes);
+
+/* The cost model's prediction for one call of collective coll
+ * ("MPI_Bcast") by nranks processes of one node, with no levels inside
+ * it, of `bytes` sized as kcoll sizes a call (one rank's block for
+ * Scatter, Gather, Allgather, Alltoall, their v forms and the
+ * Reduce_scatter pair; the vector for Reduce and Allreduce; the message
+ * for Bcast; 0 for Barrier). algo: "auto" (or NULL) for what kcoll would
+ * do with the parameters and tuning in force (KCOLL_<FAMILY>_ALGO, the
+ * tuning file's rules, KCOLL_MIN_BYTES, the model), "host" for the host
+ * MPI, or an algorithm spec ("knomial:k=4"). rclass prices reductions:
+ * "int" (32-bit elements), "float", "double" or "user" (NULL: "double").
+ * Sets *seconds and, when chosen is not NULL, the spec that was priced
+ * ("host" for the host MPI). Returns 0, or -1 for an unknown collective,
+ * class, or an algorithm that is invalid or cannot run at nranks. */
+int kcoll_predict(const char *coll, const char *algo, int nranks, uint64_t bytes,
+                  const char *rclass, double *seconds, char *chosen, size_t chosen_len);
+
+/* kcoll's algorithms for collective coll that can run at nranks on one
+ * node, comma-separated ("direct_read,knomial,..."), into out. Returns the
+ * count, or -1 for an unknown collective. */
+int kcoll_algorithms(const char *coll, int nranks, char *out, size_t outlen);
 
 #ifdef __cplusplus
 }

@@ -279,11 +279,7 @@ static void kcoll_info_levels(void)
 static int kcoll_info_explain(const char *coll, const char *procs, const char *size,
                               const char *machine)
 {
-    kcoll_coll_t c = KCOLL_NCOLL;
-    for (int i = 0; i < KCOLL_NCOLL; i++)
-        if (!strcasecmp(coll, kcoll_coll_name((kcoll_coll_t)i)) ||
-            !strcasecmp(coll, kcoll_coll_name((kcoll_coll_t)i) + 4))
-            c = (kcoll_coll_t)i;
+    const kcoll_coll_t c = kcoll_coll_by_name(coll);
     int64_t bytes;
     int p = atoi(procs);
     if (c == KCOLL_NCOLL || p < 1 || kcoll_parse_size(size, &bytes) || bytes < 0) {
@@ -325,6 +321,23 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     }
     if (pkg)
         printf("packages: %d cores each, ranks placed compactly\n", t.m.pkg_cores);
+    /* what decides before the model (model/select.h's precedence) */
+    char pname[64], rspec[128] = "";
+    snprintf(pname, sizeof pname, "%s_ALGO", kcoll_coll_env(c));
+    const char *forced = kcoll_params_get(pname);
+    kcoll_select_t rres;
+    kcoll_choice_t rch;
+    const int rule = kcoll_select_rules(&t, kcoll_coll_family(c), p,
+                                        kcoll_class_bytes((size_t)bytes), 1, &rres, &rch);
+    if (rule && rres == KCOLL_SELECT_KCOLL)
+        kcoll_algo_spec(rch.algo, &rch.prm, rspec, sizeof rspec);
+    if (forced && strcmp(forced, "auto"))
+        printf("KCOLL_%s=%s decides this call; the model's ranking below is not used\n", pname,
+               forced);
+    else if (rule)
+        printf("rule %d of the tuning file decides this call: %s; the model's ranking below "
+               "is not used\n",
+               rule, rule && rres == KCOLL_SELECT_HOST ? "host" : rspec);
     printf("%-4s %-30s %12s %8s\n", "", "candidate", "predicted us", "vs best");
     for (int i = 0; i < nc; i++) {
         if (cand[i].ch.algo)
@@ -341,7 +354,7 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
                "%.1f; %d steps\n",
                w->crit, w->alpha * 1e6, w->bytes * 1e6, w->lock * 1e6, w->copy * 1e6,
                w->reduce * 1e6, w->sync * 1e6, w->wait * 1e6, w->cmax, w->steps);
-    } else if (nc) {
+    } else if (nc && !rule && !(forced && strcmp(forced, "auto"))) {
         printf("the host MPI is predicted fastest: kcoll hands this call to it\n");
     }
     free(pkg);

@@ -143,6 +143,8 @@ extern const kcoll_algo_t kcoll_algos[];
 extern const int kcoll_nalgos;
 
 const char *kcoll_coll_name(kcoll_coll_t c);  /* "MPI_Bcast" */
+/* "MPI_Bcast" or "Bcast", in any case: the collective, or KCOLL_NCOLL. */
+kcoll_coll_t kcoll_coll_by_name(const char *name);
 kcoll_coll_t kcoll_coll_family(kcoll_coll_t c); /* MPI_Scatterv -> MPI_Scatter */
 const char *kcoll_coll_env(kcoll_coll_t c);   /* "BCAST": KCOLL_<this>_ALGO (of the family) */
 /* Is c a v-variant (per-rank counts and displacements)? */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "coll/coll.h"
 
@@ -138,6 +139,14 @@ static const struct {
 const char *kcoll_coll_name(kcoll_coll_t c)
 {
     return (unsigned)c < KCOLL_NCOLL ? kcoll_colls[c].name : "?";
+}
+
+kcoll_coll_t kcoll_coll_by_name(const char *name)
+{
+    for (int i = 0; name && i < KCOLL_NCOLL; i++)
+        if (!strcasecmp(name, kcoll_colls[i].name) || !strcasecmp(name, kcoll_colls[i].name + 4))
+            return (kcoll_coll_t)i;
+    return KCOLL_NCOLL;
 }
 
 kcoll_coll_t kcoll_coll_family(kcoll_coll_t c)

@@ -1,9 +1,12 @@
 /* kcoll's public run-time interface (include/kcoll.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/params.h"
 #include "base/stats.h"
+#include "coll/coll.h"
 #include "kcoll.h"
+#include "model/select.h"
 #include "pmpi/pmpi.h"
 
 KCOLL_PUBLIC const char *kcoll_version(void)
@@ -49,4 +52,66 @@ KCOLL_PUBLIC int kcoll_stats_get(const char *coll, const char *path, uint64_t *c
         }
     }
     return found;
+}
+
+KCOLL_PUBLIC int kcoll_predict(const char *coll, const char *algo, int nranks, uint64_t bytes,
+                               const char *rclass, double *seconds, char *chosen,
+                               size_t chosen_len)
+{
+    static const char *const classes[KCOLL_NRCLASS] = {"int", "float", "double", "user"};
+    static const size_t esizes[KCOLL_NRCLASS] = {4, 4, 8, 8};
+    kcoll_pcall_t pc = {.coll = kcoll_coll_by_name(coll), .p = nranks, .bytes = (size_t)bytes,
+                        .rclass = KCOLL_RCLASS_DOUBLE, .esize = 8};
+    if (pc.coll == KCOLL_NCOLL || nranks < 1)
+        return -1;
+    if (rclass) {
+        int i = 0;
+        while (i < KCOLL_NRCLASS && strcmp(rclass, classes[i]))
+            i++;
+        if (i == KCOLL_NRCLASS)
+            return -1;
+        pc.rclass = (kcoll_rclass_t)i;
+        pc.esize = esizes[i];
+    }
+    /* KCOLL_MIN_BYTES as the call layer reads it: "auto" lets the model
+     * weigh the host MPI; a size sends smaller calls to it */
+    const int64_t min = kcoll_param_int(KCOLL_P_MIN_BYTES);
+    const int auto_pick = !algo || !*algo || !strcmp(algo, "auto");
+    if (auto_pick && min >= 0 && bytes < (uint64_t)min)
+        algo = "host";
+    kcoll_choice_t ch;
+    if (kcoll_model_predict(&pc, algo, min < 0, &ch, seconds))
+        return -1;
+    if (chosen && chosen_len) {
+        if (ch.algo)
+            kcoll_algo_spec(ch.algo, &ch.prm, chosen, chosen_len);
+        else
+            snprintf(chosen, chosen_len, "host");
+    }
+    return 0;
+}
+
+KCOLL_PUBLIC int kcoll_algorithms(const char *coll, int nranks, char *out, size_t outlen)
+{
+    const kcoll_coll_t c = kcoll_coll_by_name(coll);
+    if (c == KCOLL_NCOLL || nranks < 1)
+        return -1;
+    int n = 0;
+    size_t len = 0;
+    if (outlen)
+        out[0] = '\0';
+    for (int i = 0; i < kcoll_nalgos; i++) {
+        const kcoll_algo_t *a = &kcoll_algos[i];
+        kcoll_aparam_t prm;
+        char why[160];
+        if (a->family != kcoll_coll_family(c) || !strcmp(a->name, "hier"))
+            continue; /* hier needs levels inside the node */
+        kcoll_algo_defaults(a, &prm);
+        if (a->check && a->check(nranks, &prm, why, sizeof why))
+            continue;
+        if (len < outlen)
+            len += (size_t)snprintf(out + len, outlen - len, "%s%s", n ? "," : "", a->name);
+        n++;
+    }
+    return n;
 }
