@@ -109,13 +109,18 @@ static int kcoll_sweep_values(const kcoll_pdesc_t *d, int p, int *v)
 }
 
 /* kcoll_price, but far beyond the caches, where the time grows linearly,
- * at most 64 MiB priced and the time scaled (schedules of gigabytes would
- * take long to walk). */
+ * at most 64 MiB per rank priced and the time scaled: schedules of
+ * gigabytes take long to walk (a 128-rank Reduce_scatter of 16 MiB blocks
+ * moves 2 GiB per rank and took minutes). A rank of a blocked collective
+ * moves p blocks. */
 static int kcoll_price_capped(const kcoll_machine_t *m, const kcoll_algo_t *a,
                               const kcoll_aparam_t *prm, const kcoll_pcall_t *c,
                               kcoll_price_t *pr)
 {
-    const size_t cap = (size_t)64 << 20;
+    const kcoll_coll_t f = kcoll_coll_family(c->coll);
+    const int blocked = f != KCOLL_COLL_BCAST && f != KCOLL_COLL_REDUCE &&
+                        f != KCOLL_COLL_ALLREDUCE && f != KCOLL_COLL_BARRIER;
+    const size_t cap = ((size_t)64 << 20) / (size_t)(blocked && c->p > 1 ? c->p : 1);
     kcoll_pcall_t pc = *c;
     double scale = 1;
     if (pc.bytes > cap) {

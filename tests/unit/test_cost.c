@@ -180,5 +180,25 @@ int main(void)
     const char *large = winner("broadwell", KCOLL_COLL_BCAST, 28, 4 << 20);
     CHECK(strcmp(large, "direct_read") && strcmp(large, small),
           "Broadwell 28 Bcast: %s at 1 KiB, %s at 4 MiB", small, large);
+
+    /* A rank moves at most 64 MiB in a priced schedule; beyond that the
+     * time is scaled: a 128-rank Reduce_scatter of 16 MiB blocks (2 GiB
+     * per rank) costs 32 times one of 512 KiB blocks, and a Bcast of
+     * 256 MiB 4 times one of 64 MiB. */
+    kcoll_choice_t ch;
+    double t1, t2;
+    kcoll_pcall_t big = {.coll = KCOLL_COLL_REDUCE_SCATTER, .p = 128, .bytes = (size_t)16 << 20};
+    kcoll_pcall_t cap = big;
+    cap.bytes = (size_t)512 << 10;
+    CHECK(!kcoll_model_predict(&big, "partitioned:chunk=64", 0, &ch, &t1) &&
+              !kcoll_model_predict(&cap, "partitioned:chunk=64", 0, &ch, &t2) &&
+              near(t1, 32 * t2),
+          "Reduce_scatter, 128 ranks, 16 MiB blocks: %.3f us, 32 x %.3f us", t1 * 1e6, t2 * 1e6);
+    big = (kcoll_pcall_t){.coll = KCOLL_COLL_BCAST, .p = 8, .bytes = (size_t)256 << 20};
+    cap = big;
+    cap.bytes = (size_t)64 << 20;
+    CHECK(!kcoll_model_predict(&big, "knomial:k=2", 0, &ch, &t1) &&
+              !kcoll_model_predict(&cap, "knomial:k=2", 0, &ch, &t2) && near(t1, 4 * t2),
+          "Bcast, 8 ranks, 256 MiB: %.3f us, 4 x %.3f us", t1 * 1e6, t2 * 1e6);
     return check_report("test_cost");
 }
