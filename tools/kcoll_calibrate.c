@@ -974,6 +974,25 @@ static void cal_reductions(cal_t *c, kcoll_machine_t *m)
 /* ---------------------------------------------------------------------- */
 /* 5. Flag latency and executor step                                       */
 
+/* Shared memory `name` of len bytes, mapped: created (exclusively, and
+ * remembered in cal_shm_name for the clean-up) or opened. NULL with *err
+ * = errno on failure. */
+static void *cal_shm_map(const char *name, int create, size_t len, int *err)
+{
+    void *p = NULL;
+    int fd = shm_open(name, create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+    if (fd >= 0 && create)
+        snprintf(cal_shm_name, sizeof cal_shm_name, "%s", name);
+    if (fd < 0 || (create && ftruncate(fd, (off_t)len) != 0) ||
+        (p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        *err = errno;
+        p = NULL;
+    }
+    if (fd >= 0)
+        close(fd);
+    return p;
+}
+
 typedef struct {
     _Alignas(KCOLL_CACHELINE) _Atomic uint64_t ping; /* written by rank 0 */
     _Alignas(KCOLL_CACHELINE) _Atomic uint64_t pong; /* written by rank 1 */
@@ -990,17 +1009,8 @@ static double cal_flag(cal_t *c)
     cal_pingpong_t *pp = NULL;
     snprintf(name, sizeof name, "/kcoll-cal-%d", (int)c->pids[0]);
     if (c->rank == 0) {
-        int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd >= 0)
-            snprintf(cal_shm_name, sizeof cal_shm_name, "%s", name);
-        if (fd < 0 || ftruncate(fd, (off_t)len) != 0 ||
-            (pp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-            ok = 0;
-            err = errno;
-            pp = NULL;
-        }
-        if (fd >= 0)
-            close(fd);
+        pp = cal_shm_map(name, 1, len, &err);
+        ok = pp != NULL;
     }
     PMPI_Bcast(&ok, 1, MPI_INT, 0, c->world);
     if (!ok) {
@@ -1014,15 +1024,8 @@ static double cal_flag(cal_t *c)
         return 0;
     }
     if (c->rank == 1) {
-        int fd = shm_open(name, O_RDWR, 0600);
-        if (fd < 0 ||
-            (pp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-            ok = 0;
-            err = errno;
-            pp = NULL;
-        }
-        if (fd >= 0)
-            close(fd);
+        pp = cal_shm_map(name, 0, len, &err);
+        ok = pp != NULL;
     }
     PMPI_Bcast(&ok, 1, MPI_INT, 1, c->world);
     PMPI_Bcast(&err, 1, MPI_INT, 1, c->world);
