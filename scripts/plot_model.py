@@ -49,6 +49,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullLocator  # noqa: E402
+from plot_bench import size_label  # noqa: E402  (the benchmark plots' axis labels)
 
 MACHINES = ("knl", "broadwell", "power8")
 PROCS = (64, 128, 256)
@@ -188,14 +189,6 @@ def compute(args, rows, points):
     print(f"priced {len(todo) - len(failures)} points in {time.time() - started:.0f} s", file=sys.stderr)
     if failures:
         print(f"{len(failures)} points failed; run again to retry them", file=sys.stderr)
-
-
-def size_label(value, _pos=None):
-    value = int(round(value))
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if value >= 1 << shift and value % (1 << shift) == 0:
-            return f"{value >> shift}{unit}"
-    return str(value)
 
 
 def split_name(name):
