@@ -12,6 +12,8 @@
  * Durations (m: the machine, model/machine.h):
  *   READ / WRITE of n bytes, paper 003 section III:
  *       alpha + n beta' + l gamma(c) ceil(n / s) + step
+ *     (beta of a READ; a WRITE has its own, beta_write, which
+ *     kcoll-calibrate measures with two ranks exchanging at once)
  *     alpha is paid once per batch of consecutive copies to one peer (the
  *     executor moves up to 64 of them in one system call); c is the
  *     average number of CMA copies locking the same process's pages while
@@ -418,9 +420,13 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     int batched = pv && pv->kind == st->kind && pv->peer == st->peer &&
                                   batch[r] < KCOLL_PRICE_BATCH;
                     batch[r] = batched ? batch[r] + 1 : 1;
-                    double beta = m->beta;
-                    if (m->package_bw > 0 && P->share[g] / m->package_bw > beta)
-                        beta = P->share[g] / m->package_bw;
+                    /* a write moves its bytes for beta_write / beta of a
+                     * read's time, with the package's memory shared too
+                     * (kcoll-calibrate measures it with two ranks copying) */
+                    const double wr = st->kind == KCOLL_STEP_WRITE ? m->beta_write / m->beta : 1;
+                    double beta = m->beta * wr;
+                    if (m->package_bw > 0 && P->share[g] / m->package_bw * wr > beta)
+                        beta = P->share[g] / m->package_bw * wr;
                     double pages = ceil((double)st->len / m->page);
                     double a = batched ? 0 : m->alpha;
                     /* a copy of few pages cannot meet more contention than it

@@ -61,7 +61,8 @@ typedef struct {
     char source[160];        /* where the values came from (free text) */
     /* CMA, paper 003 Table III */
     double alpha;            /* s per call */
-    double beta;             /* s per byte */
+    double beta;             /* s per byte read (process_vm_readv) */
+    double beta_write;       /* s per byte written (process_vm_writev) */
     double l;                /* s per page locked and pinned */
     double page;             /* bytes (s) */
     int pkg_cores;           /* cores per package, for predictions of whole

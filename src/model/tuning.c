@@ -601,6 +601,7 @@ static int tj_cma(tj_t *j, int i, const char *path)
 {
     static const tj_field_t f[] = {
         TJ_F("alpha_us", TJ_US, TJ_GT0, alpha),       TJ_F("beta_GBps", TJ_GBPS, TJ_GT0, beta),
+        TJ_F("write_GBps", TJ_GBPS, TJ_GT0, beta_write),
         TJ_F("l_us", TJ_US, TJ_GE0, l),               TJ_F("page_bytes", TJ_PLAIN, TJ_GT0, page),
         TJ_F("package_cores", TJ_INT, TJ_GE0, pkg_cores),
     };
@@ -1063,6 +1064,7 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     fputs(",\n  \"cma\": {\n", f);
     tw_field(&w, 4, "alpha_us", m->alpha / US, 0);
     tw_field(&w, 4, "beta_GBps", 1.0 / (m->beta * GB), 0);
+    tw_field(&w, 4, "write_GBps", 1.0 / (m->beta_write * GB), 0);
     tw_field(&w, 4, "l_us", m->l / US, 0);
     tw_field(&w, 4, "page_bytes", m->page, 0);
     tw_field(&w, 4, "package_cores", m->pkg_cores, 1);

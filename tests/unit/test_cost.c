@@ -22,6 +22,7 @@ static kcoll_machine_t hand(void)
     memset(&m, 0, sizeof m);
     m.alpha = 1e-6;
     m.beta = 1e-9;
+    m.beta_write = 1e-9;
     m.l = 0.1e-6;
     m.page = 4096;
     m.gamma_intra.poly[1] = 1;
@@ -112,6 +113,13 @@ int main(void)
      * sequential: 4 copies, alpha each (different peers) */
     t = price(&m, KCOLL_COLL_BCAST, "direct_write", 5, n, NULL);
     CHECK(near(t, 4 * (1 + 40.96 + 1.0) * 1e-6), "direct write, 4 peers: %.6f us", t * 1e6);
+    /* writes are priced at their own rate, reads are not affected */
+    kcoll_machine_t mw = m;
+    mw.beta_write = 0.5e-9;
+    t = price(&mw, KCOLL_COLL_BCAST, "direct_write", 5, n, NULL);
+    CHECK(near(t, 4 * (1 + 20.48 + 1.0) * 1e-6), "direct write at beta_write: %.6f us", t * 1e6);
+    t = price(&mw, KCOLL_COLL_BCAST, "direct_read", 2, n, NULL);
+    CHECK(near(t, (1 + 40.96 + 1.0) * 1e-6), "a read keeps beta: %.6f us", t * 1e6);
 
     /* a throttled chain: 8 readers, k at a time, each round at gamma(k) */
     for (int k = 1; k <= 8; k *= 2) {

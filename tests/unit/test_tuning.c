@@ -26,7 +26,7 @@ static const char *machine_diff(const kcoll_machine_t *a, const kcoll_machine_t 
         return #f;
     if (strcmp(a->source, b->source))
         return "source";
-    D(alpha) D(beta) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw)
+    D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw)
     D(flag) D(step) D(host_alpha) D(host_beta)
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         D(reduce_beta[i])
@@ -124,7 +124,7 @@ static const char full[] =
     "{\n"                                                                        /* 1 */
     "  \"kcoll_tuning\": 1,\n"                                                   /* 2 */
     "  \"source\": \"bench \\\"node7\\\" \\u00e9\\ttab\",\n"                     /* 3 */
-    "  \"cma\": {\"alpha_us\": 1.25, \"beta_GBps\": 4, \"l_us\": 0.2,\n"         /* 4 */
+    "  \"cma\": {\"alpha_us\": 1.25, \"beta_GBps\": 4, \"write_GBps\": 4.5, \"l_us\": 0.2,\n" /* 4 */
     "          \"page_bytes\": 65536, \"package_cores\": 10},\n"                 /* 5 */
     "  \"gamma\": {\n"                                                           /* 6 */
     "    \"intra\": {\"poly\": [0.5, 1.5, 0.25], \"measured\": [1, 1.4, 2.5]},\n" /* 7 */
@@ -147,7 +147,8 @@ static void check_full(const kcoll_tuning_t *t)
 {
     const kcoll_machine_t *m = &t->m;
     CHECK(!strcmp(m->source, "bench \"node7\" \xc3\xa9\ttab"), "source unescaped: %s", m->source);
-    CHECK(close_to(m->alpha, 1.25e-6) && close_to(m->beta, 1 / 4e9) && close_to(m->l, 0.2e-6) &&
+    CHECK(close_to(m->alpha, 1.25e-6) && close_to(m->beta, 1 / 4e9) &&
+              close_to(m->beta_write, 1 / 4.5e9) && close_to(m->l, 0.2e-6) &&
               m->page == 65536 && m->pkg_cores == 10,
           "cma");
     CHECK(m->gamma_intra.poly[0] == 0.5 && m->gamma_intra.poly[1] == 1.5 &&
@@ -215,7 +216,7 @@ int main(void)
           "written in the documented form:\n%s", text);
     /* every field name of the format is written */
     static const char *const names[] = {
-        "\"cma\"", "\"beta_GBps\"", "\"l_us\"", "\"package_cores\"", "\"gamma\"", "\"intra\"",
+        "\"cma\"", "\"beta_GBps\"", "\"write_GBps\"", "\"l_us\"", "\"package_cores\"", "\"gamma\"", "\"intra\"",
         "\"inter\"", "\"poly\"", "\"measured\"", "\"memory\"", "\"copy_alpha_us\"",
         "\"copy_GBps\"", "\"package_GBps\"", "\"reduce_GBps\"", "\"int\"", "\"float\"",
         "\"double\"", "\"user\"", "\"sync\"", "\"flag_us\"", "\"step_us\"", "\"host\"",
