@@ -87,8 +87,9 @@
  *    Barrier one point at 0 bytes). As kcoll-bench does it: buffers taken
  *    in turn from a region of at least twice the last-level cache (off
  *    cache), a barrier before each call, the time of a call the maximum
- *    over ranks, the median over repetitions. The v-variants get their
- *    family's points under their own names. host_alpha and host_beta are
+ *    over ranks, the median over repetitions. The v-variants (and
+ *    Reduce_scatter) are timed themselves, with uniform counts: an MPI
+ *    may run them quite differently from the fixed-count forms. host_alpha and host_beta are
  *    the fit t / ceil(log2 q) = a + b n over the Bcast points at the
  *    smallest q (the binomial tree the model's fallback formula assumes;
  *    at q = 2 the plain t), weighted by 1 / t^2: a fit of relative errors,
@@ -133,7 +134,7 @@
 #include "topo/topo.h"
 #include "xfer/cma.h"
 
-#define CAL_NPHASES 8
+#define CAL_NPHASES 9
 #define CAL_DEFAULT_LLC ((size_t)32 << 20) /* when hwloc knows no cache */
 #define CAL_LOCK_PAGES 256                 /* pages a contention reader locks per call */
 #define CAL_LOCK_BATCH 4                   /* calls in a row per contention round */
@@ -1238,22 +1239,32 @@ enum {
     H_REDUCE,
     H_ALLREDUCE,
     H_RSB,
+    H_SCATTERV, /* the v-variants with uniform counts: not every MPI runs */
+    H_GATHERV,  /* them like their fixed-count forms (MPICH's Allgatherv */
+    H_ALLGATHERV, /* is ~1.4x slower than its Allgather at 2 ranks) */
+    H_ALLTOALLV,
+    H_RS,
     H_N
 };
 
 static const struct {
     const char *name;
-    int coll, vcoll; /* kcoll_coll_t, and the v-variant sharing the points (-1: none) */
+    int coll; /* kcoll_coll_t */
 } cal_hcolls[H_N] = {
-    {"MPI_Bcast", KCOLL_COLL_BCAST, -1},
-    {"MPI_Scatter", KCOLL_COLL_SCATTER, KCOLL_COLL_SCATTERV},
-    {"MPI_Gather", KCOLL_COLL_GATHER, KCOLL_COLL_GATHERV},
-    {"MPI_Allgather", KCOLL_COLL_ALLGATHER, KCOLL_COLL_ALLGATHERV},
-    {"MPI_Alltoall", KCOLL_COLL_ALLTOALL, KCOLL_COLL_ALLTOALLV},
-    {"MPI_Barrier", KCOLL_COLL_BARRIER, -1},
-    {"MPI_Reduce", KCOLL_COLL_REDUCE, -1},
-    {"MPI_Allreduce", KCOLL_COLL_ALLREDUCE, -1},
-    {"MPI_Reduce_scatter_block", KCOLL_COLL_REDUCE_SCATTER_BLOCK, KCOLL_COLL_REDUCE_SCATTER},
+    {"MPI_Bcast", KCOLL_COLL_BCAST},
+    {"MPI_Scatter", KCOLL_COLL_SCATTER},
+    {"MPI_Gather", KCOLL_COLL_GATHER},
+    {"MPI_Allgather", KCOLL_COLL_ALLGATHER},
+    {"MPI_Alltoall", KCOLL_COLL_ALLTOALL},
+    {"MPI_Barrier", KCOLL_COLL_BARRIER},
+    {"MPI_Reduce", KCOLL_COLL_REDUCE},
+    {"MPI_Allreduce", KCOLL_COLL_ALLREDUCE},
+    {"MPI_Reduce_scatter_block", KCOLL_COLL_REDUCE_SCATTER_BLOCK},
+    {"MPI_Scatterv", KCOLL_COLL_SCATTERV},
+    {"MPI_Gatherv", KCOLL_COLL_GATHERV},
+    {"MPI_Allgatherv", KCOLL_COLL_ALLGATHERV},
+    {"MPI_Alltoallv", KCOLL_COLL_ALLTOALLV},
+    {"MPI_Reduce_scatter", KCOLL_COLL_REDUCE_SCATTER},
 };
 
 /* Send and receive bytes one rank needs for a call of n bytes at q
@@ -1268,8 +1279,13 @@ static size_t cal_host_need(int h, size_t n, int q)
     case H_GATHER:
     case H_ALLGATHER:
     case H_RSB:
+    case H_SCATTERV:
+    case H_GATHERV:
+    case H_ALLGATHERV:
+    case H_RS:
         return qn + n;
     case H_ALLTOALL:
+    case H_ALLTOALLV:
         return 2 * qn;
     case H_BARRIER:
         return 0;
@@ -1278,10 +1294,54 @@ static size_t cal_host_need(int h, size_t n, int q)
     }
 }
 
+/* Uniform counts and displacements for the v-variants: q blocks of cnt
+ * elements, back to back (the arrays grow to the largest q). */
+static void cal_uniform(int q, int cnt, int **counts, int **displs)
+{
+    static int *c, *d, cap;
+    if (q > cap) {
+        int *nc = realloc(c, (size_t)q * sizeof *nc);
+        if (nc)
+            c = nc;
+        int *nd = nc ? realloc(d, (size_t)q * sizeof *nd) : NULL;
+        if (!nc || !nd) {
+            fprintf(stderr, "kcoll-calibrate: out of memory\n");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        d = nd;
+        cap = q;
+    }
+    for (int i = 0; i < q; i++) {
+        c[i] = cnt;
+        d[i] = i * cnt;
+    }
+    *counts = c;
+    *displs = d;
+}
+
 static void cal_host_call(int h, char *buf, size_t n, int q, MPI_Comm comm)
 {
     const int cnt = (int)n, dcnt = (int)(n / sizeof(double));
     char *big = buf, *small = buf + (size_t)q * n; /* the blocked side, the single block */
+    int *cs, *ds;
+    cal_uniform(q, h == H_RS ? dcnt : cnt, &cs, &ds);
+    switch (h) {
+    case H_SCATTERV:
+        PMPI_Scatterv(big, cs, ds, MPI_BYTE, small, cnt, MPI_BYTE, 0, comm);
+        return;
+    case H_GATHERV:
+        PMPI_Gatherv(small, cnt, MPI_BYTE, big, cs, ds, MPI_BYTE, 0, comm);
+        return;
+    case H_ALLGATHERV:
+        PMPI_Allgatherv(small, cnt, MPI_BYTE, big, cs, ds, MPI_BYTE, comm);
+        return;
+    case H_ALLTOALLV:
+        PMPI_Alltoallv(buf, cs, ds, MPI_BYTE, buf + (size_t)q * n, cs, ds, MPI_BYTE, comm);
+        return;
+    case H_RS:
+        PMPI_Reduce_scatter(big, small, cs, MPI_DOUBLE, MPI_SUM, comm);
+        return;
+    }
     switch (h) {
     case H_BCAST:
         PMPI_Bcast(buf, cnt, MPI_BYTE, 0, comm);
@@ -1402,7 +1462,6 @@ static void cal_host(cal_t *c, int q, kcoll_machine_t *m)
                 if (c->rank == 0) {
                     double t = cal_median(tmax, reps);
                     cal_host_add(m, cal_hcolls[h].coll, q, (double)n, t);
-                    cal_host_add(m, cal_hcolls[h].vcoll, q, (double)n, t);
                     if (o > 0 && (size_t)o < sizeof line)
                         o += snprintf(line + o, sizeof line - (size_t)o, " %.1f", t * 1e6);
                 }

@@ -25,7 +25,7 @@ if ! "$@" 2 "$cal" --quick -o "$dir/cal.json" 2>"$dir/cal.err"; then
   exit 1
 fi
 tail -3 "$dir/cal.err"
-grep -q '\[8/8\] writing' "$dir/cal.err" || say "no progress lines on stderr"
+grep -q '\[9/9\] writing' "$dir/cal.err" || say "no progress lines on stderr"
 [ "$(ls /dev/shm | grep -c '^kcoll-cal-' || true)" -eq "$shm_before" ] || say "left files in /dev/shm"
 grep -q '"alpha_us": [0-9]' "$dir/cal.json" || say "no cma.alpha_us in the file"
 sed -i 's|"rules": \[\]|"rules": [\
