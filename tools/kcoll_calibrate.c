@@ -89,9 +89,9 @@
  *    cache), a barrier before each call, the time of a call the maximum
  *    over ranks, the median over repetitions. The v-variants (and
  *    Reduce_scatter) are timed themselves, with uniform counts: an MPI
- *    may run them quite differently from the fixed-count forms. host_alpha and host_beta are
- *    the fit t / ceil(log2 q) = a + b n over the Bcast points at the
- *    smallest q (the binomial tree the model's fallback formula assumes;
+ *    may run them quite differently from the fixed-count forms.
+ *    host_alpha and host_beta are the fit t / ceil(log2 q) = a + b n
+ *    over the Bcast points at the smallest q (the binomial tree the model's fallback formula assumes;
  *    at q = 2 the plain t), weighted by 1 / t^2: a fit of relative errors,
  *    since an unweighted one over four decades of sizes ignores the small
  *    ones that decide alpha.
@@ -1294,55 +1294,30 @@ static size_t cal_host_need(int h, size_t n, int q)
     }
 }
 
-/* Uniform counts and displacements for the v-variants: q blocks of cnt
- * elements, back to back (the arrays grow to the largest q). */
-static void cal_uniform(int q, int cnt, int **counts, int **displs)
-{
-    static int *c, *d, cap;
-    if (q > cap) {
-        int *nc = realloc(c, (size_t)q * sizeof *nc);
-        if (nc)
-            c = nc;
-        int *nd = nc ? realloc(d, (size_t)q * sizeof *nd) : NULL;
-        if (!nc || !nd) {
-            fprintf(stderr, "kcoll-calibrate: out of memory\n");
-            PMPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        d = nd;
-        cap = q;
-    }
-    for (int i = 0; i < q; i++) {
-        c[i] = cnt;
-        d[i] = i * cnt;
-    }
-    *counts = c;
-    *displs = d;
-}
-
-static void cal_host_call(int h, char *buf, size_t n, int q, MPI_Comm comm)
+/* One host call; cs and ds are q uniform counts and displacements of
+ * the v-variants' elements (bytes, doubles for Reduce_scatter), filled
+ * by cal_host before it times the size. */
+static void cal_host_call(int h, char *buf, size_t n, int q, const int *cs, const int *ds,
+                          MPI_Comm comm)
 {
     const int cnt = (int)n, dcnt = (int)(n / sizeof(double));
     char *big = buf, *small = buf + (size_t)q * n; /* the blocked side, the single block */
-    int *cs, *ds;
-    cal_uniform(q, h == H_RS ? dcnt : cnt, &cs, &ds);
     switch (h) {
     case H_SCATTERV:
         PMPI_Scatterv(big, cs, ds, MPI_BYTE, small, cnt, MPI_BYTE, 0, comm);
-        return;
+        break;
     case H_GATHERV:
         PMPI_Gatherv(small, cnt, MPI_BYTE, big, cs, ds, MPI_BYTE, 0, comm);
-        return;
+        break;
     case H_ALLGATHERV:
         PMPI_Allgatherv(small, cnt, MPI_BYTE, big, cs, ds, MPI_BYTE, comm);
-        return;
+        break;
     case H_ALLTOALLV:
         PMPI_Alltoallv(buf, cs, ds, MPI_BYTE, buf + (size_t)q * n, cs, ds, MPI_BYTE, comm);
-        return;
+        break;
     case H_RS:
         PMPI_Reduce_scatter(big, small, cs, MPI_DOUBLE, MPI_SUM, comm);
-        return;
-    }
-    switch (h) {
+        break;
     case H_BCAST:
         PMPI_Bcast(buf, cnt, MPI_BYTE, 0, comm);
         break;
@@ -1418,7 +1393,8 @@ static void cal_host(cal_t *c, int q, kcoll_machine_t *m)
         const cal_effort_t *e = c->e;
         double *ts = malloc((size_t)e->host_max * sizeof *ts);
         double *tmax = malloc((size_t)e->host_max * sizeof *ts);
-        if (!ts || !tmax)
+        int *cs = malloc(2 * (size_t)q * sizeof *cs), *ds = cs + q;
+        if (!ts || !tmax || !cs)
             cal_die(c, "out of memory");
 
         for (int h = 0; h < H_N; h++) {
@@ -1432,14 +1408,19 @@ static void cal_host(cal_t *c, int q, kcoll_machine_t *m)
                             cal_hcolls[h].name, n, b >> 20);
                     continue;
                 }
+                const int vc = (int)(h == H_RS ? n / sizeof(double) : n);
+                for (int i = 0; i < q; i++) { /* the v-variants' uniform blocks */
+                    cs[i] = vc;
+                    ds[i] = i * vc;
+                }
                 for (int w = 0; w < 2; w++) /* warm-up: connections, eager buffers */
-                    cal_host_call(h, cal_next_buf(region, len, &cursor, b), n, q, comm);
+                    cal_host_call(h, cal_next_buf(region, len, &cursor, b), n, q, cs, ds, comm);
                 /* rank 0 sizes the repetitions from three timed calls */
                 int reps = 0;
                 double est = cal_now();
                 for (int w = 0; w < 3; w++) {
                     PMPI_Barrier(comm);
-                    cal_host_call(h, cal_next_buf(region, len, &cursor, b), n, q, comm);
+                    cal_host_call(h, cal_next_buf(region, len, &cursor, b), n, q, cs, ds, comm);
                 }
                 est = (cal_now() - est) / 3;
                 if (c->rank == 0) {
@@ -1454,7 +1435,7 @@ static void cal_host(cal_t *c, int q, kcoll_machine_t *m)
                     /* the monotonic clock: MPI_Wtime's resolution is the
                      * implementation's choice */
                     double s = cal_now();
-                    cal_host_call(h, p, n, q, comm);
+                    cal_host_call(h, p, n, q, cs, ds, comm);
                     ts[i] = cal_now() - s;
                 }
                 /* a collective is done when its last rank is */
@@ -1471,6 +1452,7 @@ static void cal_host(cal_t *c, int q, kcoll_machine_t *m)
         munmap(region, len);
         free(ts);
         free(tmax);
+        free(cs);
         PMPI_Comm_free(&comm);
     }
     cal_sync(c);
