@@ -4,12 +4,12 @@
  *     mpirun -np <cores> kcoll-calibrate [-o machine.json] [--quick] [-p LIST]
  *
  * The file goes to stdout without -o; progress goes to stderr. Run it
- * without kcoll preloaded: it measures the raw mechanisms and the host
- * MPI's own collectives. It calls only PMPI_* functions, so a preloaded
- * kcoll is bypassed (and never even initialized), but nothing is gained by
- * loading it. All ranks must run on one node, one rank per core: with
- * more ranks than CPUs the timings measure the scheduler, so the tool then
- * measures the contention curve at c = 1 only and says so.
+ * with libkcoll preloaded: the raw mechanisms and the host MPI's own
+ * collectives are timed through PMPI_* (which kcoll does not intercept),
+ * kcoll's own calls through MPI_* (6. below; without kcoll loaded that
+ * phase keeps the defaults). All ranks must run on one node, one rank per
+ * core: with more ranks than CPUs the timings measure the scheduler, so
+ * the tool then measures the contention curve at c = 1 only and says so.
  *
  * What it measures, and how (docs/model.md, "Calibration", for users):
  *
@@ -77,7 +77,13 @@
  *    steps (EXPOSE, SIGNAL, a WAIT already satisfied) on a private
  *    one-rank control segment: what the executor spends per step besides
  *    moving data, which the other terms price.
- * 6. The host MPI: MPI_Bcast, Scatter, Gather, Allgather, Alltoall,
+ * 6. kcoll's fixed cost per call: kcoll's own calls between ranks 0 and
+ *    1 (a Barrier, and at 1 and 4 KiB the simplest algorithm of Bcast,
+ *    Scatter, Gather, Allgather, Alltoall, forced with kcoll_param_set),
+ *    timed as the host's are (7.), minus the model's price of their
+ *    schedules on the machine measured so far: call is the Barrier's
+ *    difference, call_data the median of the others' minus call.
+ * 7. The host MPI: MPI_Bcast, Scatter, Gather, Allgather, Alltoall,
  *    Barrier, Reduce, Allreduce and Reduce_scatter_block (double sum),
  *    called as PMPI_*, at the process counts of -p (default: the running
  *    one; a count q below it uses ranks 0..q-1), sizes 1 KiB .. 4 MiB by
@@ -125,6 +131,7 @@
 
 #include "base/status.h"
 #include "coll/coll.h"
+#include "model/cost.h"
 #include "model/machine.h"
 #include "model/tuning.h"
 #include "op/op.h"
@@ -134,7 +141,7 @@
 #include "topo/topo.h"
 #include "xfer/cma.h"
 
-#define CAL_NPHASES 9
+#define CAL_NPHASES 10
 #define CAL_DEFAULT_LLC ((size_t)32 << 20) /* when hwloc knows no cache */
 #define CAL_LOCK_PAGES 256                 /* pages a contention reader locks per call */
 #define CAL_LOCK_BATCH 4                   /* calls in a row per contention round */
@@ -276,7 +283,7 @@ static _Noreturn void cal_quit(const cal_t *c, int status, const char *fmt, ...)
         cal_vsay(c, fmt, ap);
         va_end(ap);
     }
-    PMPI_Finalize();
+    MPI_Finalize(); /* a preloaded libkcoll cleans up */
     exit(status);
 }
 
@@ -1227,7 +1234,7 @@ static void cal_sync_terms(cal_t *c, kcoll_machine_t *m)
 }
 
 /* ---------------------------------------------------------------------- */
-/* 6. The host MPI                                                         */
+/* 7. The host MPI                                                         */
 
 enum {
     H_BCAST,
@@ -1294,59 +1301,62 @@ static size_t cal_host_need(int h, size_t n, int q)
     }
 }
 
-/* One host call; cs and ds are q uniform counts and displacements of
- * the v-variants' elements (bytes, doubles for Reduce_scatter), filled
- * by cal_host before it times the size. */
-static void cal_host_call(int h, char *buf, size_t n, int q, const int *cs, const int *ds,
-                          MPI_Comm comm)
+/* One call of h, through kcoll (MPI_*, k != 0: the preloaded libkcoll's)
+ * or the host MPI (PMPI_*); cs and ds are q uniform counts and
+ * displacements of the v-variants' elements (bytes, doubles for
+ * Reduce_scatter), filled by cal_time before it times the size. */
+#define CAL_F(f) (k ? MPI_##f : PMPI_##f)
+static void cal_call(int h, int k, char *buf, size_t n, int q, const int *cs, const int *ds,
+                     MPI_Comm comm)
 {
     const int cnt = (int)n, dcnt = (int)(n / sizeof(double));
     char *big = buf, *small = buf + (size_t)q * n; /* the blocked side, the single block */
     switch (h) {
     case H_SCATTERV:
-        PMPI_Scatterv(big, cs, ds, MPI_BYTE, small, cnt, MPI_BYTE, 0, comm);
+        CAL_F(Scatterv)(big, cs, ds, MPI_BYTE, small, cnt, MPI_BYTE, 0, comm);
         break;
     case H_GATHERV:
-        PMPI_Gatherv(small, cnt, MPI_BYTE, big, cs, ds, MPI_BYTE, 0, comm);
+        CAL_F(Gatherv)(small, cnt, MPI_BYTE, big, cs, ds, MPI_BYTE, 0, comm);
         break;
     case H_ALLGATHERV:
-        PMPI_Allgatherv(small, cnt, MPI_BYTE, big, cs, ds, MPI_BYTE, comm);
+        CAL_F(Allgatherv)(small, cnt, MPI_BYTE, big, cs, ds, MPI_BYTE, comm);
         break;
     case H_ALLTOALLV:
-        PMPI_Alltoallv(buf, cs, ds, MPI_BYTE, buf + (size_t)q * n, cs, ds, MPI_BYTE, comm);
+        CAL_F(Alltoallv)(buf, cs, ds, MPI_BYTE, buf + (size_t)q * n, cs, ds, MPI_BYTE, comm);
         break;
     case H_RS:
-        PMPI_Reduce_scatter(big, small, cs, MPI_DOUBLE, MPI_SUM, comm);
+        CAL_F(Reduce_scatter)(big, small, cs, MPI_DOUBLE, MPI_SUM, comm);
         break;
     case H_BCAST:
-        PMPI_Bcast(buf, cnt, MPI_BYTE, 0, comm);
+        CAL_F(Bcast)(buf, cnt, MPI_BYTE, 0, comm);
         break;
     case H_SCATTER:
-        PMPI_Scatter(big, cnt, MPI_BYTE, small, cnt, MPI_BYTE, 0, comm);
+        CAL_F(Scatter)(big, cnt, MPI_BYTE, small, cnt, MPI_BYTE, 0, comm);
         break;
     case H_GATHER:
-        PMPI_Gather(small, cnt, MPI_BYTE, big, cnt, MPI_BYTE, 0, comm);
+        CAL_F(Gather)(small, cnt, MPI_BYTE, big, cnt, MPI_BYTE, 0, comm);
         break;
     case H_ALLGATHER:
-        PMPI_Allgather(small, cnt, MPI_BYTE, big, cnt, MPI_BYTE, comm);
+        CAL_F(Allgather)(small, cnt, MPI_BYTE, big, cnt, MPI_BYTE, comm);
         break;
     case H_ALLTOALL:
-        PMPI_Alltoall(buf, cnt, MPI_BYTE, buf + (size_t)q * n, cnt, MPI_BYTE, comm);
+        CAL_F(Alltoall)(buf, cnt, MPI_BYTE, buf + (size_t)q * n, cnt, MPI_BYTE, comm);
         break;
     case H_BARRIER:
-        PMPI_Barrier(comm);
+        CAL_F(Barrier)(comm);
         break;
     case H_REDUCE:
-        PMPI_Reduce(buf, buf + n, dcnt, MPI_DOUBLE, MPI_SUM, 0, comm);
+        CAL_F(Reduce)(buf, buf + n, dcnt, MPI_DOUBLE, MPI_SUM, 0, comm);
         break;
     case H_ALLREDUCE:
-        PMPI_Allreduce(buf, buf + n, dcnt, MPI_DOUBLE, MPI_SUM, comm);
+        CAL_F(Allreduce)(buf, buf + n, dcnt, MPI_DOUBLE, MPI_SUM, comm);
         break;
     default:
-        PMPI_Reduce_scatter_block(big, small, dcnt, MPI_DOUBLE, MPI_SUM, comm);
+        CAL_F(Reduce_scatter_block)(big, small, dcnt, MPI_DOUBLE, MPI_SUM, comm);
         break;
     }
 }
+#undef CAL_F
 
 static void cal_host_add(kcoll_machine_t *m, int coll, int q, double bytes, double t)
 {
@@ -1355,93 +1365,127 @@ static void cal_host_add(kcoll_machine_t *m, int coll, int q, double bytes, doub
     m->host[coll][m->nhost[coll]++] = (kcoll_hostpt_t){q, bytes, t};
 }
 
-/* The next b bytes of the rotation region, from its start again when
- * they do not fit before its end. */
-static char *cal_next_buf(char *region, size_t len, size_t *cursor, size_t b)
+/* What timed collective calls take their data from, and their times. */
+typedef struct {
+    char *region; /* the rotation: buffers taken in turn, off-cache */
+    size_t len, cursor;
+    double *ts, *tmax;
+    int *cs, *ds; /* the v-variants' uniform counts and displacements */
+} cal_calls_t;
+
+/* The rotation region: twice the LLC, or two of the largest host call,
+ * within a memory budget per rank. A call larger than half the region
+ * reuses offset 0, still off-cache when it exceeds the LLC. */
+static void cal_calls_open(const cal_t *c, int q, cal_calls_t *k)
 {
-    if (*cursor + b > len)
-        *cursor = 0;
-    *cursor += b;
-    return region + *cursor - b;
+    size_t need = 0;
+    for (int h = 0; h < H_N; h++)
+        for (int si = 0; si < CAL_NSIZES; si++) {
+            size_t b = cal_host_need(h, cal_host_sizes[si], q);
+            need = b > need ? b : need;
+        }
+    long pages = sysconf(_SC_PHYS_PAGES);
+    size_t phys = pages > 0 ? (size_t)pages * c->page : (size_t)8 << 30;
+    size_t budget = phys / (4 * (size_t)c->size);
+    budget = budget > ((size_t)2 << 30) ? (size_t)2 << 30 : budget;
+    size_t len = 2 * need > 2 * c->llc ? 2 * need : 2 * c->llc;
+    len = len > budget ? (budget > 2 * c->llc ? budget : 2 * c->llc) : len;
+    k->len = cal_round_up(len, c->page);
+    k->region = cal_map(c, k->len, 0);
+    k->cursor = 0;
+    k->ts = malloc((size_t)c->e->host_max * sizeof *k->ts);
+    k->tmax = malloc((size_t)c->e->host_max * sizeof *k->tmax);
+    k->cs = malloc(2 * (size_t)q * sizeof *k->cs);
+    if (!k->ts || !k->tmax || !k->cs)
+        cal_die(c, "out of memory");
+    k->ds = k->cs + q;
 }
 
-/* Every collective and size at q processes (ranks 0..q-1). */
+static void cal_calls_close(cal_calls_t *k)
+{
+    munmap(k->region, k->len);
+    free(k->ts);
+    free(k->tmax);
+    free(k->cs);
+}
+
+/* The next b bytes of the rotation region, from its start again when
+ * they do not fit before its end. */
+static char *cal_next_buf(cal_calls_t *k, size_t b)
+{
+    if (k->cursor + b > k->len)
+        k->cursor = 0;
+    k->cursor += b;
+    return k->region + k->cursor - b;
+}
+
+/* The time of a call of h with n bytes on comm (q ranks), through kcoll
+ * (via_kcoll) or the host MPI, as kcoll-bench times it: the next buffer
+ * of the rotation each time, a barrier before each call, the maximum over
+ * the ranks, the median over repetitions (as many as take about
+ * host_target seconds). Rank 0 gets the time, the others 0; every rank
+ * gets -1 when the call needs more memory than the region holds. */
+static double cal_time(const cal_t *c, int h, size_t n, int q, int via_kcoll, cal_calls_t *k,
+                       MPI_Comm comm)
+{
+    const size_t b = cal_round_up(cal_host_need(h, n, q), 4096);
+    if (b > k->len)
+        return -1;
+    const int vc = (int)(h == H_RS ? n / sizeof(double) : n);
+    for (int i = 0; i < q; i++) { /* the v-variants' uniform blocks */
+        k->cs[i] = vc;
+        k->ds[i] = i * vc;
+    }
+    for (int w = 0; w < 2; w++) /* warm-up: connections, eager buffers */
+        cal_call(h, via_kcoll, cal_next_buf(k, b), n, q, k->cs, k->ds, comm);
+    /* rank 0 sizes the repetitions from three timed calls */
+    const cal_effort_t *e = c->e;
+    int reps = 0;
+    double est = cal_now();
+    for (int w = 0; w < 3; w++) {
+        PMPI_Barrier(comm);
+        cal_call(h, via_kcoll, cal_next_buf(k, b), n, q, k->cs, k->ds, comm);
+    }
+    est = (cal_now() - est) / 3;
+    if (c->rank == 0) {
+        double want = e->host_target / (est > 1e-7 ? est : 1e-7);
+        reps = want < e->host_min ? e->host_min : want > e->host_max ? e->host_max : (int)want;
+    }
+    PMPI_Bcast(&reps, 1, MPI_INT, 0, comm);
+    for (int i = 0; i < reps; i++) {
+        char *p = cal_next_buf(k, b);
+        PMPI_Barrier(comm);
+        /* the monotonic clock: MPI_Wtime's resolution is the
+         * implementation's choice */
+        double s = cal_now();
+        cal_call(h, via_kcoll, p, n, q, k->cs, k->ds, comm);
+        k->ts[i] = cal_now() - s;
+    }
+    /* a collective is done when its last rank is */
+    PMPI_Reduce(k->ts, k->tmax, reps, MPI_DOUBLE, MPI_MAX, 0, comm);
+    return c->rank == 0 ? cal_median(k->tmax, reps) : 0;
+}
+
 static void cal_host(cal_t *c, int q, kcoll_machine_t *m)
 {
     MPI_Comm comm;
     const int member = c->rank < q;
     PMPI_Comm_split(c->world, member ? 0 : MPI_UNDEFINED, c->rank, &comm);
     if (member) {
-        /* The rotation region: twice the LLC, or two of the largest call,
-         * within a memory budget per rank. A call larger than half the
-         * region reuses offset 0, still off-cache when it exceeds the LLC. */
-        size_t need = 0;
-        for (int h = 0; h < H_N; h++)
-            for (int si = 0; si < CAL_NSIZES; si++) {
-                size_t b = cal_host_need(h, cal_host_sizes[si], q);
-                need = b > need ? b : need;
-            }
-        long pages = sysconf(_SC_PHYS_PAGES);
-        size_t phys = pages > 0 ? (size_t)pages * c->page : (size_t)8 << 30;
-        size_t budget = phys / (4 * (size_t)c->size);
-        budget = budget > ((size_t)2 << 30) ? (size_t)2 << 30 : budget;
-        size_t len = 2 * need > 2 * c->llc ? 2 * need : 2 * c->llc;
-        len = len > budget ? (budget > 2 * c->llc ? budget : 2 * c->llc) : len;
-        len = cal_round_up(len, c->page);
-        char *region = cal_map(c, len, 0);
-        size_t cursor = 0;
-        const cal_effort_t *e = c->e;
-        double *ts = malloc((size_t)e->host_max * sizeof *ts);
-        double *tmax = malloc((size_t)e->host_max * sizeof *ts);
-        int *cs = malloc(2 * (size_t)q * sizeof *cs), *ds = cs + q;
-        if (!ts || !tmax || !cs)
-            cal_die(c, "out of memory");
-
+        cal_calls_t k;
+        cal_calls_open(c, q, &k);
         for (int h = 0; h < H_N; h++) {
             char line[512];
             int o = snprintf(line, sizeof line, "  p = %d %-25s", q, cal_hcolls[h].name);
             for (int si = 0; si < (h == H_BARRIER ? 1 : CAL_NSIZES); si++) {
                 const size_t n = h == H_BARRIER ? 0 : cal_host_sizes[si];
-                const size_t b = cal_round_up(cal_host_need(h, n, q), 4096);
-                if (b > len) {
+                const double t = cal_time(c, h, n, q, 0, &k, comm);
+                if (t < 0) {
                     cal_say(c, "  p = %d %s %zu bytes: needs %zu MiB per rank, skipped", q,
-                            cal_hcolls[h].name, n, b >> 20);
+                            cal_hcolls[h].name, n, cal_host_need(h, n, q) >> 20);
                     continue;
                 }
-                const int vc = (int)(h == H_RS ? n / sizeof(double) : n);
-                for (int i = 0; i < q; i++) { /* the v-variants' uniform blocks */
-                    cs[i] = vc;
-                    ds[i] = i * vc;
-                }
-                for (int w = 0; w < 2; w++) /* warm-up: connections, eager buffers */
-                    cal_host_call(h, cal_next_buf(region, len, &cursor, b), n, q, cs, ds, comm);
-                /* rank 0 sizes the repetitions from three timed calls */
-                int reps = 0;
-                double est = cal_now();
-                for (int w = 0; w < 3; w++) {
-                    PMPI_Barrier(comm);
-                    cal_host_call(h, cal_next_buf(region, len, &cursor, b), n, q, cs, ds, comm);
-                }
-                est = (cal_now() - est) / 3;
                 if (c->rank == 0) {
-                    double want = e->host_target / (est > 1e-7 ? est : 1e-7);
-                    reps = want < e->host_min ? e->host_min
-                                              : want > e->host_max ? e->host_max : (int)want;
-                }
-                PMPI_Bcast(&reps, 1, MPI_INT, 0, comm);
-                for (int i = 0; i < reps; i++) {
-                    char *p = cal_next_buf(region, len, &cursor, b);
-                    PMPI_Barrier(comm);
-                    /* the monotonic clock: MPI_Wtime's resolution is the
-                     * implementation's choice */
-                    double s = cal_now();
-                    cal_host_call(h, p, n, q, cs, ds, comm);
-                    ts[i] = cal_now() - s;
-                }
-                /* a collective is done when its last rank is */
-                PMPI_Reduce(ts, tmax, reps, MPI_DOUBLE, MPI_MAX, 0, comm);
-                if (c->rank == 0) {
-                    double t = cal_median(tmax, reps);
                     cal_host_add(m, cal_hcolls[h].coll, q, (double)n, t);
                     if (o > 0 && (size_t)o < sizeof line)
                         o += snprintf(line + o, sizeof line - (size_t)o, " %.1f", t * 1e6);
@@ -1449,13 +1493,145 @@ static void cal_host(cal_t *c, int q, kcoll_machine_t *m)
             }
             cal_say(c, "%s us", line);
         }
-        munmap(region, len);
-        free(ts);
-        free(tmax);
-        free(cs);
+        cal_calls_close(&k);
         PMPI_Comm_free(&comm);
     }
     cal_sync(c);
+}
+
+/* ---------------------------------------------------------------------- */
+/* 6. kcoll's own fixed cost per call (libkcoll preloaded)                */
+
+/* The calls timed: a Barrier, and calls that move data with the simplest
+ * algorithm of their collective (one copy per rank at 2 ranks). */
+static const struct {
+    int h;
+    const char *param, *algo;
+} cal_krefs[] = {
+    {H_BARRIER, "KCOLL_BARRIER_ALGO", "dissemination"},
+    {H_BCAST, "KCOLL_BCAST_ALGO", "direct_read"},
+    {H_SCATTER, "KCOLL_SCATTER_ALGO", "parallel_read"},
+    {H_GATHER, "KCOLL_GATHER_ALGO", "parallel_write"},
+    {H_ALLGATHER, "KCOLL_ALLGATHER_ALGO", "ring_neighbor"},
+    {H_ALLTOALL, "KCOLL_ALLTOALL_ALGO", "pairwise"},
+};
+#define CAL_NKREFS ((int)(sizeof cal_krefs / sizeof cal_krefs[0]))
+static const size_t cal_ksizes[] = {(size_t)1 << 10, (size_t)4 << 10};
+#define CAL_NKSIZES ((int)(sizeof cal_ksizes / sizeof cal_ksizes[0]))
+
+/* The model's price of reference call i at n bytes, 2 ranks, on machine
+ * m without the call terms; -1 when the algorithm is unknown. */
+static double cal_kcoll_price(const kcoll_machine_t *m, int i, size_t n)
+{
+    kcoll_machine_t mm = *m;
+    mm.call = mm.call_data = 0;
+    const kcoll_coll_t coll = (kcoll_coll_t)cal_hcolls[cal_krefs[i].h].coll;
+    const kcoll_algo_t *a;
+    kcoll_aparam_t prm;
+    char err[160];
+    if (kcoll_algo_parse(coll, cal_krefs[i].algo, &a, &prm, err, sizeof err) || !a)
+        return -1;
+    kcoll_pcall_t pc = {.coll = coll, .p = 2, .root = 0, .bytes = n};
+    kcoll_price_t pr;
+    return kcoll_price(&mm, a, &prm, &pc, &pr) ? -1 : pr.t;
+}
+
+/* call and call_data: the time of kcoll's own calls between ranks 0 and
+ * 1, timed as the host MPI's are (cal_time), minus the model's price of
+ * their schedules on the machine measured so far. call is the Barrier's
+ * difference; call_data what calls that move data (1 and 4 KiB) add to
+ * it, the median over them. The difference is what the steps do not
+ * show: the first touches of kcoll's state and of the buffers, out of
+ * cache after the barrier and the rotation. Needs libkcoll preloaded
+ * (its MPI_* functions are then kcoll's); otherwise the defaults stay. */
+static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
+{
+    int (*pset)(const char *, const char *);
+    const char *(*pget)(const char *);
+    int (*sget)(const char *, const char *, uint64_t *, uint64_t *);
+    *(void **)&pset = dlsym(RTLD_DEFAULT, "kcoll_param_set");
+    *(void **)&pget = dlsym(RTLD_DEFAULT, "kcoll_param_get");
+    *(void **)&sget = dlsym(RTLD_DEFAULT, "kcoll_stats_get");
+    if (!pset || !pget || !sget) {
+        cal_phase(c, "kcoll's fixed cost per call: libkcoll is not preloaded (LD_PRELOAD), "
+                     "call_us and call_data_us keep the defaults");
+        return;
+    }
+    cal_phase(c, "kcoll's fixed cost per call: its own calls at 2 ranks against the model's "
+                 "price of their schedules");
+    if (c->oversub)
+        cal_say(c, "  oversubscribed: these times are the scheduler's");
+    MPI_Comm comm;
+    const int member = c->rank < 2;
+    /* MPI_Comm_split, not PMPI_: kcoll gives the pair a team */
+    MPI_Comm_split(c->world, member ? 0 : MPI_UNDEFINED, c->rank, &comm);
+    double resid[CAL_NKREFS * CAL_NKSIZES], barrier = 0;
+    int nres = 0, have_barrier = 0;
+    if (member) {
+        cal_calls_t k;
+        cal_calls_open(c, 2, &k);
+        /* the user's settings, put back afterwards (KCOLL_STATS=1 prints
+         * its table at MPI_Finalize) */
+        char stats[32], minb[32];
+        snprintf(stats, sizeof stats, "%s", pget("KCOLL_STATS") ? pget("KCOLL_STATS") : "0");
+        snprintf(minb, sizeof minb, "%s", pget("KCOLL_MIN_BYTES") ? pget("KCOLL_MIN_BYTES") : "auto");
+        pset("KCOLL_STATS", "1");
+        pset("KCOLL_MIN_BYTES", "0"); /* a size from the environment would send 1 KiB to the host */
+        for (int i = 0; i < CAL_NKREFS; i++) {
+            const int h = cal_krefs[i].h;
+            const char *name = cal_hcolls[h].name;
+            char path[64];
+            snprintf(path, sizeof path, "kcoll:%s", cal_krefs[i].algo);
+            if (pset(cal_krefs[i].param, cal_krefs[i].algo) != 0) {
+                cal_say(c, "  %s: kcoll does not know %s=%s, skipped", name, cal_krefs[i].param,
+                        cal_krefs[i].algo);
+                continue;
+            }
+            for (int si = 0; si < (h == H_BARRIER ? 1 : CAL_NKSIZES); si++) {
+                const size_t n = h == H_BARRIER ? 0 : cal_ksizes[si];
+                uint64_t before = 0, after = 0, bytes;
+                sget(name, path, &before, &bytes);
+                const double t = cal_time(c, h, n, 2, 1, &k, comm);
+                if (c->rank != 0 || t < 0)
+                    continue;
+                const double price = cal_kcoll_price(m, i, n);
+                if (sget(name, path, &after, &bytes) != 0 || after == before || price < 0) {
+                    cal_say(c, "  %s %zu bytes: kcoll did not run it as %s (KCOLL_STATS), "
+                               "skipped", name, n, path);
+                    continue;
+                }
+                cal_say(c, "  %-14s %-15s %5zu bytes: %.2f us, the model %.2f us", name,
+                        cal_krefs[i].algo, n, t * 1e6, price * 1e6);
+                if (h == H_BARRIER) {
+                    barrier = t - price;
+                    have_barrier = 1;
+                }
+                else
+                    resid[nres++] = t - price;
+            }
+            pset(cal_krefs[i].param, "auto");
+        }
+        pset("KCOLL_STATS", stats);
+        pset("KCOLL_MIN_BYTES", minb);
+        cal_calls_close(&k);
+        MPI_Comm_free(&comm);
+    }
+    cal_sync(c);
+    if (c->rank != 0)
+        return;
+    if (!have_barrier && nres == 0) {
+        cal_say(c, "  warning: no call measured; call_us and call_data_us keep the defaults");
+        return;
+    }
+    /* a difference below 0 is the model's error, not a negative cost */
+    if (have_barrier)
+        m->call = barrier > 0 ? barrier : 0;
+    if (nres > 0) {
+        const double d = cal_median(resid, nres) - m->call;
+        m->call_data = d > 0 ? d : 0;
+    }
+    cal_say(c, "  call %.3f us per call, call_data %.3f us more per call that moves data",
+            m->call * 1e6, m->call_data * 1e6);
 }
 
 /* host_alpha, host_beta from the Bcast points at the smallest q. */
@@ -1599,7 +1775,9 @@ int main(int argc, char **argv)
 {
     cal_t c;
     memset(&c, 0, sizeof c);
-    PMPI_Init(&argc, &argv);
+    /* MPI_Init, not PMPI_: a preloaded libkcoll sets itself up (6. above
+     * times its calls); every measurement of the host calls PMPI_* */
+    MPI_Init(&argc, &argv);
     c.world = MPI_COMM_WORLD;
     PMPI_Comm_rank(c.world, &c.rank);
     PMPI_Comm_size(c.world, &c.size);
@@ -1655,12 +1833,6 @@ int main(int argc, char **argv)
     if (write_err)
         cal_quit(&c, 1, "error: cannot write %s: %s", out, strerror(write_err));
 
-    /* A preloaded kcoll exports kcoll_version; the tool's PMPI_* calls
-     * bypass it, but its MPI_Init hook never ran either: just say so. */
-    if (dlsym(RTLD_DEFAULT, "kcoll_version"))
-        cal_say(&c, "warning: libkcoll is loaded (LD_PRELOAD?): it is bypassed (PMPI_* only), "
-                    "but run kcoll-calibrate without it");
-
     cal_setup(&c);
     c.e = c.quick || c.oversub ? &cal_effort_quick : &cal_effort_default;
     cal_say(&c, "%d processes on %d CPUs, %d package%s, page %zu bytes, last-level cache %zu MiB%s",
@@ -1687,6 +1859,7 @@ int main(int argc, char **argv)
     cal_memory(&c, m);
     cal_reductions(&c, m);
     cal_sync_terms(&c, m);
+    cal_kcoll(&c, m);
 
     char qtext[64] = "";
     for (int i = 0, o = 0; i < nq && o < (int)sizeof qtext; i++)
@@ -1717,6 +1890,6 @@ int main(int argc, char **argv)
     free(tun);
     free(c.pkg_of);
     free(c.pids);
-    PMPI_Finalize();
+    MPI_Finalize();
     return rc;
 }

@@ -350,10 +350,10 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     if (nc && cand[0].ch.algo) {
         const kcoll_price_t *w = &cand[0].pr;
         printf("terms of the winner (rank %d ends last, us): alpha %.2f, bytes %.2f, "
-               "lock %.2f, copy %.2f, reduce %.2f, sync %.2f, wait %.2f; highest contention "
-               "%.1f; %d steps\n",
+               "lock %.2f, copy %.2f, reduce %.2f, sync %.2f, wait %.2f, call %.2f; highest "
+               "contention %.1f; %d steps\n",
                w->crit, w->alpha * 1e6, w->bytes * 1e6, w->lock * 1e6, w->copy * 1e6,
-               w->reduce * 1e6, w->sync * 1e6, w->wait * 1e6, w->cmax, w->steps);
+               w->reduce * 1e6, w->sync * 1e6, w->wait * 1e6, w->call * 1e6, w->cmax, w->steps);
     } else if (nc && !rule && !(forced && strcmp(forced, "auto"))) {
         printf("the host MPI is predicted fastest: kcoll hands this call to it\n");
     }

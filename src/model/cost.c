@@ -39,6 +39,13 @@
  *   WAIT: step once the awaited signal is visible.
  *   EXTERN: step to start; done once every participant has started, plus
  *     a flag round trip per round of a binary tree over them.
+ * The call itself adds a fixed cost to its time: call, and call_data more
+ * where it moves data (not a Barrier, not 0 bytes). Its steps do not show
+ * it: in a call that starts after a barrier, with its buffers and kcoll's
+ * state out of cache (as kcoll-bench times, and as the host MPI's measured
+ * points were taken), the first touches of each miss the cache.
+ * kcoll-calibrate measures it as the time of real calls minus the price of
+ * their schedules.
  *
  * Contention and sharing depend on which copies overlap, which depends on
  * the durations: the walk runs first without contention, then again with
@@ -594,6 +601,8 @@ int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_apa
         if (kcoll_contention(&P))
             goto out;
     }
+    out->call = m->call + (coll != KCOLL_COLL_BARRIER && c->bytes > 0 ? m->call_data : 0);
+    out->t += out->call;
     rc = 0;
 out:
     for (int r = 0; P.sch && r < p; r++)

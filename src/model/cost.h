@@ -50,6 +50,7 @@ typedef struct {
     double reduce;  /* REDUCE steps */
     double sync;    /* per-step overhead, flags, external operations */
     double wait;    /* idle: waiting for peers */
+    double call;    /* the call's fixed cost beyond its steps */
     double cmax;    /* the highest average contention any copy saw */
     int steps;      /* steps of all ranks */
 } kcoll_price_t;

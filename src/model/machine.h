@@ -77,6 +77,12 @@ typedef struct {
     /* synchronization */
     double flag;             /* s from a SIGNAL to the waiter seeing it */
     double step;             /* s the executor spends per step */
+    /* a kcoll call's fixed cost beyond its steps, as kcoll-bench sees it
+     * (a call after a barrier, its buffers and kcoll's own state out of
+     * cache): kcoll-calibrate's measured time minus the price of the
+     * same schedules */
+    double call;             /* s per call (a Barrier's residual) */
+    double call_data;        /* s more per call that moves data */
     /* the host MPI: a latency/bandwidth fallback, and measured points */
     double host_alpha;       /* s per message */
     double host_beta;        /* s per byte (two copies through shared memory) */

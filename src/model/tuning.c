@@ -691,8 +691,10 @@ static int tj_memory(tj_t *j, int i, const char *path)
 static int tj_sync(tj_t *j, int i, const char *path)
 {
     static const tj_field_t f[] = {TJ_F("flag_us", TJ_US, TJ_GE0, flag),
-                                   TJ_F("step_us", TJ_US, TJ_GE0, step)};
-    return tj_walk(j, i, path, f, 2);
+                                   TJ_F("step_us", TJ_US, TJ_GE0, step),
+                                   TJ_F("call_us", TJ_US, TJ_GE0, call),
+                                   TJ_F("call_data_us", TJ_US, TJ_GE0, call_data)};
+    return tj_walk(j, i, path, f, 4);
 }
 
 /* The collective a name denotes (all 14, v-variants too), or -1. */
@@ -1080,7 +1082,9 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
         tw_field(&w, 6, rclass[i], 1.0 / (m->reduce_beta[i] * GB), i == KCOLL_NRCLASS - 1);
     fputs("    }\n  },\n  \"sync\": {\n", f);
     tw_field(&w, 4, "flag_us", m->flag / US, 0);
-    tw_field(&w, 4, "step_us", m->step / US, 1);
+    tw_field(&w, 4, "step_us", m->step / US, 0);
+    tw_field(&w, 4, "call_us", m->call / US, 0);
+    tw_field(&w, 4, "call_data_us", m->call_data / US, 1);
     fputs("  },\n  \"host\": {\n", f);
     tw_field(&w, 4, "alpha_us", m->host_alpha / US, 0);
     tw_field(&w, 4, "beta_GBps", 1.0 / (m->host_beta * GB), 0);

@@ -2,8 +2,9 @@
 # usage: run_model_choice.sh KCOLL_INFO KCOLL_BENCH LIBKCOLL KCOLL_CALIBRATE LAUNCHER [FLAGS...] NP_FLAG
 # With a tuning file in force, kcoll runs what `kcoll-info --explain`
 # predicts. The file is this machine's, written by `kcoll-calibrate
-# --quick` (which this also tests: it must finish, leave nothing in
-# /dev/shm and write a file kcoll reads), plus two rules (one pins an
+# --quick` with libkcoll preloaded (which this also tests: it must finish,
+# time kcoll's own calls, leave nothing in /dev/shm and write a file kcoll
+# reads), plus two rules (one pins an
 # algorithm, one the host MPI). Then, per collective, kcoll-bench's 'auto'
 # column runs at 2 ranks under KCOLL_STATS=1 at sizes 4 KiB .. 1 MiB, and
 # the statistics table must hold exactly the paths --explain names for
@@ -19,13 +20,16 @@ say() { echo "FAIL: $*"; fail=1; }
 
 # 1. calibration
 shm_before=$(ls /dev/shm | grep -c '^kcoll-cal-' || true)
-if ! "$@" 2 "$cal" --quick -o "$dir/cal.json" 2>"$dir/cal.err"; then
+if ! "$@" 2 env LD_PRELOAD="$lib" "$cal" --quick -o "$dir/cal.json" 2>"$dir/cal.err"; then
   cat "$dir/cal.err"
   say "kcoll-calibrate failed"
   exit 1
 fi
 tail -3 "$dir/cal.err"
-grep -q '\[9/9\] writing' "$dir/cal.err" || say "no progress lines on stderr"
+grep -q '\[10/10\] writing' "$dir/cal.err" || say "no progress lines on stderr"
+grep -q 'call [0-9.]* us per call, call_data [0-9.]* us more' "$dir/cal.err" ||
+  { cat "$dir/cal.err"; say "kcoll's own calls were not timed"; }
+grep -q 'skipped' "$dir/cal.err" && { cat "$dir/cal.err"; say "kcoll did not run a forced call"; }
 [ "$(ls /dev/shm | grep -c '^kcoll-cal-' || true)" -eq "$shm_before" ] || say "left files in /dev/shm"
 grep -q '"alpha_us": [0-9]' "$dir/cal.json" || say "no cma.alpha_us in the file"
 sed -i 's|"rules": \[\]|"rules": [\

@@ -121,6 +121,22 @@ int main(void)
     t = price(&mw, KCOLL_COLL_BCAST, "direct_read", 2, n, NULL);
     CHECK(near(t, (1 + 40.96 + 1.0) * 1e-6), "a read keeps beta: %.6f us", t * 1e6);
 
+    /* the call's fixed cost: call on every call, call_data more on calls
+     * that move data, outside the steps (the same on top of any schedule) */
+    kcoll_machine_t mc = m;
+    mc.call = 0.25e-6;
+    mc.call_data = 0.5e-6;
+    t = price(&mc, KCOLL_COLL_BCAST, "direct_read", 2, n, &pr);
+    CHECK(near(t, (1 + 40.96 + 1.0 + 0.75) * 1e-6) && near(pr.call, 0.75e-6),
+          "a call that moves data: %.6f us, call term %.3f us", t * 1e6, pr.call * 1e6);
+    double t0 = price(&m, KCOLL_COLL_BARRIER, "dissemination", 4, 0, NULL);
+    t = price(&mc, KCOLL_COLL_BARRIER, "dissemination", 4, 0, &pr);
+    CHECK(near(t, t0 + 0.25e-6) && near(pr.call, 0.25e-6), "a Barrier: call only: %.6f us",
+          t * 1e6);
+    t0 = price(&m, KCOLL_COLL_ALLGATHER, "ring_neighbor", 4, 0, NULL);
+    t = price(&mc, KCOLL_COLL_ALLGATHER, "ring_neighbor", 4, 0, NULL);
+    CHECK(near(t, t0 + 0.25e-6), "0 bytes: call only: %.6f us", t * 1e6);
+
     /* a throttled chain: 8 readers, k at a time, each round at gamma(k) */
     for (int k = 1; k <= 8; k *= 2) {
         char spec[32];

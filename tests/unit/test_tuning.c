@@ -27,7 +27,7 @@ static const char *machine_diff(const kcoll_machine_t *a, const kcoll_machine_t 
     if (strcmp(a->source, b->source))
         return "source";
     D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw)
-    D(flag) D(step) D(host_alpha) D(host_beta)
+    D(flag) D(step) D(call) D(call_data) D(host_alpha) D(host_beta)
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         D(reduce_beta[i])
     const kcoll_gamma_t *ga[2] = {&a->gamma_intra, &a->gamma_inter};
@@ -132,7 +132,7 @@ static const char full[] =
     "  },\n"                                                                     /* 9 */
     "  \"memory\": {\"copy_alpha_us\": 0.07, \"copy_GBps\": 20, \"package_GBps\": 60,\n"
     "             \"reduce_GBps\": {\"int\": 10, \"float\": 6, \"double\": 5, \"user\": 0.5}},\n"
-    "  \"sync\": {\"flag_us\": 0.3, \"step_us\": 0},\n"
+    "  \"sync\": {\"flag_us\": 0.3, \"step_us\": 0, \"call_us\": 0.45, \"call_data_us\": 1.5},\n"
     "  \"host\": {\"alpha_us\": 2, \"beta_GBps\": 3.5,\n"
     "           \"times\": {\"MPI_Bcast\": [[2, 1024, 1.5], [8, 1048576, 250]],\n"
     "                     \"MPI_Reduce_scatter_block\": [[4, 0, 3]]}},\n"
@@ -167,7 +167,9 @@ static void check_full(const kcoll_tuning_t *t)
               close_to(m->reduce_beta[KCOLL_RCLASS_DOUBLE], 1 / 5e9) &&
               close_to(m->reduce_beta[KCOLL_RCLASS_USER], 1 / 0.5e9),
           "reduce rates");
-    CHECK(close_to(m->flag, 0.3e-6) && m->step == 0, "sync");
+    CHECK(close_to(m->flag, 0.3e-6) && m->step == 0 && close_to(m->call, 0.45e-6) &&
+              close_to(m->call_data, 1.5e-6),
+          "sync");
     CHECK(close_to(m->host_alpha, 2e-6) && close_to(m->host_beta, 1 / 3.5e9), "host terms");
     CHECK(m->nhost[KCOLL_COLL_BCAST] == 2 && m->host[KCOLL_COLL_BCAST][1].p == 8 &&
               m->host[KCOLL_COLL_BCAST][1].bytes == 1048576 &&
@@ -219,7 +221,7 @@ int main(void)
         "\"cma\"", "\"beta_GBps\"", "\"write_GBps\"", "\"l_us\"", "\"package_cores\"", "\"gamma\"", "\"intra\"",
         "\"inter\"", "\"poly\"", "\"measured\"", "\"memory\"", "\"copy_alpha_us\"",
         "\"copy_GBps\"", "\"package_GBps\"", "\"reduce_GBps\"", "\"int\"", "\"float\"",
-        "\"double\"", "\"user\"", "\"sync\"", "\"flag_us\"", "\"step_us\"", "\"host\"",
+        "\"double\"", "\"user\"", "\"sync\"", "\"flag_us\"", "\"step_us\"", "\"call_us\"", "\"call_data_us\"", "\"host\"",
         "\"times\"", "\"MPI_Bcast\"", "\"MPI_Alltoallv\"", "\"rules\""};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(text, names[i]), "the defaults' file has %s", names[i]);
