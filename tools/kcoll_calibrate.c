@@ -102,6 +102,13 @@
  *    since an unweighted one over four decades of sizes ignores the small
  *    ones that decide alpha.
  *
+ * 8. Did the machine's speed hold? The CMA probes of 1. again: where the
+ *    rate at the end differs from the start by more than 15%, the
+ *    machine changed speed during the calibration (this VM drifts by up
+ *    to 1.5x within minutes), so kcoll and the host MPI were measured at
+ *    different speeds: everything is measured again, up to 3 attempts,
+ *    and a warning says so if none held.
+ *
  * Ranks that take no part in a phase wait in a non-blocking barrier,
  * asleep between tests, so that they take neither a core nor a hyperthread
  * sibling's cycles from the ranks that measure. The default run takes
@@ -141,7 +148,9 @@
 #include "topo/topo.h"
 #include "xfer/cma.h"
 
-#define CAL_NPHASES 10
+#define CAL_NPHASES 11
+#define CAL_ATTEMPTS 3   /* calibrations until one starts and ends at one speed */
+#define CAL_DRIFT 1.15   /* the most the CMA rate may differ between start and end */
 #define CAL_DEFAULT_LLC ((size_t)32 << 20) /* when hwloc knows no cache */
 #define CAL_LOCK_PAGES 256                 /* pages a contention reader locks per call */
 #define CAL_LOCK_BATCH 4                   /* calls in a row per contention round */
@@ -599,10 +608,10 @@ static void cal_probe_call(const cal_t *c, const cal_target_t *t, char *local, s
     }
 }
 
-static void cal_cma(cal_t *c, const cal_target_t *t, kcoll_machine_t *m)
+/* The raw times of the CMA probes (seconds, on every rank). */
+static void cal_cma_raw(const cal_t *c, const cal_target_t *t, double raw[CAL_NRAW])
 {
-    double raw[CAL_NRAW] = {0};
-    cal_phase(c, "CMA terms alpha, l, beta (paper 003 Table III), rank 1 reading rank 0");
+    memset(raw, 0, CAL_NRAW * sizeof *raw);
     if (c->rank == 1) {
         /* The probes take turns, one timing each per round (as kcoll-bench
          * alternates its variants): a drift of the machine's speed during
@@ -638,6 +647,19 @@ static void cal_cma(cal_t *c, const cal_target_t *t, kcoll_machine_t *m)
     }
     cal_sync(c);
     PMPI_Bcast(raw, CAL_NRAW, MPI_DOUBLE, 1, c->world);
+}
+
+/* beta from the raw times: the 256-page copy minus its lock and pin. */
+static double cal_cma_beta(const cal_t *c, const double raw[CAL_NRAW])
+{
+    return (raw[CAL_TCOPY256] - raw[CAL_TLOCK + CAL_NLOCK - 1]) / (CAL_LOCK_PAGES * (double)c->page);
+}
+
+static void cal_cma(cal_t *c, const cal_target_t *t, kcoll_machine_t *m)
+{
+    double raw[CAL_NRAW];
+    cal_phase(c, "CMA terms alpha, l, beta (paper 003 Table III), rank 1 reading rank 0");
+    cal_cma_raw(c, t, raw);
 
     double x[CAL_NLOCK], a, l = 0;
     for (int k = 0; k < CAL_NLOCK; k++)
@@ -645,8 +667,7 @@ static void cal_cma(cal_t *c, const cal_target_t *t, kcoll_machine_t *m)
     if (cal_fit_line(x, raw + CAL_TLOCK, NULL, CAL_NLOCK, &a, &l) != 0)
         l = 0;
     const double s = (double)c->page;
-    const double beta256 = (raw[CAL_TCOPY256] - raw[CAL_TLOCK + CAL_NLOCK - 1]) /
-                           (CAL_LOCK_PAGES * s);
+    const double beta256 = cal_cma_beta(c, raw);
     const double beta16 = (raw[CAL_TCOPY16] - raw[CAL_TLOCK + 1]) / (16 * s);
     const double lock_span = raw[CAL_TLOCK + CAL_NLOCK - 1] - raw[CAL_TLOCK];
     cal_say(c, "  T1 0-byte call %.3f us; empty local iovec, 256 pages: %.3f us%s",
@@ -1634,6 +1655,26 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
             m->call * 1e6, m->call_data * 1e6);
 }
 
+/* ---------------------------------------------------------------------- */
+/* 8. Did the machine's speed hold?                                        */
+
+/* The CMA probes of 1. again, after everything else: this VM's copy rate
+ * drifts by up to 1.5x within minutes, and a calibration that caught a
+ * slow state for some phases and not for others prices kcoll and the host
+ * MPI at different speeds. Returns 1 (on every rank) when the rate at the
+ * end differs from the rate at the start by more than CAL_DRIFT. */
+static int cal_recheck(cal_t *c, const cal_target_t *t, const kcoll_machine_t *m)
+{
+    cal_phase(c, "CMA rate again: did the machine's speed hold?");
+    double raw[CAL_NRAW];
+    cal_cma_raw(c, t, raw);
+    const double beta = cal_cma_beta(c, raw), r = beta / m->beta;
+    const int drift = !(r <= CAL_DRIFT && r >= 1 / CAL_DRIFT);
+    cal_say(c, "  beta^-1 %.2f GB/s at the end, %.2f GB/s at the start%s", 1e-9 / beta,
+            1e-9 / m->beta, drift ? ": they differ" : "");
+    return drift;
+}
+
 /* host_alpha, host_beta from the Bcast points at the smallest q. */
 static void cal_host_fit(const cal_t *c, int q, kcoll_machine_t *m)
 {
@@ -1847,30 +1888,43 @@ int main(int argc, char **argv)
     if (!tun)
         cal_die(&c, "out of memory");
     kcoll_machine_t *m = &tun->m;
-    kcoll_machine_defaults(m);
-    m->pkg_cores = c.npkg > 1 ? c.pkg_cores0 : 0;
-
-    cal_target_t target;
-    cal_target_open(&c, &target);
-    cal_cma(&c, &target, m);
-    cal_exchange(&c, m);
-    cal_gamma(&c, &target, m);
-    cal_target_close(&target);
-    cal_memory(&c, m);
-    cal_reductions(&c, m);
-    cal_sync_terms(&c, m);
-    cal_kcoll(&c, m);
-
     char qtext[64] = "";
     for (int i = 0, o = 0; i < nq && o < (int)sizeof qtext; i++)
         o += snprintf(qtext + o, sizeof qtext - (size_t)o, "%s%d", i ? "," : "", qs[i]);
-    cal_phase(&c, "host MPI collectives (PMPI_*) at p = %s, 1 KiB..4 MiB, us per call", qtext);
-    if (c.oversub)
-        cal_say(&c, "  oversubscribed: these times are the scheduler's");
-    for (int i = 0; i < nq; i++)
-        cal_host(&c, qs[i], m);
-    if (c.rank == 0)
-        cal_host_fit(&c, qs[0], m);
+    cal_target_t target;
+    cal_target_open(&c, &target);
+    for (int attempt = 1;; attempt++) {
+        kcoll_machine_defaults(m);
+        m->pkg_cores = c.npkg > 1 ? c.pkg_cores0 : 0;
+        c.phase = 0;
+        cal_cma(&c, &target, m);
+        cal_exchange(&c, m);
+        cal_gamma(&c, &target, m);
+        cal_memory(&c, m);
+        cal_reductions(&c, m);
+        cal_sync_terms(&c, m);
+        cal_kcoll(&c, m);
+        cal_phase(&c, "host MPI collectives (PMPI_*) at p = %s, 1 KiB..4 MiB, us per call", qtext);
+        if (c.oversub)
+            cal_say(&c, "  oversubscribed: these times are the scheduler's");
+        for (int i = 0; i < nq; i++)
+            cal_host(&c, qs[i], m);
+        if (c.rank == 0)
+            cal_host_fit(&c, qs[0], m);
+        if (!cal_recheck(&c, &target, m))
+            break;
+        if (attempt == CAL_ATTEMPTS) {
+            cal_say(&c, "warning: the machine's speed changed during each of %d attempts: the "
+                        "file mixes speeds (kcoll against the host MPI may be mispriced); "
+                        "calibrate again on a quieter machine",
+                    CAL_ATTEMPTS);
+            break;
+        }
+        cal_say(&c, "the machine's speed changed during the calibration: measuring again "
+                    "(attempt %d of %d)",
+                attempt + 1, CAL_ATTEMPTS);
+    }
+    cal_target_close(&target);
 
     cal_phase(&c, "writing %s", out ? out : "the tuning file to stdout");
     int rc = 0;

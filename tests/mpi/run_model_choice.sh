@@ -26,7 +26,7 @@ if ! "$@" 2 env LD_PRELOAD="$lib" "$cal" --quick -o "$dir/cal.json" 2>"$dir/cal.
   exit 1
 fi
 tail -3 "$dir/cal.err"
-grep -q '\[10/10\] writing' "$dir/cal.err" || say "no progress lines on stderr"
+grep -q '\[11/11\] writing' "$dir/cal.err" || say "no progress lines on stderr"
 grep -q 'call [0-9.]* us per call, call_data [0-9.]* us more' "$dir/cal.err" ||
   { cat "$dir/cal.err"; say "kcoll's own calls were not timed"; }
 grep -q 'skipped' "$dir/cal.err" && { cat "$dir/cal.err"; say "kcoll did not run a forced call"; }
