@@ -69,7 +69,10 @@
  *    kernels' speed depends on where the linker puts their loops (on AMD
  *    Zen 4 a loop that straddles a 64-byte boundary runs at 0.6x), so this
  *    binary's copy can run at another speed than libkcoll.so's until op.c
- *    is compiled with -falign-loops=64.
+ *    is compiled with -falign-loops=64. stream_beta: the same double sum
+ *    with `in` taken from a rotation of twice the last-level cache (off
+ *    cache) minus the in-cache time, per byte: what an operand that is
+ *    not in cache (the rank's own send buffer) adds.
  * 5. Synchronization. flag: a ping-pong of two flags in shared memory
  *    between ranks 0 and 1 (shm_open of /kcoll-cal-<pid>, unlinked as
  *    soon as both have mapped it); flag = half the round trip. step:
@@ -533,28 +536,20 @@ static void cal_target_close(cal_target_t *t)
     t->mem = NULL;
 }
 
-/* One process_vm_readv that must move `want` bytes. */
-static void cal_readv(const cal_t *c, pid_t pid, const struct iovec *l, int nl,
-                      const struct iovec *r, int nr, size_t want)
+/* One process_vm_readv (write 0) or process_vm_writev (write 1) that must
+ * move `want` bytes. */
+static void cal_cma_call(const cal_t *c, int write, pid_t pid, const struct iovec *l, int nl,
+                         const struct iovec *r, int nr, size_t want)
 {
-    ssize_t got = process_vm_readv(pid, l, (unsigned long)nl, r, (unsigned long)nr, 0);
+    const char *what = write ? "process_vm_writev to" : "process_vm_readv from";
+    ssize_t got = (write ? process_vm_writev : process_vm_readv)(pid, l, (unsigned long)nl, r,
+                                                                (unsigned long)nr, 0);
     if (got < 0)
-        cal_die(c, "process_vm_readv from rank 0 (pid %d): %s%s", (int)pid, strerror(errno),
+        cal_die(c, "%s pid %d: %s%s", what, (int)pid, strerror(errno),
                 errno == EPERM ? " (cross-memory attach is not permitted: kcoll-info says why)"
                                : "");
     if ((size_t)got != want)
-        cal_die(c, "process_vm_readv moved %zd bytes of %zu", got, want);
-}
-
-/* One process_vm_writev of `want` bytes. */
-static void cal_writev(const cal_t *c, pid_t pid, const struct iovec *l, const struct iovec *r,
-                       size_t want)
-{
-    ssize_t got = process_vm_writev(pid, l, 1, r, 1, 0);
-    if (got < 0)
-        cal_die(c, "process_vm_writev to pid %d: %s", (int)pid, strerror(errno));
-    if ((size_t)got != want)
-        cal_die(c, "process_vm_writev moved %zd bytes of %zu", got, want);
+        cal_die(c, "%s pid %d moved %zd bytes of %zu", what, (int)pid, got, want);
 }
 
 /* What rank 1 measures, in seconds. */
@@ -582,7 +577,7 @@ static void cal_probe_call(const cal_t *c, const cal_target_t *t, char *local, s
                            cal_probe_t *p)
 {
     if (p->kind == CAL_P_SYSCALL) {
-        cal_readv(c, c->pids[0], NULL, 0, NULL, 0, 0);
+        cal_cma_call(c, 0, c->pids[0], NULL, 0, NULL, 0, 0);
         return;
     }
     const size_t bytes = (size_t)p->pages * c->page;
@@ -595,15 +590,15 @@ static void cal_probe_call(const cal_t *c, const cal_target_t *t, char *local, s
         break;
     case CAL_P_EMPTY:
         l.iov_len = 0;
-        cal_readv(c, c->pids[0], &l, 1, &rv, 1, 0);
+        cal_cma_call(c, 0, c->pids[0], &l, 1, &rv, 1, 0);
         break;
     case CAL_P_LOCK:
-        cal_readv(c, c->pids[0], &l, 1, &rv, 1, 1);
+        cal_cma_call(c, 0, c->pids[0], &l, 1, &rv, 1, 1);
         break;
     case CAL_P_COPY:
         l.iov_base = local + (i % (llen / bytes)) * bytes;
         l.iov_len = bytes;
-        cal_readv(c, c->pids[0], &l, 1, &rv, 1, bytes);
+        cal_cma_call(c, 0, c->pids[0], &l, 1, &rv, 1, bytes);
         break;
     }
 }
@@ -726,10 +721,7 @@ static void cal_exchange(cal_t *c, kcoll_machine_t *m)
                 struct iovec rv = {(void *)(uintptr_t)(theirs[k ? 1 : 0] + off), bytes};
                 PMPI_Barrier(pair);
                 double t = cal_now();
-                if (k)
-                    cal_writev(c, c->pids[peer], &l, &rv, bytes);
-                else
-                    cal_readv(c, c->pids[peer], &l, 1, &rv, 1, bytes);
+                cal_cma_call(c, k, c->pids[peer], &l, 1, &rv, 1, bytes);
                 t = cal_now() - t;
                 if (r >= 0)
                     ts[(size_t)k * reps + r] = t;
@@ -787,7 +779,7 @@ static double cal_contention(const cal_t *c, const cal_target_t *t, const int *r
                 size_t slot = (call * (size_t)nc + (size_t)me) % nslots;
                 struct iovec l = {one, 1};
                 struct iovec rv = {(void *)(uintptr_t)(t->addr + slot * bytes), bytes};
-                cal_readv(c, c->pids[0], &l, 1, &rv, 1, 1);
+                cal_cma_call(c, 0, c->pids[0], &l, 1, &rv, 1, 1);
             }
             if (r >= 0)
                 ts[r] = (cal_now() - s) / CAL_LOCK_BATCH;
@@ -1072,6 +1064,30 @@ static void cal_reductions(cal_t *c, kcoll_machine_t *m)
             cal_store(c, names[k], &m->reduce_beta[k], cal_median(ts, reps) / CAL_RED_CHUNK);
             cal_say(c, "  %-18s %.2f GB/s", names[k], 1e-9 / m->reduce_beta[k]);
         }
+        /* A chunk just read into scratch is in cache, the rank's own
+         * contribution (its send buffer) is not: double sums of 128 KiB
+         * whose `in` is the next slot of a region twice the last-level
+         * cache (off-cache), `acc` in cache. stream_beta is what such an
+         * operand costs per byte beyond the in-cache rate. */
+        kcoll_op_t op = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_DOUBLE, .esize = sizeof(double)};
+        const size_t len = cal_round_up(2 * c->llc, CAL_RED_CHUNK), slots = len / CAL_RED_CHUNK;
+        char *region = cal_map(c, len, 0);
+        memset(acc, 0, CAL_RED_CHUNK);
+        for (size_t i = 0; i < len / sizeof(double); i++)
+            ((double *)region)[i] = 0.5;
+        size_t slot = 0;
+        for (int r = -5; r < reps; r++) {
+            double s = cal_now();
+            for (int b = 0; b < batch; b++)
+                kcoll_op_apply(&op, region + (slot++ % slots) * CAL_RED_CHUNK, acc, CAL_RED_CHUNK);
+            if (r >= 0)
+                ts[r] = (cal_now() - s) / batch;
+        }
+        const double cold = cal_median(ts, reps) / CAL_RED_CHUNK;
+        cal_store(c, "stream_beta", &m->stream_beta, cold - m->reduce_beta[KCOLL_RCLASS_DOUBLE]);
+        cal_say(c, "  double, one operand off-cache %.2f GB/s: %.2f GB/s for the operand's stream",
+                1e-9 / cold, 1e-9 / m->stream_beta);
+        munmap(region, len);
         free(in);
         free(acc);
         free(ts);

@@ -34,7 +34,11 @@
  *     section III's "bandwidth" view of Fig. 6: past a point more readers
  *     only share the memory).
  *   COPY of n bytes: copy_alpha + n copy_beta' + step (same sharing).
- *   REDUCE of n bytes: n reduce_beta[class] + step.
+ *   REDUCE of n bytes: n reduce_beta[class] + u stream_beta + step, with
+ *     u the operand bytes (of 2n) that none of the rank's last few data
+ *     steps read or wrote: a chunk just read into scratch is in cache,
+ *     the rank's own send buffer is not (reduce_beta is the in-cache
+ *     rate; kcoll-calibrate measures the stream of an off-cache operand).
  *   EXPOSE, SIGNAL: step, visible to others flag later.
  *   WAIT: step once the awaited signal is visible.
  *   EXTERN: step to start; done once every participant has started, plus
@@ -347,6 +351,44 @@ static int kcoll_ceil_log2(int n)
     return r;
 }
 
+/* What a rank's last data steps left in its cache: the local ranges
+ * they read or wrote (a length of 0: nothing). A chunk is a few hundred
+ * KiB at most, so the last few steps' ranges are still in L2 or the LLC
+ * when the next step touches them; anything else (a send buffer of a
+ * fresh call) streams from memory. */
+#define KCOLL_HOT_STEPS 8
+typedef struct {
+    struct {
+        int buf;
+        size_t off, len;
+    } r[KCOLL_HOT_STEPS];
+    int next;
+} kcoll_hot_t;
+
+static void kcoll_hot_touch(kcoll_hot_t *h, int buf, size_t off, size_t len)
+{
+    h->r[h->next].buf = buf;
+    h->r[h->next].off = off;
+    h->r[h->next].len = len;
+    h->next = (h->next + 1) % KCOLL_HOT_STEPS;
+}
+
+/* Bytes of buf[off, off + len) that no recent range holds (the largest
+ * overlap with one range counts as held). */
+static size_t kcoll_hot_miss(const kcoll_hot_t *h, int buf, size_t off, size_t len)
+{
+    size_t held = 0;
+    for (int i = 0; i < KCOLL_HOT_STEPS; i++) {
+        if (h->r[i].buf != buf || !h->r[i].len)
+            continue;
+        size_t lo = off > h->r[i].off ? off : h->r[i].off;
+        size_t e1 = off + len, e2 = h->r[i].off + h->r[i].len, hi = e1 < e2 ? e1 : e2;
+        if (hi > lo && hi - lo > held)
+            held = hi - lo;
+    }
+    return len - held;
+}
+
 /* One walk. Returns 0 (out filled), 1 on a deadlock, -1 out of memory. */
 static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
 {
@@ -365,7 +407,9 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
     kcoll_price_t *term = calloc((size_t)p, sizeof *term);
     int *xparts = calloc((size_t)nxop + 1, sizeof *xparts), *xstarted = calloc((size_t)nxop + 1, sizeof *xstarted);
     double *xmax = calloc((size_t)nxop + 1, sizeof *xmax);
-    if (!idx || !batch || !clk || !busy || !exposed || !sig || !term || !xparts || !xstarted || !xmax)
+    kcoll_hot_t *hot = calloc((size_t)p, sizeof *hot);
+    if (!idx || !batch || !clk || !busy || !exposed || !sig || !term || !xparts || !xstarted ||
+        !xmax || !hot)
         goto out;
     for (int i = 0; i < p * KCOLL_NBUF; i++)
         exposed[i] = -1;
@@ -452,6 +496,7 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     int dst = st->kind == KCOLL_STEP_READ ? r : st->peer;
                     P->iv[ivi] = (kcoll_ival_t){0, 0, r, st->peer, kcoll_pkg(P, src),
                                                 kcoll_pkg(P, dst)};
+                    kcoll_hot_touch(&hot[r], st->lbuf, st->loff, st->len);
                     break;
                 }
                 case KCOLL_STEP_COPY: {
@@ -463,10 +508,19 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     dur += c;
                     ivi = P->niv++;
                     P->iv[ivi] = (kcoll_ival_t){0, 0, r, -1, kcoll_pkg(P, r), kcoll_pkg(P, r)};
+                    kcoll_hot_touch(&hot[r], st->lbuf, st->loff, st->len);
+                    kcoll_hot_touch(&hot[r], st->pbuf, st->poff, st->len);
                     break;
                 }
                 case KCOLL_STEP_REDUCE: {
-                    double c = (double)st->len * m->reduce_beta[P->c->rclass];
+                    /* in-cache rate, plus the stream of every operand byte
+                     * the rank's recent steps did not bring into cache */
+                    size_t miss = kcoll_hot_miss(&hot[r], st->lbuf, st->loff, st->len) +
+                                  kcoll_hot_miss(&hot[r], st->pbuf, st->poff, st->len);
+                    double c = (double)st->len * m->reduce_beta[P->c->rclass] +
+                               (double)miss * m->stream_beta;
+                    kcoll_hot_touch(&hot[r], st->lbuf, st->loff, st->len);
+                    kcoll_hot_touch(&hot[r], st->pbuf, st->poff, st->len);
                     T->reduce += c;
                     dur += c;
                     ivi = P->niv++;
@@ -534,6 +588,7 @@ out:
     free(xparts);
     free(xstarted);
     free(xmax);
+    free(hot);
     return rc;
 }
 

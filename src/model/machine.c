@@ -53,6 +53,9 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     m->reduce_beta[KCOLL_RCLASS_FLOAT] = GBPS(40.0);
     m->reduce_beta[KCOLL_RCLASS_DOUBLE] = GBPS(47.0);
     m->reduce_beta[KCOLL_RCLASS_USER] = GBPS(26.0);
+    /* a double sum with one operand off-cache: 14-16 GB/s, against 47 in
+     * cache (kcoll-calibrate) */
+    m->stream_beta = GBPS(22.0);
     m->flag = 0.10 * US;
     m->step = 0.0023 * US;
     /* kcoll-bench's times minus the model's at 1-4 KiB, over both MPIs'

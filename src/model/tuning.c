@@ -684,8 +684,9 @@ static int tj_memory(tj_t *j, int i, const char *path)
         TJ_F("copy_GBps", TJ_GBPS, TJ_GT0, copy_beta),
         TJ_F("package_GBps", TJ_BW, TJ_GE0, package_bw),
         TJ_S("reduce_GBps", tj_reduce),
+        TJ_F("stream_GBps", TJ_GBPS, TJ_GT0, stream_beta),
     };
-    return tj_walk(j, i, path, f, 4);
+    return tj_walk(j, i, path, f, 5);
 }
 
 static int tj_sync(tj_t *j, int i, const char *path)
@@ -1080,7 +1081,9 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     fputs("    \"reduce_GBps\": {\n", f);
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         tw_field(&w, 6, rclass[i], 1.0 / (m->reduce_beta[i] * GB), i == KCOLL_NRCLASS - 1);
-    fputs("    }\n  },\n  \"sync\": {\n", f);
+    fputs("    },\n", f);
+    tw_field(&w, 4, "stream_GBps", 1.0 / (m->stream_beta * GB), 1);
+    fputs("  },\n  \"sync\": {\n", f);
     tw_field(&w, 4, "flag_us", m->flag / US, 0);
     tw_field(&w, 4, "step_us", m->step / US, 0);
     tw_field(&w, 4, "call_us", m->call / US, 0);

@@ -121,6 +121,25 @@ int main(void)
     t = price(&mw, KCOLL_COLL_BCAST, "direct_read", 2, n, NULL);
     CHECK(near(t, (1 + 40.96 + 1.0) * 1e-6), "a read keeps beta: %.6f us", t * 1e6);
 
+    /* reductions: the in-cache rate, plus the stream of operands no
+     * recent step touched. Serial Reduce, root 0: the chunks read from
+     * the others (into RECV, TMP) are in cache, the root's own SEND is
+     * not, so exactly n bytes stream, at any p */
+    kcoll_machine_t mr = m;
+    for (int k = 0; k < KCOLL_NRCLASS; k++)
+        mr.reduce_beta[k] = 0.1e-9;
+    for (int q = 2; q <= 4; q++) {
+        double t1 = price(&mr, KCOLL_COLL_REDUCE, "serial", q, n, NULL);
+        mr.stream_beta = 0.2e-9;
+        double t2 = price(&mr, KCOLL_COLL_REDUCE, "serial", q, n, NULL);
+        mr.stream_beta = 0;
+        CHECK(near(t2 - t1, n * 0.2e-9), "serial Reduce, p = %d: the own contribution streams: "
+              "%.6f us more", q, (t2 - t1) * 1e6);
+    }
+    mr.stream_beta = 0;
+    t = price(&mr, KCOLL_COLL_REDUCE, "serial", 2, n, NULL);
+    CHECK(near(t, (1 + 40.96 + 1.0 + 4.096) * 1e-6), "serial Reduce at 2 ranks: %.6f us", t * 1e6);
+
     /* the call's fixed cost: call on every call, call_data more on calls
      * that move data, outside the steps (the same on top of any schedule) */
     kcoll_machine_t mc = m;

@@ -26,7 +26,7 @@ static const char *machine_diff(const kcoll_machine_t *a, const kcoll_machine_t 
         return #f;
     if (strcmp(a->source, b->source))
         return "source";
-    D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw)
+    D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw) D(stream_beta)
     D(flag) D(step) D(call) D(call_data) D(host_alpha) D(host_beta)
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         D(reduce_beta[i])
@@ -131,7 +131,8 @@ static const char full[] =
     "    \"inter\": {\"poly\": [-1, 3, 0.5e-1], \"measured\": []}\n"             /* 8 */
     "  },\n"                                                                     /* 9 */
     "  \"memory\": {\"copy_alpha_us\": 0.07, \"copy_GBps\": 20, \"package_GBps\": 60,\n"
-    "             \"reduce_GBps\": {\"int\": 10, \"float\": 6, \"double\": 5, \"user\": 0.5}},\n"
+    "             \"reduce_GBps\": {\"int\": 10, \"float\": 6, \"double\": 5, \"user\": 0.5},\n"
+    "             \"stream_GBps\": 25},\n"
     "  \"sync\": {\"flag_us\": 0.3, \"step_us\": 0, \"call_us\": 0.45, \"call_data_us\": 1.5},\n"
     "  \"host\": {\"alpha_us\": 2, \"beta_GBps\": 3.5,\n"
     "           \"times\": {\"MPI_Bcast\": [[2, 1024, 1.5], [8, 1048576, 250]],\n"
@@ -160,7 +161,7 @@ static void check_full(const kcoll_tuning_t *t)
               m->gamma_inter.nmeasured == 0,
           "gamma inter");
     CHECK(close_to(m->copy_alpha, 0.07e-6) && close_to(m->copy_beta, 1 / 20e9) &&
-              close_to(m->package_bw, 60e9),
+              close_to(m->package_bw, 60e9) && close_to(m->stream_beta, 1 / 25e9),
           "memory");
     CHECK(close_to(m->reduce_beta[KCOLL_RCLASS_INT], 1 / 10e9) &&
               close_to(m->reduce_beta[KCOLL_RCLASS_FLOAT], 1 / 6e9) &&
@@ -220,7 +221,7 @@ int main(void)
     static const char *const names[] = {
         "\"cma\"", "\"beta_GBps\"", "\"write_GBps\"", "\"l_us\"", "\"package_cores\"", "\"gamma\"", "\"intra\"",
         "\"inter\"", "\"poly\"", "\"measured\"", "\"memory\"", "\"copy_alpha_us\"",
-        "\"copy_GBps\"", "\"package_GBps\"", "\"reduce_GBps\"", "\"int\"", "\"float\"",
+        "\"copy_GBps\"", "\"package_GBps\"", "\"reduce_GBps\"", "\"stream_GBps\"", "\"int\"", "\"float\"",
         "\"double\"", "\"user\"", "\"sync\"", "\"flag_us\"", "\"step_us\"", "\"call_us\"", "\"call_data_us\"", "\"host\"",
         "\"times\"", "\"MPI_Bcast\"", "\"MPI_Alltoallv\"", "\"rules\""};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -453,9 +454,9 @@ int main(void)
     expect_error("duplicate version", "{\"kcoll_tuning\": 1,\n\"kcoll_tuning\": 1}", 2,
                  "duplicate key \"kcoll_tuning\"", NULL);
     /* deep in a long file: the spec's own example, and the second rule */
-    expect_error("line 18 of the full file", replace(full, "knomial:k=8", "knomal"), 18,
+    expect_error("line 19 of the full file", replace(full, "knomial:k=8", "knomal"), 19,
                  "rule 1: ", "MPI_Bcast", "'knomal'", NULL);
-    expect_error("line 19 of the full file", replace(full, "\"host\"}", "\"auto\"}"), 19,
+    expect_error("line 20 of the full file", replace(full, "\"host\"}", "\"auto\"}"), 20,
                  "rule 2: \"auto\"", NULL);
     expect_error("line 11 of the full file", replace(full, "\"user\": 0.5", "\"user\": -0.5"), 11,
                  "\"memory.reduce_GBps.user\" must be a number > 0, not -0.5", NULL);
