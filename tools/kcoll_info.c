@@ -26,6 +26,7 @@
 #include <strings.h>
 
 #include "coll/coll.h"
+#include "model/nodes.h"
 #include "model/select.h"
 #include "model/tuning.h"
 #include "base/params.h"
@@ -51,6 +52,11 @@ static void kcoll_info_usage(FILE *f)
             "attach is permitted here, the topology, the algorithms and the KCOLL_*\n"
             "parameters (set them in the environment).\n"
             "  --params     print only the parameters\n"
+            "  --explain COLLECTIVE PROCESSES BYTES [--machine knl|broadwell|power8|FILE]\n"
+            "               [--nodes N]\n"
+            "               the cost model's price of every candidate for that call, the\n"
+            "               winner and its terms; with --nodes, the call on N nodes\n"
+            "               (kcoll's composition against the host MPI alone)\n"
             "  -h, --help   print this help\n");
 }
 
@@ -276,8 +282,46 @@ static void kcoll_info_levels(void)
  * built-in defaults. Levels: a synthetic or real topology with
  * KCOLL_TOPO_PLACE placing p ranks, where that gives levels; a Table IV
  * machine's packages (compact placement) for the memory domains. */
+/* --explain ... --nodes N: the call by p ranks on N nodes (p / N each,
+ * blocked), kcoll's composition against the host MPI alone
+ * (model/nodes.c). */
+static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes,
+                            const kcoll_tuning_t *t, const char *file)
+{
+    if (nodes < 1 || p % nodes) {
+        fprintf(stderr, "kcoll-info: --nodes %d must divide the %d processes\n", nodes, p);
+        return 2;
+    }
+    const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
+    kcoll_nodes_price_t np;
+    kcoll_price_nodes(&t->m, c, nodes, p / nodes, bytes, seg > 0 ? (size_t)seg : 0, &np);
+    printf("%s, %d processes on %d nodes (%d each, blocked), %zu bytes\n", kcoll_coll_name(c),
+           p, nodes, p / nodes, bytes);
+    printf("machine: %s%s%s\n", t->m.source, file && *file ? ", file " : "", file ? file : "");
+    printf("network between nodes: %.2f us, %.2f GB/s\n", t->m.net_alpha * 1e6,
+           1e-9 / t->m.net_beta);
+    printf("%-40s %12.2f us\n", "host MPI alone (flat)", np.flat * 1e6);
+    if (!np.composed) {
+        printf("%-40s %12.2f us (not composed: the host MPI runs it whole)\n", "kcoll",
+               np.hier * 1e6);
+        return 0;
+    }
+    printf("%-40s %12.2f us  %.2fx\n", "kcoll: on-node phases + host between nodes",
+           np.hier * 1e6, np.hier > 0 ? np.flat / np.hier : 1.0);
+    if (nodes > 1) {
+        printf("  %-38s %12.2f us\n", "on each node, before", np.before * 1e6);
+        printf("  %-38s %12.2f us\n",
+               c == KCOLL_COLL_BCAST ? "between the nodes, pipelined" : "between the nodes",
+               np.net * 1e6);
+        printf("  %-38s %12.2f us\n",
+               c == KCOLL_COLL_BCAST ? "on each node, per segment" : "on each node, after",
+               np.after * 1e6);
+    }
+    return 0;
+}
+
 static int kcoll_info_explain(const char *coll, const char *procs, const char *size,
-                              const char *machine)
+                              const char *machine, int nodes)
 {
     const kcoll_coll_t c = kcoll_coll_by_name(coll);
     int64_t bytes;
@@ -300,6 +344,8 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     } else {
         t = *kcoll_tuning();
     }
+    if (nodes)
+        return kcoll_info_nodes(c, p, (size_t)bytes, nodes, &t, file);
     /* levels of p ranks on this (or the synthetic) topology */
     kcoll_levels_t lv = {0};
     int n = kcoll_info_levels_of(p, &lv);
@@ -376,10 +422,19 @@ int main(int argc, char **argv)
             only_params = 1;
         } else if (strcmp(argv[i], "--explain") == 0 && i + 3 < argc) {
             const char *machine = NULL;
-            if (i + 5 < argc && !strcmp(argv[i + 4], "--machine"))
-                machine = argv[i + 5];
+            int nodes = 0;
+            for (int k = i + 4; k + 1 < argc; k += 2) {
+                if (!strcmp(argv[k], "--machine")) {
+                    machine = argv[k + 1];
+                } else if (!strcmp(argv[k], "--nodes") && atoi(argv[k + 1]) > 0) {
+                    nodes = atoi(argv[k + 1]);
+                } else {
+                    fprintf(stderr, "kcoll-info: --explain: unknown option '%s'\n", argv[k]);
+                    return 2;
+                }
+            }
             kcoll_params_load();
-            return kcoll_info_explain(argv[i + 1], argv[i + 2], argv[i + 3], machine);
+            return kcoll_info_explain(argv[i + 1], argv[i + 2], argv[i + 3], machine, nodes);
         } else {
             fprintf(stderr, "kcoll-info: unknown option '%s'\n", argv[i]);
             kcoll_info_usage(stderr);

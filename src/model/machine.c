@@ -65,6 +65,11 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     m->call_data = 0.6 * US;
     m->host_alpha = 0.7 * US;
     m->host_beta = GBPS(5.6);
+    /* not measurable on one machine: a described network, a 100 Gb/s
+     * link (12.5 GB/s) with an MPI latency of 1.5 us (InfiniBand EDR or
+     * RoCE class) */
+    m->net_alpha = 1.5 * US;
+    m->net_beta = GBPS(12.5);
 }
 
 /* Paper 003 Table IV. The table gives one contention curve per machine;

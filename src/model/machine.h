@@ -88,6 +88,10 @@ typedef struct {
     /* the host MPI: a latency/bandwidth fallback, and measured points */
     double host_alpha;       /* s per message */
     double host_beta;        /* s per byte (two copies through shared memory) */
+    /* the network between nodes (for communicators that span nodes,
+     * model/nodes.c): the host MPI's latency and per-byte cost there */
+    double net_alpha;        /* s per message */
+    double net_beta;         /* s per byte */
     int nhost[KCOLL_NCOLL];
     kcoll_hostpt_t host[KCOLL_NCOLL][KCOLL_HOST_POINTS];
 } kcoll_machine_t;

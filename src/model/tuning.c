@@ -756,6 +756,15 @@ static int tj_host(tj_t *j, int i, const char *path)
     return tj_walk(j, i, path, f, 3);
 }
 
+static int tj_net(tj_t *j, int i, const char *path)
+{
+    static const tj_field_t f[] = {
+        TJ_F("alpha_us", TJ_US, TJ_GT0, net_alpha),
+        TJ_F("GBps", TJ_GBPS, TJ_GT0, net_beta),
+    };
+    return tj_walk(j, i, path, f, 2);
+}
+
 /* One rule (numbered from 1 in messages, as a reader counts them). */
 static int tj_rule(tj_t *j, int i, int no, kcoll_trule_t *r)
 {
@@ -858,7 +867,8 @@ static int tj_top(tj_t *j, int top)
     static const tj_field_t f[] = {
         TJ_S("kcoll_tuning", tj_version), TJ_S("source", tj_source), TJ_S("cma", tj_cma),
         TJ_S("gamma", tj_gamma),          TJ_S("memory", tj_memory), TJ_S("sync", tj_sync),
-        TJ_S("host", tj_host),            TJ_S("rules", tj_rules),
+        TJ_S("host", tj_host),            TJ_S("net", tj_net),
+        TJ_S("rules", tj_rules),
     };
     char buf[40];
     if (j->v[top].type != TJ_OBJ)
@@ -1105,7 +1115,10 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
         }
         fprintf(f, "%s]%s\n", n ? "\n      " : "", k == KCOLL_NCOLL - 1 ? "" : ",");
     }
-    fputs("    }\n  },\n  \"rules\": [", f);
+    fputs("    }\n  },\n  \"net\": {\n", f);
+    tw_field(&w, 4, "alpha_us", m->net_alpha / US, 0);
+    tw_field(&w, 4, "GBps", 1.0 / (m->net_beta * GB), 1);
+    fputs("  },\n  \"rules\": [", f);
     for (int i = 0; i < t->nrules && i < KCOLL_TUNING_RULES; i++) {
         const kcoll_trule_t *r = &t->rules[i];
         char spec[sizeof r->spec + 1];

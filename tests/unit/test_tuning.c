@@ -27,7 +27,7 @@ static const char *machine_diff(const kcoll_machine_t *a, const kcoll_machine_t 
     if (strcmp(a->source, b->source))
         return "source";
     D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw) D(stream_beta)
-    D(flag) D(step) D(call) D(call_data) D(host_alpha) D(host_beta)
+    D(flag) D(step) D(call) D(call_data) D(host_alpha) D(host_beta) D(net_alpha) D(net_beta)
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         D(reduce_beta[i])
     const kcoll_gamma_t *ga[2] = {&a->gamma_intra, &a->gamma_inter};
@@ -137,6 +137,7 @@ static const char full[] =
     "  \"host\": {\"alpha_us\": 2, \"beta_GBps\": 3.5,\n"
     "           \"times\": {\"MPI_Bcast\": [[2, 1024, 1.5], [8, 1048576, 250]],\n"
     "                     \"MPI_Reduce_scatter_block\": [[4, 0, 3]]}},\n"
+    "  \"net\": {\"alpha_us\": 2.5, \"GBps\": 25},\n"
     "  \"rules\": [\n"
     "    {\"collective\": \"MPI_Bcast\", \"procs\": [3, 16], \"bytes\": [0, 65536],\n"
     "     \"algorithm\": \"knomial:k=8\"},\n"
@@ -172,6 +173,7 @@ static void check_full(const kcoll_tuning_t *t)
               close_to(m->call_data, 1.5e-6),
           "sync");
     CHECK(close_to(m->host_alpha, 2e-6) && close_to(m->host_beta, 1 / 3.5e9), "host terms");
+    CHECK(close_to(m->net_alpha, 2.5e-6) && close_to(m->net_beta, 1 / 25e9), "net terms");
     CHECK(m->nhost[KCOLL_COLL_BCAST] == 2 && m->host[KCOLL_COLL_BCAST][1].p == 8 &&
               m->host[KCOLL_COLL_BCAST][1].bytes == 1048576 &&
               close_to(m->host[KCOLL_COLL_BCAST][1].t, 250e-6) &&
@@ -223,7 +225,7 @@ int main(void)
         "\"inter\"", "\"poly\"", "\"measured\"", "\"memory\"", "\"copy_alpha_us\"",
         "\"copy_GBps\"", "\"package_GBps\"", "\"reduce_GBps\"", "\"stream_GBps\"", "\"int\"", "\"float\"",
         "\"double\"", "\"user\"", "\"sync\"", "\"flag_us\"", "\"step_us\"", "\"call_us\"", "\"call_data_us\"", "\"host\"",
-        "\"times\"", "\"MPI_Bcast\"", "\"MPI_Alltoallv\"", "\"rules\""};
+        "\"times\"", "\"net\"", "\"GBps\"", "\"MPI_Bcast\"", "\"MPI_Alltoallv\"", "\"rules\""};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(text, names[i]), "the defaults' file has %s", names[i]);
     free(text);
@@ -454,9 +456,9 @@ int main(void)
     expect_error("duplicate version", "{\"kcoll_tuning\": 1,\n\"kcoll_tuning\": 1}", 2,
                  "duplicate key \"kcoll_tuning\"", NULL);
     /* deep in a long file: the spec's own example, and the second rule */
-    expect_error("line 19 of the full file", replace(full, "knomial:k=8", "knomal"), 19,
+    expect_error("line 20 of the full file", replace(full, "knomial:k=8", "knomal"), 20,
                  "rule 1: ", "MPI_Bcast", "'knomal'", NULL);
-    expect_error("line 20 of the full file", replace(full, "\"host\"}", "\"auto\"}"), 20,
+    expect_error("line 21 of the full file", replace(full, "\"host\"}", "\"auto\"}"), 21,
                  "rule 2: \"auto\"", NULL);
     expect_error("line 11 of the full file", replace(full, "\"user\": 0.5", "\"user\": -0.5"), 11,
                  "\"memory.reduce_GBps.user\" must be a number > 0, not -0.5", NULL);

@@ -1,0 +1,202 @@
+/* Communicators that span nodes, priced.
+ *
+ * Walk-through. kcoll composes a call on such a communicator
+ * (pmpi/hier*.c, docs/hierarchy.md) of on-node phases, which are ordinary
+ * kcoll calls on each node's communicator, and one inter-node phase, the
+ * host MPI's collective on the leaders' communicator (local rank 0 of
+ * every node). The price follows the composition, for N nodes of q ranks
+ * placed in blocks, root 0 (a leader):
+ *
+ *   Barrier      on(Barrier) + net(Barrier, N) + on(Barrier)
+ *   Bcast        max(on(Bcast, n), pipeline): segments of s bytes cross
+ *                the network while the previous one spreads on its node:
+ *                net(s) + (k - 1) max(net(s), on(s)) + on(s), k = n / s
+ *   Reduce       on(Reduce, n) + net(Reduce, n)
+ *   Allreduce    on(Reduce, n) + net(Allreduce, n) + on(Bcast, n)
+ *   Reduce_scatter(_block), block b: on(Reduce, p b) + net(Allreduce,
+ *                p b) + on(Scatter, b)
+ *   Gather       on(Gather, b) + net(Gather, q b)
+ *   Scatter      net(Scatter, q b) + on(Scatter, b)
+ *   Allgather(v) on(Gather, b) + net(Allgather, q b) + on(Bcast, p b)
+ *
+ * on(...) is what the model gives a one-node call of q ranks (the
+ * selector's pick: kcoll's cheapest algorithm or the host MPI on the
+ * node); net(...) the textbook cost of the host MPI's algorithm over N
+ * ranks (model/cost.c) with the network's latency and per-byte cost,
+ * net_alpha and net_beta. A node of one rank skips its on-node phases.
+ * Alltoall(v), Gatherv and Scatterv are not composed: the host MPI runs
+ * them whole, so their hierarchical price is the flat one.
+ *
+ * Flat: the host MPI alone over all p = N q ranks, its textbook
+ * algorithms (those of model/cost.c) with two kinds of messages. A tree
+ * over ranks placed in blocks has ceil(log2 N) rounds whose messages
+ * cross the network (distance >= q) and ceil(log2 q) rounds inside the
+ * nodes (the host's own on-node alpha and beta, host_alpha, host_beta).
+ * A ring runs at the pace of its slowest kind of link (the network, or
+ * the host's two copies through shared memory inside a node); a pairwise
+ * exchange sends p - q blocks over the network and q - 1 on the node. A linear root (Scatter, Gather) sends or receives p - q
+ * blocks over the network and q - 1 on its node. Restrictions: blocked
+ * placement, every node alike (q ranks), no overlap of the host's rounds,
+ * one process per node driving the network (a 100 Gb/s link is often
+ * more than one process can fill: a real host MPI may do better with
+ * several); contention inside a node only as the on-node model prices it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/cost.h"
+#include "model/nodes.h"
+#include "model/select.h"
+
+static double kcoll_nodes_lg(int n)
+{
+    return n > 1 ? ceil(log2((double)n)) : 0;
+}
+
+static kcoll_pcall_t kcoll_nodes_call(kcoll_coll_t c, int p, size_t bytes)
+{
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = bytes, .esize = 8,
+                        .rclass = KCOLL_RCLASS_DOUBLE};
+    return pc;
+}
+
+/* A one-node call of q ranks, as the selector would run it. */
+static double kcoll_nodes_on(const kcoll_machine_t *m, kcoll_coll_t c, int q, size_t bytes)
+{
+    if (q <= 1)
+        return 0;
+    const kcoll_pcall_t pc = kcoll_nodes_call(c, q, bytes);
+    kcoll_cand_t *cand = malloc(KCOLL_MAX_CANDS * sizeof *cand);
+    int n = cand ? kcoll_model_rank(m, &pc, 1, cand, KCOLL_MAX_CANDS) : 0;
+    double t = n > 0 ? cand[0].t : kcoll_price_host(m, &pc);
+    free(cand);
+    return t;
+}
+
+/* The host MPI over the N leaders, on the network. */
+static double kcoll_nodes_net(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, size_t bytes)
+{
+    if (nodes <= 1)
+        return 0;
+    kcoll_machine_t *mn = malloc(sizeof *mn);
+    if (!mn)
+        return HUGE_VAL;
+    *mn = *m;
+    mn->host_alpha = m->net_alpha;
+    mn->host_beta = m->net_beta;
+    memset(mn->nhost, 0, sizeof mn->nhost); /* the formulas, not this node's points */
+    const kcoll_pcall_t pc = kcoll_nodes_call(c, nodes, bytes);
+    double t = kcoll_price_host(mn, &pc);
+    free(mn);
+    return t;
+}
+
+/* The host MPI alone over N x q ranks placed in blocks (see the top). */
+static double kcoll_nodes_flat(const kcoll_machine_t *m, kcoll_coll_t coll, int N, int q,
+                               double n)
+{
+    const int p = N * q;
+    const double aN = m->net_alpha, bN = m->net_beta, aL = m->host_alpha, bL = m->host_beta;
+    const double g = m->reduce_beta[KCOLL_RCLASS_DOUBLE], cp = m->copy_beta;
+    const double lgN = kcoll_nodes_lg(N), lgq = kcoll_nodes_lg(q);
+    const double f = p > 1 ? (double)(p - 1) / p : 0, lat = lgN * aN + lgq * aL;
+    /* a ring's pace: its slowest kind of link */
+    const double bN1 = N > 1 ? bN : 0, bL1 = q > 1 ? bL : 0, bR = bN1 > bL1 ? bN1 : bL1;
+    switch (kcoll_coll_family(coll)) {
+    case KCOLL_COLL_BARRIER:
+        return lat;
+    case KCOLL_COLL_BCAST: {
+        double tree = lgN * (aN + n * bN) + lgq * (aL + n * bL);
+        double sag = 2 * lat + 2 * f * n * bR;
+        return tree < sag ? tree : sag;
+    }
+    case KCOLL_COLL_SCATTER:
+    case KCOLL_COLL_GATHER:
+        return lat + (p - q) * n * bN + (q - 1) * n * bL + n * cp;
+    case KCOLL_COLL_ALLGATHER:
+        return lat + (p - 1) * n * bR + n * cp;
+    case KCOLL_COLL_ALLTOALL:
+        return (p - q) * (aN + n * bN) + (q - 1) * (aL + n * bL) + n * cp;
+    case KCOLL_COLL_REDUCE:
+    case KCOLL_COLL_ALLREDUCE: {
+        double tree = lgN * (aN + n * bN + n * g) + lgq * (aL + n * bL + n * g);
+        double two = 2 * lat + 2 * f * n * bR + f * n * g;
+        if (kcoll_coll_family(coll) == KCOLL_COLL_ALLREDUCE)
+            tree *= 2;
+        return tree < two ? tree : two;
+    }
+    default: /* Reduce_scatter(_block): n is one block */
+        return lat + (p - 1) * n * (bR + g);
+    }
+}
+
+int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
+                      size_t bytes, size_t segment, kcoll_nodes_price_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (nodes < 1 || ppn < 1)
+        return -1;
+    const int N = nodes, q = ppn, p = N * q;
+    out->flat = kcoll_nodes_flat(m, c, N, q, (double)bytes);
+    if (N == 1) { /* one node: no hierarchy, kcoll's flat call */
+        out->before = kcoll_nodes_on(m, c, q, bytes);
+        out->hier = out->before;
+        out->composed = 1;
+        return 0;
+    }
+    const size_t b = bytes, qb = (size_t)q * bytes, pb = (size_t)p * bytes;
+    out->composed = 1;
+    switch (c) {
+    case KCOLL_COLL_BARRIER:
+        out->before = kcoll_nodes_on(m, c, q, 0);
+        out->net = kcoll_nodes_net(m, c, N, 0);
+        out->after = out->before;
+        break;
+    case KCOLL_COLL_BCAST: {
+        size_t s = segment && segment < b && q > 1 ? segment : b;
+        double k = s ? ceil((double)b / (double)s) : 1;
+        double ts = kcoll_nodes_net(m, c, N, s), os = kcoll_nodes_on(m, c, q, s);
+        out->net = ts + (k - 1) * (ts > os ? ts : os);
+        out->after = os;
+        double root = kcoll_nodes_on(m, c, q, b); /* the root's node, meanwhile */
+        out->hier = out->net + os > root ? out->net + os : root;
+        return 0;
+    }
+    case KCOLL_COLL_REDUCE:
+        out->before = kcoll_nodes_on(m, KCOLL_COLL_REDUCE, q, b);
+        out->net = kcoll_nodes_net(m, KCOLL_COLL_REDUCE, N, b);
+        break;
+    case KCOLL_COLL_ALLREDUCE:
+        out->before = kcoll_nodes_on(m, KCOLL_COLL_REDUCE, q, b);
+        out->net = kcoll_nodes_net(m, KCOLL_COLL_ALLREDUCE, N, b);
+        out->after = kcoll_nodes_on(m, KCOLL_COLL_BCAST, q, b);
+        break;
+    case KCOLL_COLL_REDUCE_SCATTER:
+    case KCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        out->before = kcoll_nodes_on(m, KCOLL_COLL_REDUCE, q, pb);
+        out->net = kcoll_nodes_net(m, KCOLL_COLL_ALLREDUCE, N, pb);
+        out->after = kcoll_nodes_on(m, KCOLL_COLL_SCATTER, q, b);
+        break;
+    case KCOLL_COLL_GATHER:
+        out->before = kcoll_nodes_on(m, KCOLL_COLL_GATHER, q, b);
+        out->net = kcoll_nodes_net(m, KCOLL_COLL_GATHER, N, qb);
+        break;
+    case KCOLL_COLL_SCATTER:
+        out->net = kcoll_nodes_net(m, KCOLL_COLL_SCATTER, N, qb);
+        out->after = kcoll_nodes_on(m, KCOLL_COLL_SCATTER, q, b);
+        break;
+    case KCOLL_COLL_ALLGATHER:
+    case KCOLL_COLL_ALLGATHERV:
+        out->before = kcoll_nodes_on(m, KCOLL_COLL_GATHER, q, b);
+        out->net = kcoll_nodes_net(m, KCOLL_COLL_ALLGATHER, N, qb);
+        out->after = kcoll_nodes_on(m, KCOLL_COLL_BCAST, q, pb);
+        break;
+    default: /* Alltoall(v), Gatherv, Scatterv: the host MPI, whole */
+        out->composed = 0;
+        out->hier = out->flat;
+        return 0;
+    }
+    out->hier = out->before + out->net + out->after;
+    return 0;
+}
