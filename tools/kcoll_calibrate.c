@@ -55,8 +55,7 @@
  * 3. Memory, on rank 0 alone: copy_alpha, the time of a 1-byte memmove
  *    called through a pointer (the fixed cost of a COPY step); copy_beta,
  *    4 MiB memmoves between rotating regions of twice the last-level cache
- *    each (off-cache); copy_hot_beta, 128 KiB memmoves back and forth in a
- *    256 KiB buffer (in cache). package_bw: when the ranks on rank 0's package
+ *    each (off-cache). package_bw: when the ranks on rank 0's package
  *    occupy all of its cores, they all copy at once and the sum of their
  *    rates is what the package's memory delivers; otherwise (a partial
  *    load says nothing about the package's limit) the default stays.
@@ -921,27 +920,13 @@ static void cal_memory(cal_t *c, kcoll_machine_t *m)
                 ts[r] = cal_now() - s;
         }
         double t = cal_median(ts, reps);
-        /* in cache: a 128 KiB chunk copied back and forth between two
-         * halves of 256 KiB (L2), as a schedule copies what it has just
-         * read or reduced */
-        for (int r = -5; r < reps; r++) {
-            char *x = src + (r & 1) * CAL_RED_CHUNK, *y = src + (~r & 1) * CAL_RED_CHUNK;
-            double s = cal_now();
-            for (int i = 0; i < 16; i++)
-                cal_memmove(i & 1 ? x : y, i & 1 ? y : x, CAL_RED_CHUNK);
-            if (r >= 0)
-                ts[r] = (cal_now() - s) / 16;
-        }
-        double th = cal_median(ts, reps);
         munmap(src, len);
         munmap(dst, len);
         free(ts);
         cal_store(c, "copy_alpha", &m->copy_alpha, alpha);
         cal_store(c, "copy_beta", &m->copy_beta, (t - m->copy_alpha) / CAL_COPY_CHUNK);
-        cal_store(c, "copy_hot_beta", &m->copy_hot_beta, (th - m->copy_alpha) / CAL_RED_CHUNK);
-        cal_say(c, "  copy_alpha %.4f us, copy_beta^-1 %.2f GB/s (4 MiB memmoves off-cache), "
-                   "%.2f GB/s in cache (128 KiB)",
-                m->copy_alpha * 1e6, 1e-9 / m->copy_beta, 1e-9 / m->copy_hot_beta);
+        cal_say(c, "  copy_alpha %.4f us, copy_beta^-1 %.2f GB/s (4 MiB memmoves off-cache)",
+                m->copy_alpha * 1e6, 1e-9 / m->copy_beta);
     }
     cal_sync(c);
 

@@ -33,9 +33,7 @@
  *     moving bytes through the same package's memory at once (paper 003
  *     section III's "bandwidth" view of Fig. 6: past a point more readers
  *     only share the memory).
- *   COPY of n bytes: copy_alpha + u copy_beta' + (n - u) copy_hot_beta
- *     + step, u the source bytes none of the rank's last data steps read
- *     or wrote (same sharing; see REDUCE).
+ *   COPY of n bytes: copy_alpha + n copy_beta' + step (same sharing).
  *   REDUCE of n bytes: n reduce_beta[class] + u stream_beta + step, with
  *     u the operand bytes (of 2n) that none of the rank's last few data
  *     steps read or wrote: a chunk just read into scratch is in cache,
@@ -502,16 +500,10 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     break;
                 }
                 case KCOLL_STEP_COPY: {
-                    /* a source the rank's recent steps touched copies at the
-                     * in-cache rate, the rest at the off-cache one */
                     double beta = m->copy_beta;
                     if (m->package_bw > 0 && P->share[g] / m->package_bw > beta)
                         beta = P->share[g] / m->package_bw;
-                    size_t miss = kcoll_hot_miss(&hot[r], st->lbuf, st->loff, st->len);
-                    double hb = m->copy_hot_beta > 0 && m->copy_hot_beta < beta ? m->copy_hot_beta
-                                                                                 : beta;
-                    double c = m->copy_alpha + (double)miss * beta +
-                               (double)(st->len - miss) * hb;
+                    double c = m->copy_alpha + (double)st->len * beta;
                     T->copy += c;
                     dur += c;
                     ivi = P->niv++;

@@ -48,7 +48,6 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
         m->gamma_inter.poly[i] *= KCOLL_INTER_FACTOR;
     m->copy_alpha = 0.003 * US;
     m->copy_beta = GBPS(12.0);
-    m->copy_hot_beta = GBPS(40.0); /* 128 KiB memmoves in L2 (kcoll-calibrate) */
     m->package_bw = 0; /* measured 15-22 GB/s with both cores copying; 0: no limit */
     m->reduce_beta[KCOLL_RCLASS_INT] = GBPS(40.0);
     m->reduce_beta[KCOLL_RCLASS_FLOAT] = GBPS(40.0);

@@ -70,8 +70,7 @@ typedef struct {
     kcoll_gamma_t gamma_intra, gamma_inter;
     /* memory */
     double copy_alpha;       /* s per local memcpy (COPY step) */
-    double copy_beta;        /* s per byte of memcpy, off-cache */
-    double copy_hot_beta;    /* s per byte of memcpy of data in cache */
+    double copy_beta;        /* s per byte of memcpy */
     double package_bw;       /* bytes/s one package's memory delivers to
                               * all copies at once (0: no limit) */
     double reduce_beta[KCOLL_NRCLASS]; /* s per byte of a REDUCE step, in cache */

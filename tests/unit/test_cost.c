@@ -140,23 +140,6 @@ int main(void)
     t = price(&mr, KCOLL_COLL_REDUCE, "serial", 2, n, NULL);
     CHECK(near(t, (1 + 40.96 + 1.0 + 4.096) * 1e-6), "serial Reduce at 2 ranks: %.6f us", t * 1e6);
 
-    /* copies: a source the rank's recent steps touched copies at the
-     * in-cache rate. Scatter's root copies its own block out of SEND (not
-     * in cache): unchanged; Bruck's Alltoall rotates data it has just
-     * moved: cheaper */
-    kcoll_machine_t mk = m;
-    mk.copy_beta = 0.5e-9;
-    mk.copy_hot_beta = 0.5e-9;
-    double sc = price(&mk, KCOLL_COLL_SCATTER, "parallel_read", 4, n, NULL);
-    double bc = price(&mk, KCOLL_COLL_ALLTOALL, "bruck", 4, n, NULL);
-    mk.copy_hot_beta = 0.1e-9;
-    double sh = price(&mk, KCOLL_COLL_SCATTER, "parallel_read", 4, n, NULL);
-    double bh = price(&mk, KCOLL_COLL_ALLTOALL, "bruck", 4, n, NULL);
-    CHECK(near(sh, sc), "Scatter's own block is not in cache: %.6f against %.6f us", sh * 1e6,
-          sc * 1e6);
-    CHECK(bh < bc - 0.4e-9 * n, "Bruck's rotations are: %.3f against %.3f us", bh * 1e6,
-          bc * 1e6);
-
     /* the call's fixed cost: call on every call, call_data more on calls
      * that move data, outside the steps (the same on top of any schedule) */
     kcoll_machine_t mc = m;
