@@ -9,7 +9,8 @@
 # column runs at 2 ranks under KCOLL_STATS=1 at sizes 4 KiB .. 1 MiB, and
 # the statistics table must hold exactly the paths --explain names for
 # those sizes (at each size class's middle, where kcoll decides), each
-# with the calls of as many sizes as --explain gave it.
+# with the calls of as many sizes as --explain gave it. And KCOLL_TRACE
+# names each call's choice.
 set -uo pipefail
 info=$1 bench=$2 lib=$3 cal=$4
 shift 4
@@ -69,5 +70,15 @@ for coll in bcast scatter gather allgather alltoall reduce allreduce reduce_scat
     sed -n '/^# kcoll statistics/,$p' "$out"
   fi
 done
+# 3. KCOLL_TRACE names every call's choice: kcoll's algorithm, or the host
+# MPI and why (here KCOLL_MIN_BYTES sends 1 KiB to the host)
+"$@" 2 env LD_PRELOAD="$lib" KCOLL_TRACE=1 KCOLL_MIN_BYTES=4k \
+  "$bench" -c bcast -m 1K:8K -i 2 --no-model >"$dir/trace.out" 2>"$dir/trace.err" ||
+  { cat "$dir/trace.out" "$dir/trace.err"; say "KCOLL_TRACE: kcoll-bench failed"; }
+grep -q '^kcoll: trace: MPI_Bcast host MPI (below_min_bytes), 1024 bytes$' "$dir/trace.err" ||
+  { head -20 "$dir/trace.err"; say "KCOLL_TRACE does not name the host MPI's calls"; }
+grep -Eq '^kcoll: trace: MPI_Bcast [a-z_]+[^ ]*, 8192 bytes, root 0' "$dir/trace.err" ||
+  { head -20 "$dir/trace.err"; say "KCOLL_TRACE does not name kcoll's algorithm"; }
+
 [ "$fail" -eq 0 ] && echo "kcoll ran what --explain predicts, with the calibrated file and its rules"
 exit "$fail"
