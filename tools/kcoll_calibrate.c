@@ -647,7 +647,8 @@ static void cal_cma_raw(const cal_t *c, const cal_target_t *t, double raw[CAL_NR
 /* beta from the raw times: the 256-page copy minus its lock and pin. */
 static double cal_cma_beta(const cal_t *c, const double raw[CAL_NRAW])
 {
-    return (raw[CAL_TCOPY256] - raw[CAL_TLOCK + CAL_NLOCK - 1]) / (CAL_LOCK_PAGES * (double)c->page);
+    return (raw[CAL_TCOPY256] - raw[CAL_TLOCK + CAL_NLOCK - 1]) /
+           (CAL_LOCK_PAGES * (double)c->page);
 }
 
 static void cal_cma(cal_t *c, const cal_target_t *t, kcoll_machine_t *m)
@@ -1611,7 +1612,8 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
          * its table at MPI_Finalize) */
         char stats[32], minb[32];
         snprintf(stats, sizeof stats, "%s", pget("KCOLL_STATS") ? pget("KCOLL_STATS") : "0");
-        snprintf(minb, sizeof minb, "%s", pget("KCOLL_MIN_BYTES") ? pget("KCOLL_MIN_BYTES") : "auto");
+        const char *mb = pget("KCOLL_MIN_BYTES");
+        snprintf(minb, sizeof minb, "%s", mb ? mb : "auto");
         pset("KCOLL_STATS", "1");
         pset("KCOLL_MIN_BYTES", "0"); /* a size from the environment would send 1 KiB to the host */
         for (int i = 0; i < CAL_NKREFS; i++) {

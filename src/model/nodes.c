@@ -32,11 +32,12 @@
  * over ranks placed in blocks has ceil(log2 N) rounds whose messages
  * cross the network (distance >= q) and ceil(log2 q) rounds inside the
  * nodes (the host's own on-node alpha and beta, host_alpha, host_beta).
- * A ring runs at the pace of its slowest kind of link (the network, or
- * the host's two copies through shared memory inside a node); a pairwise
- * exchange sends p - q blocks over the network and q - 1 on the node. A linear root (Scatter, Gather) sends or receives p - q
- * blocks over the network and q - 1 on its node. Restrictions: blocked
- * placement, every node alike (q ranks), no overlap of the host's rounds,
+ * A ring runs at the pace of its slowest kind of link (the network, or the
+ * host's two copies through shared memory inside a node); a pairwise
+ * exchange sends p - q blocks over the network and q - 1 on the node. A
+ * linear root (Scatter, Gather) sends or receives p - q blocks over the
+ * network and q - 1 on its node. Restrictions: blocked placement, every
+ * node alike (q ranks), no overlap of the host's rounds,
  * one process per node driving the network (a 100 Gb/s link is often
  * more than one process can fill: a real host MPI may do better with
  * several); contention inside a node only as the on-node model prices it.
@@ -131,6 +132,35 @@ static double kcoll_nodes_flat(const kcoll_machine_t *m, kcoll_coll_t coll, int 
     }
 }
 
+/* The compositions of pmpi/hier*.c (the walk-through's list, but the
+ * pipelined Bcast): before on each node, between the leaders, after on
+ * each node; each phase a collective at a size. */
+enum { KCOLL_SZ_NONE, KCOLL_SZ_ZERO, KCOLL_SZ_B, KCOLL_SZ_QB, KCOLL_SZ_PB };
+typedef struct {
+    kcoll_coll_t coll;
+    int sz; /* KCOLL_SZ_*: absent, 0, the call's bytes, q or p times them */
+} kcoll_nodes_phase_t;
+typedef struct {
+    kcoll_coll_t c;
+    kcoll_nodes_phase_t ph[3];
+} kcoll_nodes_plan_t;
+#define KCOLL_NP(c, s) {KCOLL_COLL_##c, KCOLL_SZ_##s}
+static const kcoll_nodes_plan_t kcoll_nodes_plans[] = {
+    {KCOLL_COLL_BARRIER,
+     {KCOLL_NP(BARRIER, ZERO), KCOLL_NP(BARRIER, ZERO), KCOLL_NP(BARRIER, ZERO)}},
+    {KCOLL_COLL_REDUCE, {KCOLL_NP(REDUCE, B), KCOLL_NP(REDUCE, B), KCOLL_NP(REDUCE, NONE)}},
+    {KCOLL_COLL_ALLREDUCE, {KCOLL_NP(REDUCE, B), KCOLL_NP(ALLREDUCE, B), KCOLL_NP(BCAST, B)}},
+    {KCOLL_COLL_REDUCE_SCATTER,
+     {KCOLL_NP(REDUCE, PB), KCOLL_NP(ALLREDUCE, PB), KCOLL_NP(SCATTER, B)}},
+    {KCOLL_COLL_REDUCE_SCATTER_BLOCK,
+     {KCOLL_NP(REDUCE, PB), KCOLL_NP(ALLREDUCE, PB), KCOLL_NP(SCATTER, B)}},
+    {KCOLL_COLL_GATHER, {KCOLL_NP(GATHER, B), KCOLL_NP(GATHER, QB), KCOLL_NP(GATHER, NONE)}},
+    {KCOLL_COLL_SCATTER, {KCOLL_NP(SCATTER, NONE), KCOLL_NP(SCATTER, QB), KCOLL_NP(SCATTER, B)}},
+    {KCOLL_COLL_ALLGATHER, {KCOLL_NP(GATHER, B), KCOLL_NP(ALLGATHER, QB), KCOLL_NP(BCAST, PB)}},
+    {KCOLL_COLL_ALLGATHERV, {KCOLL_NP(GATHER, B), KCOLL_NP(ALLGATHER, QB), KCOLL_NP(BCAST, PB)}},
+};
+#undef KCOLL_NP
+
 int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
                       size_t bytes, size_t segment, kcoll_nodes_price_t *out)
 {
@@ -147,13 +177,7 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
     }
     const size_t b = bytes, qb = (size_t)q * bytes, pb = (size_t)p * bytes;
     out->composed = 1;
-    switch (c) {
-    case KCOLL_COLL_BARRIER:
-        out->before = kcoll_nodes_on(m, c, q, 0);
-        out->net = kcoll_nodes_net(m, c, N, 0);
-        out->after = out->before;
-        break;
-    case KCOLL_COLL_BCAST: {
+    if (c == KCOLL_COLL_BCAST) {
         size_t s = segment && segment < b && q > 1 ? segment : b;
         double k = s ? ceil((double)b / (double)s) : 1;
         double ts = kcoll_nodes_net(m, c, N, s), os = kcoll_nodes_on(m, c, q, s);
@@ -163,40 +187,23 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
         out->hier = out->net + os > root ? out->net + os : root;
         return 0;
     }
-    case KCOLL_COLL_REDUCE:
-        out->before = kcoll_nodes_on(m, KCOLL_COLL_REDUCE, q, b);
-        out->net = kcoll_nodes_net(m, KCOLL_COLL_REDUCE, N, b);
-        break;
-    case KCOLL_COLL_ALLREDUCE:
-        out->before = kcoll_nodes_on(m, KCOLL_COLL_REDUCE, q, b);
-        out->net = kcoll_nodes_net(m, KCOLL_COLL_ALLREDUCE, N, b);
-        out->after = kcoll_nodes_on(m, KCOLL_COLL_BCAST, q, b);
-        break;
-    case KCOLL_COLL_REDUCE_SCATTER:
-    case KCOLL_COLL_REDUCE_SCATTER_BLOCK:
-        out->before = kcoll_nodes_on(m, KCOLL_COLL_REDUCE, q, pb);
-        out->net = kcoll_nodes_net(m, KCOLL_COLL_ALLREDUCE, N, pb);
-        out->after = kcoll_nodes_on(m, KCOLL_COLL_SCATTER, q, b);
-        break;
-    case KCOLL_COLL_GATHER:
-        out->before = kcoll_nodes_on(m, KCOLL_COLL_GATHER, q, b);
-        out->net = kcoll_nodes_net(m, KCOLL_COLL_GATHER, N, qb);
-        break;
-    case KCOLL_COLL_SCATTER:
-        out->net = kcoll_nodes_net(m, KCOLL_COLL_SCATTER, N, qb);
-        out->after = kcoll_nodes_on(m, KCOLL_COLL_SCATTER, q, b);
-        break;
-    case KCOLL_COLL_ALLGATHER:
-    case KCOLL_COLL_ALLGATHERV:
-        out->before = kcoll_nodes_on(m, KCOLL_COLL_GATHER, q, b);
-        out->net = kcoll_nodes_net(m, KCOLL_COLL_ALLGATHER, N, qb);
-        out->after = kcoll_nodes_on(m, KCOLL_COLL_BCAST, q, pb);
-        break;
-    default: /* Alltoall(v), Gatherv, Scatterv: the host MPI, whole */
+    const kcoll_nodes_plan_t *plan = NULL;
+    for (size_t i = 0; i < sizeof kcoll_nodes_plans / sizeof kcoll_nodes_plans[0]; i++)
+        if (kcoll_nodes_plans[i].c == c)
+            plan = &kcoll_nodes_plans[i];
+    if (!plan) { /* Alltoall(v), Gatherv, Scatterv: the host MPI, whole */
         out->composed = 0;
         out->hier = out->flat;
         return 0;
     }
+    const size_t size[] = {[KCOLL_SZ_ZERO] = 0, [KCOLL_SZ_B] = b, [KCOLL_SZ_QB] = qb,
+                           [KCOLL_SZ_PB] = pb};
+    const kcoll_nodes_phase_t *ph = plan->ph;
+    if (ph[0].sz != KCOLL_SZ_NONE)
+        out->before = kcoll_nodes_on(m, ph[0].coll, q, size[ph[0].sz]);
+    out->net = kcoll_nodes_net(m, ph[1].coll, N, size[ph[1].sz]);
+    if (ph[2].sz != KCOLL_SZ_NONE)
+        out->after = kcoll_nodes_on(m, ph[2].coll, q, size[ph[2].sz]);
     out->hier = out->before + out->net + out->after;
     return 0;
 }
