@@ -115,8 +115,9 @@
  * Ranks that take no part in a phase wait in a non-blocking barrier,
  * asleep between tests, so that they take neither a core nor a hyperthread
  * sibling's cycles from the ranks that measure. The default run takes
- * about 10 s at 2 processes, --quick about 3 s (the host MPI's points take
- * most of it: 0.25 s each by default, at most 2000 calls).
+ * 12-14 s at 2 processes, --quick about 2 s (the host MPI's points take
+ * most of it: 0.25 s each by default, at most 2000 calls), again as much
+ * per attempt that 8. repeats.
  */
 #include <dlfcn.h>
 #include <errno.h>
