@@ -8,6 +8,10 @@ host row just before the kcoll row, as kcoll-bench writes them); with
 several runs of the same size the medians of times and speedups are shown.
 
     scripts/bench_table.py results.csv [more.csv ...] [--variant kcoll:auto]
+    scripts/bench_table.py --summary results.csv [more.csv ...]
+
+--summary prints instead one row per collective: per MPI the speed-up at
+1 MiB and its range over all sizes (the README's table).
 """
 
 import argparse
@@ -27,6 +31,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--variant", default="kcoll:auto")
+    ap.add_argument("--summary", action="store_true")
     args = ap.parse_args()
 
     host = defaultdict(list)    # (coll, np, mpi, bytes) -> [us]
@@ -50,6 +55,22 @@ def main():
                     kcoll[key].append(us)
                     if last and last[0] == key and us > 0:
                         ratio[key].append(last[1] / us)
+
+    if args.summary:
+        sizes = sorted({k[3] for k in ratio})
+        lo, hi = size_label(sizes[0]), size_label(sizes[-1])
+        print("| collective |" + "".join(f" {m}: at 1 MiB | {lo}-{hi} |" for m in mpis))
+        print("|---|" + "---:|---:|" * len(mpis))
+        for coll, np in colls:
+            line = f"| `MPI_{coll[:1].upper()}{coll[1:]}` |"
+            for m in mpis:
+                med = {k[3]: statistics.median(v) for k, v in ratio.items()
+                       if k[:3] == (coll, np, m) and v}
+                one = f"{med[1 << 20]:.2f}x" if (1 << 20) in med else "-"
+                rng = f"{min(med.values()):.2f}x-{max(med.values()):.2f}x" if med else "-"
+                line += f" {one} | {rng} |"
+            print(line)
+        return
 
     for coll, np in colls:
         print(f"\n**{coll}**, {np} ranks ({args.variant}; median us, max over ranks)\n")
