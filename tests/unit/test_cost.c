@@ -243,5 +243,18 @@ int main(void)
     CHECK(!kcoll_model_predict(&big, "knomial:k=2", 0, &ch, &t1) &&
               !kcoll_model_predict(&cap, "knomial:k=2", 0, &ch, &t2) && near(t1, 4 * t2),
           "Bcast, 8 ranks, 256 MiB: %.3f us, 4 x %.3f us", t1 * 1e6, t2 * 1e6);
+    /* the built-in defaults carry the host MPI's own measured times (7
+     * sizes at 2 ranks, for the MPI this was built for), not only the
+     * textbook formulas: Reduce_scatter_block at 1 MiB, which both hosts
+     * run slower than the formula's ring, goes to kcoll */
+    static kcoll_machine_t d;
+    kcoll_machine_defaults(&d);
+    CHECK(d.nhost[KCOLL_COLL_REDUCE_SCATTER_BLOCK] == 7 && d.nhost[KCOLL_COLL_BARRIER] == 1 &&
+              d.host[KCOLL_COLL_BCAST][5].p == 2 && d.host[KCOLL_COLL_BCAST][5].bytes == 1 << 20,
+          "the defaults' host times: %d points", d.nhost[KCOLL_COLL_REDUCE_SCATTER_BLOCK]);
+    kcoll_pcall_t rsb = {.coll = KCOLL_COLL_REDUCE_SCATTER_BLOCK, .p = 2, .bytes = 1 << 20};
+    static kcoll_cand_t rc[KCOLL_MAX_CANDS];
+    CHECK(kcoll_model_rank(&d, &rsb, 1, rc, KCOLL_MAX_CANDS) > 0 && rc[0].ch.algo,
+          "Reduce_scatter_block, 2 ranks, 1 MiB: kcoll, not the host (%.1f us)", rc[0].t * 1e6);
     return check_report("test_cost");
 }
