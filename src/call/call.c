@@ -149,14 +149,13 @@ static int kcoll_call_below_min(size_t bytes)
 static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why,
                                               kcoll_reason_t *out)
 {
+    const size_t bytes = why == KCOLL_R_INVALID ? 0 : r->stat_bytes; /* unsized when invalid */
     if (r->mode != KCOLL_MODE_PERSISTENT)
-        kcoll_stats_add(r->row, KCOLL_PATH_REASON(why),
-                        why == KCOLL_R_INVALID ? 0 : r->stat_bytes);
+        kcoll_stats_add(r->row, KCOLL_PATH_REASON(why), bytes);
     if (kcoll_param_int(KCOLL_P_TRACE)) { /* the choice, as a kcoll call traces its own */
         char row[48];
         fprintf(stderr, "kcoll: trace: %s host MPI (%s), %zu bytes\n",
-                kcoll_stats_row_name(r->row, row, sizeof row), kcoll_reason_name(why),
-                r->stat_bytes);
+                kcoll_stats_row_name(r->row, row, sizeof row), kcoll_reason_name(why), bytes);
     }
     *out = why;
     return KCOLL_CALL_HOST;
