@@ -210,7 +210,7 @@ static void alltoall_buffers(kcoll_req_t *r)
 static void alltoallv_shared(kcoll_req_t *r)
 {
     /* nothing of the counts is known alike: the size comes with the votes */
-    r->policy_bytes = SIZE_MAX;
+    r->policy_bytes = KCOLL_BYTES_UNKNOWN;
     r->args.in_place = r->call.in_place;
     r->noncontig = !kcoll_side_blocked(&r->call.recv) ||
                    (!r->call.in_place && !kcoll_side_blocked(&r->call.send));
@@ -314,7 +314,7 @@ const kcoll_family_t kcoll_fam_alltoall = {
 
 static void barrier_shared(kcoll_req_t *r)
 {
-    r->policy_bytes = SIZE_MAX; /* no bytes: the minimum size does not apply */
+    r->policy_bytes = KCOLL_BYTES_UNKNOWN; /* no bytes: the minimum size does not apply */
 }
 
 static void barrier_buffers(kcoll_req_t *r)

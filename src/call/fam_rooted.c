@@ -92,7 +92,7 @@ static void rooted_shared(kcoll_req_t *r)
               : is_root ? (size_t)(v ? b->counts[root] : b->count) * b->size
                         : (size_t)o->count * o->size;
     r->stat_bytes = r->mine;
-    r->policy_bytes = v || !valid ? SIZE_MAX : r->mine;
+    r->policy_bytes = v || !valid ? KCOLL_BYTES_UNKNOWN : r->mine;
 
     /* this rank's layout: contiguous own block; the root's blocked buffer
      * packed, from its lowest non-empty block on */

@@ -37,7 +37,8 @@ typedef enum {
 typedef struct kcoll_family {
     /* From the call alone: r->args (coll, p, rank, root, bytes, in_place,
      * reduction fields), r->policy_bytes (what KCOLL_MIN_BYTES and the
-     * rules compare; SIZE_MAX when only an agreement tells), r->stat_bytes,
+     * rules compare; KCOLL_BYTES_UNKNOWN when only an agreement tells),
+     * r->stat_bytes,
      * and the flags r->invalid (arguments every rank sees alike are wrong,
      * or this rank's are, in a family without agreement), r->noncontig
      * (this rank's layout is not one kcoll moves) and r->bad_op. */

@@ -199,7 +199,7 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
                                           int host_ok, size_t bytes, kcoll_cand_t *cands,
                                           kcoll_choice_t *out)
 {
-    if (bytes == SIZE_MAX) {
+    if (bytes == KCOLL_BYTES_UNKNOWN) {
         /* no size: a barrier moves no bytes; the v-variants' sizes are not
          * known alike before their agreement (which decides again with
          * them), and a non-blocking one runs kcoll's pick for large blocks */
@@ -316,9 +316,10 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
             out->algo = NULL;
             res = KCOLL_SELECT_BAD;
         }
-    } else if (!kcoll_select_rules(kcoll_tuning(), family, p, kcoll_class_bytes(bytes),
-                                   host_ok && (bytes != SIZE_MAX || family == KCOLL_COLL_BARRIER),
-                                   &res, out)) {
+    } else if (!kcoll_select_rules(
+                   kcoll_tuning(), family, p, kcoll_class_bytes(bytes),
+                   host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), &res,
+                   out)) {
         res = kcoll_select_model(c, p, lv, host_ok, bytes, out);
     }
     if (res != KCOLL_SELECT_KCOLL)

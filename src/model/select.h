@@ -66,10 +66,18 @@ typedef struct {
     } forced[KCOLL_NCOLL];
 } kcoll_decisions_t;
 
+/* The size of a call that has none (Barrier) or whose size the ranks do
+ * not know alike before their agreement (the v-variants): the selector
+ * decides it without one (a Barrier at 0 bytes; the others among kcoll's
+ * algorithms only, priced for large blocks, and decided again with the
+ * agreed size). */
+#define KCOLL_BYTES_UNKNOWN SIZE_MAX
+
 /* The choice for collective c at p processes and `bytes` (the size the
- * model reads: see the call layer), on a team with topology levels lv
- * (NULL: flat; a team's never change), through the cache d. host_ok: the
- * host MPI is a candidate (KCOLL_MIN_BYTES is "auto"). */
+ * model reads: see the call layer; KCOLL_BYTES_UNKNOWN: none yet), on a
+ * team with topology levels lv (NULL: flat; a team's never change),
+ * through the cache d. host_ok: the host MPI is a candidate
+ * (KCOLL_MIN_BYTES is "auto"). */
 kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                             const kcoll_levels_t *lv, int host_ok, size_t bytes,
                             kcoll_choice_t *out);
