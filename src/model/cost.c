@@ -676,40 +676,54 @@ out:
 
 /* The textbook cost of the algorithm MPI libraries use for the
  * collective (Thakur, Rabenseifner and Gropp's formulas, with the host's
- * latency a and two-copy per-byte cost b; reductions add the reduction
- * rate g): binomial trees below the large-message switch, the bandwidth-
- * optimal two-phase algorithms above it. */
-static double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int p, double n,
-                                 kcoll_rclass_t rc)
+ * latency and two-copy per-byte cost; reductions add the reduction rate
+ * g): binomial trees below the large-message switch, the bandwidth-
+ * optimal two-phase algorithms above it. Over N nodes of q ranks placed
+ * in blocks, two kinds of messages: inside a node at host_alpha and
+ * host_beta, between nodes at net_alpha and net_beta. A tree has
+ * ceil(log2 N) rounds between nodes (distance >= q) and ceil(log2 q)
+ * inside them; a ring runs at the pace of its slowest kind of link; a
+ * pairwise exchange, and a linear root, move p - q blocks between nodes
+ * and q - 1 inside its node. One node (N = 1) is the host on one node;
+ * N nodes of one rank, the host between nodes' leaders. */
+double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int N, int q, double n,
+                          kcoll_rclass_t rc)
 {
-    const double a = m->host_alpha, b = m->host_beta, g = m->reduce_beta[rc];
-    const double lg = kcoll_ceil_log2(p), f = p > 1 ? (double)(p - 1) / p : 0;
+    const int p = N * q;
     if (p <= 1)
         return 0;
+    const double aN = m->net_alpha, bN = m->net_beta, aL = m->host_alpha, bL = m->host_beta;
+    const double g = m->reduce_beta[rc], cp = m->copy_beta;
+    const double lgN = kcoll_ceil_log2(N), lgq = kcoll_ceil_log2(q);
+    const double f = (double)(p - 1) / p, lat = lgN * aN + lgq * aL;
+    /* a ring's pace: its slowest kind of link */
+    const double bN1 = N > 1 ? bN : 0, bL1 = q > 1 ? bL : 0, bR = bN1 > bL1 ? bN1 : bL1;
     switch (kcoll_coll_family(coll)) {
     case KCOLL_COLL_BCAST: {
-        double tree = lg * (a + n * b), sag = 2 * lg * a + 2 * f * n * b;
+        double tree = lgN * (aN + n * bN) + lgq * (aL + n * bL), sag = 2 * lat + 2 * f * n * bR;
         return tree < sag ? tree : sag;
     }
     /* the blocked collectives also copy the rank's own block (memcpy), as
      * kcoll's schedules do */
     case KCOLL_COLL_SCATTER:
     case KCOLL_COLL_GATHER:
+        return lat + (p - q) * n * bN + (q - 1) * n * bL + n * cp;
     case KCOLL_COLL_ALLGATHER:
-        return lg * a + (p - 1) * n * b + n * m->copy_beta;
+        return lat + (p - 1) * n * bR + n * cp;
     case KCOLL_COLL_ALLTOALL:
-        return (p - 1) * (a + n * b) + n * m->copy_beta;
+        return (p - q) * (aN + n * bN) + (q - 1) * (aL + n * bL) + n * cp;
     case KCOLL_COLL_BARRIER:
-        return lg * a;
+        return lat;
     case KCOLL_COLL_REDUCE:
     case KCOLL_COLL_ALLREDUCE: {
-        double tree = lg * (a + n * b + n * g), two = 2 * lg * a + 2 * f * n * b + f * n * g;
+        double tree = lgN * (aN + n * bN + n * g) + lgq * (aL + n * bL + n * g);
+        double two = 2 * lat + 2 * f * n * bR + f * n * g;
         if (kcoll_coll_family(coll) == KCOLL_COLL_ALLREDUCE)
             tree *= 2;
         return tree < two ? tree : two;
     }
     default: /* Reduce_scatter(_block): n is one block */
-        return lg * a + (p - 1) * n * (b + g);
+        return lat + (p - 1) * n * (bR + g);
     }
 }
 
@@ -744,7 +758,7 @@ double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
 {
     const int n = m->nhost[c->coll];
     const double bytes = (double)c->bytes;
-    double formula = kcoll_host_formula(m, c->coll, c->p, bytes, c->rclass);
+    double formula = kcoll_host_formula(m, c->coll, 1, c->p, bytes, c->rclass);
     if (!n || c->p <= 1)
         return formula;
     /* the measured process count nearest to p (ties: the larger) */
@@ -762,7 +776,7 @@ double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
     qsort(pts, (size_t)k, sizeof pts[0], kcoll_hostpt_cmp);
     double t = kcoll_host_interp(pts, k, bytes);
     if (best != c->p) {
-        double f0 = kcoll_host_formula(m, c->coll, best, bytes, c->rclass);
+        double f0 = kcoll_host_formula(m, c->coll, 1, best, bytes, c->rclass);
         if (f0 > 0)
             t *= formula / f0;
     }

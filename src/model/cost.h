@@ -62,6 +62,13 @@ typedef struct {
 int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_aparam_t *prm,
                 const kcoll_pcall_t *c, kcoll_price_t *out);
 
+/* The host MPI's textbook time (model/cost.c) for collective coll by N
+ * nodes of q ranks placed in blocks, n bytes sized as the selector sizes
+ * a call: messages inside a node at host_alpha/host_beta, between nodes
+ * at net_alpha/net_beta. N = 1: the host on one node. */
+double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int N, int q, double n,
+                          kcoll_rclass_t rc);
+
 /* The host MPI's time for call c: its measured times at c->p where the
  * tuning has them (interpolated in size), scaled from the nearest
  * measured process count by the textbook formula otherwise, and the

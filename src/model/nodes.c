@@ -27,20 +27,14 @@
  * Alltoall(v), Gatherv and Scatterv are not composed: the host MPI runs
  * them whole, so their hierarchical price is the flat one.
  *
- * Flat: the host MPI alone over all p = N q ranks, its textbook
- * algorithms (those of model/cost.c) with two kinds of messages. A tree
- * over ranks placed in blocks has ceil(log2 N) rounds whose messages
- * cross the network (distance >= q) and ceil(log2 q) rounds inside the
- * nodes (the host's own on-node alpha and beta, host_alpha, host_beta).
- * A ring runs at the pace of its slowest kind of link (the network, or the
- * host's two copies through shared memory inside a node); a pairwise
- * exchange sends p - q blocks over the network and q - 1 on the node. A
- * linear root (Scatter, Gather) sends or receives p - q blocks over the
- * network and q - 1 on its node. Restrictions: blocked placement, every
- * node alike (q ranks), no overlap of the host's rounds,
- * one process per node driving the network (a 100 Gb/s link is often
- * more than one process can fill: a real host MPI may do better with
- * several); contention inside a node only as the on-node model prices it.
+ * Flat: the host MPI alone over all p = N q ranks, the textbook formulas
+ * of model/cost.c (kcoll_host_formula) with two kinds of messages: inside
+ * a node at the host's own on-node alpha and beta, between nodes at the
+ * network's. Restrictions: blocked placement, every node alike (q ranks),
+ * no overlap of the host's rounds, one process per node driving the
+ * network (a 100 Gb/s link is often more than one process can fill: a
+ * real host MPI may do better with several); contention inside a node
+ * only as the on-node model prices it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -49,11 +43,6 @@
 #include "model/cost.h"
 #include "model/nodes.h"
 #include "model/select.h"
-
-static double kcoll_nodes_lg(int n)
-{
-    return n > 1 ? ceil(log2((double)n)) : 0;
-}
 
 static kcoll_pcall_t kcoll_nodes_call(kcoll_coll_t c, int p, size_t bytes)
 {
@@ -78,58 +67,7 @@ static double kcoll_nodes_on(const kcoll_machine_t *m, kcoll_coll_t c, int q, si
 /* The host MPI over the N leaders, on the network. */
 static double kcoll_nodes_net(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, size_t bytes)
 {
-    if (nodes <= 1)
-        return 0;
-    kcoll_machine_t *mn = malloc(sizeof *mn);
-    if (!mn)
-        return HUGE_VAL;
-    *mn = *m;
-    mn->host_alpha = m->net_alpha;
-    mn->host_beta = m->net_beta;
-    memset(mn->nhost, 0, sizeof mn->nhost); /* the formulas, not this node's points */
-    const kcoll_pcall_t pc = kcoll_nodes_call(c, nodes, bytes);
-    double t = kcoll_price_host(mn, &pc);
-    free(mn);
-    return t;
-}
-
-/* The host MPI alone over N x q ranks placed in blocks (see the top). */
-static double kcoll_nodes_flat(const kcoll_machine_t *m, kcoll_coll_t coll, int N, int q,
-                               double n)
-{
-    const int p = N * q;
-    const double aN = m->net_alpha, bN = m->net_beta, aL = m->host_alpha, bL = m->host_beta;
-    const double g = m->reduce_beta[KCOLL_RCLASS_DOUBLE], cp = m->copy_beta;
-    const double lgN = kcoll_nodes_lg(N), lgq = kcoll_nodes_lg(q);
-    const double f = p > 1 ? (double)(p - 1) / p : 0, lat = lgN * aN + lgq * aL;
-    /* a ring's pace: its slowest kind of link */
-    const double bN1 = N > 1 ? bN : 0, bL1 = q > 1 ? bL : 0, bR = bN1 > bL1 ? bN1 : bL1;
-    switch (kcoll_coll_family(coll)) {
-    case KCOLL_COLL_BARRIER:
-        return lat;
-    case KCOLL_COLL_BCAST: {
-        double tree = lgN * (aN + n * bN) + lgq * (aL + n * bL);
-        double sag = 2 * lat + 2 * f * n * bR;
-        return tree < sag ? tree : sag;
-    }
-    case KCOLL_COLL_SCATTER:
-    case KCOLL_COLL_GATHER:
-        return lat + (p - q) * n * bN + (q - 1) * n * bL + n * cp;
-    case KCOLL_COLL_ALLGATHER:
-        return lat + (p - 1) * n * bR + n * cp;
-    case KCOLL_COLL_ALLTOALL:
-        return (p - q) * (aN + n * bN) + (q - 1) * (aL + n * bL) + n * cp;
-    case KCOLL_COLL_REDUCE:
-    case KCOLL_COLL_ALLREDUCE: {
-        double tree = lgN * (aN + n * bN + n * g) + lgq * (aL + n * bL + n * g);
-        double two = 2 * lat + 2 * f * n * bR + f * n * g;
-        if (kcoll_coll_family(coll) == KCOLL_COLL_ALLREDUCE)
-            tree *= 2;
-        return tree < two ? tree : two;
-    }
-    default: /* Reduce_scatter(_block): n is one block */
-        return lat + (p - 1) * n * (bR + g);
-    }
+    return kcoll_host_formula(m, c, nodes, 1, (double)bytes, KCOLL_RCLASS_DOUBLE);
 }
 
 /* The compositions of pmpi/hier*.c (the walk-through's list, but the
@@ -168,7 +106,7 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
     if (nodes < 1 || ppn < 1)
         return -1;
     const int N = nodes, q = ppn, p = N * q;
-    out->flat = kcoll_nodes_flat(m, c, N, q, (double)bytes);
+    out->flat = kcoll_host_formula(m, c, N, q, (double)bytes, KCOLL_RCLASS_DOUBLE);
     if (N == 1) { /* one node: no hierarchy, kcoll's flat call */
         out->before = kcoll_nodes_on(m, c, q, bytes);
         out->hier = out->before;
