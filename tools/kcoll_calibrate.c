@@ -144,6 +144,7 @@
 #include "coll/coll.h"
 #include "model/cost.h"
 #include "model/machine.h"
+#include "model/select.h"
 #include "model/tuning.h"
 #include "op/op.h"
 #include "sched/ctl.h"
@@ -1558,21 +1559,15 @@ static const struct {
 static const size_t cal_ksizes[] = {(size_t)1 << 10, (size_t)4 << 10};
 #define CAL_NKSIZES ((int)(sizeof cal_ksizes / sizeof cal_ksizes[0]))
 
-/* The model's price of reference call i at n bytes, 2 ranks, on machine
- * m without the call terms; -1 when the algorithm is unknown. */
-static double cal_kcoll_price(const kcoll_machine_t *m, int i, size_t n)
+/* The model's price of reference call i at n bytes, 2 ranks, with the
+ * tuning in force (cal_kcoll sets it); -1 when the algorithm is unknown. */
+static double cal_kcoll_price(int i, size_t n)
 {
-    kcoll_machine_t mm = *m;
-    mm.call = mm.call_data = 0;
-    const kcoll_coll_t coll = (kcoll_coll_t)cal_hcolls[cal_krefs[i].h].coll;
-    const kcoll_algo_t *a;
-    kcoll_aparam_t prm;
-    char err[160];
-    if (kcoll_algo_parse(coll, cal_krefs[i].algo, &a, &prm, err, sizeof err) || !a)
-        return -1;
-    kcoll_pcall_t pc = {.coll = coll, .p = 2, .root = 0, .bytes = n};
-    kcoll_price_t pr;
-    return kcoll_price(&mm, a, &prm, &pc, &pr) ? -1 : pr.t;
+    const kcoll_pcall_t pc = {.coll = (kcoll_coll_t)cal_hcolls[cal_krefs[i].h].coll, .p = 2,
+                              .bytes = n};
+    kcoll_choice_t ch;
+    double t;
+    return kcoll_model_predict(&pc, cal_krefs[i].algo, 0, &ch, &t) ? -1 : t;
 }
 
 /* call and call_data: the time of kcoll's own calls between ranks 0 and
@@ -1604,6 +1599,12 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
     const int member = c->rank < 2;
     /* MPI_Comm_split, not PMPI_: kcoll gives the pair a team */
     MPI_Comm_split(c->world, member ? 0 : MPI_UNDEFINED, c->rank, &comm);
+    /* the model this tool carries prices with what was measured so far,
+     * without the terms this phase measures */
+    static kcoll_tuning_t priced;
+    priced.m = *m;
+    priced.m.call = priced.m.call_data = 0;
+    kcoll_tuning_set(&priced);
     double resid[CAL_NKREFS * CAL_NKSIZES], barrier = 0;
     int nres = 0, have_barrier = 0;
     if (member) {
@@ -1612,8 +1613,8 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
         /* the user's settings, put back afterwards (KCOLL_STATS=1 prints
          * its table at MPI_Finalize) */
         char stats[32], minb[32];
-        snprintf(stats, sizeof stats, "%s", pget("KCOLL_STATS") ? pget("KCOLL_STATS") : "0");
-        const char *mb = pget("KCOLL_MIN_BYTES");
+        const char *st = pget("KCOLL_STATS"), *mb = pget("KCOLL_MIN_BYTES");
+        snprintf(stats, sizeof stats, "%s", st ? st : "0");
         snprintf(minb, sizeof minb, "%s", mb ? mb : "auto");
         pset("KCOLL_STATS", "1");
         pset("KCOLL_MIN_BYTES", "0"); /* a size from the environment would send 1 KiB to the host */
@@ -1634,7 +1635,7 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
                 const double t = cal_time(c, h, n, 2, 1, &k, comm);
                 if (c->rank != 0 || t < 0)
                     continue;
-                const double price = cal_kcoll_price(m, i, n);
+                const double price = cal_kcoll_price(i, n);
                 if (sget(name, path, &after, &bytes) != 0 || after == before || price < 0) {
                     cal_say(c, "  %s %zu bytes: kcoll did not run it as %s (KCOLL_STATS), "
                                "skipped", name, n, path);
@@ -1645,9 +1646,9 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
                 if (h == H_BARRIER) {
                     barrier = t - price;
                     have_barrier = 1;
-                }
-                else
+                } else {
                     resid[nres++] = t - price;
+                }
             }
             pset(cal_krefs[i].param, "auto");
         }
