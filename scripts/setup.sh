@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install what kcoll needs on Debian (bookworm) / Ubuntu, where it is
-# missing: a C compiler, CMake, pkg-config, Open MPI, MPICH, hwloc and
+# missing: C and Fortran compilers, CMake, pkg-config, Open MPI, MPICH, hwloc,
+# mpi4py with numpy (the Python test; Debian builds it against Open MPI) and
 # util-linux (unshare, for the tests' fake nodes; Debian marks it essential).
 #   scripts/setup.sh          build and test dependencies
 #   scripts/setup.sh --plot   also matplotlib, for the benchmark plots
 set -euo pipefail
-pkgs=(gcc make cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev hwloc
-      util-linux)
+pkgs=(gcc gfortran make cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev
+      hwloc python3-mpi4py python3-numpy util-linux)
 [ "${1:-}" = "--plot" ] && pkgs+=(python3-matplotlib)
 need=()
 for p in "${pkgs[@]}"; do
