@@ -67,16 +67,33 @@ typedef enum {
 
 const char *kcoll_reason_name(kcoll_reason_t r);
 
-/* One buffer side of a call, as the PMPI layer found it. */
+/* One buffer side of a call, as the PMPI layer found it. The count is 64
+ * bits wide, so that an MPI-4 large-count call (MPI_Bcast_c) describes
+ * itself whole. A v side keeps the caller's own arrays (MPI requires them
+ * unchanged until the call completes, non-blocking calls included): int
+ * arrays from the int forms, 64-bit ones (MPI_Count counts, MPI_Aint
+ * displacements) from the _c forms (wide); read them with
+ * kcoll_side_vcount and kcoll_side_vdispl. */
 typedef struct {
     const void *buf;             /* the first byte (datatype lower bound applied) */
-    int count;                   /* elements (uniform sides) */
-    const int *counts, *displs;  /* v sides: per rank of the communicator */
+    int64_t count;               /* elements (uniform sides) */
+    const void *counts, *displs; /* v sides: per rank of the communicator (NULL: none) */
+    int wide;                    /* v sides: counts and displs are int64_t, not int */
     size_t size;                 /* bytes of one element's data */
     size_t extent;               /* distance from one element to the next */
     ptrdiff_t lb;                /* the datatype's true lower bound: buf - the address passed */
     unsigned type;               /* KCOLL_TYPE_* */
 } kcoll_side_t;
+
+/* Rank q's count and displacement of a v side (its arrays must be set). */
+static inline int64_t kcoll_side_vcount(const kcoll_side_t *s, int q)
+{
+    return s->wide ? ((const int64_t *)s->counts)[q] : (int64_t)((const int *)s->counts)[q];
+}
+static inline int64_t kcoll_side_vdispl(const kcoll_side_t *s, int q)
+{
+    return s->wide ? ((const int64_t *)s->displs)[q] : (int64_t)((const int *)s->displs)[q];
+}
 
 #define KCOLL_TYPE_VALID 1u  /* a usable datatype */
 #define KCOLL_TYPE_DENSE 2u  /* one element is one run of bytes (true extent == size) */

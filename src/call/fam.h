@@ -13,6 +13,15 @@ static inline int kcoll_side_contig(const kcoll_side_t *s, size_t n)
            ((s->type & KCOLL_TYPE_DENSE) && (n == 1 || (s->type & KCOLL_TYPE_PACKED)));
 }
 
+/* Is n a count of side s's elements kcoll can take: not negative, and its
+ * bytes well inside 64 bits (below 2^56: the agreement's votes carry byte
+ * counts shifted by up to 8 bits)? A larger count names no buffer any
+ * process has: the host MPI judges it. */
+static inline int kcoll_side_count_ok(const kcoll_side_t *s, int64_t n)
+{
+    return n >= 0 && (uint64_t)n <= ((uint64_t)1 << 56) / (s->size ? s->size : 1);
+}
+
 /* Is every block of a blocked buffer of side s one run, the blocks packed
  * by the element extent? (Any count: size == extent == true extent.) */
 static inline int kcoll_side_blocked(const kcoll_side_t *s)

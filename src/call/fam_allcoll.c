@@ -36,10 +36,11 @@ static int v_side(const kcoll_side_t *s, int p, size_t *cnt, size_t *dsp, size_t
                   size_t *largest)
 {
     for (int q = 0; q < p; q++) {
-        size_t c = (size_t)s->counts[q] * s->size;
-        if (c > 0 && s->displs[q] < 0)
+        size_t c = (size_t)kcoll_side_vcount(s, q) * s->size;
+        const int64_t displ = c ? kcoll_side_vdispl(s, q) : 0;
+        if (displ < 0)
             return -1;
-        size_t d = c ? (size_t)s->displs[q] * s->extent : 0;
+        size_t d = (size_t)displ * s->extent;
         if (cnt) {
             cnt[q] = c;
             dsp[q] = d;
@@ -58,7 +59,7 @@ static int v_counts_ok(const kcoll_side_t *s, int p)
     if (!s->counts || !s->displs)
         return 0;
     for (int q = 0; q < p; q++)
-        if (s->counts[q] < 0)
+        if (!kcoll_side_count_ok(s, kcoll_side_vcount(s, q)))
             return 0;
     return 1;
 }
@@ -70,7 +71,8 @@ static uint64_t send_vote(const kcoll_req_t *r, size_t own)
     const kcoll_call_t *c = &r->call;
     const int in_place = c->in_place;
     uint64_t vote = VOTE_OK | (in_place ? VOTE_IN_PLACE : 0);
-    if (!in_place && (c->send.count < 0 || !(c->send.type & KCOLL_TYPE_VALID) ||
+    if (!in_place && (!(c->send.type & KCOLL_TYPE_VALID) ||
+                      !kcoll_side_count_ok(&c->send, c->send.count) ||
                       (size_t)c->send.count * c->send.size != own))
         return VOTE_INVALID;
     if (!kcoll_side_blocked(&c->recv) || (!in_place && !kcoll_side_blocked(&c->send)))
@@ -85,7 +87,7 @@ static uint64_t send_vote(const kcoll_req_t *r, size_t own)
 static void uniform_shared(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
-    if (c->recv.count < 0 || !(c->recv.type & KCOLL_TYPE_VALID)) {
+    if (!(c->recv.type & KCOLL_TYPE_VALID) || !kcoll_side_count_ok(&c->recv, c->recv.count)) {
         r->invalid = 1;
         return;
     }
@@ -135,7 +137,7 @@ static void allgather_buffers(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
     const int v = kcoll_coll_is_v(c->coll), ip = r->args.in_place;
-    size_t own = v ? (size_t)c->recv.counts[c->rank] * c->recv.size : r->args.bytes;
+    size_t own = v ? (size_t)kcoll_side_vcount(&c->recv, c->rank) * c->recv.size : r->args.bytes;
     r->bufs[KCOLL_BUF_SEND] = ip ? NULL : (void *)(uintptr_t)c->send.buf;
     r->lens[KCOLL_BUF_SEND] = ip ? 0 : own;
     r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)c->recv.buf;
@@ -154,11 +156,11 @@ static void allgatherv_shared(kcoll_req_t *r)
     }
     size_t total = 0, largest = 0;
     for (int q = 0; q < p; q++) {
-        if (c->recv.counts[q] < 0) {
+        if (!kcoll_side_count_ok(&c->recv, kcoll_side_vcount(&c->recv, q))) {
             r->invalid = 1;
             return;
         }
-        size_t b = (size_t)c->recv.counts[q] * c->recv.size;
+        size_t b = (size_t)kcoll_side_vcount(&c->recv, q) * c->recv.size;
         total += b;
         if (b > largest)
             largest = b;
@@ -173,7 +175,7 @@ static void allgatherv_shared(kcoll_req_t *r)
 static uint64_t allgatherv_vote(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
-    const size_t own = (size_t)c->recv.counts[c->rank] * c->recv.size;
+    const size_t own = (size_t)kcoll_side_vcount(&c->recv, c->rank) * c->recv.size;
     size_t largest = 0;
     r->span[1] = 0;
     if (!c->recv.displs || (r->stat_bytes && !c->recv.buf))
@@ -233,7 +235,7 @@ static uint64_t alltoallv_vote(kcoll_req_t *r)
     if ((r->span[1] && !c->recv.buf) || (r->span[0] && !ip && !c->send.buf))
         return VOTE_INVALID;
     for (int q = 0; q < p && (vote & VOTE_OK); q++)
-        r->stat_bytes += (size_t)c->recv.counts[q] * c->recv.size;
+        r->stat_bytes += (size_t)kcoll_side_vcount(&c->recv, q) * c->recv.size;
     if (mine > ((uint64_t)1 << 55))
         vote &= ~(uint64_t)VOTE_OK;
     return vote | (uint64_t)mine << VOTE_SHIFT;

@@ -13,7 +13,7 @@ static void bcast_shared(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
     const kcoll_side_t *b = &c->recv;
-    if (b->count < 0 || !(b->type & KCOLL_TYPE_VALID)) {
+    if (!(b->type & KCOLL_TYPE_VALID) || !kcoll_side_count_ok(b, b->count)) {
         r->invalid = 1;
         return;
     }

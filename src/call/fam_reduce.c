@@ -35,16 +35,17 @@ static void reduce_shared(kcoll_req_t *r)
             return;
         }
         for (int q = 0; q < p; q++) {
-            if (d->counts[q] < 0) {
+            const int64_t n = kcoll_side_vcount(d, q);
+            if (!kcoll_side_count_ok(d, n)) {
                 r->invalid = 1;
                 return;
             }
-            r->counts[q] = (size_t)d->counts[q];
-            total += (size_t)d->counts[q];
+            r->counts[q] = (size_t)n;
+            total += (size_t)n;
         }
         bytes = p ? total / (size_t)p * esize : 0; /* the mean block */
     } else {
-        if (d->count < 0) {
+        if (!kcoll_side_count_ok(d, d->count)) {
             r->invalid = 1;
             return;
         }

@@ -50,12 +50,13 @@ static const kcoll_side_t *own(const kcoll_req_t *r)
 }
 
 /* The lowest displacement of a non-empty block of the root's v-layout. */
-static int lowest(const kcoll_side_t *b, int p)
+static int64_t lowest(const kcoll_side_t *b, int p)
 {
-    int lo = 0, any = 0;
+    int64_t lo = 0;
+    int any = 0;
     for (int j = 0; j < p; j++)
-        if (b->counts[j] > 0 && (!any || b->displs[j] < lo)) {
-            lo = b->displs[j];
+        if (kcoll_side_vcount(b, j) > 0 && (!any || kcoll_side_vdispl(b, j) < lo)) {
+            lo = kcoll_side_vdispl(b, j);
             any = 1;
         }
     return lo;
@@ -78,18 +79,18 @@ static void rooted_shared(kcoll_req_t *r)
      * same path (the host MPI's, which reports the error) */
     int valid = !(c->in_place && !is_root);
     if (!in_place)
-        valid = valid && o->count >= 0 && (o->type & KCOLL_TYPE_VALID);
+        valid = valid && (o->type & KCOLL_TYPE_VALID) && kcoll_side_count_ok(o, o->count);
     if (is_root) {
         valid = valid && (b->type & KCOLL_TYPE_VALID) &&
-                (v ? b->counts != NULL && b->displs != NULL : b->count >= 0);
+                (v ? b->counts != NULL && b->displs != NULL : kcoll_side_count_ok(b, b->count));
         for (int j = 0; valid && v && j < p; j++)
-            valid = b->counts[j] >= 0;
+            valid = kcoll_side_count_ok(b, kcoll_side_vcount(b, j));
     }
     r->own_valid = valid;
     /* my block: what this rank receives or sends (the root: its own entry
      * in the blocked buffer) */
     r->mine = !valid ? 0
-              : is_root ? (size_t)(v ? b->counts[root] : b->count) * b->size
+              : is_root ? (size_t)(v ? kcoll_side_vcount(b, root) : b->count) * b->size
                         : (size_t)o->count * o->size;
     r->stat_bytes = r->mine;
     r->policy_bytes = v || !valid ? KCOLL_BYTES_UNKNOWN : r->mine;
@@ -104,14 +105,15 @@ static void rooted_shared(kcoll_req_t *r)
         const char *tbase = (const char *)b->buf;
         size_t span = 0;
         if (contig && v) {
-            int lo = lowest(b, p);
+            const int64_t lo = lowest(b, p);
             for (int j = 0; j < p; j++) {
-                size_t cnt = (size_t)b->counts[j] * b->size;
-                size_t end = cnt ? (size_t)(b->displs[j] - lo) * b->extent + cnt : 0;
+                size_t cnt = (size_t)kcoll_side_vcount(b, j) * b->size;
+                size_t end =
+                    cnt ? (size_t)(kcoll_side_vdispl(b, j) - lo) * b->extent + cnt : 0;
                 if (end > span)
                     span = end;
             }
-            tbase += (long)lo * (long)b->extent;
+            tbase += (ptrdiff_t)lo * (ptrdiff_t)b->extent;
         } else if (contig) {
             span = (size_t)p * r->mine;
         }
@@ -143,10 +145,10 @@ static void rooted_fill(void *ctx, size_t *tab)
     const kcoll_side_t *b = blocked(r);
     size_t *cnt = tab + (gather ? 2 * (size_t)p : 0), *dsp = cnt + p;
     size_t *other = tab + (gather ? 0 : 2 * (size_t)p);
-    int lo = lowest(b, p);
+    const int64_t lo = lowest(b, p);
     for (int j = 0; j < p; j++) {
-        cnt[j] = (size_t)b->counts[j] * b->size;
-        dsp[j] = cnt[j] ? (size_t)(b->displs[j] - lo) * b->extent : 0;
+        cnt[j] = (size_t)kcoll_side_vcount(b, j) * b->size;
+        dsp[j] = cnt[j] ? (size_t)(kcoll_side_vdispl(b, j) - lo) * b->extent : 0;
         other[j] = other[p + j] = 0;
     }
 }

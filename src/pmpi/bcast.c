@@ -1,13 +1,14 @@
-/* MPI_Bcast, MPI_Ibcast, MPI_Bcast_init: the buffer is the receive side on
- * every rank (call/fam_bcast.c decides). */
+/* MPI_Bcast, MPI_Ibcast, MPI_Bcast_init and their large-count (_c) forms:
+ * the buffer is the receive side on every rank (call/fam_bcast.c
+ * decides). */
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-static void bcast_call(kcoll_call_t *c, void *buffer, int count, MPI_Datatype datatype, int root,
-                       MPI_Comm comm)
+static void bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Datatype datatype,
+                       int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, KCOLL_COLL_BCAST, root, comm);
-    kcoll_pmpi_side(&c->recv, buffer, count, NULL, NULL, datatype, NULL);
+    kcoll_pmpi_side(&c->recv, buffer, count, NULL, NULL, 0, datatype, NULL);
 }
 
 KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
@@ -47,4 +48,42 @@ KCOLL_PUBLIC int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, 
     }
     return rc;
 }
+#endif
+
+#ifdef KCOLL_HAVE_LARGE_COUNT
+KCOLL_PUBLIC int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                             MPI_Comm comm)
+{
+    kcoll_call_t c;
+    int rc;
+    bcast_call(&c, buffer, count, datatype, root, comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Bcast_c(buffer, count, datatype, root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    bcast_call(&c, buffer, count, datatype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+}
+
+#ifdef KCOLL_HAVE_PERSISTENT
+KCOLL_PUBLIC int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        bcast_call(&c, buffer, count, datatype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+#endif
 #endif

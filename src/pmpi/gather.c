@@ -1,22 +1,22 @@
-/* MPI_Gather(v), MPI_Igather(v), MPI_Gather(v)_init: the root's receive
- * side is the blocked buffer, every rank's send side its own block; at the
+/* MPI_Gather(v), MPI_Igather(v), MPI_Gather(v)_init and their large-count
+ * (_c) forms: the root's receive side is the blocked buffer, every rank's send side its own block; at the
  * root MPI_IN_PLACE as the send buffer means its block is in place
  * already (call/fam_rooted.c decides). Only the arguments MPI says are
  * significant on this rank are looked at. */
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-static void gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf, int sendcount,
-                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        const int *recvcounts, const int *displs, MPI_Datatype recvtype,
-                        int root, MPI_Comm comm)
+static void gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
+                        int64_t sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int64_t recvcount, const void *recvcounts, const void *displs, int wide,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
     if (c->p && c->rank == root)
-        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, displs, recvtype, NULL);
+        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, displs, wide, recvtype, NULL);
     if (!c->in_place)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, NULL, NULL, sendtype,
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, NULL, NULL, 0, sendtype,
                         sendtype == recvtype ? &c->recv : NULL);
 }
 
@@ -27,7 +27,7 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
     kcoll_call_t c;
     int rc;
     gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, recvtype, root, comm);
+                NULL, 0, recvtype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
         return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL,
@@ -46,7 +46,7 @@ KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype se
     kcoll_call_t c;
     int rc;
     gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, recvtype, root, comm);
+                displs, 0, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -60,7 +60,7 @@ KCOLL_PUBLIC int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype se
     kcoll_call_t c;
     int rc;
     gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, recvtype, root, comm);
+                NULL, 0, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
@@ -75,7 +75,7 @@ KCOLL_PUBLIC int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     kcoll_call_t c;
     int rc;
     gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, recvtype, root, comm);
+                displs, 0, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -92,7 +92,7 @@ KCOLL_PUBLIC int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatyp
                               comm, info, request);
     if (rc == MPI_SUCCESS) {
         gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    NULL, NULL, recvtype, root, comm);
+                    NULL, NULL, 0, recvtype, root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
@@ -108,9 +108,104 @@ KCOLL_PUBLIC int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
                                recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
         gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                    displs, recvtype, root, comm);
+                    displs, 0, recvtype, root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
+#endif
+
+#ifdef KCOLL_HAVE_LARGE_COUNT
+KCOLL_PUBLIC int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm)
+{
+    kcoll_call_t c;
+    int rc;
+    gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                NULL, 1, recvtype, root, comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                               MPI_Comm comm)
+{
+    kcoll_call_t c;
+    int rc;
+    gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                displs, 1, recvtype, root, comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                       recvtype, root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               int root, MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                NULL, 1, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                          request);
+}
+
+KCOLL_PUBLIC int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                                MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                displs, 1, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           root, comm, request);
+}
+
+#ifdef KCOLL_HAVE_PERSISTENT
+KCOLL_PUBLIC int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                   MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    NULL, NULL, 1, recvtype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf,
+                                    const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, root, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                    recvcounts, displs, 1, recvtype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+#endif
 #endif

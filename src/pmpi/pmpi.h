@@ -16,11 +16,18 @@
  *               request is made first (it is the handle the user gets);
  *               kcoll_pmpi_persistent(&c, comm, *request) then decides
  *               once whether kcoll runs its starts.
+ *
+ * The MPI-4 large-count forms (MPI_Bcast_c, MPI_Ibcast_c, MPI_Bcast_init_c,
+ * where the host declares them: KCOLL_HAVE_LARGE_COUNT) sit beside their
+ * int forms with the same shape and the same describing function, which
+ * takes its counts as 64-bit values and its v arrays as either width
+ * (kcoll_pmpi_side's wide); they hand to the host's PMPI_..._c.
  */
 #ifndef KCOLL_PMPI_H
 #define KCOLL_PMPI_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 #include "call/call.h"
 #include "sched/wait.h"
@@ -37,19 +44,21 @@ int kcoll_ready(void);
  * rank (0, 0 if comm is not a usable intra-communicator). */
 void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm);
 /* One buffer side from MPI arguments (count, or counts and displs for a v
- * side). buf is moved to the datatype's first byte. like: a side of the
- * same call already described with the same datatype, whose answers are
- * taken instead of asking the host again; or NULL. */
-void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *counts,
-                     const int *displs, MPI_Datatype dt, const kcoll_side_t *like);
+ * side: int arrays, or with wide the MPI_Count and MPI_Aint arrays of the
+ * large-count _c forms). buf is moved to the datatype's first byte. like:
+ * a side of the same call already described with the same datatype,
+ * whose answers are taken instead of asking the host again; or NULL. */
+void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int64_t count, const void *counts,
+                     const void *displs, int wide, MPI_Datatype dt, const kcoll_side_t *like);
 /* The whole description of a collective without a root in which every
  * rank sends and receives (Allgather(v): no send counts; Alltoall(v)).
- * MPI_IN_PLACE as sendbuf: the send side is not looked at. */
+ * MPI_IN_PLACE as sendbuf: the send side is not looked at. wide: the v
+ * arrays are the _c forms' (MPI_Count counts, MPI_Aint displacements). */
 void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
-                             int sendcount, const int *sendcounts, const int *sdispls,
-                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                             const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
-                             MPI_Comm comm);
+                             int64_t sendcount, const void *sendcounts, const void *sdispls,
+                             MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
+                             const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                             int wide, MPI_Comm comm);
 
 /* Run a blocking call through kcoll if it takes it: KCOLL_PMPI_DONE with
  * the MPI result in *rc, KCOLL_PMPI_HOST when the host MPI must do it, or
@@ -59,6 +68,10 @@ void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
 #define KCOLL_PMPI_DONE 1
 #define KCOLL_PMPI_HIER 2
 int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc);
+/* The same for a large-count (_c) call: KCOLL_PMPI_DONE or
+ * KCOLL_PMPI_HOST; a communicator that spans nodes hands it to the host
+ * MPI whole (counted mpi:multinode: the composed forms take int counts). */
+int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc);
 /* Start a non-blocking call through kcoll if it takes it: 1 with *request
  * set and the MPI result in *rc, or 0 when the host MPI must do it. */
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
@@ -142,6 +155,10 @@ void kcoll_progress_hook_finalize(void);
  * when no kcoll kernel applies. dt must be valid, side its description
  * (kcoll_pmpi_side: size, packed or not). */
 int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_op_t *op);
+/* A user operation the host just created (fortran: fn is a Fortran
+ * subroutine, called with Fortran handles), and one about to be freed. */
+void kcoll_pmpi_op_record(MPI_Op op, MPI_User_function *fn, int fortran);
+void kcoll_pmpi_op_forget(MPI_Op op);
 
 /* One error line for a failed collective (form: "" or " (persistent)");
  * returns the MPI error class of st. */

@@ -1,5 +1,6 @@
 /* MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Reduce_scatter,
- * their non-blocking and persistent forms (call/fam_reduce.c decides).
+ * their non-blocking and persistent forms, and the large-count (_c) forms
+ * of all of them (call/fam_reduce.c decides).
  * The datatype and counts ride on the receive side, the send side holds
  * the send buffer; the operation is mapped to kcoll's (pmpi/op.c), or to
  * none, and MPI_OP_NULL makes the arguments invalid (the host reports it).
@@ -8,14 +9,14 @@
 #include "pmpi/pmpi.h"
 
 static void reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, const void *sendbuf,
-                        void *recvbuf, int count, const int *recvcounts, MPI_Datatype datatype,
-                        MPI_Op mop, int root, MPI_Comm comm)
+                        void *recvbuf, int64_t count, const void *recvcounts, int wide,
+                        MPI_Datatype datatype, MPI_Op mop, int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
-    kcoll_pmpi_side(&c->recv, recvbuf, count, recvcounts, NULL, datatype, NULL);
+    kcoll_pmpi_side(&c->recv, recvbuf, count, recvcounts, NULL, wide, datatype, NULL);
     if (!c->in_place) /* the send buffer, from the datatype's first byte as well */
-        kcoll_pmpi_side(&c->send, sendbuf, count, NULL, NULL, datatype, &c->recv);
+        kcoll_pmpi_side(&c->send, sendbuf, count, NULL, NULL, 0, datatype, &c->recv);
     if (mop == MPI_OP_NULL)
         c->recv.type &= ~KCOLL_TYPE_VALID;
     else if ((c->recv.type & KCOLL_TYPE_VALID) && kcoll_pmpi_op(mop, datatype, &c->recv, op))
@@ -28,7 +29,7 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root,
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op, root,
                 comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
@@ -45,7 +46,7 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, 0,
+    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op, 0,
                 comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
@@ -62,7 +63,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 0,
                 datatype, op, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
@@ -80,7 +81,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype,
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0, datatype,
                 op, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
@@ -98,7 +99,7 @@ KCOLL_PUBLIC int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root,
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op, root,
                 comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
@@ -112,7 +113,7 @@ KCOLL_PUBLIC int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, 0,
+    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op, 0,
                 comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
@@ -126,7 +127,7 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, i
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 0,
                 datatype, op, 0, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
@@ -140,7 +141,7 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const i
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype,
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0, datatype,
                 op, 0, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
@@ -156,7 +157,7 @@ KCOLL_PUBLIC int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
     kcoll_op_t kop;
     int rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op,
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op,
                     root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
@@ -171,7 +172,7 @@ KCOLL_PUBLIC int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int coun
     kcoll_op_t kop;
     int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op,
+        reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op,
                     0, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
@@ -187,7 +188,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbu
     int rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                             info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 0,
                     datatype, op, 0, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
@@ -203,10 +204,190 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
     int rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
                                       request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0,
                     datatype, op, 0, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
+#endif
+
+#ifdef KCOLL_HAVE_LARGE_COUNT
+KCOLL_PUBLIC int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op, root,
+                comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op, 0,
+                comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm));
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                            MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                            MPI_Comm comm)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 1,
+                datatype, op, 0, comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(
+        PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm));
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                      const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1, datatype,
+                op, 0, comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm));
+}
+
+KCOLL_PUBLIC int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op, root,
+                comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+KCOLL_PUBLIC int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op, 0,
+                comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+KCOLL_PUBLIC int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                             MPI_Count recvcount, MPI_Datatype datatype,
+                                             MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 1,
+                datatype, op, 0, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                        request);
+}
+
+KCOLL_PUBLIC int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                       const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc;
+    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1, datatype,
+                op, 0, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+#ifdef KCOLL_HAVE_PERSISTENT
+KCOLL_PUBLIC int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op,
+                    root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                      MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1, datatype,
+                    op, 0, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,
+                                                 MPI_Count recvcount, MPI_Datatype datatype,
+                                                 MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                                 MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                              info, request);
+    if (rc == MPI_SUCCESS) {
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
+                    1, datatype, op, 0, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                           const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                           MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                           MPI_Request *request)
+{
+    kcoll_call_t c;
+    kcoll_op_t kop;
+    int rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+                                        request);
+    if (rc == MPI_SUCCESS) {
+        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1,
+                    datatype, op, 0, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+#endif
 #endif

@@ -24,8 +24,14 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
     }
 }
 
-void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *counts,
-                     const int *displs, MPI_Datatype dt, const kcoll_side_t *like)
+#ifdef KCOLL_HAVE_LARGE_COUNT
+/* The _c forms' arrays are read as int64_t (kcoll_side_vcount). */
+_Static_assert(sizeof(MPI_Count) == sizeof(int64_t) && sizeof(MPI_Aint) == sizeof(int64_t),
+               "MPI_Count and MPI_Aint must be 64 bits wide");
+#endif
+
+void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int64_t count, const void *counts,
+                     const void *displs, int wide, MPI_Datatype dt, const kcoll_side_t *like)
 {
     int size;
     MPI_Aint lb, extent, tlb, textent;
@@ -33,6 +39,7 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *cou
     s->count = count;
     s->counts = counts;
     s->displs = displs;
+    s->wide = wide;
     if (like && like->type) { /* the same datatype, asked about already */
         s->size = like->size;
         s->extent = like->extent;
@@ -57,16 +64,16 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int count, const int *cou
 }
 
 void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
-                             int sendcount, const int *sendcounts, const int *sdispls,
-                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                             const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
-                             MPI_Comm comm)
+                             int64_t sendcount, const void *sendcounts, const void *sdispls,
+                             MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
+                             const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                             int wide, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, 0, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
-    kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, rdispls, recvtype, NULL);
+    kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, rdispls, wide, recvtype, NULL);
     if (!c->in_place)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, sdispls, sendtype,
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, sdispls, wide, sendtype,
                         sendtype == recvtype ? &c->recv : NULL);
 }
 
@@ -133,6 +140,15 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
     *rc = st == KCOLL_OK ? MPI_SUCCESS : kcoll_fail(comm, c->coll, st, kcoll_req_error(r));
     kcoll_req_release(r);
     return KCOLL_PMPI_DONE;
+}
+
+int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc)
+{
+    int took = kcoll_pmpi_blocking(c, comm, rc);
+    if (took != KCOLL_PMPI_HIER)
+        return took;
+    kcoll_call_host(c, KCOLL_MODE_BLOCKING, KCOLL_R_MULTINODE);
+    return KCOLL_PMPI_HOST;
 }
 
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)

@@ -1,22 +1,22 @@
-/* MPI_Scatter(v), MPI_Iscatter(v), MPI_Scatter(v)_init: the root's send
- * side is the blocked buffer, every rank's receive side its own block; at
- * the root MPI_IN_PLACE as the receive buffer keeps its block where it is
- * (call/fam_rooted.c decides). Only the arguments MPI says are
+/* MPI_Scatter(v), MPI_Iscatter(v), MPI_Scatter(v)_init and their
+ * large-count (_c) forms: the root's send side is the blocked buffer, every
+ * rank's receive side its own block; at the root MPI_IN_PLACE as the
+ * receive buffer keeps its block where it is (call/fam_rooted.c decides). Only the arguments MPI says are
  * significant on this rank are looked at. */
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-static void scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf, int sendcount,
-                         const int *sendcounts, const int *displs, MPI_Datatype sendtype,
-                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                         MPI_Comm comm)
+static void scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
+                         int64_t sendcount, const void *sendcounts, const void *displs, int wide,
+                         MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = recvbuf == MPI_IN_PLACE;
     if (c->p && c->rank == root)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, displs, sendtype, NULL);
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, displs, wide, sendtype, NULL);
     if (!c->in_place)
-        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, NULL, NULL, recvtype,
+        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, NULL, NULL, 0, recvtype,
                         sendtype == recvtype ? &c->send : NULL);
 }
 
@@ -26,7 +26,7 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
                  recvcount, recvtype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
@@ -45,7 +45,7 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
@@ -59,7 +59,7 @@ KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
@@ -74,7 +74,7 @@ KCOLL_PUBLIC int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], cons
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
                  recvcount, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
@@ -91,7 +91,7 @@ KCOLL_PUBLIC int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Dataty
     int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                comm, info, request);
     if (rc == MPI_SUCCESS) {
-        scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+        scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
                      recvcount, recvtype, root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
@@ -107,10 +107,105 @@ KCOLL_PUBLIC int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
     int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                 recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+        scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
                      recvcount, recvtype, root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
+#endif
+
+#ifdef KCOLL_HAVE_LARGE_COUNT
+KCOLL_PUBLIC int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               int root, MPI_Comm comm)
+{
+    kcoll_call_t c;
+    int rc;
+    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype, root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                                MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                                MPI_Comm comm)
+{
+    kcoll_call_t c;
+    int rc;
+    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+        return rc;
+    KCOLL_RETURN_DRIVEN(PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                        recvcount, recvtype, root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                int root, MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm, request);
+}
+
+KCOLL_PUBLIC int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                                 MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                                 MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc;
+    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+        return rc;
+    return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                            root, comm, request);
+}
+
+#ifdef KCOLL_HAVE_PERSISTENT
+KCOLL_PUBLIC int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                 comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
+                     recvbuf, recvcount, recvtype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+
+KCOLL_PUBLIC int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint displs[], MPI_Datatype sendtype,
+                                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                     int root, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+    kcoll_call_t c;
+    int rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                  recvtype, root, comm, info, request);
+    if (rc == MPI_SUCCESS) {
+        scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
+                     recvbuf, recvcount, recvtype, root, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
+    }
+    return rc;
+}
+#endif
 #endif
