@@ -8,8 +8,9 @@
 #     the installed library and its collectives run on kcoll's paths;
 #   - kcoll-run (installed, and from the source tree) picks this MPI's
 #     library for a program of this MPI (--print and a real run, keeping an
-#     LD_PRELOAD already set; a Python interpreter by its mpi4py when
-#     $KCOLL_TEST_PYTHON names one), and refuses a program of the other MPI:
+#     LD_PRELOAD already set; a Fortran program, where mpif90.<mpi> is;
+#     a Python interpreter by its mpi4py when $KCOLL_TEST_PYTHON names
+#     one), and refuses a program of the other MPI:
 #     with this launcher (the MPIs differ), and with its own launcher (no
 #     kcoll built for it in the prefix).
 # MPI runs use 2 ranks and KCOLL_MIN_BYTES=0 (every size through kcoll).
@@ -107,6 +108,25 @@ if [ -n "${KCOLL_TEST_PYTHON:-}" ]; then
     "$launcher $want "*) ;;
     *) bad "kcoll-run for $KCOLL_TEST_PYTHON (mpi4py): expected '$launcher $want ...'" ;;
   esac
+fi
+
+# a Fortran program links the MPI's C library through its Fortran one
+fc=mpif90.$mpi
+if command -v "$fc" >/dev/null; then
+  printf 'program p\n  use mpi\n  integer :: ierr\n  call MPI_Init(ierr)\n  call MPI_Finalize(ierr)\nend program p\n' \
+    >"$tmp/f.f90"
+  if "$fc" "$tmp/f.f90" -o "$tmp/fortran_prog" 2>"$tmp/fc.log"; then
+    out=$("$run" --print "${launch[@]}" 2 "$tmp/fortran_prog") || bad "kcoll-run --print (Fortran) failed"
+    echo "$out"
+    case $out in
+      "$launcher $want "*) ;;
+      *) bad "kcoll-run for a Fortran program: expected '$launcher $want ...'" ;;
+    esac
+  else
+    echo "skipped the Fortran program: $fc cannot compile 'use mpi' here"
+  fi
+else
+  echo "skipped the Fortran program: no $fc here"
 fi
 
 echo "== kcoll-run, from the source tree"
