@@ -73,15 +73,15 @@ CALLS = {"checks": 0, "kcoll": 0}
 def on_kcoll(rows, what, fn, exact=True):
     """Run fn() and check that each statistics row in rows gained kcoll
     calls (exactly one each if exact) and no host MPI call."""
-    before = {row: (stat(row, "kcoll:*"), {r: stat(row, "mpi:" + r) for r in REASONS})
-              for row in rows}
+    before = {row: (stat(row, "kcoll:*"), stat(row, "mpi:*"),
+                    {r: stat(row, "mpi:" + r) for r in REASONS}) for row in rows}
     result = fn()
     for row in rows:
-        k0, m0 = before[row]
+        k0, h0, m0 = before[row]
         gained = stat(row, "kcoll:*") - k0
-        reasons = host_reasons(row, m0)
-        if reasons:
-            fail(f"{what}: {row} went to the host MPI (mpi:{','.join(reasons)})")
+        if stat(row, "mpi:*") != h0:
+            fail(f"{what}: {row} went to the host MPI "
+                 f"(mpi:{','.join(host_reasons(row, m0)) or '?'})")
         if gained < 1 or (exact and gained != 1):
             fail(f"{what}: {row} counted {gained} kcoll calls, expected "
                  f"{'1' if exact else 'at least 1'}")
