@@ -12,7 +12,12 @@
  *     and unused tails are compared too). Every call with data must be
  *     counted on a kcoll path of its statistics row (MPI_Bcast,
  *     MPI_Ibcast, MPI_Bcast_init: one per start).
- *  2. At 2 ranks, one MPI_Bcast_c of 2^31 + 5 MPI_BYTE elements, more than
+ *  2. MPI_Scatterv_c and MPI_Igatherv_c of MPI_BYTE blocks whose MPI_Aint
+ *     displacements in the root's buffer all lie beyond 2^31 (more than an
+ *     int displaces; only the blocks' pages are ever touched): every byte
+ *     of every block checked against its pattern, both calls counted on a
+ *     kcoll path.
+ *  3. At 2 ranks, one MPI_Bcast_c of 2^31 + 5 MPI_BYTE elements, more than
  *     an int counts: a position-dependent pattern from the root, every
  *     byte checked on the receiver, the call counted on kcoll's path with
  *     all its bytes.
@@ -219,6 +224,70 @@ static void lc_check(lc_case_t *k, int mode, MPI_Comm comm, int *ref)
         mt_pass();
 }
 
+/* The byte at position i of rank q's block in lc_far. */
+static unsigned char far_byte(int q, size_t i)
+{
+    return (unsigned char)(mt_mix((uint64_t)q << 32 | i) >> 7);
+}
+
+/* Scatterv_c and Igatherv_c with every block displaced beyond 2^31 bytes
+ * in the root's buffer (root 0), blocks in reverse rank order. */
+static void lc_far(MPI_Comm comm, int p, int rank)
+{
+    const MPI_Aint far = ((MPI_Aint)1 << 31) + 3;
+    MPI_Count *cnt = malloc((size_t)p * sizeof *cnt);
+    MPI_Aint *dsp = malloc((size_t)p * sizeof *dsp);
+    MPI_Aint end = far;
+    for (int q = p - 1; q >= 0; q--) {
+        cnt[q] = 4099 + 7 * q;
+        dsp[q] = end + 5;
+        end = dsp[q] + cnt[q];
+    }
+    /* the root's buffer: only the blocks' pages are ever touched */
+    unsigned char *big = rank == 0 ? malloc((size_t)end) : NULL;
+    unsigned char *mine = malloc((size_t)cnt[rank]);
+    int ok = (rank != 0 || big) && mine, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    for (int g = 0; g < 2 && all_ok; g++) {
+        const char *row = g ? "MPI_Igatherv" : "MPI_Scatterv";
+        if (rank == 0)
+            for (int q = 0; q < p; q++)
+                for (MPI_Count i = 0; i < cnt[q]; i++)
+                    big[dsp[q] + i] = g ? 0 : far_byte(q, (size_t)i);
+        for (MPI_Count i = 0; i < cnt[rank]; i++)
+            mine[i] = g ? far_byte(rank, (size_t)i) : 0;
+        const uint64_t before = mt_calls(row, "kcoll:*");
+        MPI_Request req;
+        int rc = g ? MPI_Igatherv_c(mine, cnt[rank], MPI_BYTE, big, cnt, dsp, MPI_BYTE, 0, comm,
+                                    &req)
+                   : MPI_Scatterv_c(big, cnt, dsp, MPI_BYTE, mine, cnt[rank], MPI_BYTE, 0, comm);
+        if (rc == MPI_SUCCESS && g)
+            rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        size_t bad = 0;
+        for (int q = 0; q < p; q++)
+            for (MPI_Count i = 0; i < cnt[q]; i++) {
+                if (!g && q == rank)
+                    bad += mine[i] != far_byte(q, (size_t)i);
+                if (g && rank == 0)
+                    bad += big[dsp[q] + i] != far_byte(q, (size_t)i);
+            }
+        if (rc != MPI_SUCCESS)
+            mt_fail("%s_c beyond 2^31 bytes returned an error", row);
+        else if (bad)
+            mt_fail("%s_c beyond 2^31 bytes: %zu bytes wrong", row, bad);
+        else if (mt_calls(row, "kcoll:*") != before + 1)
+            mt_fail("%s_c beyond 2^31 bytes: not counted on a kcoll path", row);
+        else
+            mt_pass();
+    }
+    if (!all_ok)
+        mt_fail("MPI_Scatterv_c beyond 2^31 bytes: out of memory");
+    free(big);
+    free(mine);
+    free(cnt);
+    free(dsp);
+}
+
 /* One MPI_Bcast_c of more than INT_MAX bytes from rank 0 to rank 1. */
 static void lc_huge(MPI_Comm comm, int rank)
 {
@@ -292,6 +361,7 @@ int main(int argc, char **argv)
                         lc_check(&k, mode, comm, ref);
                     }
 
+    lc_far(comm, p, rank);
     if (p == 2)
         lc_huge(comm, rank);
 
