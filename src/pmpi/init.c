@@ -1,7 +1,16 @@
 /* MPI_Init, MPI_Init_thread and MPI_Finalize: set kcoll up after the host
  * MPI is initialized (parameters, the team keyval, requests, the host's
  * progress hook, MPI_COMM_WORLD's team), and at the end print the
- * statistics and let go of everything before the host MPI finalizes. */
+ * statistics and let go of everything before the host MPI finalizes.
+ *
+ * The end runs inside the host's MPI_Finalize: kcoll puts an attribute on
+ * MPI_COMM_SELF, and MPI deletes the attributes of MPI_COMM_SELF first
+ * thing in MPI_Finalize, while everything still works (MPI-2.2 and later,
+ * "Allowing User Functions at Process Termination"). So kcoll also ends
+ * properly where MPI_Finalize does not pass through it: Fortran bindings
+ * that call PMPI_Finalize (Open MPI's, MPICH's mpi_f08), a program that
+ * calls PMPI_Finalize itself. Such programs also start kcoll lazily, on
+ * its first call after a PMPI_Init it did not see (kcoll_ready). */
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -14,10 +23,13 @@
 static _Atomic int kcoll_state;
 int kcoll_world_rank = -1;
 
+static int kcoll_end_fn(MPI_Comm comm, int keyval, void *attr, void *extra);
+
 /* collective: called by every rank at once (from MPI_Init), so the
  * tuning file can be read once and shared */
 static void kcoll_startup(int collective)
 {
+    int end_keyval = MPI_KEYVAL_INVALID;
     int level = MPI_THREAD_SINGLE;
     kcoll_params_load();
     PMPI_Comm_rank(MPI_COMM_WORLD, &kcoll_world_rank);
@@ -30,6 +42,16 @@ static void kcoll_startup(int collective)
         return;
     }
     kcoll_progress_hook_init();
+    /* the keyval itself is freed at once: the attribute keeps it alive
+     * until MPI_Finalize deletes it (MPI: freeing a keyval in use only
+     * marks it) */
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, kcoll_end_fn, &end_keyval, NULL) !=
+            MPI_SUCCESS ||
+        PMPI_Comm_set_attr(MPI_COMM_SELF, end_keyval, NULL) != MPI_SUCCESS)
+        kcoll_warn("could not hook MPI_Finalize (an attribute on MPI_COMM_SELF); statistics "
+                   "and resources are released only through MPI_Finalize itself");
+    else
+        PMPI_Comm_free_keyval(&end_keyval);
     /* release: the parameters, keyval and classes above are set before anyone sees "ready" */
     atomic_store_explicit(&kcoll_state, 1, memory_order_release);
 }
@@ -90,23 +112,40 @@ static void kcoll_stats_report(void)
         kcoll_stats_print(sum, size, stdout);
 }
 
-KCOLL_PUBLIC int MPI_Finalize(void)
+/* The end, run once inside the host's MPI_Finalize (or, where the hook
+ * could not be made, by MPI_Finalize below before the host's). */
+static void kcoll_end(void)
 {
-    /* acquire: pairs with the release in kcoll_startup */
-    if (atomic_load_explicit(&kcoll_state, memory_order_acquire) == 1) {
-        /* requests the program never completed: advance what can be (an
-         * erroneous program; MPI says every request must be completed) */
-        kcoll_progress();
-        if (kcoll_param_int(KCOLL_P_STATS))
-            kcoll_stats_report();
-        kcoll_progress_hook_finalize();
-        kcoll_drive_finalize();
-        kcoll_requests_handed_back();
-        kcoll_requests_finalize();
-        kcoll_teams_finalize();
-        /* release: later calls see "finalized" and go to the host MPI */
-        atomic_store_explicit(&kcoll_state, 2, memory_order_release);
-    }
-    return PMPI_Finalize();
+    int ready = 1;
+    /* acq_rel: exactly one caller ends kcoll; acquire pairs with the
+     * release in kcoll_startup */
+    if (!atomic_compare_exchange_strong_explicit(&kcoll_state, &ready, 2, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return;
+    /* requests the program never completed: advance what can be (an
+     * erroneous program; MPI says every request must be completed). The
+     * state already says "finalized", so nothing new starts meanwhile:
+     * later calls go to the host MPI. */
+    kcoll_progress();
+    if (kcoll_param_int(KCOLL_P_STATS))
+        kcoll_stats_report();
+    kcoll_progress_hook_finalize();
+    kcoll_drive_finalize();
+    kcoll_requests_handed_back();
+    kcoll_requests_finalize();
+    kcoll_teams_finalize();
 }
 
+/* MPI_COMM_SELF's attribute is deleted: MPI_Finalize has begun. */
+static int kcoll_end_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval, (void)attr, (void)extra;
+    kcoll_end();
+    return MPI_SUCCESS;
+}
+
+KCOLL_PUBLIC int MPI_Finalize(void)
+{
+    kcoll_end(); /* a no-op when the hook already ran it: it runs first in PMPI_Finalize */
+    return PMPI_Finalize();
+}
