@@ -227,12 +227,14 @@ kcoll_rclass_t kcoll_rclass_of(const struct kcoll_op *op)
     switch (op->type) {
     case KCOLL_T_FLOAT:
     case KCOLL_T_CFLOAT:
+    case KCOLL_T_2FLOAT:
         return KCOLL_RCLASS_FLOAT;
     case KCOLL_T_DOUBLE:
     case KCOLL_T_LDOUBLE:
     case KCOLL_T_CDOUBLE:
     case KCOLL_T_CLDOUBLE:
     case KCOLL_T_FLOAT_INT:
+    case KCOLL_T_2DOUBLE:
         return KCOLL_RCLASS_DOUBLE;
     default:
         return KCOLL_RCLASS_INT;

@@ -21,6 +21,9 @@
 
 typedef struct { float v; int i; } kcoll_float_int_t;
 typedef struct { int v; int i; } kcoll_2int_t;
+/* Fortran's pairs carry the index in the value's own type */
+typedef struct { float v; float i; } kcoll_2float_t;
+typedef struct { double v; double i; } kcoll_2double_t;
 
 /* name: inout = in op inout (a = in, b = inout); name##_r: inout = inout
  * op in, the same expression with the operands' sources swapped */
@@ -119,6 +122,8 @@ KCOLL_LOOP(lxor_b, _Bool, a != b)
 
 KCOLL_LOC_KERNELS(fi, kcoll_float_int_t)
 KCOLL_LOC_KERNELS(ii, kcoll_2int_t)
+KCOLL_LOC_KERNELS(ff, kcoll_2float_t)
+KCOLL_LOC_KERNELS(dd, kcoll_2double_t)
 
 typedef void (*kcoll_kernel_t)(const void *in, void *inout, size_t n);
 
@@ -150,6 +155,8 @@ typedef void (*kcoll_kernel_t)(const void *in, void *inout, size_t n);
     [KCOLL_T_FLOAT_INT] = {[KCOLL_OP_MAXLOC] = maxloc_fi##R,                       \
                            [KCOLL_OP_MINLOC] = minloc_fi##R},                      \
     [KCOLL_T_2INT] = {[KCOLL_OP_MAXLOC] = maxloc_ii##R, [KCOLL_OP_MINLOC] = minloc_ii##R}, \
+    [KCOLL_T_2FLOAT] = {[KCOLL_OP_MAXLOC] = maxloc_ff##R, [KCOLL_OP_MINLOC] = minloc_ff##R}, \
+    [KCOLL_T_2DOUBLE] = {[KCOLL_OP_MAXLOC] = maxloc_dd##R, [KCOLL_OP_MINLOC] = minloc_dd##R}, \
     }
 static const kcoll_kernel_t kcoll_kernels[2][KCOLL_NTYPE][KCOLL_OP_USER] = {KCOLL_TABLE(),
                                                                             KCOLL_TABLE(_r)};
@@ -165,7 +172,8 @@ size_t kcoll_type_size(kcoll_type_t t)
         [KCOLL_T_CFLOAT] = sizeof(float _Complex), [KCOLL_T_CDOUBLE] = sizeof(double _Complex),
         [KCOLL_T_CLDOUBLE] = sizeof(long double _Complex), [KCOLL_T_BOOL] = sizeof(_Bool),
         [KCOLL_T_BYTE] = 1, [KCOLL_T_FLOAT_INT] = sizeof(kcoll_float_int_t),
-        [KCOLL_T_2INT] = sizeof(kcoll_2int_t), [KCOLL_T_OPAQUE] = 0,
+        [KCOLL_T_2INT] = sizeof(kcoll_2int_t), [KCOLL_T_2FLOAT] = sizeof(kcoll_2float_t),
+        [KCOLL_T_2DOUBLE] = sizeof(kcoll_2double_t), [KCOLL_T_OPAQUE] = 0,
     };
     return (unsigned)t < KCOLL_NTYPE ? sizes[t] : 0;
 }

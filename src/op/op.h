@@ -48,7 +48,9 @@ typedef enum {
     KCOLL_T_BOOL,     /* C _Bool */
     KCOLL_T_BYTE,     /* uninterpreted octets: bitwise operations only */
     KCOLL_T_FLOAT_INT, /* struct { float v; int i; } (MPI_FLOAT_INT) */
-    KCOLL_T_2INT,      /* struct { int v; int i; } (MPI_2INT) */
+    KCOLL_T_2INT,      /* struct { int v; int i; } (MPI_2INT, Fortran's MPI_2INTEGER) */
+    KCOLL_T_2FLOAT,    /* struct { float v; float i; } (Fortran's MPI_2REAL) */
+    KCOLL_T_2DOUBLE,   /* struct { double v; double i; } (MPI_2DOUBLE_PRECISION) */
     KCOLL_T_OPAQUE,    /* only for KCOLL_OP_USER: elements of `esize` bytes */
     KCOLL_NTYPE
 } kcoll_type_t;

@@ -6,8 +6,13 @@
  * returns the function of a user operation, so MPI_Op_create and
  * MPI_Op_free are intercepted and the functions kept in a table; a user
  * operation kcoll did not see created (none should exist) goes to the
- * host MPI. User functions are called through the C binding
- * (MPI_User_function) on pieces of at most INT_MAX elements.
+ * host MPI. User functions are called through the binding they were made
+ * with, on pieces of at most INT_MAX elements: C's MPI_User_function, or
+ * Fortran's (the length and the datatype as Fortran handles; Open MPI's
+ * Fortran MPI_OP_CREATE, which kcoll's Fortran bindings see, pmpi/fortran.c).
+ * MPICH's Fortran MPI_OP_CREATE calls the C MPI_Op_create: there the
+ * Fortran function is called through the C binding, which is the same call
+ * since MPICH's handles are Fortran integers.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -23,49 +28,58 @@
 typedef struct {
     MPI_Op op;
     MPI_User_function *fn;
+    int fortran; /* fn is a Fortran subroutine (pmpi.h, kcoll_pmpi_op_record) */
 } kcoll_user_op_t;
 
 static pthread_mutex_t kcoll_ops_lock = PTHREAD_MUTEX_INITIALIZER;
 static kcoll_user_op_t *kcoll_ops;
 static int kcoll_nops, kcoll_ops_cap;
 
+void kcoll_pmpi_op_record(MPI_Op op, MPI_User_function *fn, int fortran)
+{
+    pthread_mutex_lock(&kcoll_ops_lock);
+    if (!kcoll_grow((void **)&kcoll_ops, &kcoll_ops_cap, kcoll_nops, sizeof *kcoll_ops, 8))
+        kcoll_ops[kcoll_nops++] = (kcoll_user_op_t){op, fn, fortran};
+    /* else: not recorded, so calls with it go to the host MPI */
+    pthread_mutex_unlock(&kcoll_ops_lock);
+}
+
+void kcoll_pmpi_op_forget(MPI_Op op)
+{
+    pthread_mutex_lock(&kcoll_ops_lock);
+    for (int i = 0; i < kcoll_nops; i++)
+        if (kcoll_ops[i].op == op) {
+            kcoll_ops[i] = kcoll_ops[--kcoll_nops];
+            break;
+        }
+    pthread_mutex_unlock(&kcoll_ops_lock);
+}
+
 KCOLL_PUBLIC int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
     int rc = PMPI_Op_create(user_fn, commute, op);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    pthread_mutex_lock(&kcoll_ops_lock);
-    if (!kcoll_grow((void **)&kcoll_ops, &kcoll_ops_cap, kcoll_nops, sizeof *kcoll_ops, 8))
-        kcoll_ops[kcoll_nops++] = (kcoll_user_op_t){*op, user_fn};
-    /* else: not recorded, so calls with it go to the host MPI */
-    pthread_mutex_unlock(&kcoll_ops_lock);
+    if (rc == MPI_SUCCESS)
+        kcoll_pmpi_op_record(*op, user_fn, 0);
     return rc;
 }
 
 KCOLL_PUBLIC int MPI_Op_free(MPI_Op *op)
 {
-    if (op) {
-        pthread_mutex_lock(&kcoll_ops_lock);
-        for (int i = 0; i < kcoll_nops; i++)
-            if (kcoll_ops[i].op == *op) {
-                kcoll_ops[i] = kcoll_ops[--kcoll_nops];
-                break;
-            }
-        pthread_mutex_unlock(&kcoll_ops_lock);
-    }
+    if (op)
+        kcoll_pmpi_op_forget(*op);
     return PMPI_Op_free(op);
 }
 
-/* The function of a user operation created through MPI_Op_create; 0 if op
- * is not one. (Its commutativity does not matter: kcoll combines the
- * contributions in rank order whatever the operation.) */
-static int kcoll_user_op_lookup(MPI_Op op, MPI_User_function **fn)
+/* The record of a user operation kcoll saw created; 0 if op is not one.
+ * (Its commutativity does not matter: kcoll combines the contributions in
+ * rank order whatever the operation.) */
+static int kcoll_user_op_lookup(MPI_Op op, kcoll_user_op_t *u)
 {
     int found = 0;
     pthread_mutex_lock(&kcoll_ops_lock);
     for (int i = 0; i < kcoll_nops && !found; i++)
         if (kcoll_ops[i].op == op) {
-            *fn = kcoll_ops[i].fn;
+            *u = kcoll_ops[i];
             found = 1;
         }
     pthread_mutex_unlock(&kcoll_ops_lock);
@@ -103,7 +117,46 @@ static int kcoll_int_type(int size, int is_signed, kcoll_type_t *t)
     return 0;
 }
 
-static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_type_t *t)
+/* Fortran's predefined types have no fixed size in C (compiler flags such
+ * as -fdefault-integer-8 change INTEGER): each maps by its class and the
+ * size the MPI reports. MPI defines fewer operations on some of them than
+ * on their C twins: no logical operation on a Fortran INTEGER, only the
+ * logical ones on LOGICAL; those calls go to the host MPI, whose error (or
+ * answer) they get. */
+typedef enum { KCOLL_F_INTEGER, KCOLL_F_REAL, KCOLL_F_COMPLEX, KCOLL_F_LOGICAL } kcoll_fclass_t;
+
+static int kcoll_fortran_type(MPI_Datatype dt, int size, kcoll_opkind_t k, kcoll_type_t *t)
+{
+    static const struct { MPI_Datatype dt; kcoll_fclass_t c; } fortran[] = {
+        {MPI_INTEGER, KCOLL_F_INTEGER},         {MPI_INTEGER1, KCOLL_F_INTEGER},
+        {MPI_INTEGER2, KCOLL_F_INTEGER},        {MPI_INTEGER4, KCOLL_F_INTEGER},
+        {MPI_INTEGER8, KCOLL_F_INTEGER},        {MPI_REAL, KCOLL_F_REAL},
+        {MPI_REAL4, KCOLL_F_REAL},              {MPI_REAL8, KCOLL_F_REAL},
+        {MPI_DOUBLE_PRECISION, KCOLL_F_REAL},   {MPI_COMPLEX, KCOLL_F_COMPLEX},
+        {MPI_COMPLEX8, KCOLL_F_COMPLEX},        {MPI_COMPLEX16, KCOLL_F_COMPLEX},
+        {MPI_DOUBLE_COMPLEX, KCOLL_F_COMPLEX},  {MPI_LOGICAL, KCOLL_F_LOGICAL},
+    };
+    const int logical_op = k == KCOLL_OP_LAND || k == KCOLL_OP_LOR || k == KCOLL_OP_LXOR;
+    for (size_t i = 0; i < sizeof fortran / sizeof fortran[0]; i++) {
+        if (fortran[i].dt != dt || dt == MPI_DATATYPE_NULL) /* NULL: a kind this MPI lacks */
+            continue;
+        switch (fortran[i].c) {
+        case KCOLL_F_INTEGER:
+            return !logical_op && kcoll_int_type(size, 1, t);
+        case KCOLL_F_LOGICAL: /* .TRUE. is 1 with the compilers both MPIs are built for */
+            return logical_op && kcoll_int_type(size, 1, t);
+        case KCOLL_F_REAL:
+            *t = size == sizeof(float) ? KCOLL_T_FLOAT : KCOLL_T_DOUBLE;
+            return size == sizeof(float) || size == sizeof(double);
+        case KCOLL_F_COMPLEX:
+            *t = size == sizeof(float _Complex) ? KCOLL_T_CFLOAT : KCOLL_T_CDOUBLE;
+            return size == sizeof(float _Complex) || size == sizeof(double _Complex);
+        }
+    }
+    return 0;
+}
+
+static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_opkind_t k, kcoll_type_t *t)
 {
     static const MPI_Datatype sints[] = {
         MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG, MPI_LONG_LONG_INT,
@@ -111,6 +164,7 @@ static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_type_t *t)
     static const MPI_Datatype uints[] = {
         MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
         MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T};
+    /* the pairs' sizes are checked against kcoll's by the caller */
     static const struct { MPI_Datatype dt; kcoll_type_t t; } others[] = {
         {MPI_FLOAT, KCOLL_T_FLOAT},
         {MPI_DOUBLE, KCOLL_T_DOUBLE},
@@ -122,6 +176,9 @@ static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_type_t *t)
         {MPI_BYTE, KCOLL_T_BYTE},
         {MPI_FLOAT_INT, KCOLL_T_FLOAT_INT},
         {MPI_2INT, KCOLL_T_2INT},
+        {MPI_2INTEGER, KCOLL_T_2INT},
+        {MPI_2REAL, KCOLL_T_2FLOAT},
+        {MPI_2DOUBLE_PRECISION, KCOLL_T_2DOUBLE},
     };
     for (size_t i = 0; i < sizeof sints / sizeof sints[0]; i++)
         if (sints[i] == dt)
@@ -134,7 +191,7 @@ static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_type_t *t)
             *t = others[i].t;
             return 1;
         }
-    return 0;
+    return kcoll_fortran_type(dt, size, k, t);
 }
 
 /* ---- a user operation's kernel ---- */
@@ -143,7 +200,12 @@ static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_type_t *t)
 typedef struct {
     MPI_User_function *fn;
     MPI_Datatype dt;
+    int fortran;
+    MPI_Fint fdt; /* dt as a Fortran handle, for a Fortran fn */
 } kcoll_user_ctx_t;
+
+/* A Fortran user subroutine: (invec, inoutvec, len, datatype), all by reference */
+typedef void kcoll_fortran_user_fn(void *in, void *inout, MPI_Fint *len, MPI_Fint *dt);
 
 static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_op_t *op)
 {
@@ -151,7 +213,13 @@ static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_o
     memcpy(&u, op->ctx, sizeof u);
     while (n > 0) {
         int len = n > INT_MAX ? INT_MAX : (int)n;
-        u.fn((void *)(uintptr_t)in, inout, &len, &u.dt);
+        if (u.fortran) {
+            MPI_Fint flen = (MPI_Fint)len;
+            ((kcoll_fortran_user_fn *)(void (*)(void))u.fn)((void *)(uintptr_t)in, inout, &flen,
+                                                            &u.fdt);
+        } else {
+            u.fn((void *)(uintptr_t)in, inout, &len, &u.dt);
+        }
         in = (const char *)in + (size_t)len * op->esize;
         inout = (char *)inout + (size_t)len * op->esize;
         n -= (size_t)len;
@@ -161,7 +229,8 @@ static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_o
 int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_op_t *op)
 {
     const size_t size = side->size;
-    kcoll_user_ctx_t u = {NULL, dt};
+    kcoll_user_ctx_t u = {NULL, dt, 0, 0};
+    kcoll_user_op_t rec;
     if (size == 0 || size > INT_MAX)
         return 0;
     /* The last predefined pair this thread mapped: a program repeats the
@@ -180,7 +249,7 @@ int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_o
     memset(op, 0, sizeof *op);
     op->esize = (size_t)size;
     if (kcoll_mpi_opkind(mop, &op->kind)) {
-        if (!kcoll_mpi_type(dt, (int)size, &op->type) || !kcoll_op_valid(op->kind, op->type) ||
+        if (!kcoll_mpi_type(dt, (int)size, op->kind, &op->type) || !kcoll_op_valid(op->kind, op->type) ||
             kcoll_type_size(op->type) != op->esize)
             return 0;
         last.mop = mop;
@@ -189,8 +258,12 @@ int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_o
         last.set = 1;
         return 1;
     }
-    if (!kcoll_user_op_lookup(mop, &u.fn))
+    if (!kcoll_user_op_lookup(mop, &rec))
         return 0; /* MPI_REPLACE, MPI_NO_OP, unknown */
+    u.fn = rec.fn;
+    u.fortran = rec.fortran;
+    if (u.fortran)
+        u.fdt = PMPI_Type_c2f(dt);
     if (!(side->type & KCOLL_TYPE_PACKED))
         return 0; /* elements with gaps between them (extent > size) */
     _Static_assert(sizeof u <= sizeof op->ctx, "a user operation's context fits");

@@ -107,6 +107,14 @@ int main(void)
     struct { int v; int i; } q1[3] = {{2, 1}, {-4, 8}, {0, 2}}, q2[3] = {{2, 6}, {-4, 3}, {5, 0}};
     apply(KCOLL_OP_MINLOC, KCOLL_T_2INT, q1, q2, 3);
     CHECK(q2[0].i == 1 && q2[1].i == 3 && q2[2].v == 0 && q2[2].i == 2, "2int MINLOC");
+    /* Fortran's pairs: the index in the value's type */
+    struct { double v, i; } d1[3] = {{2.5, 7.0}, {-1.0, 2.0}, {4.0, 1.0}},
+                            d2[3] = {{2.5, 3.0}, {-1.0, 5.0}, {3.0, 0.0}};
+    apply(KCOLL_OP_MAXLOC, KCOLL_T_2DOUBLE, d1, d2, 3);
+    CHECK(d2[0].i == 3.0 && d2[1].i == 2.0 && d2[2].v == 4.0 && d2[2].i == 1.0, "2double MAXLOC");
+    struct { float v, i; } g1[2] = {{1.0f, 4.0f}, {-3.0f, 9.0f}}, g2[2] = {{1.0f, 6.0f}, {2.0f, 0.0f}};
+    apply(KCOLL_OP_MINLOC, KCOLL_T_2FLOAT, g1, g2, 2);
+    CHECK(g2[0].i == 4.0f && g2[1].v == -3.0f && g2[1].i == 9.0f, "2float MINLOC");
 
     /* the user function gets (in, inout) in that order */
     int o1[2] = {1, 2}, o2[2] = {3, 4};
@@ -148,7 +156,9 @@ int main(void)
     CHECK(kcoll_op_valid(KCOLL_OP_BOR, KCOLL_T_BYTE) && !kcoll_op_valid(KCOLL_OP_SUM, KCOLL_T_BYTE),
           "byte: bitwise only");
     CHECK(!kcoll_op_valid(KCOLL_OP_MAXLOC, KCOLL_T_INT32) &&
-          kcoll_op_valid(KCOLL_OP_MAXLOC, KCOLL_T_2INT), "MAXLOC on pairs only");
+          kcoll_op_valid(KCOLL_OP_MAXLOC, KCOLL_T_2INT) &&
+          kcoll_op_valid(KCOLL_OP_MINLOC, KCOLL_T_2DOUBLE) &&
+          !kcoll_op_valid(KCOLL_OP_SUM, KCOLL_T_2FLOAT), "MAXLOC on pairs only");
     CHECK(!kcoll_op_valid(KCOLL_OP_SUM, KCOLL_T_BOOL) && kcoll_op_valid(KCOLL_OP_LOR, KCOLL_T_BOOL),
           "bool: logical only");
     return check_report("test_op");
