@@ -207,6 +207,18 @@ static void kcoll_info_modes(void)
            "no (this MPI does not declare MPI_Bcast_init)",
 #endif
            KCOLL_LANES);
+    /* what pmpi/fortran.c builds for this MPI */
+    printf("fortran: %s\n",
+#if defined(OPEN_MPI)
+           "active: kcoll's own entry points for mpif.h, use mpi and mpi_f08 (mpi_bcast_, "
+           "ompi_bcast_f, ...), since Open MPI's bindings call PMPI_* directly"
+#elif defined(MPICH)
+           "active: MPICH's bindings call kcoll's C functions (mpi_f08's MPI_Barrier, "
+           "MPI_Ibarrier and MPI_Init through kcoll's own mpi_*_f08_)"
+#else
+           "not active: kcoll has no Fortran entry points for this MPI"
+#endif
+    );
 }
 
 /* The levels of a team of p ranks, the i-th placed as KCOLL_TOPO_PLACE
