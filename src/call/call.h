@@ -32,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/status.h"
 #include "coll/coll.h"
@@ -85,14 +86,24 @@ typedef struct {
     unsigned type;               /* KCOLL_TYPE_* */
 } kcoll_side_t;
 
+/* Element q of a v side's array, int or (wide) a 64-bit MPI integer type,
+ * read by its bytes whatever the MPI named that type. */
+static inline int64_t kcoll_side_ventry(const void *a, int wide, int q)
+{
+    if (!wide)
+        return ((const int *)a)[q];
+    int64_t v;
+    memcpy(&v, (const char *)a + (size_t)q * sizeof v, sizeof v);
+    return v;
+}
 /* Rank q's count and displacement of a v side (its arrays must be set). */
 static inline int64_t kcoll_side_vcount(const kcoll_side_t *s, int q)
 {
-    return s->wide ? ((const int64_t *)s->counts)[q] : (int64_t)((const int *)s->counts)[q];
+    return kcoll_side_ventry(s->counts, s->wide, q);
 }
 static inline int64_t kcoll_side_vdispl(const kcoll_side_t *s, int q)
 {
-    return s->wide ? ((const int64_t *)s->displs)[q] : (int64_t)((const int *)s->displs)[q];
+    return kcoll_side_ventry(s->displs, s->wide, q);
 }
 
 #define KCOLL_TYPE_VALID 1u  /* a usable datatype */

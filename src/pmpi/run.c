@@ -25,7 +25,7 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
 }
 
 #ifdef KCOLL_HAVE_LARGE_COUNT
-/* The _c forms' arrays are read as int64_t (kcoll_side_vcount). */
+/* The _c forms' arrays are read as 64-bit integers (kcoll_side_vcount). */
 _Static_assert(sizeof(MPI_Count) == sizeof(int64_t) && sizeof(MPI_Aint) == sizeof(int64_t),
                "MPI_Count and MPI_Aint must be 64 bits wide");
 #endif
