@@ -60,9 +60,9 @@ typedef struct {
 
 typedef struct {
     _Atomic uint64_t addr;
-    _Atomic uint64_t len;
-    _Atomic uint64_t seq; /* collective this exposure belongs to; stored last */
-    uint64_t pad;
+    _Atomic uint64_t len;  /* logical bytes (sched/dmap.h) */
+    _Atomic uint64_t seq;  /* collective this exposure belongs to; stored last */
+    _Atomic uint64_t map;  /* address of the buffer's datatype map in its owner, or 0 */
 } kcoll_expo_t;
 
 /* One lane of one rank's slot. */

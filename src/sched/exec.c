@@ -21,10 +21,22 @@
  *
  * EXTERN starts the collective's external operation when the step is
  * reached and tests it on every later call until it is done.
+ *
+ * Buffers laid out by a derived datatype (sched/dmap.h): steps address
+ * every buffer by logical offsets; a buffer with a map has its logical
+ * range turned into memory pieces, locally from its own map and for a peer
+ * from the peer's, whose address EXPOSE publishes beside the buffer's. The
+ * first step that needs a peer's map reads it whole from the peer's memory
+ * through the engine (header, then segments) and keeps it for the rest of
+ * the run. A READ or WRITE then hands both piece lists to one engine call
+ * (they may cut the same bytes at different places); COPY and REDUCE walk
+ * their two lists side by side (REDUCE pieces stay whole elements: a map
+ * for a reduction is made of the operation's elements).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched/exec.h"
@@ -52,12 +64,86 @@ void kcoll_exec_start(kcoll_exec_t *x, const kcoll_ctl_t *c, const kcoll_engine_
     x->xops = NULL;
     x->nxops = 0;
     x->errmsg[0] = '\0';
+    for (int b = 0; b < KCOLL_NBUF; b++)
+        x->maps[b] = NULL;
+    x->rmaps = NULL;
+    x->nrmaps = 0;
+    x->liov = x->riov = (kcoll_iovs_t){NULL, 0, 0};
 }
 
-/* Address of peer's buffer pbuf at poff, valid for len bytes, once the peer
- * has exposed it for this collective. */
-static kcoll_status_t kcoll_exec_peer_addr(kcoll_exec_t *x, int peer, int pbuf, size_t poff,
-                                           size_t len, char **addr)
+void kcoll_exec_finish(kcoll_exec_t *x)
+{
+    for (int i = 0; i < x->nrmaps; i++)
+        free(x->rmaps[i]);
+    free(x->rmaps);
+    x->rmaps = NULL;
+    x->nrmaps = 0;
+    kcoll_iovs_free(&x->liov);
+    kcoll_iovs_free(&x->riov);
+    x->sched = NULL;
+}
+
+/* The datatype map of peer's buffer pbuf, exposure e (its seq acquired),
+ * read from the peer's memory once per run: *m NULL for a contiguous one. */
+static kcoll_status_t kcoll_exec_peer_map(kcoll_exec_t *x, int peer, int pbuf, kcoll_expo_t *e,
+                                          const kcoll_dmap_t **m)
+{
+    /* relaxed: ordered by the caller's acquire load of the exposure's seq */
+    uint64_t at = atomic_load_explicit(&e->map, memory_order_relaxed);
+    *m = NULL;
+    if (!at)
+        return KCOLL_OK;
+    const int slot = peer * KCOLL_NBUF + pbuf;
+    if (slot >= x->nrmaps) {
+        int n = x->ctl->p * KCOLL_NBUF;
+        kcoll_dmap_t **v = calloc((size_t)n, sizeof *v);
+        if (!v)
+            return KCOLL_ERR_NOMEM;
+        for (int i = 0; i < x->nrmaps; i++)
+            v[i] = x->rmaps[i];
+        free(x->rmaps);
+        x->rmaps = v;
+        x->nrmaps = n;
+    }
+    if (!x->rmaps[slot]) {
+        kcoll_dmap_t head, *full;
+        const pid_t pid = x->ctl->pids[peer];
+        struct iovec l = {&head, sizeof head}, r = {(void *)(uintptr_t)at, sizeof head};
+        kcoll_status_t rc = x->engine->readv(pid, &l, 1, &r, 1);
+        if (!rc && (head.magic != KCOLL_DMAP_MAGIC || head.nseg == 0 ||
+                    head.nseg > KCOLL_DMAP_MAX_SEG))
+            rc = KCOLL_ERR_PROTO;
+        if (rc) {
+            snprintf(x->errmsg, sizeof x->errmsg,
+                     "reading rank %d's datatype map of its %s buffer failed: %s", peer,
+                     kcoll_buf_name(pbuf), kcoll_status_str(rc));
+            return rc;
+        }
+        const size_t bytes = kcoll_dmap_bytes(head.nseg);
+        if (!(full = malloc(bytes)))
+            return KCOLL_ERR_NOMEM;
+        l = (struct iovec){full, bytes};
+        r = (struct iovec){(void *)(uintptr_t)at, bytes};
+        rc = x->engine->readv(pid, &l, 1, &r, 1);
+        if (!rc && !kcoll_dmap_valid(full))
+            rc = KCOLL_ERR_PROTO;
+        if (rc) {
+            free(full);
+            snprintf(x->errmsg, sizeof x->errmsg,
+                     "rank %d's datatype map of its %s buffer could not be read whole: %s",
+                     peer, kcoll_buf_name(pbuf), kcoll_status_str(rc));
+            return rc;
+        }
+        x->rmaps[slot] = full;
+    }
+    *m = x->rmaps[slot];
+    return KCOLL_OK;
+}
+
+/* Peer's buffer pbuf, with logical bytes [poff, poff + len), once the peer
+ * has exposed it for this collective: its base address and map. */
+static kcoll_status_t kcoll_exec_peer_buf(kcoll_exec_t *x, int peer, int pbuf, size_t poff,
+                                          size_t len, char **addr, const kcoll_dmap_t **map)
 {
     kcoll_expo_t *e = &kcoll_ctl_lane(x->ctl, peer, x->seq)->expose[pbuf];
     /* acquire: pairs with the release in the peer's EXPOSE; makes its addr and len visible */
@@ -83,12 +169,12 @@ static kcoll_status_t kcoll_exec_peer_addr(kcoll_exec_t *x, int peer, int pbuf, 
                  poff + len, peer, kcoll_buf_name(pbuf), blen);
         return KCOLL_ERR_PROTO;
     }
-    *addr = (char *)(uintptr_t)base + poff;
-    return KCOLL_OK;
+    *addr = (char *)(uintptr_t)base;
+    return kcoll_exec_peer_map(x, peer, pbuf, e, map);
 }
 
-static kcoll_status_t kcoll_exec_local(kcoll_exec_t *x, int buf, size_t off, size_t len,
-                                       char **addr)
+/* Local buffer buf must hold logical bytes [off, off + len). */
+static kcoll_status_t kcoll_exec_local(kcoll_exec_t *x, int buf, size_t off, size_t len)
 {
     if (!x->bufs[buf] || off > x->lens[buf] || len > x->lens[buf] - off) {
         snprintf(x->errmsg, sizeof x->errmsg,
@@ -96,7 +182,54 @@ static kcoll_status_t kcoll_exec_local(kcoll_exec_t *x, int buf, size_t off, siz
                  off + len, kcoll_buf_name(buf), x->bufs[buf] ? x->lens[buf] : 0);
         return KCOLL_ERR_ARG;
     }
-    *addr = (char *)x->bufs[buf] + off;
+    return KCOLL_OK;
+}
+
+/* Append the memory pieces of local buffer buf's logical bytes [off, off + len) */
+static kcoll_status_t kcoll_exec_local_iov(kcoll_exec_t *x, int buf, size_t off, size_t len,
+                                           kcoll_iovs_t *out)
+{
+    kcoll_status_t rc = kcoll_exec_local(x, buf, off, len);
+    if (!rc && kcoll_dmap_iov(x->maps[buf], x->bufs[buf], off, len, out))
+        rc = KCOLL_ERR_NOMEM;
+    return rc;
+}
+
+/* COPY (reduce 0) or REDUCE (reduce 1, rev: the reversed kernel) of the
+ * local logical bytes src[soff, +len) onto dst[doff, +len), piece by piece */
+static kcoll_status_t kcoll_exec_local_op(kcoll_exec_t *x, const kcoll_step_t *st, int reduce)
+{
+    kcoll_iovs_t *a = &x->liov, *b = &x->riov;
+    kcoll_status_t rc;
+    a->n = b->n = 0;
+    if ((rc = kcoll_exec_local_iov(x, st->lbuf, st->loff, st->len, a)) ||
+        (rc = kcoll_exec_local_iov(x, st->pbuf, st->poff, st->len, b)))
+        return rc;
+    if (reduce && !kcoll_op_fits(x->op, st->len, st->flag)) {
+        snprintf(x->errmsg, sizeof x->errmsg,
+                 "REDUCE step of %zu bytes without an operation of that element size", st->len);
+        return KCOLL_ERR_ARG;
+    }
+    size_t ia = 0, ib = 0, oa = 0, ob = 0;
+    while (ia < (size_t)a->n && ib < (size_t)b->n) {
+        size_t na = a->v[ia].iov_len - oa, nb = b->v[ib].iov_len - ob, n = na < nb ? na : nb;
+        const char *src = (const char *)a->v[ia].iov_base + oa;
+        char *dst = (char *)b->v[ib].iov_base + ob;
+        if (!reduce)
+            memmove(dst, src, n);
+        else if (!kcoll_op_fits(x->op, n, st->flag)) {
+            snprintf(x->errmsg, sizeof x->errmsg,
+                     "REDUCE piece of %zu bytes splits an element of the operation", n);
+            return KCOLL_ERR_ARG;
+        } else if (st->flag)
+            kcoll_op_apply_rev(x->op, src, dst, n);
+        else
+            kcoll_op_apply(x->op, src, dst, n);
+        if ((oa += n) == a->v[ia].iov_len)
+            ia++, oa = 0;
+        if ((ob += n) == b->v[ib].iov_len)
+            ib++, ob = 0;
+    }
     return KCOLL_OK;
 }
 
@@ -106,29 +239,32 @@ static kcoll_status_t kcoll_exec_local(kcoll_exec_t *x, int buf, size_t off, siz
 static kcoll_status_t kcoll_exec_transfer(kcoll_exec_t *x, int *n)
 {
     const kcoll_step_t *first = &x->sched->steps[x->pc];
-    struct iovec local[KCOLL_EXEC_BATCH], remote[KCOLL_EXEC_BATCH];
+    kcoll_iovs_t *local = &x->liov, *remote = &x->riov;
     size_t bytes = 0;
     int k = 0;
+    local->n = remote->n = 0;
     for (int i = x->pc; i < x->sched->n && k < KCOLL_EXEC_BATCH; i++, k++) {
         const kcoll_step_t *st = &x->sched->steps[i];
-        char *r, *l;
+        const kcoll_dmap_t *rmap;
+        char *r;
         if (k > 0 && (st->kind != first->kind || st->peer != first->peer))
             break;
-        kcoll_status_t rc = kcoll_exec_peer_addr(x, st->peer, st->pbuf, st->poff, st->len, &r);
+        kcoll_status_t rc =
+            kcoll_exec_peer_buf(x, st->peer, st->pbuf, st->poff, st->len, &r, &rmap);
         if (rc == KCOLL_IN_PROGRESS && k > 0)
             break; /* move what is there; this one waits for the next call */
         if (rc)
             return rc;
-        if ((rc = kcoll_exec_local(x, st->lbuf, st->loff, st->len, &l)))
+        if ((rc = kcoll_exec_local_iov(x, st->lbuf, st->loff, st->len, local)))
             return rc;
-        remote[k] = (struct iovec){r, st->len};
-        local[k] = (struct iovec){l, st->len};
+        if (kcoll_dmap_iov(rmap, r, st->poff, st->len, remote))
+            return KCOLL_ERR_NOMEM;
         bytes += st->len;
     }
     pid_t pid = x->ctl->pids[first->peer];
     int reading = first->kind == KCOLL_STEP_READ;
-    kcoll_status_t rc = reading ? x->engine->readv(pid, local, k, remote, k)
-                                : x->engine->writev(pid, local, k, remote, k);
+    kcoll_status_t rc = reading ? x->engine->readv(pid, local->v, local->n, remote->v, remote->n)
+                                : x->engine->writev(pid, local->v, local->n, remote->v, remote->n);
     if (rc) {
         int err = errno;
         snprintf(x->errmsg, sizeof x->errmsg, "%s of %zu bytes %s rank %d (pid %d) failed: %s%s%s",
@@ -181,6 +317,9 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
             /* relaxed: published by the release store of seq below */
             atomic_store_explicit(&e->len, x->bufs[st->lbuf] ? x->lens[st->lbuf] : 0,
                                   memory_order_relaxed);
+            /* relaxed: published by the release store of seq below */
+            atomic_store_explicit(&e->map, (uint64_t)(uintptr_t)x->maps[st->lbuf],
+                                  memory_order_relaxed);
             /* release: publishes addr, len and the buffer's contents to peers acquiring seq */
             atomic_store_explicit(&e->seq, x->seq, memory_order_release);
             break;
@@ -189,32 +328,12 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
         case KCOLL_STEP_WRITE:
             rc = kcoll_exec_transfer(x, &done);
             break;
-        case KCOLL_STEP_COPY: {
-            char *src, *dst;
-            rc = kcoll_exec_local(x, st->lbuf, st->loff, st->len, &src);
-            if (!rc)
-                rc = kcoll_exec_local(x, st->pbuf, st->poff, st->len, &dst);
-            if (!rc)
-                memmove(dst, src, st->len);
+        case KCOLL_STEP_COPY:
+            rc = kcoll_exec_local_op(x, st, 0);
             break;
-        }
-        case KCOLL_STEP_REDUCE: {
-            char *src, *dst;
-            rc = kcoll_exec_local(x, st->lbuf, st->loff, st->len, &src);
-            if (!rc)
-                rc = kcoll_exec_local(x, st->pbuf, st->poff, st->len, &dst);
-            if (!rc && !kcoll_op_fits(x->op, st->len, st->flag)) {
-                snprintf(x->errmsg, sizeof x->errmsg,
-                         "REDUCE step of %zu bytes without an operation of that element size",
-                         st->len);
-                rc = KCOLL_ERR_ARG;
-            }
-            if (!rc && st->flag)
-                kcoll_op_apply_rev(x->op, src, dst, st->len);
-            else if (!rc)
-                kcoll_op_apply(x->op, src, dst, st->len);
+        case KCOLL_STEP_REDUCE:
+            rc = kcoll_exec_local_op(x, st, 1);
             break;
-        }
         case KCOLL_STEP_SIGNAL:
             /* release: everything this rank copied before is visible to whoever acquires the flag */
             atomic_store_explicit(&me->flag[st->flag].v, kcoll_flag_word(x->seq, st->value),

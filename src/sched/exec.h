@@ -9,6 +9,7 @@
 
 #include "op/op.h"
 #include "sched/ctl.h"
+#include "sched/dmap.h"
 #include "sched/sched.h"
 #include "xfer/engine.h"
 
@@ -17,7 +18,14 @@ typedef struct {
     const kcoll_engine_t *engine;
     const kcoll_sched_t *sched;
     void *bufs[KCOLL_NBUF];
-    size_t lens[KCOLL_NBUF];
+    size_t lens[KCOLL_NBUF];  /* logical bytes */
+    /* how each buffer's logical bytes lie in memory (NULL: contiguous; set
+     * after kcoll_exec_start, which clears them), and the peers' maps read
+     * so far (rmaps[peer * KCOLL_NBUF + buf]; freed by kcoll_exec_finish) */
+    const kcoll_dmap_t *maps[KCOLL_NBUF];
+    kcoll_dmap_t **rmaps;
+    int nrmaps;
+    kcoll_iovs_t liov, riov; /* a transfer's pieces, kept for the next one */
     uint64_t seq;       /* this collective's sequence number (>= 1): its lane and words */
     int pc;             /* next step to run */
     int xstarted;       /* pc of the EXTERN step whose operation has been started, or -1 */
@@ -31,6 +39,9 @@ typedef struct {
 void kcoll_exec_start(kcoll_exec_t *x, const kcoll_ctl_t *c, const kcoll_engine_t *engine,
                       const kcoll_sched_t *s, void *const bufs[KCOLL_NBUF],
                       const size_t lens[KCOLL_NBUF], uint64_t seq);
+/* Let go of what the run allocated (peers' maps, piece lists); x may be
+ * started again. */
+void kcoll_exec_finish(kcoll_exec_t *x);
 /* Run steps until the schedule is done (KCOLL_OK), a step cannot proceed
  * yet (KCOLL_IN_PROGRESS) or fails (error, x->errmsg says why). */
 kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x);

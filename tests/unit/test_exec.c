@@ -5,6 +5,8 @@
  * carry over between collectives as they do in an MPI job; then many
  * agreements; then more collectives outstanding at once than there are
  * lanes; consecutive reads batched into one engine call; EXTERN steps;
+ * buffers laid out by datatype maps (a different layout on every rank,
+ * more pieces than one system call takes, COPY and REDUCE between maps);
  * then a peer dies and the waiter must report it instead of hanging. */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "coll/coll.h"
 #include "forkteam.h"
 #include "sched/agree.h"
+#include "sched/dmap.h"
 #include "sched/exec.h"
 #include "xfer/cma.h"
 
@@ -432,6 +435,183 @@ static void late_peer(void)
     munmap(result, 4096);
 }
 
+/* ---- buffers laid out by datatype maps ---- */
+
+/* A map of nseg segments (offset, length) per element, extent ext */
+static kcoll_dmap_t *make_map(int nseg, const int64_t *off, const uint64_t *len, int64_t ext)
+{
+    kcoll_dmap_t *m = calloc(1, kcoll_dmap_bytes((uint64_t)nseg));
+    m->nseg = (uint64_t)nseg;
+    m->extent = ext;
+    for (int i = 0; i < nseg; i++) {
+        m->seg[i].off = off[i];
+        m->seg[i].len = len[i];
+        m->size += len[i];
+    }
+    return kcoll_dmap_seal(m) ? NULL : m;
+}
+
+/* Logical byte i of a buffer laid out by m (NULL: contiguous) lies at
+ * this memory offset: the type map walked by hand, element by element */
+static size_t map_at(const kcoll_dmap_t *m, size_t i)
+{
+    if (!m)
+        return i;
+    size_t e = i / m->size, w = i % m->size, at = 0;
+    for (uint64_t j = 0;; j++) {
+        if (w < at + m->seg[j].len)
+            return (size_t)((int64_t)e * m->extent + m->seg[j].off + (int64_t)(w - at));
+        at += m->seg[j].len;
+    }
+}
+
+/* The layouts the ranks use, by rank % 4: 3 bytes of every 7 (a piece per
+ * element: a 64 KiB message has more pieces than one system call takes),
+ * two segments out of memory order (8..12 then 0..4 of 12), 4 KiB + 1
+ * bytes of every 8 KiB (pieces across page boundaries), contiguous */
+static kcoll_dmap_t *rank_map(int r)
+{
+    static const int64_t o0[] = {0}, o1[] = {8, 0}, o2[] = {5};
+    static const uint64_t l0[] = {3}, l1[] = {4, 4}, l2[] = {4097};
+    switch (r % 4) {
+    case 0: return make_map(1, o0, l0, 7);
+    case 1: return make_map(2, o1, l1, 12);
+    case 2: return make_map(1, o2, l2, 8192);
+    }
+    return NULL;
+}
+
+/* Every broadcast algorithm and root at 64 KiB + 5, each rank's buffer laid
+ * out by its own map: every data byte where its map says, every other
+ * byte untouched. */
+static int mapped_child(kcoll_ctl_t *c, int rank, void *arg)
+{
+    (void)arg;
+    const size_t n = 65541;
+    kcoll_dmap_t *m = rank_map(rank);
+    size_t span = m ? (n / m->size + 1) * (size_t)m->extent + 8192 : n;
+    uint8_t *buf = malloc(span), *want = malloc(span);
+    int wrong = 0, case_no = 0;
+    uint64_t seq = 0;
+    kcoll_sched_t s;
+    kcoll_exec_t x;
+    kcoll_sched_init(&s);
+    for (int ai = 0; ai < kcoll_nalgos; ai++) {
+        const kcoll_algo_t *algo = &kcoll_algos[ai];
+        if (algo->family != KCOLL_COLL_BCAST)
+            continue;
+        for (int root = 0; root < c->p; root++, case_no++) {
+            memset(want, 0xee, span);
+            for (size_t i = 0; i < n; i++)
+                want[map_at(m, i)] = pattern(i, case_no);
+            if (rank == root)
+                memcpy(buf, want, span);
+            else
+                memset(buf, 0xee, span);
+            kcoll_args_t a = {.coll = algo->family, .p = c->p, .rank = rank, .root = root,
+                              .bytes = n, .prm = {.k = 2}};
+            kcoll_sched_reset(&s);
+            algo->build(&a, &s);
+            void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
+            size_t lens[KCOLL_NBUF] = {0, n, 0};
+            kcoll_exec_start(&x, c, &kcoll_engine_cma, &s, bufs, lens, ++seq);
+            x.maps[KCOLL_BUF_RECV] = m;
+            kcoll_status_t st = kcoll_exec_run(&x);
+            kcoll_exec_finish(&x);
+            if (st) {
+                fprintf(stderr, "rank %d %s root %d: %s: %s\n", rank, algo->name, root,
+                        kcoll_status_str(st), x.errmsg);
+                return wrong + 100;
+            }
+            if (memcmp(buf, want, span)) {
+                fprintf(stderr, "rank %d %s root %d: wrong bytes through the maps\n", rank,
+                        algo->name, root);
+                wrong++;
+            }
+        }
+    }
+    kcoll_sched_free(&s);
+    free(buf);
+    free(want);
+    free(m);
+    return wrong;
+}
+
+/* COPY and REDUCE (int32 SUM) from a buffer of one layout onto one of
+ * another, on one rank: the two piece lists cut the bytes differently */
+static int local_map_child(kcoll_ctl_t *c, int rank, void *arg)
+{
+    (void)arg;
+    const size_t n = 4 * 3001; /* whole int32 elements */
+    static const int64_t oa[] = {0, 16}, ob[] = {4};
+    static const uint64_t la[] = {8, 4}, lb[] = {12};
+    kcoll_dmap_t *ma = make_map(2, oa, la, 24), *mb = make_map(1, ob, lb, 20);
+    size_t sa = (n / 12 + 1) * 24, sb = (n / 12 + 1) * 20;
+    int32_t *a = calloc(sa / 4 + 1, 4), *b = calloc(sb / 4 + 1, 4), *want = calloc(sb / 4 + 1, 4);
+    int wrong = 0;
+    for (size_t i = 0; i < n / 4; i++) {
+        a[map_at(ma, 4 * i) / 4] = (int32_t)(i * 3 + 1);
+        want[map_at(mb, 4 * i) / 4] = (int32_t)(i * 3 + 1);
+    }
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    kcoll_sched_copy(&s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, 0, n);
+    kcoll_sched_reduce(&s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, 0, n);
+    kcoll_op_t op = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .esize = 4};
+    void *bufs[KCOLL_NBUF] = {a, b, NULL};
+    size_t lens[KCOLL_NBUF] = {n, n, 0};
+    kcoll_exec_t x;
+    kcoll_exec_start(&x, c, &kcoll_engine_cma, &s, bufs, lens, 1);
+    x.maps[KCOLL_BUF_SEND] = ma;
+    x.maps[KCOLL_BUF_RECV] = mb;
+    x.op = &op;
+    kcoll_status_t st = kcoll_exec_run(&x);
+    kcoll_exec_finish(&x);
+    for (size_t i = 0; i < n / 4; i++)
+        want[map_at(mb, 4 * i) / 4] *= 2; /* copied, then added once more */
+    if (st || memcmp(b, want, sb)) {
+        fprintf(stderr, "rank %d: COPY/REDUCE between maps wrong (%s)\n", rank,
+                kcoll_status_str(st));
+        wrong = 1;
+    }
+    kcoll_sched_free(&s);
+    free(a);
+    free(b);
+    free(want);
+    free(ma);
+    free(mb);
+    return wrong;
+}
+
+/* The pieces of logical ranges: merged where memory continues, split at
+ * element and segment ends, negative offsets, a bad map refused */
+static void dmap_pieces(void)
+{
+    static const int64_t off[] = {-4, 4, 0};
+    static const uint64_t len[] = {4, 4, 2};
+    kcoll_dmap_t *m = make_map(3, off, len, 16); /* -4..0, 4..8, 0..2: size 10 */
+    char base[64];
+    kcoll_iovs_t l = {NULL, 0, 0};
+    CHECK(m && m->size == 10 && m->seg[2].at == 8, "map sealed: logical starts");
+    CHECK(kcoll_dmap_iov(m, base + 8, 2, 12, &l) == 0 && l.n == 4, "pieces of 2..14: %d", l.n);
+    CHECK(l.v[0].iov_base == base + 6 && l.v[0].iov_len == 2, "first piece inside segment 0");
+    CHECK(l.v[1].iov_base == base + 12 && l.v[1].iov_len == 4, "segment 1");
+    CHECK(l.v[2].iov_base == base + 8 && l.v[2].iov_len == 2, "segment 2 (memory before 1)");
+    CHECK(l.v[3].iov_base == base + 20 && l.v[3].iov_len == 4, "element 1's segment 0");
+    l.n = 0;
+    static const int64_t o2[] = {0, 3};
+    static const uint64_t l2[] = {3, 5};
+    kcoll_dmap_t *adj = make_map(2, o2, l2, 8); /* dense: one piece for any range */
+    CHECK(kcoll_dmap_iov(adj, base, 1, 20, &l) == 0 && l.n == 1 && l.v[0].iov_len == 20,
+          "neighbouring pieces merge (%d)", l.n);
+    kcoll_dmap_t bad = *adj;
+    bad.size = 9;
+    CHECK(!kcoll_dmap_valid(&bad) && kcoll_dmap_valid(adj), "a map whose sizes disagree is refused");
+    kcoll_iovs_free(&l);
+    free(m);
+    free(adj);
+}
+
 int main(void)
 {
     kcoll_params_set("WARN", "1");
@@ -444,6 +624,10 @@ int main(void)
         forkteam_run(p, outstanding_child, NULL, "outstanding collectives");
     forkteam_run(2, batch_child, NULL, "batched reads");
     extern_steps();
+    dmap_pieces();
+    for (int p = 2; p <= 4; p++)
+        forkteam_run(p, mapped_child, NULL, "broadcasts through datatype maps");
+    forkteam_run(1, local_map_child, NULL, "COPY and REDUCE between datatype maps");
     dead_peer();
     late_peer();
     return check_report("test_exec");

@@ -1,0 +1,125 @@
+/* Datatype maps: logical byte ranges to memory pieces (see dmap.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "sched/dmap.h"
+
+static int kcoll_iovs_push(kcoll_iovs_t *out, char *p, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (out->n > 0) {
+        struct iovec *last = &out->v[out->n - 1];
+        if ((char *)last->iov_base + last->iov_len == p) {
+            last->iov_len += len;
+            return 0;
+        }
+    }
+    if (kcoll_grow((void **)&out->v, &out->cap, out->n, sizeof *out->v, 16))
+        return -1;
+    out->v[out->n++] = (struct iovec){p, len};
+    return 0;
+}
+
+void kcoll_iovs_free(kcoll_iovs_t *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+/* The segment of m holding logical position w of an element (w < size) */
+static uint64_t kcoll_dmap_find(const kcoll_dmap_t *m, uint64_t w)
+{
+    uint64_t lo = 0, hi = m->nseg - 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (m->seg[mid].at <= w)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+int kcoll_dmap_iov(const kcoll_dmap_t *m, char *base, size_t off, size_t len, kcoll_iovs_t *out)
+{
+    if (!m)
+        return kcoll_iovs_push(out, base + off, len);
+    uint64_t e = off / m->size, w = off % m->size;
+    uint64_t j = kcoll_dmap_find(m, w);
+    while (len > 0) {
+        const kcoll_dseg_t *s = &m->seg[j];
+        uint64_t in = w - s->at, take = s->len - in;
+        if (take > len)
+            take = len;
+        char *p = base + (int64_t)e * m->extent + s->off + (int64_t)in;
+        if (kcoll_iovs_push(out, p, take))
+            return -1;
+        len -= take;
+        w += take;
+        if (++j == m->nseg) { /* the element's data ends: the next element */
+            j = 0;
+            w = 0;
+            e++;
+        }
+    }
+    return 0;
+}
+
+/* Walk logical bytes [0, len) segment by segment: copy between memory at
+ * base (through m) and packed memory, in the direction `out` says */
+static void kcoll_dmap_walk(const kcoll_dmap_t *m, char *base, size_t len, char *packed, int out)
+{
+    size_t done = 0;
+    for (uint64_t e = 0; done < len; e++)
+        for (uint64_t j = 0; j < m->nseg && done < len; j++) {
+            const kcoll_dseg_t *s = &m->seg[j];
+            size_t n = s->len < len - done ? s->len : len - done;
+            char *p = base + (int64_t)e * m->extent + s->off;
+            if (out)
+                memcpy(packed + done, p, n);
+            else
+                memcpy(p, packed + done, n);
+            done += n;
+        }
+}
+
+void kcoll_dmap_pack(const kcoll_dmap_t *m, const char *base, size_t len, char *packed)
+{
+    kcoll_dmap_walk(m, (char *)(uintptr_t)base, len, packed, 1);
+}
+
+void kcoll_dmap_unpack(const kcoll_dmap_t *m, char *base, size_t len, const char *packed)
+{
+    kcoll_dmap_walk(m, base, len, (char *)(uintptr_t)packed, 0);
+}
+
+int kcoll_dmap_seal(kcoll_dmap_t *m)
+{
+    uint64_t at = 0;
+    m->magic = KCOLL_DMAP_MAGIC;
+    if (m->nseg == 0 || m->nseg > KCOLL_DMAP_MAX_SEG)
+        return -1;
+    for (uint64_t i = 0; i < m->nseg; i++) {
+        if (m->seg[i].len == 0)
+            return -1;
+        m->seg[i].at = at;
+        at += m->seg[i].len;
+    }
+    return at == m->size ? 0 : -1;
+}
+
+int kcoll_dmap_valid(const kcoll_dmap_t *m)
+{
+    uint64_t at = 0;
+    if (m->magic != KCOLL_DMAP_MAGIC || m->nseg == 0 || m->nseg > KCOLL_DMAP_MAX_SEG)
+        return 0;
+    for (uint64_t i = 0; i < m->nseg; i++) {
+        if (m->seg[i].len == 0 || m->seg[i].at != at)
+            return 0;
+        at += m->seg[i].len;
+    }
+    return at == m->size;
+}
