@@ -75,6 +75,27 @@ static void kcoll_call_describe(kcoll_req_t *r, const kcoll_call_t *c, kcoll_mod
     r->fam->shared(r);
 }
 
+/* A non-blocking or persistent call keeps its own copies of its sides'
+ * datatype maps: MPI lets the program free a datatype while such a call is
+ * pending, and the map is the datatype's. 0, or -1 when out of memory. */
+static int kcoll_req_own_maps(kcoll_req_t *r)
+{
+    kcoll_side_t *sides[2] = {&r->call.send, &r->call.recv};
+    for (int i = 0; i < 2; i++) {
+        const kcoll_dmap_t *m = sides[i]->map;
+        free(r->mapcopy[i]);
+        r->mapcopy[i] = NULL;
+        if (!m)
+            continue;
+        const size_t bytes = kcoll_dmap_bytes(m->nseg);
+        if (!(r->mapcopy[i] = malloc(bytes)))
+            return -1;
+        memcpy(r->mapcopy[i], m, bytes);
+        sides[i]->map = r->mapcopy[i];
+    }
+    return 0;
+}
+
 /* Count a call not prepared as a request on `path`. */
 static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
 {
@@ -211,6 +232,11 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         return KCOLL_CALL_FAILED;
     }
     kcoll_call_describe(r, c, mode);
+    if (team && mode != KCOLL_MODE_BLOCKING && kcoll_req_own_maps(r)) {
+        kcoll_req_release(r);
+        snprintf(err, errlen, "out of memory for a datatype map");
+        return KCOLL_CALL_FAILED;
+    }
 
     const int agrees = r->fam->vote != NULL;
     kcoll_reason_t reason = KCOLL_R_NONE;

@@ -37,6 +37,7 @@
 #include "base/status.h"
 #include "coll/coll.h"
 #include "op/op.h"
+#include "sched/dmap.h"
 #include "team/team.h"
 
 typedef enum {
@@ -84,7 +85,20 @@ typedef struct {
     size_t extent;               /* distance from one element to the next */
     ptrdiff_t lb;                /* the datatype's true lower bound: buf - the address passed */
     unsigned type;               /* KCOLL_TYPE_* */
+    /* a datatype whose elements are not one run each, back to back: where
+     * its data lies (sched/dmap.h; made by the PMPI layer, NULL when it
+     * could not be); offsets along the side are then logical, counted in
+     * element sizes (kcoll_side_step), while buf stays the memory address
+     * of element 0's data */
+    const kcoll_dmap_t *map;
 } kcoll_side_t;
+
+/* Distance between two elements' starts in the side's logical stream:
+ * the extent for memory that is the stream, the element size for a map. */
+static inline size_t kcoll_side_step(const kcoll_side_t *s)
+{
+    return s->map ? s->size : s->extent;
+}
 
 /* Element q of a v side's array, int or (wide) a 64-bit MPI integer type,
  * read by its bytes whatever the MPI named that type. */

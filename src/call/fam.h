@@ -6,10 +6,11 @@
 
 #include "call/request.h"
 
-/* Are n elements of side s one run of bytes? */
+/* Can kcoll address n elements of side s: one run of bytes, or laid out
+ * by a map (sched/dmap.h)? */
 static inline int kcoll_side_contig(const kcoll_side_t *s, size_t n)
 {
-    return s->size == 0 || n == 0 ||
+    return s->size == 0 || n == 0 || s->map ||
            ((s->type & KCOLL_TYPE_DENSE) && (n == 1 || (s->type & KCOLL_TYPE_PACKED)));
 }
 
@@ -22,11 +23,12 @@ static inline int kcoll_side_count_ok(const kcoll_side_t *s, int64_t n)
     return n >= 0 && (uint64_t)n <= ((uint64_t)1 << 56) / (s->size ? s->size : 1);
 }
 
-/* Is every block of a blocked buffer of side s one run, the blocks packed
- * by the element extent? (Any count: size == extent == true extent.) */
+/* Can kcoll address every block of a blocked buffer of side s: each one
+ * run, the blocks packed by the element extent (any count: size == extent
+ * == true extent), or laid out by a map? */
 static inline int kcoll_side_blocked(const kcoll_side_t *s)
 {
-    return s->size == 0 ||
+    return s->size == 0 || s->map ||
            ((s->type & KCOLL_TYPE_DENSE) && (s->type & KCOLL_TYPE_PACKED));
 }
 

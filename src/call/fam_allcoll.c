@@ -40,7 +40,7 @@ static int v_side(const kcoll_side_t *s, int p, size_t *cnt, size_t *dsp, size_t
         const int64_t displ = c ? kcoll_side_vdispl(s, q) : 0;
         if (displ < 0)
             return -1;
-        size_t d = (size_t)displ * s->extent;
+        size_t d = (size_t)displ * kcoll_side_step(s);
         if (cnt) {
             cnt[q] = c;
             dsp[q] = d;
@@ -142,6 +142,8 @@ static void allgather_buffers(kcoll_req_t *r)
     r->lens[KCOLL_BUF_SEND] = ip ? 0 : own;
     r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)c->recv.buf;
     r->lens[KCOLL_BUF_RECV] = v ? r->span[1] : r->args.bytes * (size_t)c->p;
+    r->maps[KCOLL_BUF_SEND] = ip ? NULL : c->send.map;
+    r->maps[KCOLL_BUF_RECV] = c->recv.map;
 }
 
 /* ---- MPI_Allgatherv ---- */
@@ -207,6 +209,8 @@ static void alltoall_buffers(kcoll_req_t *r)
     r->lens[KCOLL_BUF_SEND] = ip ? 0 : v ? r->span[0] : all;
     r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)c->recv.buf;
     r->lens[KCOLL_BUF_RECV] = v ? r->span[1] : all;
+    r->maps[KCOLL_BUF_SEND] = ip ? NULL : c->send.map;
+    r->maps[KCOLL_BUF_RECV] = c->recv.map;
 }
 
 static void alltoallv_shared(kcoll_req_t *r)

@@ -1,10 +1,11 @@
 /* MPI_Bcast as a family of the call layer.
  *
  * Everything it decides on is known alike to every rank (the root, the
- * message size in bytes, which MPI requires to match) except the layout
- * of the datatype, which kcoll assumes alike on all ranks (README
- * "Limitations"): no agreement. The buffer is RECV on every rank, the
- * root's included. */
+ * message size in bytes, which MPI requires to match): no agreement. Each
+ * rank's datatype may lay the bytes out differently: each addresses its
+ * own through its map (sched/dmap.h), so only a datatype kcoll cannot map
+ * on some ranks and not on others would split the ranks (README
+ * "Limitations"). The buffer is RECV on every rank, the root's included. */
 #include <stdint.h>
 
 #include "call/fam.h"
@@ -30,6 +31,7 @@ static void bcast_buffers(kcoll_req_t *r)
 {
     r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)r->call.recv.buf;
     r->lens[KCOLL_BUF_RECV] = r->args.bytes;
+    r->maps[KCOLL_BUF_RECV] = r->call.recv.map;
 }
 
 const kcoll_family_t kcoll_fam_bcast = {

@@ -89,8 +89,10 @@ static void reduce_buffers(kcoll_req_t *r)
     }
     r->bufs[KCOLL_BUF_SEND] = send;
     r->lens[KCOLL_BUF_SEND] = vec;
+    r->maps[KCOLL_BUF_SEND] = r->args.in_place ? c->recv.map : c->send.map;
     r->bufs[KCOLL_BUF_RECV] = recv;
     r->lens[KCOLL_BUF_RECV] = recv_len;
+    r->maps[KCOLL_BUF_RECV] = recv ? c->recv.map : NULL;
 }
 
 const kcoll_family_t kcoll_fam_reduce = {

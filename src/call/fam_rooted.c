@@ -109,7 +109,7 @@ static void rooted_shared(kcoll_req_t *r)
             for (int j = 0; j < p; j++) {
                 size_t cnt = (size_t)kcoll_side_vcount(b, j) * b->size;
                 size_t end =
-                    cnt ? (size_t)(kcoll_side_vdispl(b, j) - lo) * b->extent + cnt : 0;
+                    cnt ? (size_t)(kcoll_side_vdispl(b, j) - lo) * kcoll_side_step(b) + cnt : 0;
                 if (end > span)
                     span = end;
             }
@@ -148,7 +148,7 @@ static void rooted_fill(void *ctx, size_t *tab)
     const int64_t lo = lowest(b, p);
     for (int j = 0; j < p; j++) {
         cnt[j] = (size_t)kcoll_side_vcount(b, j) * b->size;
-        dsp[j] = cnt[j] ? (size_t)(kcoll_side_vdispl(b, j) - lo) * b->extent : 0;
+        dsp[j] = cnt[j] ? (size_t)(kcoll_side_vdispl(b, j) - lo) * kcoll_side_step(b) : 0;
         other[j] = other[p + j] = 0;
     }
 }
@@ -194,10 +194,13 @@ static void rooted_buffers(kcoll_req_t *r)
                        : (size_t)(r->votes[c->rank] >> VOTE_SHIFT);
     const char *bbase = in_place ? NULL : (const char *)own(r)->buf;
     /* the algorithms take the send buffer first, then the receive buffer */
+    const kcoll_dmap_t *bmap = in_place ? NULL : own(r)->map, *tmap = blocked(r)->map;
     r->bufs[KCOLL_BUF_SEND] = (void *)(uintptr_t)(gather ? bbase : r->base[0]);
     r->lens[KCOLL_BUF_SEND] = gather ? blen : r->span[0];
+    r->maps[KCOLL_BUF_SEND] = gather ? bmap : is_root ? tmap : NULL;
     r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)(gather ? r->base[1] : bbase);
     r->lens[KCOLL_BUF_RECV] = gather ? r->span[1] : blen;
+    r->maps[KCOLL_BUF_RECV] = gather ? (is_root ? tmap : NULL) : bmap;
 }
 
 const kcoll_family_t kcoll_fam_rooted = {

@@ -105,6 +105,16 @@ struct kcoll_req {
     kcoll_exec_t x;
     void *bufs[KCOLL_NBUF];
     size_t lens[KCOLL_NBUF];
+    const kcoll_dmap_t *maps[KCOLL_NBUF]; /* the buffers' datatype maps (NULL: contiguous) */
+    /* a non-blocking or persistent call's own copies of its sides' maps
+     * (MPI lets the program free a datatype while such a call is pending) */
+    kcoll_dmap_t *mapcopy[2];
+    /* SEND and RECV of maps with short segments, packed for the run
+     * (request.c, kcoll_req_pack); unpack: 1 + the buffer RECV's result is
+     * in, or 0 */
+    void *packed[2];
+    size_t packed_cap[2];
+    int unpack;
     void *tmp;
     size_t tmp_cap;
     kcoll_watch_t watch;

@@ -36,7 +36,7 @@ static void kcoll_startup(int collective)
     kcoll_tuning_startup(collective);
     PMPI_Query_thread(&level);
     kcoll_team_threads = level == MPI_THREAD_MULTIPLE;
-    if (kcoll_teams_init() != 0 || kcoll_requests_init() != 0) {
+    if (kcoll_teams_init() != 0 || kcoll_requests_init() != 0 || kcoll_dtype_init() != 0) {
         kcoll_warn("could not create an attribute keyval or a request class; every call uses "
                    "the host MPI");
         return;
@@ -134,6 +134,7 @@ static void kcoll_end(void)
     kcoll_requests_handed_back();
     kcoll_requests_finalize();
     kcoll_teams_finalize();
+    kcoll_dtype_finalize();
 }
 
 /* MPI_COMM_SELF's attribute is deleted: MPI_Finalize has begun. */

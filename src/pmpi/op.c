@@ -229,6 +229,12 @@ static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_o
 int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_op_t *op)
 {
     const size_t size = side->size;
+    /* a derived datatype kcoll has a map for: both host MPIs define the
+     * predefined operations on predefined datatypes only (MPI_ERR_OP
+     * otherwise), and a user function wants the data where the datatype
+     * puts it in memory, which the host does: to the host MPI */
+    if (side->map)
+        return 0;
     kcoll_user_ctx_t u = {NULL, dt, 0, 0};
     kcoll_user_op_t rec;
     if (size == 0 || size > INT_MAX)

@@ -151,6 +151,14 @@ void kcoll_progress_hook_init(void);
 void kcoll_tuning_startup(int collective);
 void kcoll_progress_hook_finalize(void);
 
+/* Derived datatypes as maps (pmpi/dtype.c): the map of dt (size bytes,
+ * extent, true lower bound tlb), made once and kept on the datatype, or
+ * NULL (a predefined type, or one kcoll cannot flatten). init and
+ * finalize make and free the attribute keyval. */
+const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint extent, MPI_Aint tlb);
+int kcoll_dtype_init(void);
+void kcoll_dtype_finalize(void);
+
 /* MPI operations and datatypes to kcoll's (pmpi/op.c): op set and 1, or 0
  * when no kcoll kernel applies. dt must be valid, side its description
  * (kcoll_pmpi_side: size, packed or not). */

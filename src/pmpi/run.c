@@ -45,10 +45,12 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int64_t count, const void
         s->extent = like->extent;
         s->lb = like->lb;
         s->type = like->type;
+        s->map = like->map;
     } else {
         s->size = s->extent = 0;
         s->lb = 0;
         s->type = 0;
+        s->map = NULL;
         if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS ||
             PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS ||
             PMPI_Type_get_true_extent(dt, &tlb, &textent) != MPI_SUCCESS)
@@ -58,6 +60,8 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int64_t count, const void
         s->lb = (ptrdiff_t)tlb;
         s->type = KCOLL_TYPE_VALID | (textent == size ? KCOLL_TYPE_DENSE : 0) |
                   (extent == size ? KCOLL_TYPE_PACKED : 0);
+        if (size > 0 && (textent != size || extent != size))
+            s->map = kcoll_dtype_map(dt, (size_t)size, extent, tlb);
     }
     if (buf && s->size)
         s->buf = (const char *)buf + s->lb;

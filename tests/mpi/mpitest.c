@@ -63,6 +63,15 @@ const char *mt_verdict(int rc1, int rc2, const void *ref, const void *got, size_
     return NULL;
 }
 
+MPI_Datatype mt_unmapped_type(void)
+{
+    MPI_Datatype t;
+    int gsize = 4, distrib = MPI_DISTRIBUTE_CYCLIC, darg = 1, psize = 2;
+    MPI_Type_create_darray(2, 0, 1, &gsize, &distrib, &darg, &psize, MPI_ORDER_C, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
 void mt_check_fallbacks(const char *coll, const char *collv)
 {
     int size;

@@ -37,6 +37,11 @@ typedef struct {
 const char *mt_verdict(int rc1, int rc2, const void *ref, const void *got, size_t span,
                        int expect_kcoll, int forced, int bad, mt_rows_t before, mt_rows_t after);
 
+/* A non-contiguous datatype kcoll does not map (a darray: every second
+ * int of four, extent four ints), so its calls go to the host MPI as
+ * mpi:noncontig_datatype; committed. */
+MPI_Datatype mt_unmapped_type(void);
+
 /* The fallback reasons every size > 1 run must have counted on coll or
  * collv (mpi:noncontig_datatype on coll, mpi:below_min_bytes on collv),
  * and mpi:one_rank on coll on one rank. */

@@ -7,8 +7,9 @@
  * does not parse) x uniform and v (random counts with zeros, per-rank
  * shuffled displacements with gaps) x in place or not x size per block
  * (0, 1, 4095 bytes, 16 KiB + 3, 1 MiB + 5) x datatype (MPI_BYTE,
- * MPI_INT, a non-contiguous vector that must fall back and still be
- * right). Both calls start from identical buffers including a canary
+ * MPI_INT, a non-contiguous vector, which kcoll moves through its datatype
+ * map, and a darray, which it does not map: it must fall back and still
+ * be right). Both calls start from identical buffers including a canary
  * tail and the gaps, and the whole allocation is compared. Small sizes
  * also run with the default KCOLL_MIN_BYTES (host MPI). The statistics
  * must show the path each call took. -q thins the matrix (MPICH above 3
@@ -28,8 +29,9 @@ static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5};
 #define SMALL 16384
 #define CANARY 64
 
-enum { DT_BYTE, DT_INT, DT_VECTOR, NDT };
-static const char *const dt_names[NDT] = {"MPI_BYTE", "MPI_INT", "vector(2,1,2 x int)"};
+enum { DT_BYTE, DT_INT, DT_VECTOR, DT_DARRAY, NDT };
+static const char *const dt_names[NDT] = {"MPI_BYTE", "MPI_INT", "vector(2,1,2 x int)",
+                                          "darray(cyclic)"};
 static int quick;
 
 static int gcd(int x, int y)
@@ -61,6 +63,8 @@ static int wanted(int ai, int shape, int si, int pass, int dt, int v, int ip)
 {
     if (ai > 0 && (pass || dt == DT_INT || (dt == DT_VECTOR && shape > 0)))
         return 0;
+    if (dt == DT_DARRAY && (ai > 0 || shape > 0 || si > 2)) /* a fallback: small, auto */
+        return 0;
     if (ai > 0 && (si == 2 || shape == 1 || shape == 2))
         return 0;
     if (dt == DT_INT && shape > 0)
@@ -79,6 +83,7 @@ int main(int argc, char **argv)
     MPI_Datatype types[NDT] = {MPI_BYTE, MPI_INT};
     MPI_Type_vector(2, 1, 2, MPI_INT, &types[DT_VECTOR]);
     MPI_Type_commit(&types[DT_VECTOR]);
+    types[DT_DARRAY] = mt_unmapped_type();
 
     MPI_Comm comms[MT_NSHAPES];
     const char *names[MT_NSHAPES];
@@ -160,7 +165,7 @@ int main(int argc, char **argv)
                                                          mt_calls(cname, "mpi:bad_algo")};
 
                                 int expect_kcoll = p > 1 && largest >= (pass ? SMALL : 0) &&
-                                                   dt != DT_VECTOR && st == 0;
+                                                   dt != DT_DARRAY && st == 0;
                                 const char *why = mt_verdict(rc1, rc2, ref, got, rspan, expect_kcoll, ai > 0,
                                                              p > 1 && st != 0, before, after);
                                 if (why)
@@ -184,6 +189,7 @@ int main(int argc, char **argv)
 
     mt_free_shapes(comms);
     MPI_Type_free(&types[DT_VECTOR]);
+    MPI_Type_free(&types[DT_DARRAY]);
     int rc = mt_finish("test_allgather");
     MPI_Finalize();
     return rc;

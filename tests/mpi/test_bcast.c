@@ -4,7 +4,10 @@
  * x algorithm (auto and every one forced) x size (0, 1, 4095, 16 KiB + 3,
  * 1 MiB + 5, 8 MiB) x every root x datatype (MPI_BYTE, MPI_INT,
  * MPI_DOUBLE, a contiguous derived type, a non-contiguous vector, which
- * must fall back and still be right). Small sizes run twice: with
+ * kcoll moves through its datatype map, the vector on odd ranks and
+ * twice the ints on even ones (one signature, two layouts), and a darray,
+ * which kcoll does not map: it must fall back and still be right). Small
+ * sizes run twice: with
  * KCOLL_MIN_BYTES=0 (kcoll does them) and with the default (host MPI).
  * Both calls start from identical buffers, including the gaps of the
  * vector type and a canary tail, and the whole allocation is compared.
@@ -25,9 +28,10 @@ static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5, 8 << 20};
 #define SMALL 16384
 #define CANARY 64
 
-enum { DT_BYTE, DT_INT, DT_DOUBLE, DT_CONTIG, DT_VECTOR, NDT };
+enum { DT_BYTE, DT_INT, DT_DOUBLE, DT_CONTIG, DT_VECTOR, DT_MIXED, DT_DARRAY, NDT };
 static const char *const dt_names[NDT] = {"MPI_BYTE", "MPI_INT", "MPI_DOUBLE", "contig(3 x int)",
-                                          "vector(2,1,2 x int)"};
+                                          "vector(2,1,2 x int)", "vector or 2 x int",
+                                          "darray(cyclic)"};
 
 static uint64_t kcoll_calls_any(void)
 {
@@ -58,11 +62,14 @@ static int wanted(int si, int dt, int root, int p, int shape)
     size_t n = sizes[si];
     if (quick && ((root != 0 && root != p - 1) || dt == DT_INT || dt == DT_DOUBLE))
         return 0;
+    /* the mixed layouts and the fallback: one size each in the thin matrix */
+    if (quick && ((dt == DT_MIXED && n != 16387) || (dt == DT_DARRAY && n != 1)))
+        return 0;
     if (n >= (8u << 20))
         return dt == DT_BYTE && (shape == 0 || shape == 3);
     if (n >= (1u << 20))
-        return dt == DT_BYTE || dt == DT_DOUBLE || dt == DT_VECTOR;
-    return 1;
+        return dt == DT_BYTE || dt == DT_DOUBLE || dt == DT_VECTOR || dt == DT_MIXED;
+    return dt != DT_DARRAY || n < 4096;
 }
 
 int main(int argc, char **argv)
@@ -81,6 +88,8 @@ int main(int argc, char **argv)
     MPI_Type_commit(&types[DT_CONTIG]);
     MPI_Type_vector(2, 1, 2, MPI_INT, &types[DT_VECTOR]);
     MPI_Type_commit(&types[DT_VECTOR]);
+    types[DT_MIXED] = types[DT_VECTOR];
+    types[DT_DARRAY] = mt_unmapped_type();
 
     MPI_Comm comms[MT_NSHAPES];
     const char *names[MT_NSHAPES];
@@ -116,6 +125,14 @@ int main(int argc, char **argv)
                             MPI_Type_size(types[dt], &tsize);
                             MPI_Type_get_extent(types[dt], &lb, &extent);
                             int count = (int)((sizes[si] + (size_t)tsize - 1) / (size_t)tsize);
+                            /* the mixed case: even ranks the same bytes as 2 x count ints */
+                            MPI_Datatype type = types[dt];
+                            int mycount = count;
+                            if (dt == DT_MIXED && rank % 2 == 0) {
+                                type = MPI_INT;
+                                mycount = 2 * count;
+                                extent = 2 * (MPI_Aint)sizeof(int); /* bytes per count */
+                            }
                             size_t bytes = (size_t)count * (size_t)tsize;
                             size_t span = (size_t)count * (size_t)extent + CANARY;
                             size_t misalign = dt == DT_BYTE ? (size_t)(case_no % 4) : 0;
@@ -126,12 +143,12 @@ int main(int argc, char **argv)
                             memcpy(got + misalign, ref + misalign, span);
 
                             const mt_rows_t before = {mt_calls("MPI_Bcast", path), kcoll_calls_any(), 0};
-                            int rc1 = PMPI_Bcast(ref + misalign, count, types[dt], root, comm);
-                            int rc2 = MPI_Bcast(got + misalign, count, types[dt], root, comm);
+                            int rc1 = PMPI_Bcast(ref + misalign, mycount, type, root, comm);
+                            int rc2 = MPI_Bcast(got + misalign, mycount, type, root, comm);
                             const mt_rows_t after = {mt_calls("MPI_Bcast", path), kcoll_calls_any(), 0};
 
                             int expect_kcoll = p > 1 && bytes >= (pass ? SMALL : 0) &&
-                                               (dt != DT_VECTOR || bytes == 0);
+                                               (dt != DT_DARRAY || bytes == 0);
                             const char *why = mt_verdict(rc1, rc2, ref + misalign, got + misalign, span,
                                                          expect_kcoll, ai > 0, 0, before, after);
                             if (why)
@@ -152,6 +169,7 @@ int main(int argc, char **argv)
     mt_free_shapes(comms);
     MPI_Type_free(&types[DT_CONTIG]);
     MPI_Type_free(&types[DT_VECTOR]);
+    MPI_Type_free(&types[DT_DARRAY]);
     int rc = mt_finish("test_bcast");
     MPI_Finalize();
     return rc;

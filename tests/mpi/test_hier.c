@@ -71,9 +71,8 @@
  * contiguous datatype and KCOLL_MIN_BYTES=0 counts it on kcoll:<algo>. On
  * a communicator that spans nodes: Barrier, Bcast, Reduce, Allreduce,
  * Reduce_scatter(_block), Gather, Scatter, Allgather and Allgatherv count
- * +1 on kcoll:hier(* and nothing on mpi:* (but a Bcast of the
- * non-contiguous vector counts on mpi:noncontig_datatype: a broadcast
- * decides contiguity before it looks at the communicator, as on one node);
+ * +1 on kcoll:hier(* and nothing on mpi:* (the non-contiguous vector
+ * too: kcoll moves it through its datatype map);
  * Gatherv, Scatterv, Alltoall(v) and every
  * non-blocking call count +1 on mpi:multinode and nothing on kcoll:*;
  * reductions with the non-commutative operation are hierarchical only on a
@@ -305,17 +304,13 @@ static void rows_describe(char *out, size_t len, rows_t d, const char *algo_path
         snprintf(out + k, len - (size_t)k, ")");
 }
 
-enum { E_LOCAL, E_HIER, E_HOST, E_EITHER, E_NONCONTIG };
+enum { E_LOCAL, E_HIER, E_HOST, E_EITHER };
 
 /* The path a call must take on this communicator. */
 static int expected(int c, int kind, int layout)
 {
     if (layout == L_ONE_NODE)
         return E_LOCAL;
-    /* a broadcast decides contiguity without agreeing, before it looks at
-     * the communicator (as on one node): the host MPI, for that reason */
-    if (c == ROW_BCAST && kind == K_VECTOR)
-        return E_NONCONTIG;
     if (!(colls[c].flags & F_HIER))
         return E_HOST;
     if ((colls[c].flags & F_RED) && !kind_commutes(kind))
@@ -326,7 +321,7 @@ static int expected(int c, int kind, int layout)
 /* What is wrong with the statistics of one call (d: after - before), or
  * NULL. forced: the forced algorithm's row was d.algo; small: below
  * KCOLL_MIN_BYTES. */
-static const char *stats_verdict(int e, rows_t d, int forced, int p, int contig, int small)
+static const char *stats_verdict(int e, rows_t d, int forced, int p, int small)
 {
     int one_path = d.kcoll_any + d.mpi_any == 1;
     int hier = d.hier == 1 && d.kcoll_any == 1 && d.mpi_any == 0;
@@ -341,17 +336,13 @@ static const char *stats_verdict(int e, rows_t d, int forced, int p, int contig,
             return "a node-local communicator's call counted on kcoll:hier(*";
         if (!one_path)
             return "the call was not counted on exactly one path";
-        if (forced && p > 1 && contig && d.algo != 1)
+        if (forced && p > 1 && d.algo != 1)
             return "statistics do not show the forced algorithm";
         return NULL;
     case E_HIER:
         return hier ? NULL : "not counted once on kcoll:hier(* (and nowhere else)";
     case E_HOST:
         return host ? NULL : "not counted once on mpi:multinode (and nowhere else)";
-    case E_NONCONTIG:
-        return one_path && d.mpi_any == 1 && d.reason[5] == 1
-                   ? NULL
-                   : "not counted once on mpi:noncontig_datatype (and nowhere else)";
     default:
         return hier || host ? NULL
                             : "counted neither once on kcoll:hier(* nor once on mpi:multinode";
@@ -496,8 +487,7 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
         }
     }
     if (!why && stats) {
-        why = stats_verdict(expected(c, kind, sh->layout), d, ai > 0, sh->p, kind != K_VECTOR,
-                            small);
+        why = stats_verdict(expected(c, kind, sh->layout), d, ai > 0, sh->p, small);
         if (why)
             rows_describe(where, sizeof where, d, ai ? path : NULL);
     }
@@ -636,8 +626,7 @@ static void barrier_cases(const shape_t *sh, int shi)
                 why = "a rank left MPI_Barrier before the late rank entered";
             else if (stats) {
                 d = rows_diff(after, before);
-                why = stats_verdict(expected(ROW_BARRIER, K_INT, sh->layout), d, ai > 0, sh->p, 1,
-                                    0);
+                why = stats_verdict(expected(ROW_BARRIER, K_INT, sh->layout), d, ai > 0, sh->p, 0);
                 if (why)
                     rows_describe(where, sizeof where, d, ai ? path : NULL);
             }

@@ -5,8 +5,9 @@
  * x collective x algorithm (auto and every one forced, the throttled ones
  * with k = 1 and 2) x block size (0, 1, 4095, 16 KiB + 3, 1 MiB + 5) x
  * every root x the root's MPI_IN_PLACE or not x datatype (MPI_BYTE; at
- * 4095 bytes also MPI_INT, a contiguous derived type and a non-contiguous
- * vector, which must fall back and still be right). The v-variants get
+ * 4095 bytes also MPI_INT, a contiguous derived type, a non-contiguous
+ * vector, which kcoll moves through its datatype map, and a darray, which
+ * it does not map: it must fall back and still be right). The v-variants get
  * counts that differ per rank, some zero, and blocks placed in rotated,
  * reversed order with gaps between them. Small sizes also run with the
  * default KCOLL_MIN_BYTES (the host MPI does them). Both calls start from
@@ -37,9 +38,9 @@ static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5};
 #define CANARY 64
 #define MAXP 8
 
-enum { DT_BYTE, DT_INT, DT_CONTIG, DT_VECTOR, NDT };
+enum { DT_BYTE, DT_INT, DT_CONTIG, DT_VECTOR, DT_DARRAY, NDT };
 static const char *const dt_names[NDT] = {"MPI_BYTE", "MPI_INT", "contig(3 x int)",
-                                          "vector(2,1,2 x int)"};
+                                          "vector(2,1,2 x int)", "darray(cyclic)"};
 
 static uint64_t kcoll_calls_any(int c)
 {
@@ -65,7 +66,7 @@ static int wanted(int si, int dt, int root, int p, int shape, int ai)
     if (quick && ((root != 0 && root != p - 1) || dt == DT_INT || dt == DT_CONTIG || ai == 3 ||
                   shape == 1))
         return 0;
-    if (dt != DT_BYTE && n != 4095)
+    if ((dt != DT_BYTE && n != 4095) || (dt == DT_DARRAY && ai > 0))
         return 0;
     /* 1 byte: auto and one forced algorithm; 16 KiB + 3: the throttled
      * ones with k = 2 only (k = 1 differs only in its chains) */
@@ -171,7 +172,7 @@ static const char *one_case(MPI_Comm comm, int c, int ai, size_t n, int dt, int 
     for (int j = 0; j < p; j++)
         if ((size_t)counts[j] * (size_t)tsize > largest)
             largest = (size_t)counts[j] * (size_t)tsize;
-    int expect_kcoll = p > 1 && largest >= (size_t)min_bytes && dt != DT_VECTOR;
+    int expect_kcoll = p > 1 && largest >= (size_t)min_bytes && dt != DT_DARRAY;
     int took_kcoll = after_any == before_any + 1;
     if (expect_kcoll != took_kcoll)
         return expect_kcoll ? "kcoll did not run" : "kcoll ran where the host MPI should";
@@ -218,6 +219,7 @@ int main(int argc, char **argv)
     MPI_Type_commit(&types[DT_CONTIG]);
     MPI_Type_vector(2, 1, 2, MPI_INT, &types[DT_VECTOR]);
     MPI_Type_commit(&types[DT_VECTOR]);
+    types[DT_DARRAY] = mt_unmapped_type();
 
     MPI_Comm comms[MT_NSHAPES];
     const char *names[MT_NSHAPES];
@@ -282,6 +284,7 @@ int main(int argc, char **argv)
     mt_free_shapes(comms);
     MPI_Type_free(&types[DT_CONTIG]);
     MPI_Type_free(&types[DT_VECTOR]);
+    MPI_Type_free(&types[DT_DARRAY]);
     int rc = mt_finish("test_rooted");
     MPI_Finalize();
     return rc;

@@ -1,0 +1,271 @@
+/* Derived datatypes as maps (sched/dmap.h), made once per datatype.
+ *
+ * A datatype whose elements are not one run of bytes each, back to back,
+ * is flattened into the segments of one element, in type-map order, by
+ * walking its constructors with MPI_Type_get_envelope and
+ * MPI_Type_get_contents: contiguous, vector, hvector, indexed, hindexed,
+ * indexed_block, hindexed_block, struct, subarray, resized and dup, nested
+ * in any way, down to predefined types (each one run of bytes; a predefined
+ * type with a hole, MPI_SHORT_INT, is refused). Neighbouring segments that
+ * continue each other in memory merge, so a vector of contiguous blocks has
+ * one segment per block.
+ *
+ * The map is kept on the datatype as an attribute (freed with it, by the
+ * attribute's delete function); a datatype kcoll cannot flatten (darray,
+ * the Fortran 90 parameterized types, more than KCOLL_DTYPE_MAX_SEG
+ * segments) is remembered as such, and its calls go to the host MPI
+ * (mpi:noncontig_datatype). A non-blocking or persistent call copies the map
+ * it uses (call layer), since MPI lets the program free a datatype while a
+ * call that uses it is pending.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "pmpi/pmpi.h"
+
+/* The most segments of a map kcoll makes (24 bytes each) */
+#define KCOLL_DTYPE_MAX_SEG ((uint64_t)1 << 20)
+
+static int kcoll_dtype_keyval = MPI_KEYVAL_INVALID;
+/* one flattening at a time: two threads meeting a new datatype at once
+ * must not both set its attribute (the second would free the first's map) */
+static pthread_mutex_t kcoll_dtype_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* What the attribute holds for a datatype kcoll could not flatten */
+static char kcoll_dtype_none;
+
+typedef struct {
+    kcoll_dmap_t *m; /* segments grow behind the header */
+    int cap;         /* segments allocated */
+} kcoll_flat_t;
+
+static int kcoll_flat_seg(kcoll_flat_t *f, int64_t off, uint64_t len)
+{
+    kcoll_dmap_t *m = f->m;
+    if (m->nseg > 0) {
+        kcoll_dseg_t *last = &m->seg[m->nseg - 1];
+        if (last->off + (int64_t)last->len == off) {
+            last->len += len;
+            return 0;
+        }
+    }
+    if (m->nseg >= KCOLL_DTYPE_MAX_SEG)
+        return -1;
+    if ((int)m->nseg == f->cap) {
+        int cap = f->cap ? 2 * f->cap : 16;
+        kcoll_dmap_t *g = realloc(m, kcoll_dmap_bytes((uint64_t)cap));
+        if (!g)
+            return -1;
+        f->m = m = g;
+        f->cap = cap;
+    }
+    m->seg[m->nseg++] = (kcoll_dseg_t){off, len, 0};
+    return 0;
+}
+
+static MPI_Aint kcoll_type_ext(MPI_Datatype dt)
+{
+    MPI_Aint lb, ext;
+    PMPI_Type_get_extent(dt, &lb, &ext);
+    return ext;
+}
+
+static int kcoll_flat(kcoll_flat_t *f, MPI_Datatype dt, int64_t at);
+
+/* count blocks of blen elements of t, block i at at + d(i) bytes */
+static int kcoll_flat_blocks(kcoll_flat_t *f, MPI_Datatype t, int64_t at, int count,
+                             const int *blens, int blen, const void *displs, int aint,
+                             int64_t stride)
+{
+    const int64_t ext = kcoll_type_ext(t);
+    for (int i = 0; i < count; i++) {
+        int64_t d = displs ? (aint ? (int64_t)((const MPI_Aint *)displs)[i]
+                                   : (int64_t)((const int *)displs)[i] * ext)
+                           : (int64_t)i * stride;
+        int n = blens ? blens[i] : blen;
+        for (int j = 0; j < n; j++)
+            if (kcoll_flat(f, t, at + d + (int64_t)j * ext))
+                return -1;
+    }
+    return 0;
+}
+
+/* The elements of a subarray: every index of subsizes, in memory order */
+static int kcoll_flat_subarray(kcoll_flat_t *f, MPI_Datatype t, int64_t at, int nd,
+                               const int *sizes, const int *subsizes, const int *starts,
+                               int order)
+{
+    int64_t stride[32];
+    int idx[32];
+    const int64_t ext = kcoll_type_ext(t);
+    if (nd < 1 || nd > 32)
+        return -1;
+    /* fastest dimension: the last (C) or the first (Fortran) */
+    for (int k = 0; k < nd; k++) {
+        int d = order == MPI_ORDER_C ? nd - 1 - k : k;
+        stride[d] = k == 0 ? ext : stride[order == MPI_ORDER_C ? d + 1 : d - 1] *
+                                       (order == MPI_ORDER_C ? sizes[d + 1] : sizes[d - 1]);
+        idx[d] = 0;
+        if (subsizes[d] <= 0)
+            return 0;
+    }
+    for (;;) {
+        int64_t off = 0;
+        for (int d = 0; d < nd; d++)
+            off += (int64_t)(starts[d] + idx[d]) * stride[d];
+        if (kcoll_flat(f, t, at + off))
+            return -1;
+        int k = 0;
+        for (; k < nd; k++) { /* next index, fastest dimension first */
+            int d = order == MPI_ORDER_C ? nd - 1 - k : k;
+            if (++idx[d] < subsizes[d])
+                break;
+            idx[d] = 0;
+        }
+        if (k == nd)
+            return 0;
+    }
+}
+
+/* Append the segments of one element of dt whose origin is at `at`. */
+static int kcoll_flat(kcoll_flat_t *f, MPI_Datatype dt, int64_t at)
+{
+    int ni, na, nd, comb;
+    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+        return -1;
+    if (comb == MPI_COMBINER_NAMED) {
+        int size;
+        MPI_Aint tlb, text;
+        PMPI_Type_size(dt, &size);
+        PMPI_Type_get_true_extent(dt, &tlb, &text);
+        if ((MPI_Aint)size != text)
+            return -1; /* a predefined type with a hole (MPI_SHORT_INT) */
+        return size ? kcoll_flat_seg(f, at + tlb, (uint64_t)size) : 0;
+    }
+    int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
+    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+    int rc = -1;
+    if (!ints || !aints || !types ||
+        PMPI_Type_get_contents(dt, ni, na, nd, ints, aints, types) != MPI_SUCCESS) {
+        nd = 0; /* nothing to free */
+        goto out;
+    }
+    switch (comb) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED: /* the data is the old type's; the extent is only the step */
+        rc = kcoll_flat(f, types[0], at);
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        rc = kcoll_flat_blocks(f, types[0], at, 1, NULL, ints[0], NULL, 0, 0);
+        break;
+    case MPI_COMBINER_VECTOR:
+        rc = kcoll_flat_blocks(f, types[0], at, ints[0], NULL, ints[1], NULL, 0,
+                               (int64_t)ints[2] * kcoll_type_ext(types[0]));
+        break;
+    case MPI_COMBINER_HVECTOR:
+        rc = kcoll_flat_blocks(f, types[0], at, ints[0], NULL, ints[1], NULL, 0, aints[0]);
+        break;
+    case MPI_COMBINER_INDEXED:
+        rc = kcoll_flat_blocks(f, types[0], at, ints[0], ints + 1, 0, ints + 1 + ints[0], 0, 0);
+        break;
+    case MPI_COMBINER_HINDEXED:
+        rc = kcoll_flat_blocks(f, types[0], at, ints[0], ints + 1, 0, aints, 1, 0);
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        rc = kcoll_flat_blocks(f, types[0], at, ints[0], NULL, ints[1], ints + 2, 0, 0);
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        rc = kcoll_flat_blocks(f, types[0], at, ints[0], NULL, ints[1], aints, 1, 0);
+        break;
+    case MPI_COMBINER_STRUCT:
+        rc = 0;
+        for (int i = 0; i < ints[0] && !rc; i++)
+            rc = kcoll_flat_blocks(f, types[i], at + aints[i], 1, NULL, ints[1 + i], NULL, 0, 0);
+        break;
+    case MPI_COMBINER_SUBARRAY:
+        rc = kcoll_flat_subarray(f, types[0], at, ints[0], ints + 1, ints + 1 + ints[0],
+                                 ints + 1 + 2 * ints[0], ints[1 + 3 * ints[0]]);
+        break;
+    default: /* darray, the Fortran 90 types: to the host MPI */
+        rc = -1;
+    }
+out:
+    for (int i = 0; i < nd; i++) {
+        int cni, cna, cnd, ccomb;
+        PMPI_Type_get_envelope(types[i], &cni, &cna, &cnd, &ccomb);
+        if (ccomb != MPI_COMBINER_NAMED)
+            PMPI_Type_free(&types[i]);
+    }
+    free(ints);
+    free(aints);
+    free(types);
+    return rc;
+}
+
+static int kcoll_dtype_delete(MPI_Datatype dt, int keyval, void *attr, void *extra)
+{
+    (void)dt, (void)keyval, (void)extra;
+    if (attr != &kcoll_dtype_none)
+        free(attr);
+    return MPI_SUCCESS;
+}
+
+int kcoll_dtype_init(void)
+{
+    return PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, kcoll_dtype_delete, &kcoll_dtype_keyval,
+                                   NULL) == MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
+void kcoll_dtype_finalize(void)
+{
+    if (kcoll_dtype_keyval != MPI_KEYVAL_INVALID)
+        PMPI_Type_free_keyval(&kcoll_dtype_keyval);
+}
+
+/* Flatten dt (size bytes, extent ext) into a new map, or NULL. */
+static kcoll_dmap_t *kcoll_dtype_flatten(MPI_Datatype dt, size_t size, MPI_Aint ext,
+                                         MPI_Aint tlb)
+{
+    kcoll_flat_t f = {calloc(1, kcoll_dmap_bytes(16)), 16};
+    if (!f.m)
+        return NULL;
+    /* segments from the true lower bound: the side's buffer is there */
+    if (kcoll_flat(&f, dt, -(int64_t)tlb)) {
+        free(f.m);
+        return NULL;
+    }
+    kcoll_dmap_t *m = f.m;
+    m->size = size;
+    m->extent = ext;
+    if (kcoll_dmap_seal(m)) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint ext, MPI_Aint tlb)
+{
+    void *attr;
+    int found = 0, comb, ni, na, nd;
+    if (kcoll_dtype_keyval == MPI_KEYVAL_INVALID || size == 0)
+        return NULL;
+    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS ||
+        comb == MPI_COMBINER_NAMED)
+        return NULL; /* no attributes on predefined types: they are contiguous or refused */
+    if (PMPI_Type_get_attr(dt, kcoll_dtype_keyval, &attr, &found) == MPI_SUCCESS && found)
+        return attr == &kcoll_dtype_none ? NULL : attr;
+    pthread_mutex_lock(&kcoll_dtype_lock);
+    if (PMPI_Type_get_attr(dt, kcoll_dtype_keyval, &attr, &found) != MPI_SUCCESS || !found) {
+        kcoll_dmap_t *m = kcoll_dtype_flatten(dt, size, ext, tlb);
+        attr = m ? (void *)m : (void *)&kcoll_dtype_none;
+        PMPI_Type_set_attr(dt, kcoll_dtype_keyval, attr);
+    }
+    pthread_mutex_unlock(&kcoll_dtype_lock);
+    return attr == &kcoll_dtype_none ? NULL : attr;
+}
