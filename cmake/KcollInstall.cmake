@@ -5,7 +5,8 @@
 #   <libdir>/kcoll/<mpi>/libkcoll.so(.0...)    the library for that MPI
 #   <libdir>/pkgconfig/kcoll-<mpi>.pc          pkg-config --libs kcoll-<mpi>
 #   bin/kcoll-info.<mpi>, kcoll-bench.<mpi>,   the tools, named like the
-#   kcoll-calibrate.<mpi>, kcoll-overhead.<mpi>  MPI's own (mpirun.openmpi)
+#   kcoll-bench-dtype.<mpi>, kcoll-calibrate.<mpi>,  MPI's own (mpirun.openmpi)
+#   kcoll-overhead.<mpi>
 #   bin/kcoll-run                              preloads the matching library
 #
 # <mpi> is KCOLL_MPI_FLAVOR ("openmpi", "mpich"). The build tree keeps its
@@ -20,7 +21,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/include/kcoll.h DESTINATION ${CMAKE_INSTALL_IN
 
 # The tools link no library of the build tree (they carry the core), so
 # they are copied as built, under their MPI's name.
-foreach(tool kcoll-info kcoll-bench kcoll-calibrate kcoll-overhead)
+foreach(tool kcoll-info kcoll-bench kcoll-bench-dtype kcoll-calibrate kcoll-overhead)
   install(PROGRAMS $<TARGET_FILE:${tool}> DESTINATION ${CMAKE_INSTALL_BINDIR}
           RENAME ${tool}.${KCOLL_MPI_FLAVOR})
 endforeach()
