@@ -200,11 +200,16 @@ static void kcoll_info_algos(void)
 static void kcoll_info_modes(void)
 {
     printf("calls: blocking and non-blocking (MPI_I*) collectives; persistent (MPI_*_init): %s; "
-           "up to %d collectives outstanding per communicator\n",
+           "large-count (MPI_*_c): %s; up to %d collectives outstanding per communicator\n",
 #ifdef KCOLL_HAVE_PERSISTENT
            "yes",
 #else
            "no (this MPI does not declare MPI_Bcast_init)",
+#endif
+#ifdef KCOLL_HAVE_LARGE_COUNT
+           "yes",
+#else
+           "no (this MPI does not declare MPI_Bcast_c)",
 #endif
            KCOLL_LANES);
     /* what pmpi/fortran.c builds for this MPI */
