@@ -607,6 +607,34 @@ static void dmap_pieces(void)
     kcoll_dmap_t bad = *adj;
     bad.size = 9;
     CHECK(!kcoll_dmap_valid(&bad) && kcoll_dmap_valid(adj), "a map whose sizes disagree is refused");
+    /* pack and unpack, the one-segment sizes copied by fixed-size loops and
+     * others, a length that ends inside an element: against map_at */
+    static const uint64_t plens[] = {4, 8, 16, 32, 64, 24, 3};
+    for (size_t k = 0; k < sizeof plens / sizeof plens[0]; k++) {
+        const int64_t po[] = {5};
+        kcoll_dmap_t *pm = make_map(1, po, &plens[k], (int64_t)plens[k] * 3);
+        const size_t plen = 100 * plens[k] + 1, span = 102 * plens[k] * 3;
+        char *mem = malloc(span), *packed = malloc(plen), *back = malloc(span);
+        for (size_t i = 0; i < span; i++)
+            mem[i] = (char)(i * 7 + k);
+        kcoll_dmap_pack(pm, mem, plen, packed);
+        int ok = 1;
+        for (size_t i = 0; i < plen; i++)
+            ok &= packed[i] == mem[map_at(pm, i)];
+        memset(back, 0x5a, span);
+        kcoll_dmap_unpack(pm, back, plen, packed);
+        for (size_t i = 0; i < plen; i++) {
+            ok &= back[map_at(pm, i)] == packed[i];
+            back[map_at(pm, i)] = 0x5a;
+        }
+        for (size_t i = 0; i < span; i++)
+            ok &= back[i] == 0x5a; /* nothing written outside the data */
+        CHECK(ok, "pack/unpack with %llu-byte segments", (unsigned long long)plens[k]);
+        free(mem);
+        free(packed);
+        free(back);
+        free(pm);
+    }
     kcoll_iovs_free(&l);
     free(m);
     free(adj);
