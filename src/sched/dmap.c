@@ -68,18 +68,29 @@ int kcoll_dmap_iov(const kcoll_dmap_t *m, char *base, size_t off, size_t len, kc
     return 0;
 }
 
-/* Elements [0, n) of a one-segment map whose segment has N bytes: a copy
- * of a size the compiler knows, in a loop (a column of doubles packs at
- * memory speed instead of a library call per element) */
-#define KCOLL_DMAP_STRIDED(N)                                                      \
+/* The first n segments (in logical order, element after element) of a map
+ * whose segments all have N bytes: a copy of a size the compiler knows, in
+ * a loop (a column of doubles packs at memory speed instead of a library
+ * call per piece) */
+#define KCOLL_DMAP_UNIFORM(N)                                                      \
     do {                                                                           \
-        for (uint64_t e = 0; e < n; e++) {                                         \
-            char *p = base + (int64_t)e * m->extent + m->seg[0].off;               \
-            if (out)                                                               \
-                memcpy(packed + e * (N), p, (N));                                  \
-            else                                                                   \
-                memcpy(p, packed + e * (N), (N));                                  \
-        }                                                                          \
+        uint64_t k = 0;                                                            \
+        if (m->nseg == 1) /* one piece per element: no inner loop */               \
+            for (; k < n; k++) {                                                   \
+                char *p = base + (int64_t)k * m->extent + m->seg[0].off;           \
+                if (out)                                                           \
+                    memcpy(packed + k * (N), p, (N));                              \
+                else                                                               \
+                    memcpy(p, packed + k * (N), (N));                              \
+            }                                                                      \
+        for (uint64_t e = 0; k < n; e++)                                           \
+            for (uint64_t s = 0; s < m->nseg && k < n; s++, k++) {                  \
+                char *p = base + (int64_t)e * m->extent + m->seg[s].off;           \
+                if (out)                                                           \
+                    memcpy(packed + k * (N), p, (N));                              \
+                else                                                               \
+                    memcpy(p, packed + k * (N), (N));                              \
+            }                                                                      \
     } while (0)
 
 /* Walk logical bytes [0, len) segment by segment: copy between memory at
@@ -87,26 +98,26 @@ int kcoll_dmap_iov(const kcoll_dmap_t *m, char *base, size_t off, size_t len, kc
 static void kcoll_dmap_walk(const kcoll_dmap_t *m, char *base, size_t len, char *packed, int out)
 {
     size_t done = 0;
-    if (m->nseg == 1 && m->size <= 64) {
-        const uint64_t n = len / m->size;
-        switch (m->size) {
-        case 4: KCOLL_DMAP_STRIDED(4); done = n * 4; break;
-        case 8: KCOLL_DMAP_STRIDED(8); done = n * 8; break;
-        case 16: KCOLL_DMAP_STRIDED(16); done = n * 16; break;
-        case 32: KCOLL_DMAP_STRIDED(32); done = n * 32; break;
-        case 64: KCOLL_DMAP_STRIDED(64); done = n * 64; break;
-        }
+    const uint64_t n = m->seglen ? len / m->seglen : 0; /* whole segments */
+    switch (m->seglen) {
+    case 4: KCOLL_DMAP_UNIFORM(4); done = n * 4; break;
+    case 8: KCOLL_DMAP_UNIFORM(8); done = n * 8; break;
+    case 16: KCOLL_DMAP_UNIFORM(16); done = n * 16; break;
+    case 32: KCOLL_DMAP_UNIFORM(32); done = n * 32; break;
+    case 64: KCOLL_DMAP_UNIFORM(64); done = n * 64; break;
     }
-    for (uint64_t e = done / m->size; done < len; e++)
-        for (uint64_t j = 0; j < m->nseg && done < len; j++) {
+    /* the rest, from the segment where the loop above stopped */
+    uint64_t j0 = done ? n % m->nseg : 0;
+    for (uint64_t e = done ? n / m->nseg : 0; done < len; e++, j0 = 0)
+        for (uint64_t j = j0; j < m->nseg && done < len; j++) {
             const kcoll_dseg_t *s = &m->seg[j];
-            size_t n = s->len < len - done ? s->len : len - done;
+            size_t c = s->len < len - done ? s->len : len - done;
             char *p = base + (int64_t)e * m->extent + s->off;
             if (out)
-                memcpy(packed + done, p, n);
+                memcpy(packed + done, p, c);
             else
-                memcpy(p, packed + done, n);
-            done += n;
+                memcpy(p, packed + done, c);
+            done += c;
         }
 }
 
@@ -126,9 +137,12 @@ int kcoll_dmap_seal(kcoll_dmap_t *m)
     m->magic = KCOLL_DMAP_MAGIC;
     if (m->nseg == 0 || m->nseg > KCOLL_DMAP_MAX_SEG)
         return -1;
+    m->seglen = m->seg[0].len;
     for (uint64_t i = 0; i < m->nseg; i++) {
         if (m->seg[i].len == 0)
             return -1;
+        if (m->seg[i].len != m->seglen)
+            m->seglen = 0;
         m->seg[i].at = at;
         at += m->seg[i].len;
     }

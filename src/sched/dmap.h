@@ -38,6 +38,7 @@ typedef struct kcoll_dmap {
     uint64_t size;   /* data bytes of one element (> 0) */
     int64_t extent;  /* distance from one element's origin to the next's */
     uint64_t nseg;   /* segments of one element (> 0) */
+    uint64_t seglen; /* the length of every segment, where they are all alike (else 0) */
     kcoll_dseg_t seg[];
 } kcoll_dmap_t;
 
@@ -76,8 +77,9 @@ static inline uint64_t kcoll_dmap_mean_seg(const kcoll_dmap_t *m)
     return m->size / m->nseg;
 }
 
-/* Fill m->seg[i].at and check a map: magic, sizes, segments (positive
- * lengths adding up to size, at most KCOLL_DMAP_MAX_SEG). 0 or -1. */
+/* Fill m->seg[i].at and m->seglen and check a map: magic, sizes,
+ * segments (positive lengths adding up to size, at most
+ * KCOLL_DMAP_MAX_SEG). 0 or -1. */
 int kcoll_dmap_seal(kcoll_dmap_t *m);
 /* Is a map (read from a peer) consistent: what kcoll_dmap_seal made? */
 int kcoll_dmap_valid(const kcoll_dmap_t *m);

@@ -607,13 +607,17 @@ static void dmap_pieces(void)
     kcoll_dmap_t bad = *adj;
     bad.size = 9;
     CHECK(!kcoll_dmap_valid(&bad) && kcoll_dmap_valid(adj), "a map whose sizes disagree is refused");
-    /* pack and unpack, the one-segment sizes copied by fixed-size loops and
-     * others, a length that ends inside an element: against map_at */
-    static const uint64_t plens[] = {4, 8, 16, 32, 64, 24, 3};
+    /* pack and unpack, segments of the sizes copied by fixed-size loops and
+     * others, one or three segments per element (three: out of memory
+     * order, one of another length in the last case), a length that ends
+     * inside an element: against map_at */
+    static const uint64_t plens[] = {4, 8, 16, 32, 64, 24, 3, 8, 16, 8};
     for (size_t k = 0; k < sizeof plens / sizeof plens[0]; k++) {
-        const int64_t po[] = {5};
-        kcoll_dmap_t *pm = make_map(1, po, &plens[k], (int64_t)plens[k] * 3);
-        const size_t plen = 100 * plens[k] + 1, span = 102 * plens[k] * 3;
+        const int64_t po[] = {5}, po3[] = {(int64_t)plens[k] * 2, 1, (int64_t)plens[k] * 4};
+        const uint64_t pl3[] = {plens[k], plens[k], k == 9 ? 3 : plens[k]};
+        kcoll_dmap_t *pm = k < 7 ? make_map(1, po, &plens[k], (int64_t)plens[k] * 3)
+                                 : make_map(3, po3, pl3, (int64_t)plens[k] * 6);
+        const size_t plen = 100 * plens[k] + 1, span = 102 * (size_t)pm->extent;
         char *mem = malloc(span), *packed = malloc(plen), *back = malloc(span);
         for (size_t i = 0; i < span; i++)
             mem[i] = (char)(i * 7 + k);
