@@ -74,20 +74,44 @@ static MPI_Aint kcoll_type_ext(MPI_Datatype dt)
 
 static int kcoll_flat(kcoll_flat_t *f, MPI_Datatype dt, int64_t at);
 
-/* count blocks of blen elements of t, block i at at + d(i) bytes */
+/* A predefined type's one run: its size and true lower bound; -1 for a
+ * derived type or one with a hole (MPI_SHORT_INT: refused), 0 if named. */
+static int kcoll_flat_named(MPI_Datatype t, int *size, MPI_Aint *tlb)
+{
+    int ni, na, nd, comb;
+    MPI_Aint text;
+    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS ||
+        comb != MPI_COMBINER_NAMED)
+        return 1;
+    PMPI_Type_size(t, size);
+    PMPI_Type_get_true_extent(t, tlb, &text);
+    return (MPI_Aint)*size == text ? 0 : -1;
+}
+
+/* count blocks of blen elements of t, block i at at + d(i) bytes (the
+ * elements of a predefined t appended directly: a column of a million
+ * doubles asks MPI about MPI_DOUBLE once, not a million times) */
 static int kcoll_flat_blocks(kcoll_flat_t *f, MPI_Datatype t, int64_t at, int count,
                              const int *blens, int blen, const void *displs, int aint,
                              int64_t stride)
 {
     const int64_t ext = kcoll_type_ext(t);
+    int size = 0;
+    MPI_Aint tlb = 0;
+    const int named = kcoll_flat_named(t, &size, &tlb);
+    if (named < 0)
+        return -1;
     for (int i = 0; i < count; i++) {
         int64_t d = displs ? (aint ? (int64_t)((const MPI_Aint *)displs)[i]
                                    : (int64_t)((const int *)displs)[i] * ext)
                            : (int64_t)i * stride;
         int n = blens ? blens[i] : blen;
-        for (int j = 0; j < n; j++)
-            if (kcoll_flat(f, t, at + d + (int64_t)j * ext))
+        for (int j = 0; j < n; j++) {
+            const int64_t o = at + d + (int64_t)j * ext;
+            if (named == 0 ? size > 0 && kcoll_flat_seg(f, o + tlb, (uint64_t)size)
+                           : kcoll_flat(f, t, o))
                 return -1;
+        }
     }
     return 0;
 }
@@ -137,10 +161,8 @@ static int kcoll_flat(kcoll_flat_t *f, MPI_Datatype dt, int64_t at)
         return -1;
     if (comb == MPI_COMBINER_NAMED) {
         int size;
-        MPI_Aint tlb, text;
-        PMPI_Type_size(dt, &size);
-        PMPI_Type_get_true_extent(dt, &tlb, &text);
-        if ((MPI_Aint)size != text)
+        MPI_Aint tlb;
+        if (kcoll_flat_named(dt, &size, &tlb))
             return -1; /* a predefined type with a hole (MPI_SHORT_INT) */
         return size ? kcoll_flat_seg(f, at + tlb, (uint64_t)size) : 0;
     }
