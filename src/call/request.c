@@ -163,7 +163,7 @@ static int kcoll_req_pack(kcoll_req_t *r, void *bufs[KCOLL_NBUF],
         bufs[b] = r->bufs[b];
         maps[b] = r->maps[b];
         const kcoll_dmap_t *m = r->maps[b];
-        if (!m || !r->bufs[b] || kcoll_dmap_mean_seg(m) >= below)
+        if (!m || !r->bufs[b] || kcoll_dmap_mean_piece(m) >= below)
             continue;
         if (b == KCOLL_BUF_RECV && r->bufs[b] == r->bufs[KCOLL_BUF_SEND] &&
             m == r->maps[KCOLL_BUF_SEND]) {

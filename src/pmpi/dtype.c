@@ -6,9 +6,10 @@
  * MPI_Type_get_contents: contiguous, vector, hvector, indexed, hindexed,
  * indexed_block, hindexed_block, struct, subarray, resized and dup, nested
  * in any way, down to predefined types (each one run of bytes; a predefined
- * type with a hole, MPI_SHORT_INT, is refused). Neighbouring segments that
- * continue each other in memory merge, so a vector of contiguous blocks has
- * one segment per block.
+ * type with a hole, MPI_SHORT_INT, is refused). A piece that continues the
+ * last one in memory merges with it, and equal pieces at a constant stride
+ * make one segment (count, stride), so a vector of contiguous blocks is one
+ * segment however many blocks it has.
  *
  * The map is kept on the datatype as an attribute (freed with it, by the
  * attribute's delete function); a datatype kcoll cannot flatten (darray,
@@ -25,7 +26,7 @@
 #include "base/grow.h"
 #include "pmpi/pmpi.h"
 
-/* The most segments of a map kcoll makes (24 bytes each) */
+/* The most segments of a map kcoll makes (40 bytes each) */
 #define KCOLL_DTYPE_MAX_SEG ((uint64_t)1 << 20)
 
 static int kcoll_dtype_keyval = MPI_KEYVAL_INVALID;
@@ -41,13 +42,23 @@ typedef struct {
     int cap;         /* segments allocated */
 } kcoll_flat_t;
 
+/* Append a piece: it continues the last segment's only piece (merged), or
+ * is one more of the last segment's equal pieces at its stride (a count
+ * 1 segment takes the stride this piece gives it), or starts a segment. */
 static int kcoll_flat_seg(kcoll_flat_t *f, int64_t off, uint64_t len)
 {
     kcoll_dmap_t *m = f->m;
     if (m->nseg > 0) {
         kcoll_dseg_t *last = &m->seg[m->nseg - 1];
-        if (last->off + (int64_t)last->len == off) {
+        if (last->count == 1 && last->off + (int64_t)last->len == off) {
             last->len += len;
+            return 0;
+        }
+        if (last->len == len &&
+            (last->count == 1 || off == last->off + (int64_t)last->count * last->stride)) {
+            if (last->count == 1)
+                last->stride = off - last->off;
+            last->count++;
             return 0;
         }
     }
@@ -61,7 +72,7 @@ static int kcoll_flat_seg(kcoll_flat_t *f, int64_t off, uint64_t len)
         f->m = m = g;
         f->cap = cap;
     }
-    m->seg[m->nseg++] = (kcoll_dseg_t){off, len, 0};
+    m->seg[m->nseg++] = (kcoll_dseg_t){off, len, 1, 0, 0};
     return 0;
 }
 

@@ -43,62 +43,65 @@ static uint64_t kcoll_dmap_find(const kcoll_dmap_t *m, uint64_t w)
     return lo;
 }
 
+/* Memory of piece i of segment s of element e */
+static inline char *kcoll_dmap_piece(const kcoll_dmap_t *m, char *base, uint64_t e,
+                                     const kcoll_dseg_t *s, uint64_t i)
+{
+    return base + (int64_t)e * m->extent + s->off + (int64_t)i * s->stride;
+}
+
 int kcoll_dmap_iov(const kcoll_dmap_t *m, char *base, size_t off, size_t len, kcoll_iovs_t *out)
 {
     if (!m)
         return kcoll_iovs_push(out, base + off, len);
     uint64_t e = off / m->size, w = off % m->size;
     uint64_t j = kcoll_dmap_find(m, w);
+    uint64_t i = (w - m->seg[j].at) / m->seg[j].len, in = (w - m->seg[j].at) % m->seg[j].len;
     while (len > 0) {
         const kcoll_dseg_t *s = &m->seg[j];
-        uint64_t in = w - s->at, take = s->len - in;
+        uint64_t take = s->len - in;
         if (take > len)
             take = len;
-        char *p = base + (int64_t)e * m->extent + s->off + (int64_t)in;
-        if (kcoll_iovs_push(out, p, take))
+        if (kcoll_iovs_push(out, kcoll_dmap_piece(m, base, e, s, i) + in, take))
             return -1;
         len -= take;
-        w += take;
-        if (++j == m->nseg) { /* the element's data ends: the next element */
-            j = 0;
-            w = 0;
-            e++;
+        in = 0;
+        if (++i == s->count) { /* the segment ends: the next, or the next element */
+            i = 0;
+            if (++j == m->nseg) {
+                j = 0;
+                e++;
+            }
         }
     }
     return 0;
 }
 
-/* The first n segments (in logical order, element after element) of a map
- * whose segments all have N bytes: a copy of a size the compiler knows, in
- * a loop (a column of doubles packs at memory speed instead of a library
- * call per piece) */
+/* Pieces [0, n) of a map whose pieces all have N bytes, element after
+ * element: a copy of a size the compiler knows, in a loop (a column of
+ * doubles packs at memory speed instead of a library call per piece) */
 #define KCOLL_DMAP_UNIFORM(N)                                                      \
     do {                                                                           \
         uint64_t k = 0;                                                            \
-        if (m->nseg == 1) /* one piece per element: no inner loop */               \
-            for (; k < n; k++) {                                                   \
-                char *p = base + (int64_t)k * m->extent + m->seg[0].off;           \
-                if (out)                                                           \
-                    memcpy(packed + k * (N), p, (N));                              \
-                else                                                               \
-                    memcpy(p, packed + k * (N), (N));                              \
-            }                                                                      \
         for (uint64_t e = 0; k < n; e++)                                           \
-            for (uint64_t s = 0; s < m->nseg && k < n; s++, k++) {                  \
-                char *p = base + (int64_t)e * m->extent + m->seg[s].off;           \
-                if (out)                                                           \
-                    memcpy(packed + k * (N), p, (N));                              \
-                else                                                               \
-                    memcpy(p, packed + k * (N), (N));                              \
+            for (uint64_t j = 0; j < m->nseg && k < n; j++) {                       \
+                const kcoll_dseg_t *s = &m->seg[j];                                \
+                char *p = kcoll_dmap_piece(m, base, e, s, 0);                      \
+                for (uint64_t i = 0; i < s->count && k < n; i++, k++, p += s->stride) { \
+                    if (out)                                                       \
+                        memcpy(packed + k * (N), p, (N));                          \
+                    else                                                           \
+                        memcpy(p, packed + k * (N), (N));                          \
+                }                                                                  \
             }                                                                      \
     } while (0)
 
-/* Walk logical bytes [0, len) segment by segment: copy between memory at
- * base (through m) and packed memory, in the direction `out` says */
+/* Walk logical bytes [0, len) piece by piece: copy between memory at base
+ * (through m) and packed memory, in the direction `out` says */
 static void kcoll_dmap_walk(const kcoll_dmap_t *m, char *base, size_t len, char *packed, int out)
 {
     size_t done = 0;
-    const uint64_t n = m->seglen ? len / m->seglen : 0; /* whole segments */
+    const uint64_t n = m->seglen ? len / m->seglen : 0; /* whole pieces */
     switch (m->seglen) {
     case 4: KCOLL_DMAP_UNIFORM(4); done = n * 4; break;
     case 8: KCOLL_DMAP_UNIFORM(8); done = n * 8; break;
@@ -106,19 +109,29 @@ static void kcoll_dmap_walk(const kcoll_dmap_t *m, char *base, size_t len, char 
     case 32: KCOLL_DMAP_UNIFORM(32); done = n * 32; break;
     case 64: KCOLL_DMAP_UNIFORM(64); done = n * 64; break;
     }
-    /* the rest, from the segment where the loop above stopped */
-    uint64_t j0 = done ? n % m->nseg : 0;
-    for (uint64_t e = done ? n / m->nseg : 0; done < len; e++, j0 = 0)
-        for (uint64_t j = j0; j < m->nseg && done < len; j++) {
-            const kcoll_dseg_t *s = &m->seg[j];
-            size_t c = s->len < len - done ? s->len : len - done;
-            char *p = base + (int64_t)e * m->extent + s->off;
-            if (out)
-                memcpy(packed + done, p, c);
-            else
-                memcpy(p, packed + done, c);
-            done += c;
+    if (done == len)
+        return;
+    /* the rest, from where the loop above stopped */
+    uint64_t e = done / m->size, w = done % m->size, j = kcoll_dmap_find(m, w);
+    uint64_t i = (w - m->seg[j].at) / m->seg[j].len, in = (w - m->seg[j].at) % m->seg[j].len;
+    while (done < len) {
+        const kcoll_dseg_t *s = &m->seg[j];
+        size_t c = s->len - in < len - done ? s->len - in : len - done;
+        char *p = kcoll_dmap_piece(m, base, e, s, i) + in;
+        if (out)
+            memcpy(packed + done, p, c);
+        else
+            memcpy(p, packed + done, c);
+        done += c;
+        in = 0;
+        if (++i == s->count) {
+            i = 0;
+            if (++j == m->nseg) {
+                j = 0;
+                e++;
+            }
         }
+    }
 }
 
 void kcoll_dmap_pack(const kcoll_dmap_t *m, const char *base, size_t len, char *packed)
@@ -135,29 +148,34 @@ int kcoll_dmap_seal(kcoll_dmap_t *m)
 {
     uint64_t at = 0;
     m->magic = KCOLL_DMAP_MAGIC;
+    m->pieces = 0;
     if (m->nseg == 0 || m->nseg > KCOLL_DMAP_MAX_SEG)
         return -1;
     m->seglen = m->seg[0].len;
     for (uint64_t i = 0; i < m->nseg; i++) {
-        if (m->seg[i].len == 0)
+        kcoll_dseg_t *s = &m->seg[i];
+        if (s->len == 0 || s->count == 0)
             return -1;
-        if (m->seg[i].len != m->seglen)
+        if (s->len != m->seglen)
             m->seglen = 0;
-        m->seg[i].at = at;
-        at += m->seg[i].len;
+        s->at = at;
+        at += s->len * s->count;
+        m->pieces += s->count;
     }
     return at == m->size ? 0 : -1;
 }
 
 int kcoll_dmap_valid(const kcoll_dmap_t *m)
 {
-    uint64_t at = 0;
+    uint64_t at = 0, pieces = 0;
     if (m->magic != KCOLL_DMAP_MAGIC || m->nseg == 0 || m->nseg > KCOLL_DMAP_MAX_SEG)
         return 0;
     for (uint64_t i = 0; i < m->nseg; i++) {
-        if (m->seg[i].len == 0 || m->seg[i].at != at)
+        const kcoll_dseg_t *s = &m->seg[i];
+        if (s->len == 0 || s->count == 0 || s->at != at)
             return 0;
-        at += m->seg[i].len;
+        at += s->len * s->count;
+        pieces += s->count;
     }
-    return at == m->size;
+    return at == m->size && pieces == m->pieces;
 }

@@ -5,12 +5,14 @@
  * bytes of its elements in the datatype's type-map order, one element after
  * the other, with nothing between them (what MPI_Pack would produce). For a
  * contiguous buffer the stream is the memory itself. For any other, the
- * buffer carries a map: one element's data as a list of segments (offset
- * from the element's origin, length) in type-map order, the element's
- * data size (the segments' lengths added up) and its extent (where the next
- * element starts). Logical byte L then lies in element L / size, at
- * position L % size of that element's data, inside the segment whose
- * logical start is at or before it (a binary search).
+ * buffer carries a map: one element's data as a list of segments in
+ * type-map order, the element's data size and its extent (where the next
+ * element starts). A segment is `count` pieces of `len` bytes, the first at
+ * `off` from the element's origin and each next one `stride` further (a
+ * vector's blocks are one segment, however many there are). Logical byte L
+ * then lies in element L / size, at position L % size of that element's
+ * data, inside the segment whose logical start is at or before it (a
+ * binary search), in its piece (L % size - at) / len.
  *
  * kcoll_dmap_iov turns a logical range into the memory pieces it covers,
  * as an iovec list (neighbouring pieces merged), which is what
@@ -28,9 +30,11 @@
 #include <sys/uio.h>
 
 typedef struct {
-    int64_t off;  /* from the element's origin (may be negative) */
-    uint64_t len; /* bytes, > 0 */
-    uint64_t at;  /* logical start of the segment within the element's data */
+    int64_t off;    /* the first piece, from the element's origin (may be negative) */
+    uint64_t len;   /* bytes of a piece, > 0 */
+    uint64_t count; /* pieces, > 0 */
+    int64_t stride; /* from one piece to the next (any sign; count 1: 0) */
+    uint64_t at;    /* logical start of the segment within the element's data */
 } kcoll_dseg_t;
 
 typedef struct kcoll_dmap {
@@ -38,7 +42,8 @@ typedef struct kcoll_dmap {
     uint64_t size;   /* data bytes of one element (> 0) */
     int64_t extent;  /* distance from one element's origin to the next's */
     uint64_t nseg;   /* segments of one element (> 0) */
-    uint64_t seglen; /* the length of every segment, where they are all alike (else 0) */
+    uint64_t pieces; /* pieces of one element (the segments' counts added up) */
+    uint64_t seglen; /* the length of every piece, where they are all alike (else 0) */
     kcoll_dseg_t seg[];
 } kcoll_dmap_t;
 
@@ -69,16 +74,16 @@ void kcoll_iovs_free(kcoll_iovs_t *l);
  * packed (contiguous) memory, or back (unpack). */
 void kcoll_dmap_pack(const kcoll_dmap_t *m, const char *base, size_t len, char *packed);
 void kcoll_dmap_unpack(const kcoll_dmap_t *m, char *base, size_t len, const char *packed);
-/* The mean data bytes of a segment: a map of short segments is cheaper
- * packed than moved piece by piece (the kernel pins the pages of every
- * remote piece separately) */
-static inline uint64_t kcoll_dmap_mean_seg(const kcoll_dmap_t *m)
+/* The mean data bytes of a piece: a map of short pieces is cheaper packed
+ * than moved piece by piece (the kernel pins the pages of every remote
+ * piece separately) */
+static inline uint64_t kcoll_dmap_mean_piece(const kcoll_dmap_t *m)
 {
-    return m->size / m->nseg;
+    return m->size / m->pieces;
 }
 
-/* Fill m->seg[i].at and m->seglen and check a map: magic, sizes,
- * segments (positive lengths adding up to size, at most
+/* Fill m->seg[i].at, m->pieces and m->seglen and check a map: magic,
+ * sizes, segments (positive lengths and counts adding up to size, at most
  * KCOLL_DMAP_MAX_SEG). 0 or -1. */
 int kcoll_dmap_seal(kcoll_dmap_t *m);
 /* Is a map (read from a peer) consistent: what kcoll_dmap_seal made? */
