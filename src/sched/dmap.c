@@ -50,29 +50,58 @@ static inline char *kcoll_dmap_piece(const kcoll_dmap_t *m, char *base, uint64_t
     return base + (int64_t)e * m->extent + s->off + (int64_t)i * s->stride;
 }
 
+/* A place in a buffer laid out by a map: element e, segment j, piece i,
+ * byte in of that piece */
+typedef struct {
+    uint64_t e, j, i, in;
+} kcoll_dmap_pos_t;
+
+static kcoll_dmap_pos_t kcoll_dmap_at(const kcoll_dmap_t *m, size_t off)
+{
+    kcoll_dmap_pos_t c = {off / m->size, 0, 0, 0};
+    const uint64_t w = off % m->size;
+    c.j = kcoll_dmap_find(m, w);
+    c.i = (w - m->seg[c.j].at) / m->seg[c.j].len;
+    c.in = (w - m->seg[c.j].at) % m->seg[c.j].len;
+    return c;
+}
+
+/* The next run of the buffer from c, at most len bytes: its memory and
+ * length; c moves past it */
+static char *kcoll_dmap_next(const kcoll_dmap_t *m, char *base, kcoll_dmap_pos_t *c, size_t len,
+                             size_t *got)
+{
+    const kcoll_dseg_t *s = &m->seg[c->j];
+    char *p = kcoll_dmap_piece(m, base, c->e, s, c->i) + c->in;
+    uint64_t take = s->len - c->in;
+    if (take > len) {
+        c->in += len;
+        *got = len;
+        return p;
+    }
+    *got = take;
+    c->in = 0;
+    if (++c->i == s->count) { /* the segment ends: the next, or the next element */
+        c->i = 0;
+        if (++c->j == m->nseg) {
+            c->j = 0;
+            c->e++;
+        }
+    }
+    return p;
+}
+
 int kcoll_dmap_iov(const kcoll_dmap_t *m, char *base, size_t off, size_t len, kcoll_iovs_t *out)
 {
     if (!m)
         return kcoll_iovs_push(out, base + off, len);
-    uint64_t e = off / m->size, w = off % m->size;
-    uint64_t j = kcoll_dmap_find(m, w);
-    uint64_t i = (w - m->seg[j].at) / m->seg[j].len, in = (w - m->seg[j].at) % m->seg[j].len;
+    kcoll_dmap_pos_t c = kcoll_dmap_at(m, off);
     while (len > 0) {
-        const kcoll_dseg_t *s = &m->seg[j];
-        uint64_t take = s->len - in;
-        if (take > len)
-            take = len;
-        if (kcoll_iovs_push(out, kcoll_dmap_piece(m, base, e, s, i) + in, take))
+        size_t got;
+        char *p = kcoll_dmap_next(m, base, &c, len, &got);
+        if (kcoll_iovs_push(out, p, got))
             return -1;
-        len -= take;
-        in = 0;
-        if (++i == s->count) { /* the segment ends: the next, or the next element */
-            i = 0;
-            if (++j == m->nseg) {
-                j = 0;
-                e++;
-            }
-        }
+        len -= got;
     }
     return 0;
 }
@@ -112,25 +141,15 @@ static void kcoll_dmap_walk(const kcoll_dmap_t *m, char *base, size_t len, char 
     if (done == len)
         return;
     /* the rest, from where the loop above stopped */
-    uint64_t e = done / m->size, w = done % m->size, j = kcoll_dmap_find(m, w);
-    uint64_t i = (w - m->seg[j].at) / m->seg[j].len, in = (w - m->seg[j].at) % m->seg[j].len;
+    kcoll_dmap_pos_t c = kcoll_dmap_at(m, done);
     while (done < len) {
-        const kcoll_dseg_t *s = &m->seg[j];
-        size_t c = s->len - in < len - done ? s->len - in : len - done;
-        char *p = kcoll_dmap_piece(m, base, e, s, i) + in;
+        size_t got;
+        char *p = kcoll_dmap_next(m, base, &c, len - done, &got);
         if (out)
-            memcpy(packed + done, p, c);
+            memcpy(packed + done, p, got);
         else
-            memcpy(p, packed + done, c);
-        done += c;
-        in = 0;
-        if (++i == s->count) {
-            i = 0;
-            if (++j == m->nseg) {
-                j = 0;
-                e++;
-            }
-        }
+            memcpy(p, packed + done, got);
+        done += got;
     }
 }
 
