@@ -13,7 +13,7 @@
  *
  * The map is kept on the datatype as an attribute (freed with it, by the
  * attribute's delete function); a datatype kcoll cannot flatten (darray,
- * the Fortran 90 parameterized types, more than KCOLL_DTYPE_MAX_SEG
+ * the Fortran 90 parameterized types, more than KCOLL_DMAP_MAX_SEG
  * segments) is remembered as such, and its calls go to the host MPI
  * (mpi:noncontig_datatype). A non-blocking or persistent call copies the map
  * it uses (call layer), since MPI lets the program free a datatype while a
@@ -26,9 +26,6 @@
 #include "base/grow.h"
 #include "pmpi/pmpi.h"
 
-/* The most segments of a map kcoll makes (40 bytes each) */
-#define KCOLL_DTYPE_MAX_SEG ((uint64_t)1 << 20)
-
 static int kcoll_dtype_keyval = MPI_KEYVAL_INVALID;
 /* one flattening at a time: two threads meeting a new datatype at once
  * must not both set its attribute (the second would free the first's map) */
@@ -38,8 +35,8 @@ static pthread_mutex_t kcoll_dtype_lock = PTHREAD_MUTEX_INITIALIZER;
 static char kcoll_dtype_none;
 
 typedef struct {
-    kcoll_dmap_t *m; /* segments grow behind the header */
-    int cap;         /* segments allocated */
+    kcoll_dseg_t *seg; /* the segments so far (kcoll_grow) */
+    int n, cap;
 } kcoll_flat_t;
 
 /* Append a piece: it continues the last segment's only piece (merged), or
@@ -47,9 +44,8 @@ typedef struct {
  * 1 segment takes the stride this piece gives it), or starts a segment. */
 static int kcoll_flat_seg(kcoll_flat_t *f, int64_t off, uint64_t len)
 {
-    kcoll_dmap_t *m = f->m;
-    if (m->nseg > 0) {
-        kcoll_dseg_t *last = &m->seg[m->nseg - 1];
+    if (f->n > 0) {
+        kcoll_dseg_t *last = &f->seg[f->n - 1];
         if (last->count == 1 && last->off + (int64_t)last->len == off) {
             last->len += len;
             return 0;
@@ -62,17 +58,10 @@ static int kcoll_flat_seg(kcoll_flat_t *f, int64_t off, uint64_t len)
             return 0;
         }
     }
-    if (m->nseg >= KCOLL_DTYPE_MAX_SEG)
+    if ((uint64_t)f->n >= KCOLL_DMAP_MAX_SEG ||
+        kcoll_grow((void **)&f->seg, &f->cap, f->n, sizeof *f->seg, 16))
         return -1;
-    if ((int)m->nseg == f->cap) {
-        int cap = f->cap ? 2 * f->cap : 16;
-        kcoll_dmap_t *g = realloc(m, kcoll_dmap_bytes((uint64_t)cap));
-        if (!g)
-            return -1;
-        f->m = m = g;
-        f->cap = cap;
-    }
-    m->seg[m->nseg++] = (kcoll_dseg_t){off, len, 1, 0, 0};
+    f->seg[f->n++] = (kcoll_dseg_t){off, len, 1, 0, 0};
     return 0;
 }
 
@@ -127,37 +116,34 @@ static int kcoll_flat_blocks(kcoll_flat_t *f, MPI_Datatype t, int64_t at, int co
     return 0;
 }
 
-/* The elements of a subarray: every index of subsizes, in memory order */
+/* The elements of a subarray, in memory order: one row (a contiguous
+ * block of the fastest dimension) per index of the other dimensions */
 static int kcoll_flat_subarray(kcoll_flat_t *f, MPI_Datatype t, int64_t at, int nd,
                                const int *sizes, const int *subsizes, const int *starts,
                                int order)
 {
     int64_t stride[32];
-    int idx[32];
-    const int64_t ext = kcoll_type_ext(t);
+    int dim[32], idx[32]; /* k-th fastest dimension: dim[k] (C: the last first) */
     if (nd < 1 || nd > 32)
         return -1;
-    /* fastest dimension: the last (C) or the first (Fortran) */
     for (int k = 0; k < nd; k++) {
-        int d = order == MPI_ORDER_C ? nd - 1 - k : k;
-        stride[d] = k == 0 ? ext : stride[order == MPI_ORDER_C ? d + 1 : d - 1] *
-                                       (order == MPI_ORDER_C ? sizes[d + 1] : sizes[d - 1]);
-        idx[d] = 0;
-        if (subsizes[d] <= 0)
+        dim[k] = order == MPI_ORDER_C ? nd - 1 - k : k;
+        if (subsizes[dim[k]] <= 0)
             return 0;
+        stride[k] = k == 0 ? kcoll_type_ext(t) : stride[k - 1] * sizes[dim[k - 1]];
+        idx[k] = 0;
     }
     for (;;) {
         int64_t off = 0;
-        for (int d = 0; d < nd; d++)
-            off += (int64_t)(starts[d] + idx[d]) * stride[d];
-        if (kcoll_flat(f, t, at + off))
+        for (int k = 0; k < nd; k++)
+            off += (int64_t)(starts[dim[k]] + idx[k]) * stride[k];
+        if (kcoll_flat_blocks(f, t, at + off, 1, NULL, subsizes[dim[0]], NULL, 0, 0))
             return -1;
-        int k = 0;
-        for (; k < nd; k++) { /* next index, fastest dimension first */
-            int d = order == MPI_ORDER_C ? nd - 1 - k : k;
-            if (++idx[d] < subsizes[d])
+        int k = 1;
+        for (; k < nd; k++) { /* the next row */
+            if (++idx[k] < subsizes[dim[k]])
                 break;
-            idx[d] = 0;
+            idx[k] = 0;
         }
         if (k == nd)
             return 0;
@@ -264,21 +250,21 @@ void kcoll_dtype_finalize(void)
 static kcoll_dmap_t *kcoll_dtype_flatten(MPI_Datatype dt, size_t size, MPI_Aint ext,
                                          MPI_Aint tlb)
 {
-    kcoll_flat_t f = {calloc(1, kcoll_dmap_bytes(16)), 16};
-    if (!f.m)
-        return NULL;
+    kcoll_flat_t f = {NULL, 0, 0};
+    kcoll_dmap_t *m = NULL;
     /* segments from the true lower bound: the side's buffer is there */
-    if (kcoll_flat(&f, dt, -(int64_t)tlb)) {
-        free(f.m);
-        return NULL;
+    if (!kcoll_flat(&f, dt, -(int64_t)tlb) && f.n > 0 &&
+        (m = calloc(1, kcoll_dmap_bytes((uint64_t)f.n)))) {
+        memcpy(m->seg, f.seg, (size_t)f.n * sizeof *f.seg);
+        m->nseg = (uint64_t)f.n;
+        m->size = size;
+        m->extent = ext;
+        if (kcoll_dmap_seal(m)) {
+            free(m);
+            m = NULL;
+        }
     }
-    kcoll_dmap_t *m = f.m;
-    m->size = size;
-    m->extent = ext;
-    if (kcoll_dmap_seal(m)) {
-        free(m);
-        return NULL;
-    }
+    free(f.seg);
     return m;
 }
 

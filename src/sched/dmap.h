@@ -48,8 +48,10 @@ typedef struct kcoll_dmap {
 } kcoll_dmap_t;
 
 #define KCOLL_DMAP_MAGIC 0x6b636f6c6c646d31ull /* "kcolldm1" */
-/* The most segments a map may have (a peer's map claiming more is refused) */
-#define KCOLL_DMAP_MAX_SEG ((uint64_t)1 << 24)
+/* The most segments a map may have: the PMPI layer makes none larger
+ * (that datatype goes to the host MPI), a peer's map claiming more is
+ * refused */
+#define KCOLL_DMAP_MAX_SEG ((uint64_t)1 << 20)
 
 /* Bytes of a map of nseg segments. */
 static inline size_t kcoll_dmap_bytes(uint64_t nseg)
