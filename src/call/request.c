@@ -143,6 +143,23 @@ static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
         r->done(r, r->done_ctx);
 }
 
+/* Page-aligned memory of at least len bytes in *mem (capacity *cap), kept
+ * with the request between uses: TMP for the chosen algorithm, the packed
+ * SEND and RECV. NULL when out of memory (*mem unchanged). */
+static void *kcoll_req_room(void **mem, size_t *cap, size_t len)
+{
+    if (len <= *cap && *mem)
+        return *mem;
+    void *fresh = NULL;
+    size_t want = (len + 4095) / 4096 * 4096;
+    if (posix_memalign(&fresh, 4096, want ? want : 4096))
+        return NULL;
+    free(*mem);
+    *mem = fresh;
+    *cap = want ? want : 4096;
+    return fresh;
+}
+
 /* The buffers the executor runs on: a SEND or RECV laid out by a map of
  * short segments (KCOLL_DTYPE_PACK_BELOW: the kernel pins the pages of
  * every remote piece of a process_vm_readv separately, so a 4 MiB column
@@ -172,13 +189,8 @@ static int kcoll_req_pack(kcoll_req_t *r, void *bufs[KCOLL_NBUF],
             r->unpack = 1 + KCOLL_BUF_SEND;
             continue;
         }
-        if (r->packed_cap[b] < r->lens[b]) {
-            void *p = realloc(r->packed[b], r->lens[b]);
-            if (!p)
-                return -1;
-            r->packed[b] = p;
-            r->packed_cap[b] = r->lens[b];
-        }
+        if (!kcoll_req_room(&r->packed[b], &r->packed_cap[b], r->lens[b]))
+            return -1;
         /* RECV is written whole, except in place, at a broadcast's root
          * (its data), and for the v-variants (the bytes between the blocks
          * must come back unchanged) */
@@ -220,21 +232,6 @@ int kcoll_call_select(kcoll_req_t *r, int must_run)
                 kcoll_algo_defaults(r->choice.algo, &r->choice.prm);
             }
     return 0;
-}
-
-/* TMP for the chosen algorithm, kept with the request between uses. */
-static void *kcoll_req_tmp(kcoll_req_t *r, size_t len)
-{
-    if (len <= r->tmp_cap && r->tmp)
-        return r->tmp;
-    void *mem = NULL;
-    size_t want = (len + 4095) / 4096 * 4096;
-    if (posix_memalign(&mem, 4096, want ? want : 4096))
-        return NULL;
-    free(r->tmp);
-    r->tmp = mem;
-    r->tmp_cap = want ? want : 4096;
-    return mem;
 }
 
 /* The shape of a call that fixes its schedule (the team fixes p and the
@@ -328,7 +325,7 @@ void kcoll_req_build(kcoll_req_t *r)
             r->maps[b] = NULL;
         r->fam->buffers(r);
         size_t tlen = a->tmp ? a->tmp(&r->args) : 0;
-        if (tlen && !(r->bufs[KCOLL_BUF_TMP] = kcoll_req_tmp(r, tlen))) {
+        if (tlen && !(r->bufs[KCOLL_BUF_TMP] = kcoll_req_room(&r->tmp, &r->tmp_cap, tlen))) {
             kcoll_req_fail(r, KCOLL_ERR_NOMEM, "out of memory for scratch");
             return;
         }
