@@ -154,6 +154,7 @@ static void *kcoll_req_room(void **mem, size_t *cap, size_t len)
     size_t want = (len + 4095) / 4096 * 4096;
     if (posix_memalign(&fresh, 4096, want ? want : 4096))
         return NULL;
+    kcoll_scratch_add((int64_t)(want ? want : 4096) - (int64_t)(*mem ? *cap : 0));
     free(*mem);
     *mem = fresh;
     *cap = want ? want : 4096;
@@ -610,6 +611,8 @@ void kcoll_req_release(kcoll_req_t *r)
 
 static void kcoll_req_free(kcoll_req_t *r)
 {
+    kcoll_scratch_add(-(int64_t)((r->tmp ? r->tmp_cap : 0) + (r->packed[0] ? r->packed_cap[0] : 0) +
+                                 (r->packed[1] ? r->packed_cap[1] : 0)));
     kcoll_sched_free(&r->sched);
     free(r->mapcopy[0]);
     free(r->mapcopy[1]);
