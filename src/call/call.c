@@ -257,7 +257,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     else if (!team)
         reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
     else
-        reason = (kcoll_reason_t)kcoll_call_select(r, 0);
+        reason = (kcoll_reason_t)kcoll_call_select(r);
     if (reason == KCOLL_R_HIER) { /* nothing taken, nothing counted yet */
         free(local.counts);
         return KCOLL_CALL_HIER;
@@ -295,7 +295,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
             if (kcoll_call_below_min(r->policy_bytes))
                 host = KCOLL_R_SMALL;
             else
-                host = kcoll_call_select(r, 0);
+                host = kcoll_call_select(r);
         }
         if (host) {
             kcoll_call_result_t res = kcoll_call_to_host(r, (kcoll_reason_t)host, why);

@@ -213,7 +213,7 @@ static void kcoll_req_fail(kcoll_req_t *r, kcoll_status_t st, const char *why)
     kcoll_req_finish(r, st);
 }
 
-int kcoll_call_select(kcoll_req_t *r, int must_run)
+int kcoll_call_select(kcoll_req_t *r)
 {
     /* the decision cache is the team's: under its lock when threads may
      * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
@@ -224,14 +224,8 @@ int kcoll_call_select(kcoll_req_t *r, int must_run)
     kcoll_team_unlock(r->team);
     if (s == KCOLL_SELECT_BAD)
         return KCOLL_R_BAD_ALGO;
-    if (s == KCOLL_SELECT_HOST && !must_run)
+    if (s == KCOLL_SELECT_HOST)
         return KCOLL_R_SMALL;
-    if (s == KCOLL_SELECT_HOST) /* the family's first algorithm, with defaults */
-        for (int i = 0; i < kcoll_nalgos && !r->choice.algo; i++)
-            if (kcoll_algos[i].family == kcoll_coll_family(r->call.coll)) {
-                r->choice.algo = &kcoll_algos[i];
-                kcoll_algo_defaults(r->choice.algo, &r->choice.prm);
-            }
     return 0;
 }
 
@@ -398,7 +392,14 @@ static void kcoll_req_agreed(kcoll_req_t *r)
         kcoll_req_finish(r, KCOLL_ERR_ARG);
         return;
     }
-    if (kcoll_call_select(r, 1)) {
+    /* the algorithm: one forced at the start stays; otherwise the rules
+     * or the model choose among kcoll's own (the call is committed) for
+     * the agreed sizes. Not from the parameters in force now: the program
+     * may have changed them (alike on every rank) after the start, and
+     * another rank's agreement may have come in before that change */
+    if (!r->choice.forced &&
+        kcoll_select_unforced(r->call.coll, r->call.p, &r->team->levels, 0, r->policy_bytes,
+                              &r->choice) != KCOLL_SELECT_KCOLL) {
         kcoll_req_fail(r, KCOLL_ERR_ARG, "no valid algorithm for this call");
         return;
     }

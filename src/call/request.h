@@ -125,11 +125,8 @@ struct kcoll_req {
     void *done_ctx;
 };
 
-/* Selection for r: 0, or the reason for the host MPI.
- * must_run: the call is committed to kcoll already (a non-blocking call
- * choosing after its agreement), so a rule preferring the host MPI is
- * passed over. */
-int kcoll_call_select(kcoll_req_t *r, int must_run);
+/* Selection for r: 0, or the reason for the host MPI. */
+int kcoll_call_select(kcoll_req_t *r);
 /* Build r's schedule and start executing it: state RUN. */
 void kcoll_req_build(kcoll_req_t *r);
 /* Advance everything until r has reached `state` (or DONE). */
