@@ -1,4 +1,5 @@
 /* Helpers shared by kcoll's MPI test programs (see mpitest.h). */
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,4 +155,16 @@ int mt_finish(const char *name)
         fflush(stdout);
     }
     return sum[1] ? 1 : 0;
+}
+
+int mt_count_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n - 1; /* the descriptor of the open directory itself */
 }

@@ -50,6 +50,8 @@ void mt_check_fallbacks(const char *coll, const char *collv);
 /* A 64-bit hash (the MurmurHash3 finalizer): reproducible test data from
  * the numbers of a case. */
 uint64_t mt_mix(uint64_t x);
+/* File descriptors this process has open. */
+int mt_count_fds(void);
 
 /* A reproducible generator: mt_seed, then 24-bit numbers from mt_rnd. */
 void mt_seed(unsigned seed);

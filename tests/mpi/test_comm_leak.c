@@ -15,18 +15,6 @@
 
 #include "mpitest.h"
 
-static int count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n - 1; /* the descriptor of the open directory itself */
-}
-
 static int count_segment_maps(void)
 {
     char line[1024];
@@ -74,7 +62,7 @@ int main(int argc, char **argv)
         MPI_Bcast(buf, BYTES, MPI_BYTE, 0, c);
         MPI_Comm_free(&c);
     }
-    int fds0 = count_fds(), maps0 = count_segment_maps();
+    int fds0 = mt_count_fds(), maps0 = count_segment_maps();
     /* on one node split_rw or knomial; across (fake) nodes the hierarchy */
     uint64_t calls0 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial") +
                       mt_calls("MPI_Bcast", "kcoll:hier(*");
@@ -93,7 +81,7 @@ int main(int argc, char **argv)
     }
     uint64_t calls1 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial") +
                       mt_calls("MPI_Bcast", "kcoll:hier(*");
-    int fds1 = count_fds(), maps1 = count_segment_maps();
+    int fds1 = mt_count_fds(), maps1 = count_segment_maps();
 
     if (calls1 - calls0 != ITER)
         mt_fail("kcoll ran %llu of %d broadcasts", (unsigned long long)(calls1 - calls0), ITER);

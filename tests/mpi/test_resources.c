@@ -44,18 +44,6 @@
 
 static int rank, p;
 
-static int count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n - 1; /* the open directory itself */
-}
-
 /* kcoll segments mapped here: how many, and the sizes of all but one
  * (MPI_COMM_WORLD's) are equal to *size (0 if they differ). */
 static int count_segments(size_t *size)
@@ -93,14 +81,14 @@ static void many_teams(char *buf)
 {
     static MPI_Comm comms[NCOMMS];
     size_t size0, size1;
-    const int fds0 = count_fds(), maps0 = count_segments(&size0);
+    const int fds0 = mt_count_fds(), maps0 = count_segments(&size0);
     const uint64_t k0 = kcoll_bcasts();
     int wrong = 0;
     for (int i = 0; i < NCOMMS; i++) {
         MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]);
         wrong += !bcast_ok(comms[i], buf, i & 0x7f);
     }
-    const int fds1 = count_fds(), maps1 = count_segments(&size1);
+    const int fds1 = mt_count_fds(), maps1 = count_segments(&size1);
     /* docs/resources.md: 64 + 7232 p + 512 p^2 bytes, pages rounded; the
      * bound leaves the slot room to grow to 8 KiB */
     const size_t bound = ROUND(64 + 8192 * (size_t)p + 512 * (size_t)p * (size_t)p);
@@ -122,7 +110,7 @@ static void many_teams(char *buf)
                "mappings of %zu bytes (bound %zu)\n", NCOMMS, p, fds1, maps1, size1, bound);
     for (int i = 0; i < NCOMMS; i++)
         MPI_Comm_free(&comms[i]);
-    const int fds2 = count_fds(), maps2 = count_segments(&size1);
+    const int fds2 = mt_count_fds(), maps2 = count_segments(&size1);
     if (fds2 != fds0 || maps2 != maps0)
         mt_fail("1000 teams freed: %d descriptors (%d before), %d mappings (%d before)", fds2, fds0,
                 maps2, maps0);
