@@ -96,6 +96,10 @@ static int kcoll_req_own_maps(kcoll_req_t *r)
     return 0;
 }
 
+/* this thread's sink (initial-exec TLS: no __tls_get_addr in a preloaded
+ * library) */
+static __thread __attribute__((tls_model("initial-exec"))) int *kcoll_sink;
+
 /* Count a call not prepared as a request on `path`. */
 static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
 {
@@ -105,7 +109,8 @@ static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
         !(r.counts = calloc((size_t)c->p, sizeof *r.counts)))
         return;
     kcoll_call_describe(&r, c, mode);
-    kcoll_stats_add(r.row, path, path == KCOLL_PATH_REASON(KCOLL_R_INVALID) ? 0 : r.stat_bytes);
+    r.sink = kcoll_sink;
+    kcoll_call_stat(&r, path, path == KCOLL_PATH_REASON(KCOLL_R_INVALID) ? 0 : r.stat_bytes);
     free(r.counts);
 }
 
@@ -116,7 +121,8 @@ void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t wh
 
 int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode)
 {
-    if (mode != KCOLL_MODE_BLOCKING || !kcoll_param_int(KCOLL_P_HIER))
+    (void)mode;
+    if (!kcoll_param_int(KCOLL_P_HIER))
         return 0;
     switch (c) {
     case KCOLL_COLL_BCAST:
@@ -135,26 +141,29 @@ int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode)
     }
 }
 
-void kcoll_call_hier_begin(void)
+void kcoll_call_sink_set(int *sink)
 {
-    uint64_t rows = 0;
-    for (int c = 0; c < KCOLL_NCOLL; c++)
-        rows |= 1ull << kcoll_stats_row((kcoll_coll_t)c, KCOLL_MODE_BLOCKING);
-    kcoll_stats_capture_begin(rows);
+    kcoll_sink = sink;
 }
 
-void kcoll_call_hier_end(const kcoll_call_t *c, int alone, kcoll_reason_t why)
+void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes)
 {
-    int inner = kcoll_stats_capture_end(), path;
-    if (why != KCOLL_R_NONE)
-        path = KCOLL_PATH_REASON(why);
-    else if (alone || inner < 0)
+    if (!r->sink)
+        kcoll_stats_add(r->row, path, bytes);
+    else if (*r->sink < 0)
+        *r->sink = path;
+}
+
+void kcoll_call_hier_count(const kcoll_call_t *c, kcoll_mode_t mode, int first)
+{
+    int path;
+    if (first < 0)
         path = KCOLL_PATH_HIER_ALONE;
-    else if (inner < KCOLL_MAX_ALGOS)
-        path = KCOLL_PATH_HIER(inner);
+    else if (first < KCOLL_MAX_ALGOS)
+        path = KCOLL_PATH_HIER(first);
     else
         path = KCOLL_PATH_HIER_MPI;
-    kcoll_call_count(c, KCOLL_MODE_BLOCKING, path);
+    kcoll_call_count(c, mode, path);
 }
 
 /* The host MPI does r's call. A persistent call is counted at each start
@@ -172,7 +181,7 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
 {
     const size_t bytes = why == KCOLL_R_INVALID ? 0 : r->stat_bytes; /* unsized when invalid */
     if (r->mode != KCOLL_MODE_PERSISTENT)
-        kcoll_stats_add(r->row, KCOLL_PATH_REASON(why), bytes);
+        kcoll_call_stat(r, KCOLL_PATH_REASON(why), bytes);
     if (kcoll_param_int(KCOLL_P_TRACE)) { /* the choice, as a kcoll call traces its own */
         char row[48];
         fprintf(stderr, "kcoll: trace: %s host MPI (%s), %zu bytes\n",
@@ -232,6 +241,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         return KCOLL_CALL_FAILED;
     }
     kcoll_call_describe(r, c, mode);
+    r->sink = kcoll_sink;
     if (team && mode != KCOLL_MODE_BLOCKING && kcoll_req_own_maps(r)) {
         kcoll_req_release(r);
         snprintf(err, errlen, "out of memory for a datatype map");

@@ -337,7 +337,7 @@ void kcoll_req_build(kcoll_req_t *r)
         r->built = 1;
     }
     kcoll_req_seen(r); /* the layouts are not read after the build */
-    kcoll_stats_add(r->row, kcoll_algo_index(r->choice.algo), r->stat_bytes);
+    kcoll_call_stat(r, kcoll_algo_index(r->choice.algo), r->stat_bytes);
     if (kcoll_param_int(KCOLL_P_TRACE)) {
         char spec[96], row[48];
         kcoll_algo_spec(r->choice.algo, &r->args.prm, spec, sizeof spec);
@@ -471,7 +471,7 @@ int kcoll_req_advance(kcoll_req_t *r)
     }
 }
 
-int kcoll_progress(void)
+int kcoll_progress_inner(void)
 {
     int moved = 0;
     if (kcoll_in_progress || !kcoll_pending())
@@ -494,6 +494,22 @@ int kcoll_progress(void)
     }
     kcoll_in_progress = 0;
     kcoll_active_lock_drop();
+    return moved;
+}
+
+/* the layer above's progress (set once at start-up, before any request) */
+static int (*kcoll_outer)(void);
+
+void kcoll_call_outer_set(int (*progress)(void))
+{
+    kcoll_outer = progress;
+}
+
+int kcoll_progress(void)
+{
+    int moved = kcoll_progress_inner();
+    if (kcoll_outer && !kcoll_in_progress)
+        moved += kcoll_outer();
     return moved;
 }
 
@@ -527,24 +543,12 @@ void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), vo
     kcoll_progress(); /* every kcoll call advances the others too */
 }
 
-/* this thread's extra poll (kcoll_call_poll_set); initial-exec TLS */
-static __thread __attribute__((tls_model("initial-exec"))) struct {
-    int (*fn)(void *ctx);
-    void *ctx;
-} kcoll_poll;
-
-void kcoll_call_poll_set(int (*fn)(void *ctx), void *ctx)
-{
-    kcoll_poll.fn = fn;
-    kcoll_poll.ctx = ctx;
-}
-
 void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
 {
     kcoll_pause_t pause;
     kcoll_pause_init(&pause);
     for (;;) {
-        int moved = kcoll_poll.fn ? kcoll_poll.fn(kcoll_poll.ctx) : 0;
+        int moved = 0;
         if (!r->listed && r->state < state)
             moved = kcoll_req_advance(r);
         /* acquire: pairs with the release in kcoll_req_finish */
@@ -572,6 +576,12 @@ kcoll_status_t kcoll_req_status(const kcoll_req_t *r)
 const char *kcoll_req_error(const kcoll_req_t *r)
 {
     return r->errmsg;
+}
+
+int kcoll_req_completed(const kcoll_req_t *r)
+{
+    /* acquire: pairs with the release in kcoll_req_finish (status, error) */
+    return atomic_load_explicit(&r->completed, memory_order_acquire);
 }
 
 kcoll_coll_t kcoll_req_coll(const kcoll_req_t *r)

@@ -119,12 +119,15 @@ struct kcoll_req {
     size_t tmp_cap;
     kcoll_watch_t watch;
 
+    int *sink;                  /* count the statistics there (kcoll_call_sink_set), or NULL */
     kcoll_status_t status;
     char errmsg[256];
     void (*done)(kcoll_req_t *r, void *ctx);
     void *done_ctx;
 };
 
+/* Count r's call on `path` (its statistics row, or its sink). */
+void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes);
 /* Selection for r: 0, or the reason for the host MPI.
  * must_run: the call is committed to kcoll already (a non-blocking call
  * choosing after its agreement), so a rule preferring the host MPI is

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 /* 0: not set up, 1: ready, 2: finalized */
@@ -42,6 +43,7 @@ static void kcoll_startup(int collective)
         return;
     }
     kcoll_progress_hook_init();
+    kcoll_call_outer_set(kcoll_hier_progress); /* composed collectives across nodes */
     /* the keyval itself is freed at once: the attribute keeps it alive
      * until MPI_Finalize deletes it (MPI: freeing a keyval in use only
      * marks it) */

@@ -27,7 +27,7 @@ static kcoll_host_register_t kcoll_host_unregister;
 
 static int kcoll_host_progress_cb(void)
 {
-    return kcoll_pending() ? kcoll_progress() : 0;
+    return kcoll_pending() ? kcoll_progress_inner() : 0; /* inside the host: no MPI calls */
 }
 
 /* A function pointer from dlsym (ISO C has no cast between object and
