@@ -13,7 +13,10 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                             recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, -1), &rc))
+        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
+                                                  sendtype, recvbuf, NULL, NULL, recvcount,
+                                                  recvtype, -1),
+                                &rc))
             return rc;
         break;
     case KCOLL_PMPI_DONE:
@@ -33,7 +36,10 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                             recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, -1), &rc))
+        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
+                                                  sendtype, recvbuf, recvcounts, displs, 0,
+                                                  recvtype, -1),
+                                &rc))
             return rc;
         break;
     case KCOLL_PMPI_DONE:
@@ -53,12 +59,13 @@ KCOLL_PUBLIC int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype
                             recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
     switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, -1), comm, request,
-                                   &rc))
+        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                     sendcount, sendtype, recvbuf, NULL, NULL,
+                                                     recvcount, recvtype, -1),
+                                   comm, request, &rc))
             return rc;
         break;
-    case KCOLL_PMPI_DONE:
-        return rc;
+    case KCOLL_PMPI_DONE: return rc;
     }
     return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                            request);
@@ -74,12 +81,13 @@ KCOLL_PUBLIC int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
                             recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
     switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, -1), comm, request,
-                                   &rc))
+        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                     sendcount, sendtype, recvbuf, recvcounts,
+                                                     displs, 0, recvtype, -1),
+                                   comm, request, &rc))
             return rc;
         break;
-    case KCOLL_PMPI_DONE:
-        return rc;
+    case KCOLL_PMPI_DONE: return rc;
     }
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                             comm, request);
@@ -97,7 +105,10 @@ KCOLL_PUBLIC int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Data
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
         if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, -1), *request);
+            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                    sendcount, sendtype, recvbuf, NULL, NULL,
+                                                    recvcount, recvtype, -1),
+                                  *request);
     }
     return rc;
 }
@@ -114,7 +125,10 @@ KCOLL_PUBLIC int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Dat
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
         if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, -1), *request);
+            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                    sendcount, sendtype, recvbuf, recvcounts,
+                                                    displs, 0, recvtype, -1),
+                                  *request);
     }
     return rc;
 }

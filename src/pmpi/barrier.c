@@ -30,8 +30,7 @@ KCOLL_PUBLIC int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
                                    request, &rc))
             return rc;
         break;
-    case KCOLL_PMPI_DONE:
-        return rc;
+    case KCOLL_PMPI_DONE: return rc;
     }
     return PMPI_Ibarrier(comm, request);
 }

@@ -5,7 +5,7 @@
 #include "pmpi/pmpi.h"
 
 void kcoll_pmpi_bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Datatype datatype,
-                       int root, MPI_Comm comm)
+                           int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, KCOLL_COLL_BCAST, root, comm);
     kcoll_pmpi_side(&c->recv, buffer, count, NULL, NULL, 0, datatype, NULL);
@@ -18,9 +18,9 @@ KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
     kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_bcast(&c, KCOLL_MODE_BLOCKING, comm, buffer, count,
-                                                 datatype, root),
-                                &rc))
+        if (kcoll_hier_blocking(
+                kcoll_hier_bcast(&c, KCOLL_MODE_BLOCKING, comm, buffer, count, datatype, root),
+                &rc))
             return rc;
         break;
     case KCOLL_PMPI_DONE:
@@ -37,13 +37,12 @@ KCOLL_PUBLIC int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int 
     kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
     switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_bcast(&c, KCOLL_MODE_NONBLOCKING, comm, buffer,
-                                                    count, datatype, root),
-                                   comm, request, &rc))
+        if (kcoll_hier_nonblocking(
+                kcoll_hier_bcast(&c, KCOLL_MODE_NONBLOCKING, comm, buffer, count, datatype, root),
+                comm, request, &rc))
             return rc;
         break;
-    case KCOLL_PMPI_DONE:
-        return rc;
+    case KCOLL_PMPI_DONE: return rc;
     }
     return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
@@ -57,9 +56,9 @@ KCOLL_PUBLIC int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, 
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
         if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_bcast(&c, KCOLL_MODE_PERSISTENT, comm, buffer, count,
-                                                   datatype, root),
-                                  *request);
+            kcoll_hier_persistent(
+                kcoll_hier_bcast(&c, KCOLL_MODE_PERSISTENT, comm, buffer, count, datatype, root),
+                *request);
     }
     return rc;
 }

@@ -7,9 +7,9 @@
 #include "pmpi/pmpi.h"
 
 void kcoll_pmpi_gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
-                        int64_t sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int64_t recvcount, const void *recvcounts, const void *displs, int wide,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm)
+                            int64_t sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int64_t recvcount, const void *recvcounts, const void *displs, int wide,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
@@ -26,11 +26,14 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, 0, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           NULL, NULL, 0, recvtype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, root), &rc))
+        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
+                                                  sendtype, recvbuf, NULL, NULL, recvcount,
+                                                  recvtype, root),
+                                &rc))
             return rc;
         break;
     case KCOLL_PMPI_DONE:
@@ -46,8 +49,8 @@ KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, 0, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, 0, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -60,16 +63,17 @@ KCOLL_PUBLIC int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, 0, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           NULL, NULL, 0, recvtype, root, comm);
     switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, root), comm, request,
-                                   &rc))
+        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                     sendcount, sendtype, recvbuf, NULL, NULL,
+                                                     recvcount, recvtype, root),
+                                   comm, request, &rc))
             return rc;
         break;
-    case KCOLL_PMPI_DONE:
-        return rc;
+    case KCOLL_PMPI_DONE: return rc;
     }
     return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                         request);
@@ -82,8 +86,8 @@ KCOLL_PUBLIC int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, 0, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, 0, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -99,10 +103,13 @@ KCOLL_PUBLIC int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     int rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm, info, request);
     if (rc == MPI_SUCCESS) {
-        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    NULL, NULL, 0, recvtype, root, comm);
+        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, NULL, NULL, 0, recvtype, root, comm);
         if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, root), *request);
+            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                    sendcount, sendtype, recvbuf, NULL, NULL,
+                                                    recvcount, recvtype, root),
+                                  *request);
     }
     return rc;
 }
@@ -116,8 +123,8 @@ KCOLL_PUBLIC int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     int rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                    displs, 0, recvtype, root, comm);
+        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                               recvcounts, displs, 0, recvtype, root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
@@ -131,8 +138,8 @@ KCOLL_PUBLIC int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, 1, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           NULL, NULL, 1, recvtype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -146,8 +153,8 @@ KCOLL_PUBLIC int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, 1, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, 1, recvtype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -160,8 +167,8 @@ KCOLL_PUBLIC int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, 1, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           NULL, NULL, 1, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
@@ -175,8 +182,8 @@ KCOLL_PUBLIC int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, 1, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, 1, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -193,8 +200,8 @@ KCOLL_PUBLIC int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount,
     int rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                 comm, info, request);
     if (rc == MPI_SUCCESS) {
-        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    NULL, NULL, 1, recvtype, root, comm);
+        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, NULL, NULL, 1, recvtype, root, comm);
         kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
@@ -211,7 +218,7 @@ KCOLL_PUBLIC int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
                                  recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                    recvcounts, displs, 1, recvtype, root, comm);
+                               recvcounts, displs, 1, recvtype, root, comm);
         kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;

@@ -76,7 +76,8 @@ kcoll_hreq_t *kcoll_hier_scatter(const kcoll_call_t *c, kcoll_mode_t mode, MPI_C
         L = D;
     else if (leader)
         L = kcoll_hreq_mem(q, (size_t)h->pn * b);
-    if (((is_root || (leader && h->me == a)) && !G) || (leader && !L) || (!D && !(keep && leader))) {
+    if (((is_root || (leader && h->me == a)) && !G) || (leader && !L) ||
+        (!D && !(keep && leader))) {
         kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
         return q;
     }

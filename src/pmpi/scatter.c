@@ -7,9 +7,9 @@
 #include "pmpi/pmpi.h"
 
 void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
-                         int64_t sendcount, const void *sendcounts, const void *displs, int wide,
-                         MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm)
+                             int64_t sendcount, const void *sendcounts, const void *displs,
+                             int wide, MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
+                             MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = recvbuf == MPI_IN_PLACE;
@@ -26,11 +26,14 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root), &rc))
+        if (kcoll_hier_blocking(kcoll_hier_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf,
+                                                   sendcount, sendtype, recvbuf, recvcount,
+                                                   recvtype, root),
+                                &rc))
             return rc;
         break;
     case KCOLL_PMPI_DONE:
@@ -46,8 +49,8 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
@@ -60,16 +63,17 @@ KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
     case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_scatter(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root), comm, request,
-                                   &rc))
+        if (kcoll_hier_nonblocking(kcoll_hier_scatter(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                      sendcount, sendtype, recvbuf, recvcount,
+                                                      recvtype, root),
+                                   comm, request, &rc))
             return rc;
         break;
-    case KCOLL_PMPI_DONE:
-        return rc;
+    case KCOLL_PMPI_DONE: return rc;
     }
     return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                          request);
@@ -82,8 +86,8 @@ KCOLL_PUBLIC int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], cons
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
@@ -99,10 +103,13 @@ KCOLL_PUBLIC int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Dataty
     int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                comm, info, request);
     if (rc == MPI_SUCCESS) {
-        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
-                     recvcount, recvtype, root, comm);
+        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
+                                recvbuf, recvcount, recvtype, root, comm);
         if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_scatter(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root), *request);
+            kcoll_hier_persistent(kcoll_hier_scatter(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                     sendcount, sendtype, recvbuf, recvcount,
+                                                     recvtype, root),
+                                  *request);
     }
     return rc;
 }
@@ -116,8 +123,8 @@ KCOLL_PUBLIC int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
     int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                 recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
-                     recvcount, recvtype, root, comm);
+        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0,
+                                sendtype, recvbuf, recvcount, recvtype, root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
@@ -131,8 +138,8 @@ KCOLL_PUBLIC int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -146,8 +153,8 @@ KCOLL_PUBLIC int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf,
@@ -160,8 +167,8 @@ KCOLL_PUBLIC int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -175,8 +182,8 @@ KCOLL_PUBLIC int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts
 {
     kcoll_call_t c;
     int rc;
-    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
@@ -194,7 +201,7 @@ KCOLL_PUBLIC int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount,
                                  comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
-                     recvbuf, recvcount, recvtype, root, comm);
+                                recvbuf, recvcount, recvtype, root, comm);
         kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
@@ -210,8 +217,8 @@ KCOLL_PUBLIC int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendco
     int rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                   recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
-                     recvbuf, recvcount, recvtype, root, comm);
+        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1,
+                                sendtype, recvbuf, recvcount, recvtype, root, comm);
         kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
