@@ -123,12 +123,12 @@ static inline int kcoll_must_drive(void)
 }
 /* Must a blocking point-to-point call run as its non-blocking form,
  * waited for in a loop that advances kcoll's requests? Where there is no
- * hook, and always while composed collectives are pending: their
- * operations are MPI calls, which neither the host's progress engine nor
- * the helper thread may make. */
+ * hook: while kcoll requests are pending, and while composed collectives
+ * are (their operations are MPI calls, which the helper thread must not
+ * make). */
 static inline int kcoll_must_loop(void)
 {
-    return kcoll_must_drive() || kcoll_hier_pending();
+    return !kcoll_progress_hook_active() && (kcoll_pending() || kcoll_hier_pending());
 }
 /* Around a blocking host collective: when kcoll_must_drive, a helper
  * thread advances kcoll's requests until kcoll_drive_end (pmpi/drive.c).
