@@ -325,6 +325,10 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes,
     }
     printf("%-40s %12.2f us  %.2fx\n", "kcoll: on-node phases + host between nodes",
            np.hier * 1e6, np.hier > 0 ? np.flat / np.hier : 1.0);
+    printf("KCOLL_HIER=auto: %s\n",
+           kcoll_nodes_compose(&t->m, c, nodes, p / nodes, bytes, seg > 0 ? (size_t)seg : 0)
+               ? "composed (kcoll's price is at most the host's alone, at this size class)"
+               : "the host MPI whole (its price alone is lower, at this size class)");
     if (nodes > 1) {
         printf("  %-38s %12.2f us\n", "on each node, before", np.before * 1e6);
         printf("  %-38s %12.2f us\n",

@@ -17,10 +17,12 @@
  *
  * A request keeps its team referenced until it is released.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
 #include "call/request.h"
@@ -119,10 +121,33 @@ void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t wh
     kcoll_call_count(c, mode, KCOLL_PATH_REASON(why));
 }
 
+int kcoll_call_hier_mode(void)
+{
+    /* a cache of a function of the parameters: the mode of generation gen */
+    static _Atomic uint64_t gen;
+    static _Atomic int mode;
+    const uint64_t g = kcoll_params_generation();
+    /* acquire: pairs with the release below (mode is the one of gen) */
+    if (atomic_load_explicit(&gen, memory_order_acquire) == g)
+        return atomic_load_explicit(&mode, memory_order_relaxed); /* relaxed: ordered above */
+    const char *v = kcoll_param_str(KCOLL_P_HIER);
+    int m = 1;
+    if (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no"))
+        m = 0;
+    else if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "yes"))
+        m = 2;
+    else if (strcmp(v, "auto"))
+        kcoll_warn("KCOLL_HIER=%s is not auto, on or off; using auto", v);
+    atomic_store_explicit(&mode, m, memory_order_relaxed); /* relaxed: published below */
+    /* release: mode is stored before gen says it is current */
+    atomic_store_explicit(&gen, g, memory_order_release);
+    return m;
+}
+
 int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode)
 {
     (void)mode;
-    if (!kcoll_param_int(KCOLL_P_HIER))
+    if (!kcoll_call_hier_mode())
         return 0;
     switch (c) {
     case KCOLL_COLL_BCAST:

@@ -156,6 +156,10 @@ typedef enum {
 /* Which collectives run hierarchically on a communicator that spans nodes
  * (in every mode; the others go to the host MPI there, as mpi:multinode). */
 int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode);
+/* KCOLL_HIER: 0 off (the host MPI does such calls whole), 1 auto (the
+ * cost model decides per collective and size), 2 on (always composed). An
+ * unknown value is auto, with one warning. */
+int kcoll_call_hier_mode(void);
 /* The phases of a composed call (pmpi/hier*.c) are calls of their own on
  * sub-communicators, but the statistics count the composed call once.
  * While this thread has a sink set, the calls it prepares do not count

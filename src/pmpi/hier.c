@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/params.h"
+#include "model/nodes.h"
+#include "model/select.h"
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
@@ -108,6 +111,26 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     if (h)
         kcoll_comm_created(h->node);
     return h;
+}
+
+kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
+{
+    const int mode = kcoll_call_hier_mode();
+    if (mode != 1)
+        return mode ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
+    const uint64_t gen = kcoll_params_generation_model();
+    const int sc = kcoll_size_class(bytes);
+    if (h->pick_gen != gen) {
+        memset(h->pick, -1, sizeof h->pick);
+        h->pick_gen = gen;
+    }
+    if (h->pick[c][sc] < 0) {
+        const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
+        h->pick[c][sc] = (signed char)kcoll_nodes_compose(&kcoll_tuning()->m, c, h->nn,
+                                                          h->maxpn, bytes,
+                                                          seg > 0 ? (size_t)seg : 0);
+    }
+    return h->pick[c][sc] ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
 }
 
 void kcoll_hier_free(kcoll_hier_t *h)
@@ -260,6 +283,11 @@ kcoll_hreq_t *kcoll_hier_barrier(const kcoll_call_t *c, kcoll_mode_t mode, MPI_C
     int last = -1;
     if (!q)
         return NULL;
+    kcoll_reason_t why = kcoll_hier_pick(h, KCOLL_COLL_BARRIER, 0);
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
+    }
     if (h->pn == 1)
         kcoll_hreq_alone(q);
     if (h->pn > 1)

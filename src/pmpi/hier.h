@@ -50,6 +50,11 @@ typedef struct kcoll_hier {
     uint64_t issued[2];   /* operations numbered so far on the node / leaders' communicator */
     uint64_t started[2];  /* operations started so far on each, in number order */
     uint64_t ncalls;      /* composed calls started: their messages' tags */
+    /* KCOLL_HIER=auto: the model's decisions per (collective, size class),
+     * 1 compose, 0 the host MPI, -1 not decided; valid for one parameter
+     * generation (kcoll_hier_pick) */
+    signed char pick[KCOLL_NCOLL][66];
+    uint64_t pick_gen;
 } kcoll_hier_t;
 
 /* Make comm's hierarchy (collective over comm, which spans nodes): NULL,
@@ -63,6 +68,12 @@ void kcoll_hier_release(kcoll_hier_t *h);
 void kcoll_hier_destroy(kcoll_hier_t *h);
 /* comm's hierarchy, or NULL. */
 kcoll_hier_t *kcoll_comm_hier(MPI_Comm comm);
+
+/* Compose collective c at `bytes` (as the model sizes it: the message,
+ * the vector, a block) on h? KCOLL_R_NONE, or the reason the host MPI does
+ * it whole (KCOLL_HIER=off; auto where the model prices the host alone
+ * lower). Alike on every rank. */
+kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes);
 
 /* -- composed requests (pmpi/hier_req.c) -- */
 

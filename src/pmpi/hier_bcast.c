@@ -44,6 +44,11 @@ kcoll_hreq_t *kcoll_hier_bcast(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Com
     MPI_Aint lb, extent;
     if (!q)
         return NULL;
+    kcoll_reason_t why = kcoll_hier_pick(h, KCOLL_COLL_BCAST, kcoll_hier_size(count, dt));
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
+    }
     if (h->pn == 1)
         kcoll_hreq_alone(q);
     PMPI_Type_get_extent(dt, &lb, &extent);

@@ -69,6 +69,15 @@ kcoll_hreq_t *kcoll_hier_gather(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Co
         kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
         return q;
     }
+    /* the model sizes a gather by its (mean) block */
+    kcoll_reason_t why = kcoll_hier_pick(h, !all ? KCOLL_COLL_GATHER
+                                             : rcounts ? KCOLL_COLL_ALLGATHERV
+                                                       : KCOLL_COLL_ALLGATHER,
+                                         k.total / (size_t)h->p);
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
+    }
     if (h->pn == 1)
         kcoll_hreq_alone(q);
     const size_t mb = k.b[h->rank];

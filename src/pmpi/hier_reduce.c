@@ -63,8 +63,12 @@ kcoll_hreq_t *kcoll_hier_reduce(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Co
 
     if (!q)
         return NULL;
-    if (!kcoll_hier_order_ok(h, op)) {
-        kcoll_hreq_host(q, KCOLL_R_MULTINODE);
+    kcoll_reason_t why = kcoll_hier_order_ok(h, op) ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
+    if (!why)
+        why = kcoll_hier_pick(h, all ? KCOLL_COLL_ALLREDUCE : KCOLL_COLL_REDUCE,
+                              kcoll_hier_size(count, dt));
+    if (why) {
+        kcoll_hreq_host(q, why);
         return q;
     }
     if (h->pn == 1)
@@ -150,8 +154,6 @@ kcoll_hreq_t *kcoll_hier_reduce_scatter(const kcoll_call_t *c, kcoll_mode_t mode
         kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
         return q;
     }
-    if (h->pn == 1)
-        kcoll_hreq_alone(q);
     for (int r = 0; r < p; r++) {
         disp[r] = total;
         total += rcounts ? rcounts[r] : rcount;
@@ -161,6 +163,16 @@ kcoll_hreq_t *kcoll_hier_reduce_scatter(const kcoll_call_t *c, kcoll_mode_t mode
         lcount[i] = rcounts ? rcounts[r] : rcount;
         ldisp[i] = disp[r];
     }
+    /* the model sizes a Reduce_scatter by its (mean) block */
+    kcoll_reason_t why = kcoll_hier_pick(h, rcounts ? KCOLL_COLL_REDUCE_SCATTER
+                                                    : KCOLL_COLL_REDUCE_SCATTER_BLOCK,
+                                         kcoll_hier_size(total, dt) / (size_t)p);
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
+    }
+    if (h->pn == 1)
+        kcoll_hreq_alone(q);
     /* step 1: the node's whole vector at its leader (in scratch: the
      * receive buffer holds one block) */
     if (leader && !(vec = kcoll_hier_tmp(q, total, dt)))

@@ -53,6 +53,11 @@ kcoll_hreq_t *kcoll_hier_scatter(const kcoll_call_t *c, kcoll_mode_t mode, MPI_C
         kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
         return q;
     }
+    kcoll_reason_t why = kcoll_hier_pick(h, KCOLL_COLL_SCATTER, b);
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
+    }
     if (h->pn == 1)
         kcoll_hreq_alone(q);
     if (!b)
