@@ -33,10 +33,12 @@
  * the host's own progress engine or on the helper thread.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "base/params.h"
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
@@ -58,8 +60,8 @@ struct kcoll_hreq {
     int first;             /* the sink: the first on-node phase's path */
     int err;               /* the current start's MPI result */
     uint64_t seq;          /* the composed call's number on the hierarchy (tags) */
+    int blocking; /* a blocking call's: advanced by its own thread only, with blocking host calls */
     int listed, done;
-    _Atomic int over; /* completed and its owner told: a blocking caller may free it */
     void (*done_cb)(kcoll_hreq_t *q, void *ctx);
     void *done_ctx;
 };
@@ -105,6 +107,7 @@ kcoll_hreq_t *kcoll_hreq_new(kcoll_hier_t *h, const kcoll_call_t *c, kcoll_mode_
     q->call = *c;
     q->call.op = NULL; /* the caller's; only the sizes are needed to count the call */
     q->mode = mode;
+    q->blocking = mode == KCOLL_MODE_BLOCKING;
     q->comm = comm;
     q->first = -1;
     kcoll_hreqs_lock_take();
@@ -215,38 +218,57 @@ void kcoll_hier_release(kcoll_hier_t *h)
 /* ---------------------------------------------------------------------- */
 /* One operation                                                           */
 
-/* The host's non-blocking form of o on comm. */
-static int kcoll_hop_host(kcoll_hop_t *o, MPI_Comm comm)
+/* The host's form of o on comm: non-blocking (the request in o->q), or,
+ * for a blocking composed call, blocking (done on return; kcoll's own
+ * requests advance beside it as around any blocking host collective). The
+ * ranks of comm all take the same form, since they all make the same
+ * composed call. */
+#define KCOLL_HOP_CALL(B, I, ...) (blocking ? PMPI_##B(__VA_ARGS__) : PMPI_##I(__VA_ARGS__, rq))
+static int kcoll_hop_host(kcoll_hop_t *o, MPI_Comm comm, int blocking)
 {
     MPI_Request *rq = &o->q;
-    o->state = KCOLL_HOP_HOST;
+    const int drive = blocking ? kcoll_drive_begin() : 0;
+    int rc;
+    o->state = blocking ? KCOLL_HOP_DONE : KCOLL_HOP_HOST;
     switch (o->kind) {
-    case KCOLL_HOP_BARRIER: return PMPI_Ibarrier(comm, rq);
-    case KCOLL_HOP_BCAST: return PMPI_Ibcast(o->rbuf, o->count, o->dt, o->root, comm, rq);
+    case KCOLL_HOP_BARRIER: rc = blocking ? PMPI_Barrier(comm) : PMPI_Ibarrier(comm, rq); break;
+    case KCOLL_HOP_BCAST:
+        rc = KCOLL_HOP_CALL(Bcast, Ibcast, o->rbuf, o->count, o->dt, o->root, comm);
+        break;
     case KCOLL_HOP_REDUCE:
-        return PMPI_Ireduce(o->sbuf, o->rbuf, o->count, o->dt, o->op, o->root, comm, rq);
+        rc = KCOLL_HOP_CALL(Reduce, Ireduce, o->sbuf, o->rbuf, o->count, o->dt, o->op, o->root, comm);
+        break;
     case KCOLL_HOP_ALLREDUCE:
-        return PMPI_Iallreduce(o->sbuf, o->rbuf, o->count, o->dt, o->op, comm, rq);
+        rc = KCOLL_HOP_CALL(Allreduce, Iallreduce, o->sbuf, o->rbuf, o->count, o->dt, o->op, comm);
+        break;
     case KCOLL_HOP_GATHER:
-        return PMPI_Igather(o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->rdt, o->root, comm,
-                            rq);
+        rc = KCOLL_HOP_CALL(Gather, Igather, o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->rdt, o->root,
+                            comm);
+        break;
     case KCOLL_HOP_GATHERV:
-        return PMPI_Igatherv(o->sbuf, o->count, o->dt, o->rbuf, o->counts, o->displs, o->rdt,
-                             o->root, comm, rq);
+        rc = KCOLL_HOP_CALL(Gatherv, Igatherv, o->sbuf, o->count, o->dt, o->rbuf, o->counts, o->displs,
+                            o->rdt, o->root, comm);
+        break;
     case KCOLL_HOP_ALLGATHERV:
-        return PMPI_Iallgatherv(o->sbuf, o->count, o->dt, o->rbuf, o->counts, o->displs, o->rdt,
-                                comm, rq);
+        rc = KCOLL_HOP_CALL(Allgatherv, Iallgatherv, o->sbuf, o->count, o->dt, o->rbuf, o->counts, o->displs,
+                            o->rdt, comm);
+        break;
     case KCOLL_HOP_SCATTER:
-        return PMPI_Iscatter(o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->rdt, o->root,
-                             comm, rq);
+        rc = KCOLL_HOP_CALL(Scatter, Iscatter, o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->rdt,
+                            o->root, comm);
+        break;
     case KCOLL_HOP_SCATTERV:
-        return PMPI_Iscatterv(o->sbuf, o->counts, o->displs, o->dt, o->rbuf, o->rcount, o->rdt,
-                              o->root, comm, rq);
+        rc = KCOLL_HOP_CALL(Scatterv, Iscatterv, o->sbuf, o->counts, o->displs, o->dt, o->rbuf, o->rcount,
+                            o->rdt, o->root, comm);
+        break;
     default:
         o->state = KCOLL_HOP_DONE;
-        return MPI_ERR_INTERN;
+        rc = MPI_ERR_INTERN;
     }
+    kcoll_drive_end(drive);
+    return rc;
 }
+#undef KCOLL_HOP_CALL
 
 /* A kcoll request of an on-node operation has completed. */
 static void kcoll_hop_kdone(kcoll_req_t *r, void *ctx)
@@ -298,14 +320,14 @@ static int kcoll_hop_node(kcoll_hreq_t *q, kcoll_hop_t *o)
                                 o->sbuf, o->count, o->counts, o->displs, 0, o->dt, o->rbuf,
                                 o->rcount, o->rdt, o->root, node);
         break;
-    default: return kcoll_hop_host(o, node);
+    default: return kcoll_hop_host(o, node, q->blocking);
     }
     kcoll_call_sink_set(&q->first);
     int took = kcoll_pmpi_istart(&c, node, kcoll_hop_kdone, o, &rc);
     kcoll_call_sink_set(NULL);
     if (took == KCOLL_PMPI_HOST) {
         kcoll_call_sink_set(&q->first);
-        rc = kcoll_hop_host(o, node);
+        rc = kcoll_hop_host(o, node, q->blocking);
         kcoll_call_sink_set(NULL);
         return rc;
     }
@@ -319,7 +341,7 @@ static int kcoll_hop_start(kcoll_hreq_t *q, kcoll_hop_t *o)
     int rc;
     switch (o->where) {
     case KCOLL_HOP_NODE: return kcoll_hop_node(q, o);
-    case KCOLL_HOP_NET: return kcoll_hop_host(o, q->h->leaders);
+    case KCOLL_HOP_NET: return kcoll_hop_host(o, q->h->leaders, q->blocking);
     default: break;
     }
     switch (o->kind) {
@@ -366,21 +388,34 @@ static int kcoll_hop_ready(const kcoll_hreq_t *q, const kcoll_hop_t *o)
 
 /* Advance q once (the list's lock held when threads are enabled). Returns
  * whether something moved; q->done once every operation has completed. */
-static int kcoll_hreq_advance(kcoll_hreq_t *q)
+/* Is it o's turn on its communicator? Then the turn passes to the next
+ * number (o starts now). locked: the caller holds the list's lock. */
+static int kcoll_hop_turn(kcoll_hier_t *h, const kcoll_hop_t *o, int locked)
+{
+    const int chan = o->where;
+    if (chan == KCOLL_HOP_SELF)
+        return 1;
+    if (!locked)
+        kcoll_hreqs_lock_take();
+    const int mine = h->started[chan] == o->ticket;
+    if (mine)
+        h->started[chan]++;
+    if (!locked)
+        kcoll_hreqs_lock_drop();
+    return mine;
+}
+
+static int kcoll_hreq_advance(kcoll_hreq_t *q, int locked)
 {
     kcoll_hier_t *h = q->h;
     int moved = 0, all = 1, rc;
     for (int i = 0; i < q->nops; i++) {
         kcoll_hop_t *o = &q->ops[i];
         if (o->state == KCOLL_HOP_IDLE) {
-            const int chan = o->where;
-            if ((chan != KCOLL_HOP_SELF && h->started[chan] != o->ticket) ||
-                (!q->err && !kcoll_hop_ready(q, o))) {
+            if ((!q->err && !kcoll_hop_ready(q, o)) || !kcoll_hop_turn(h, o, locked)) {
                 all = 0;
                 continue;
             }
-            if (chan != KCOLL_HOP_SELF)
-                h->started[chan]++;
             moved = 1;
             if (q->err) { /* a failed request lets its numbers pass */
                 o->state = KCOLL_HOP_DONE;
@@ -438,7 +473,7 @@ int kcoll_hier_progress(void)
     kcoll_hreq_t *finished = NULL;
     for (kcoll_hreq_t *q = kcoll_hreqs, *next; q; q = next) {
         next = q->next;
-        moved += kcoll_hreq_advance(q);
+        moved += kcoll_hreq_advance(q, 1);
         if (q->done) {
             kcoll_hreq_complete(q);
             q->next = finished;
@@ -459,28 +494,25 @@ int kcoll_hier_progress(void)
         kcoll_hreq_t *q = rev;
         rev = q->next;
         q->next = NULL;
-        if (q->done_cb) /* it may free q */
-            q->done_cb(q, q->done_ctx);
-        else /* release: q's outcome is visible to the waiter that acquires over */
-            atomic_store_explicit(&q->over, 1, memory_order_release);
+        q->done_cb(q, q->done_ctx); /* it may free q */
     }
     return moved;
 }
 
-void kcoll_hreq_start(kcoll_hreq_t *q, void (*done)(kcoll_hreq_t *q, void *ctx), void *ctx)
+/* Make q ready to run (again): its operations idle, its numbers on the
+ * hierarchy's communicators taken (every rank takes them in the order of
+ * its composed calls). listed: put it on the started list (under the same
+ * lock, so that the list is in number order too). */
+static void kcoll_hreq_prepare(kcoll_hreq_t *q, int listed)
 {
-    q->done_cb = done;
-    q->done_ctx = ctx;
     q->done = 0;
-    /* relaxed: nobody waits for q before it is listed below */
-    atomic_store_explicit(&q->over, 0, memory_order_relaxed);
     q->err = q->fail;
     q->first = -1;
     for (int i = 0; i < q->nops; i++) {
         kcoll_hop_t *o = &q->ops[i];
         o->state = KCOLL_HOP_IDLE;
         o->q = MPI_REQUEST_NULL;
-        /* relaxed: nothing runs the operation before it is started below */
+        /* relaxed: nothing runs the operation before it is started */
         atomic_store_explicit(&o->kdone, 0, memory_order_relaxed);
     }
     kcoll_hreqs_lock_take();
@@ -489,32 +521,38 @@ void kcoll_hreq_start(kcoll_hreq_t *q, void (*done)(kcoll_hreq_t *q, void *ctx),
     for (int i = 0; i < q->nops; i++)
         if (q->ops[i].where != KCOLL_HOP_SELF)
             q->ops[i].ticket = h->issued[q->ops[i].where]++;
-    q->prev = kcoll_hreqs_last;
-    q->next = NULL;
-    if (kcoll_hreqs_last)
-        kcoll_hreqs_last->next = q;
-    else
-        kcoll_hreqs = q;
-    kcoll_hreqs_last = q;
-    q->listed = 1;
+    if (listed) {
+        q->prev = kcoll_hreqs_last;
+        q->next = NULL;
+        if (kcoll_hreqs_last)
+            kcoll_hreqs_last->next = q;
+        else
+            kcoll_hreqs = q;
+        kcoll_hreqs_last = q;
+        q->listed = 1;
+        /* relaxed: a hint, ordering nothing */
+        atomic_fetch_add_explicit(&kcoll_hreqs_pending, 1, memory_order_relaxed);
+    }
     kcoll_hreqs_lock_drop();
-    /* relaxed: a hint, ordering nothing */
-    atomic_fetch_add_explicit(&kcoll_hreqs_pending, 1, memory_order_relaxed);
-    kcoll_progress();
+    if (kcoll_param_int(KCOLL_P_TRACE)) {
+        int n[3] = {0, 0, 0};
+        char row[48];
+        for (int i = 0; i < q->nops; i++)
+            n[q->ops[i].where == KCOLL_HOP_SELF ? 2 : q->ops[i].where]++;
+        fprintf(stderr,
+                "kcoll: trace: %s across %d nodes (this node: %d ranks, local rank %d): composed, "
+                "%d on-node, %d between the leaders, %d local or point-to-point operations\n",
+                kcoll_stats_row_name(kcoll_stats_row(q->call.coll, q->mode), row, sizeof row),
+                h->nn, h->pn, h->lr, n[0], n[1], n[2]);
+    }
 }
 
-/* Advance until q has completed. */
-static void kcoll_hreq_wait(kcoll_hreq_t *q)
+void kcoll_hreq_start(kcoll_hreq_t *q, void (*done)(kcoll_hreq_t *q, void *ctx), void *ctx)
 {
-    kcoll_pause_t pause;
-    kcoll_pause_init(&pause);
-    for (;;) {
-        int moved = kcoll_progress();
-        /* acquire: pairs with the release in kcoll_hier_progress */
-        if (atomic_load_explicit(&q->over, memory_order_acquire))
-            return;
-        kcoll_pause_unless(&pause, moved);
-    }
+    q->done_cb = done;
+    q->done_ctx = ctx;
+    kcoll_hreq_prepare(q, 1);
+    kcoll_progress();
 }
 
 int kcoll_hier_blocking(kcoll_hreq_t *q, int *rc)
@@ -525,14 +563,28 @@ int kcoll_hier_blocking(kcoll_hreq_t *q, int *rc)
         return 1;
     }
     if (q->handed) {
+        if (kcoll_param_int(KCOLL_P_TRACE)) {
+            char row[48];
+            fprintf(stderr, "kcoll: trace: %s across nodes: host MPI (%s)\n",
+                    kcoll_stats_row_name(kcoll_stats_row(q->call.coll, q->mode), row,
+                                         sizeof row),
+                    kcoll_reason_name(q->handed));
+        }
         kcoll_call_host(&q->call, q->mode, q->handed);
         kcoll_hreq_free(q);
         return 0;
     }
-    kcoll_hreq_start(q, NULL, NULL);
-    kcoll_hreq_wait(q);
+    /* A blocking call's request is advanced by its own thread alone (its
+     * host operations block), between rounds of everybody else's. */
+    kcoll_hreq_prepare(q, 0);
+    kcoll_pause_t pause;
+    kcoll_pause_init(&pause);
+    while (!q->done)
+        kcoll_pause_unless(&pause, kcoll_hreq_advance(q, 0) + kcoll_progress());
     *rc = q->err;
-    if (*rc != MPI_SUCCESS)
+    if (*rc == MPI_SUCCESS)
+        kcoll_call_hier_count(&q->call, q->mode, q->alone ? -1 : q->first);
+    else
         PMPI_Comm_call_errhandler(q->comm, *rc);
     kcoll_hreq_free(q);
     return 1;
