@@ -141,6 +141,7 @@ void kcoll_hier_free(kcoll_hier_t *h)
 
 void kcoll_hier_destroy(kcoll_hier_t *h)
 {
+    kcoll_hreq_pool_free(h);
     if (h->node != MPI_COMM_NULL)
         PMPI_Comm_free(&h->node); /* its record and team go with it */
     if (h->leaders != MPI_COMM_NULL)
@@ -244,11 +245,10 @@ int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t
     k->ndsp = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *k->ndsp);
     k->lcnt = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *k->lcnt);
     k->ldsp = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *k->ldsp);
-    size_t *nsum = calloc((size_t)h->nn, sizeof *nsum);
-    if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp || !nsum) {
-        free(nsum);
+    size_t *nsum = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *nsum);
+    if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp || !nsum)
         return -1;
-    }
+    memset(nsum, 0, (size_t)h->nn * sizeof *nsum);
     for (int r = 0; r < p; r++) {
         k->b[r] = counts ? (size_t)(counts[r] > 0 ? counts[r] : 0) * esize : uniform;
         nsum[h->node_of[r]] += k->b[r];
@@ -270,7 +270,6 @@ int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t
             k->ldsp[h->lrank_of[r]] = (int)(k->at[r] - (size_t)k->ndsp[n]);
         }
     }
-    free(nsum);
     return k->total <= INT_MAX ? 0 : 1;
 }
 

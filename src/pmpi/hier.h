@@ -55,6 +55,7 @@ typedef struct kcoll_hier {
      * generation (kcoll_hier_pick) */
     signed char pick[KCOLL_NCOLL][66];
     uint64_t pick_gen;
+    struct kcoll_hreq *pool; /* finished composed requests, kept for the next calls */
 } kcoll_hier_t;
 
 /* Make comm's hierarchy (collective over comm, which spans nodes): NULL,
@@ -63,9 +64,11 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm);
 /* The communicator lets go of its hierarchy: freed (its communicators
  * with it) once no composed request holds it any more. */
 void kcoll_hier_free(kcoll_hier_t *h);
-/* Drop one reference (hier_req.c); the last one destroys h. */
+/* Drop one reference (hier_req.c); the last one destroys h (and its
+ * pool: kcoll_hreq_pool_free). */
 void kcoll_hier_release(kcoll_hier_t *h);
 void kcoll_hier_destroy(kcoll_hier_t *h);
+void kcoll_hreq_pool_free(kcoll_hier_t *h);
 /* comm's hierarchy, or NULL. */
 kcoll_hier_t *kcoll_comm_hier(MPI_Comm comm);
 
@@ -87,6 +90,7 @@ typedef enum {
     KCOLL_HOP_ALLREDUCE,  /* sbuf, rbuf, count, dt, op                     */
     KCOLL_HOP_GATHER,     /* sbuf, count, dt -> rbuf, rcount, rdt, root    */
     KCOLL_HOP_GATHERV,    /* sbuf, count, dt -> rbuf, counts, displs, rdt, root */
+    KCOLL_HOP_ALLGATHER,  /* sbuf, count, dt -> rbuf, rcount, rdt          */
     KCOLL_HOP_ALLGATHERV, /* sbuf, count, dt -> rbuf, counts, displs, rdt  */
     KCOLL_HOP_SCATTER,    /* sbuf, count, dt -> rbuf, rcount, rdt, root    */
     KCOLL_HOP_SCATTERV,   /* sbuf, counts, displs, dt -> rbuf, rcount, rdt, root */
@@ -132,7 +136,12 @@ kcoll_hreq_t *kcoll_hreq_new(kcoll_hier_t *h, const kcoll_call_t *c, kcoll_mode_
 int kcoll_hreq_add(kcoll_hreq_t *q, kcoll_hop_t op, int dep0, int dep1);
 /* The index the next kcoll_hreq_add returns. */
 int kcoll_hreq_next(const kcoll_hreq_t *q);
-/* Scratch of `bytes` owned by the request (freed with it), or NULL. */
+/* Scratch of `bytes` owned by the request (valid until it is freed; 64-byte
+ * aligned), or NULL. A request's scratch is carved from one block that it
+ * keeps, with its operations, for the next composed call on the same
+ * communicator (up to KCOLL_HREQ_KEEP bytes), so a call in steady state
+ * allocates nothing. */
+#define KCOLL_HREQ_KEEP ((size_t)16 << 20)
 void *kcoll_hreq_mem(kcoll_hreq_t *q, size_t bytes);
 /* The hierarchy hands the whole call to the host MPI, for `why` (alike
  * on every rank): nothing is composed. */
@@ -210,6 +219,15 @@ typedef struct {
  * when out of memory. */
 int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t esize,
                       kcoll_hier_blocks_t *k);
+/* Are the nn nodes' runs all of one size (so the leaders' call needs no v
+ * form)? */
+static inline int kcoll_hier_runs_alike(const kcoll_hier_blocks_t *k, int nn)
+{
+    for (int n = 1; n < nn; n++)
+        if (k->ncnt[n] != k->ncnt[0])
+            return 0;
+    return 1;
+}
 
 /* The composed collectives (pmpi/hier.c, hier_*.c): MPI arguments as the
  * user passed them; c is the call's description, mode the call's. Each

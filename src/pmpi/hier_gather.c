@@ -140,16 +140,20 @@ kcoll_hreq_t *kcoll_hier_gather(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Co
                           .count = k.ncnt[h->me],
                           .dt = MPI_BYTE,
                           .rdt = MPI_BYTE};
+        /* nodes' runs of one size (one rank per node, or even nodes):
+         * the host's plain Gather/Allgather, often faster than its v form */
+        const int same = kcoll_hier_runs_alike(&k, h->nn);
         if (all) {
-            o.kind = KCOLL_HOP_ALLGATHERV;
+            o.kind = same ? KCOLL_HOP_ALLGATHER : KCOLL_HOP_ALLGATHERV;
             o.sbuf = run;
         } else {
-            o.kind = KCOLL_HOP_GATHERV;
+            o.kind = same ? KCOLL_HOP_GATHER : KCOLL_HOP_GATHERV;
             o.sbuf = h->me == a && is_root ? run : L;
             o.root = a;
         }
         if (all || h->me == a) {
             o.rbuf = G;
+            o.rcount = k.ncnt[0];
             o.counts = k.ncnt;
             o.displs = k.ndsp;
         }

@@ -52,8 +52,11 @@ struct kcoll_hreq {
     MPI_Comm comm;             /* the user's communicator (errors) */
     kcoll_hop_t *ops;
     int nops, cap;
-    void **mem; /* scratch */
+    char *arena; /* scratch (kcoll_hreq_mem): carved from here, */
+    size_t arena_cap, arena_used;
+    void **mem;  /* or, beyond it, allocated on its own (the arena grows for the next call) */
     int nmem, capmem;
+    size_t mem_bytes;
     kcoll_reason_t handed; /* the host MPI does the whole call */
     int fail;              /* composing failed: every start ends with this error */
     int alone;             /* this rank is alone on its node */
@@ -100,9 +103,22 @@ int kcoll_hier_pending(void)
 kcoll_hreq_t *kcoll_hreq_new(kcoll_hier_t *h, const kcoll_call_t *c, kcoll_mode_t mode,
                              MPI_Comm comm)
 {
-    kcoll_hreq_t *q = calloc(1, sizeof *q);
-    if (!q)
+    kcoll_hreqs_lock_take();
+    kcoll_hreq_t *q = h->pool;
+    if (q)
+        h->pool = q->next;
+    h->refs++;
+    kcoll_hreqs_lock_drop();
+    if (!q && !(q = calloc(1, sizeof *q))) {
+        kcoll_hier_release(h);
         return NULL;
+    }
+    q->next = q->prev = NULL;
+    q->nops = 0;
+    q->arena_used = 0;
+    q->handed = KCOLL_R_NONE;
+    q->fail = MPI_SUCCESS;
+    q->alone = q->listed = q->done = 0;
     q->h = h;
     q->call = *c;
     q->call.op = NULL; /* the caller's; only the sizes are needed to count the call */
@@ -110,9 +126,6 @@ kcoll_hreq_t *kcoll_hreq_new(kcoll_hier_t *h, const kcoll_call_t *c, kcoll_mode_
     q->blocking = mode == KCOLL_MODE_BLOCKING;
     q->comm = comm;
     q->first = -1;
-    kcoll_hreqs_lock_take();
-    h->refs++;
-    kcoll_hreqs_lock_drop();
     return q;
 }
 
@@ -144,6 +157,12 @@ int kcoll_hreq_add(kcoll_hreq_t *q, kcoll_hop_t op, int dep0, int dep1)
 
 void *kcoll_hreq_mem(kcoll_hreq_t *q, size_t bytes)
 {
+    const size_t len = (bytes + 63) & ~(size_t)63;
+    if (q->arena && q->arena_used + len <= q->arena_cap) {
+        void *m = q->arena + q->arena_used;
+        q->arena_used += len;
+        return m;
+    }
     if (q->nmem == q->capmem) {
         int cap = q->capmem ? 2 * q->capmem : 4;
         void **mem = realloc(q->mem, (size_t)cap * sizeof *mem);
@@ -152,9 +171,11 @@ void *kcoll_hreq_mem(kcoll_hreq_t *q, size_t bytes)
         q->mem = mem;
         q->capmem = cap;
     }
-    void *m = malloc(bytes ? bytes : 1);
-    if (m)
-        q->mem[q->nmem++] = m;
+    void *m = NULL;
+    if (posix_memalign(&m, 64, len ? len : 64))
+        return NULL;
+    q->mem[q->nmem++] = m;
+    q->mem_bytes += len;
     return m;
 }
 
@@ -194,16 +215,54 @@ int kcoll_hreq_result(const kcoll_hreq_t *q)
     return q->err;
 }
 
+/* q's scratch for the next call: the blocks allocated on their own are
+ * freed, and the arena grows to hold them all next time (up to
+ * KCOLL_HREQ_KEEP). */
+static void kcoll_hreq_scratch_keep(kcoll_hreq_t *q)
+{
+    const size_t need = q->arena_used + q->mem_bytes;
+    for (int i = 0; i < q->nmem; i++)
+        free(q->mem[i]);
+    q->nmem = 0;
+    q->mem_bytes = 0;
+    if (need <= q->arena_cap || need > KCOLL_HREQ_KEEP)
+        return;
+    free(q->arena);
+    void *a = NULL;
+    q->arena = posix_memalign(&a, 64, need) ? NULL : a;
+    q->arena_cap = q->arena ? need : 0;
+}
+
+static void kcoll_hreq_destroy(kcoll_hreq_t *q)
+{
+    for (int i = 0; i < q->nmem; i++)
+        free(q->mem[i]);
+    free(q->mem);
+    free(q->arena);
+    free(q->ops);
+    free(q);
+}
+
 void kcoll_hreq_free(kcoll_hreq_t *q)
 {
     if (!q)
         return;
-    for (int i = 0; i < q->nmem; i++)
-        free(q->mem[i]);
-    free(q->mem);
-    free(q->ops);
-    kcoll_hier_release(q->h);
-    free(q);
+    kcoll_hier_t *h = q->h;
+    kcoll_hreq_scratch_keep(q);
+    kcoll_hreqs_lock_take();
+    q->next = h->pool;
+    h->pool = q;
+    kcoll_hreqs_lock_drop();
+    kcoll_hier_release(h);
+}
+
+void kcoll_hreq_pool_free(kcoll_hier_t *h)
+{
+    while (h->pool) {
+        kcoll_hreq_t *q = h->pool;
+        h->pool = q->next;
+        kcoll_hreq_destroy(q);
+    }
 }
 
 void kcoll_hier_release(kcoll_hier_t *h)
@@ -231,35 +290,42 @@ static int kcoll_hop_host(kcoll_hop_t *o, MPI_Comm comm, int blocking)
     int rc;
     o->state = blocking ? KCOLL_HOP_DONE : KCOLL_HOP_HOST;
     switch (o->kind) {
-    case KCOLL_HOP_BARRIER: rc = blocking ? PMPI_Barrier(comm) : PMPI_Ibarrier(comm, rq); break;
+    case KCOLL_HOP_BARRIER:
+        rc = blocking ? PMPI_Barrier(comm) : PMPI_Ibarrier(comm, rq);
+        break;
     case KCOLL_HOP_BCAST:
         rc = KCOLL_HOP_CALL(Bcast, Ibcast, o->rbuf, o->count, o->dt, o->root, comm);
         break;
     case KCOLL_HOP_REDUCE:
-        rc = KCOLL_HOP_CALL(Reduce, Ireduce, o->sbuf, o->rbuf, o->count, o->dt, o->op, o->root, comm);
+        rc = KCOLL_HOP_CALL(Reduce, Ireduce, o->sbuf, o->rbuf, o->count, o->dt, o->op, o->root,
+                            comm);
         break;
     case KCOLL_HOP_ALLREDUCE:
         rc = KCOLL_HOP_CALL(Allreduce, Iallreduce, o->sbuf, o->rbuf, o->count, o->dt, o->op, comm);
         break;
     case KCOLL_HOP_GATHER:
-        rc = KCOLL_HOP_CALL(Gather, Igather, o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->rdt, o->root,
-                            comm);
+        rc = KCOLL_HOP_CALL(Gather, Igather, o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->rdt,
+                            o->root, comm);
         break;
     case KCOLL_HOP_GATHERV:
-        rc = KCOLL_HOP_CALL(Gatherv, Igatherv, o->sbuf, o->count, o->dt, o->rbuf, o->counts, o->displs,
-                            o->rdt, o->root, comm);
+        rc = KCOLL_HOP_CALL(Gatherv, Igatherv, o->sbuf, o->count, o->dt, o->rbuf, o->counts,
+                            o->displs, o->rdt, o->root, comm);
+        break;
+    case KCOLL_HOP_ALLGATHER:
+        rc = KCOLL_HOP_CALL(Allgather, Iallgather, o->sbuf, o->count, o->dt, o->rbuf, o->rcount,
+                            o->rdt, comm);
         break;
     case KCOLL_HOP_ALLGATHERV:
-        rc = KCOLL_HOP_CALL(Allgatherv, Iallgatherv, o->sbuf, o->count, o->dt, o->rbuf, o->counts, o->displs,
-                            o->rdt, comm);
+        rc = KCOLL_HOP_CALL(Allgatherv, Iallgatherv, o->sbuf, o->count, o->dt, o->rbuf, o->counts,
+                            o->displs, o->rdt, comm);
         break;
     case KCOLL_HOP_SCATTER:
         rc = KCOLL_HOP_CALL(Scatter, Iscatter, o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->rdt,
                             o->root, comm);
         break;
     case KCOLL_HOP_SCATTERV:
-        rc = KCOLL_HOP_CALL(Scatterv, Iscatterv, o->sbuf, o->counts, o->displs, o->dt, o->rbuf, o->rcount,
-                            o->rdt, o->root, comm);
+        rc = KCOLL_HOP_CALL(Scatterv, Iscatterv, o->sbuf, o->counts, o->displs, o->dt, o->rbuf,
+                            o->rcount, o->rdt, o->root, comm);
         break;
     default:
         o->state = KCOLL_HOP_DONE;
@@ -275,8 +341,8 @@ static void kcoll_hop_kdone(kcoll_req_t *r, void *ctx)
 {
     kcoll_hop_t *o = ctx;
     kcoll_status_t st = kcoll_req_status(r);
-    o->kerr = st == KCOLL_OK ? MPI_SUCCESS
-                             : kcoll_report(kcoll_req_coll(r), "", st, kcoll_req_error(r));
+    o->kerr =
+        st == KCOLL_OK ? MPI_SUCCESS : kcoll_report(kcoll_req_coll(r), "", st, kcoll_req_error(r));
     /* release: kerr is visible to whoever acquires kdone */
     atomic_store_explicit(&o->kdone, 1, memory_order_release);
 }
@@ -308,6 +374,10 @@ static int kcoll_hop_node(kcoll_hreq_t *q, kcoll_hop_t *o)
                                                                : KCOLL_COLL_GATHERV,
                                o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->counts,
                                o->displs, 0, o->rdt, o->root, node);
+        break;
+    case KCOLL_HOP_ALLGATHER:
+        kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, o->sbuf, o->count, NULL, NULL, o->dt,
+                                o->rbuf, o->rcount, NULL, NULL, o->rdt, 0, node);
         break;
     case KCOLL_HOP_ALLGATHERV:
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, o->sbuf, o->count, NULL, NULL, o->dt,

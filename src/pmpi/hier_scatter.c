@@ -118,9 +118,11 @@ kcoll_hreq_t *kcoll_hier_scatter(const kcoll_call_t *c, kcoll_mode_t mode, MPI_C
     }
     /* 2: across the leaders */
     if (leader) {
-        o = (kcoll_hop_t){.kind = KCOLL_HOP_SCATTERV,
+        o = (kcoll_hop_t){.kind = kcoll_hier_runs_alike(&k, h->nn) ? KCOLL_HOP_SCATTER
+                                                                    : KCOLL_HOP_SCATTERV,
                           .where = KCOLL_HOP_NET,
                           .sbuf = G,
+                          .count = k.ncnt[0],
                           .counts = k.ncnt,
                           .displs = k.ndsp,
                           .dt = MPI_BYTE,
