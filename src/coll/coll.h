@@ -292,4 +292,16 @@ kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 /* Bytes of TMP (scratch) a reduction schedule of this rank needs. */
 size_t kcoll_reduce_tmp_len(const kcoll_args_t *a);
 
+/* -- composed schedules (coll/phase.c) -- */
+/* Append one phase of a composed schedule: build runs for the view b (a
+ * group's: b->p members, this rank is member b->rank), its peers mapped
+ * to team ranks members[], its flag values above base, its buffers placed
+ * by map (kcoll_sched_append_mapped). With sync, this rank first raises
+ * AUX to base and waits until every other member i with need[i] (need
+ * NULL: every member) has raised it: those members' buffers hold an
+ * earlier phase's result, which this phase reads. */
+void kcoll_phase_append(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_fn build,
+                        const int *members, uint32_t base, const kcoll_bufmap_t *map, int nmap,
+                        int sync, const char *need);
+
 #endif

@@ -50,6 +50,12 @@ typedef struct {
 void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t len,
                      const kcoll_red_dest_t *d);
 
+/* Do the hierarchical reductions combine by levels (else they run the
+ * flat partitioned algorithm)? Where the team has levels, p > 1, and the
+ * operation commutes (the predefined ones) or every group is a run of
+ * consecutive ranks (then combining the groups in order is rank order). */
+int kcoll_red_by_levels(const kcoll_args_t *a);
+
 /* Wait until every other rank has raised `flag` to 1. */
 void kcoll_red_wait_all(const kcoll_args_t *a, kcoll_sched_t *s, kcoll_flag_t flag);
 
