@@ -200,6 +200,11 @@ kcoll_status_t kcoll_scatter_throttled_read(const kcoll_args_t *a, kcoll_sched_t
 kcoll_status_t kcoll_gather_parallel_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_gather_sequential_read(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_gather_throttled_write(const kcoll_args_t *a, kcoll_sched_t *s);
+/* hier: along the tree of the levels; TMP: a leader's subtree's blocks */
+kcoll_status_t kcoll_scatter_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+size_t kcoll_scatter_hier_tmp(const kcoll_args_t *a);
+kcoll_status_t kcoll_gather_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+size_t kcoll_gather_hier_tmp(const kcoll_args_t *a);
 /* The root's own block, copied from its place in the blocked buffer to its
  * receive buffer (Scatter) or from its send buffer into its place in the
  * blocked buffer (Gather); nothing with MPI_IN_PLACE, where it already lies
@@ -294,7 +299,13 @@ kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 /* Bytes of TMP (scratch) a reduction schedule of this rank needs. */
 size_t kcoll_reduce_tmp_len(const kcoll_args_t *a);
 
-/* -- composed schedules (coll/phase.c) -- */
+/* -- pieces of the hierarchical algorithms (coll/phase.c) -- */
+/* Bytes before each place of the tree's preorder: off[i] = the blocks of
+ * t->order[0 .. i) (i = 0 .. p), block q being block q of rank who's SEND
+ * (side KCOLL_BUF_SEND) or RECV layout (kcoll_sblock, kcoll_rblock).
+ * Malloc'd; NULL when out of memory. */
+size_t *kcoll_tree_bytes(const kcoll_tree_t *t, const kcoll_args_t *a, int who, kcoll_buf_t side);
+
 /* Append one phase of a composed schedule: build runs for the view b (a
  * group's: b->p members, this rank is member b->rank), its peers mapped
  * to team ranks members[], its flag values above base, its buffers placed

@@ -45,6 +45,9 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_SCATTER, .name = "throttled_read", .build = kcoll_scatter_throttled_read,
      .params = {KCOLL_PARAM_K(4, 1)}, .engines = CMA,
      .help = "at most k non-roots read from the root at a time, chained by flags (paper 003 IV.A.3)"},
+    {.family = KCOLL_COLL_SCATTER, .name = "hier", .build = kcoll_scatter_hier,
+     .tmp = kcoll_scatter_hier_tmp, .engines = CMA,
+     .help = "tree along the topology levels: each leader reads its subtree's blocks from its parent, its group reads from it (flat without levels)"},
     {.family = KCOLL_COLL_GATHER, .name = "parallel_write", .build = kcoll_gather_parallel_write,
      .engines = CMA,
      .help = "every non-root writes its block into the root at once (paper 003 IV.B.1)"},
@@ -54,6 +57,9 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_GATHER, .name = "throttled_write", .build = kcoll_gather_throttled_write,
      .params = {KCOLL_PARAM_K(4, 1)}, .engines = CMA,
      .help = "at most k non-roots write into the root at a time, chained by flags (paper 003 IV.B.3)"},
+    {.family = KCOLL_COLL_GATHER, .name = "hier", .build = kcoll_gather_hier,
+     .tmp = kcoll_gather_hier_tmp, .engines = CMA,
+     .help = "tree along the topology levels: each rank writes its block and its children's subtrees into its parent, the root's group straight into the root (flat without levels)"},
 
     /* -- Allgather, Alltoall (and v), Barrier -- */
     {.family = KCOLL_COLL_ALLGATHER, .name = "gather_bcast", .build = kcoll_allgather_gather_bcast,
