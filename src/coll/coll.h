@@ -236,6 +236,7 @@ kcoll_status_t kcoll_allgather_ring_source_read(const kcoll_args_t *a, kcoll_sch
 kcoll_status_t kcoll_allgather_ring_source_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_recursive_doubling(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allgather_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_pairwise(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_pairwise_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
