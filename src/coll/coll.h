@@ -295,6 +295,8 @@ kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s)
 kcoll_status_t kcoll_reduce_serial(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_reduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 size_t kcoll_reduce_hier_tmp(const kcoll_args_t *a);
+kcoll_status_t kcoll_reduce_scatter_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+size_t kcoll_reduce_scatter_hier_tmp(const kcoll_args_t *a);
 kcoll_status_t kcoll_allreduce_reduce_bcast(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 /* Bytes of TMP (scratch) a reduction schedule of this rank needs. */

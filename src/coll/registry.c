@@ -122,6 +122,9 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_REDUCE_SCATTER, .name = "partitioned", .build = kcoll_reduce_partitioned,
      .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
      .help = "every rank reduces its own block, reading it from all peers in chunk-KiB pieces (paper 004 IV.A)"},
+    {.family = KCOLL_COLL_REDUCE_SCATTER, .name = "hier", .build = kcoll_reduce_scatter_hier,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_scatter_hier_tmp, .engines = CMA,
+     .help = "the hierarchical reduce of the whole vector to rank 0, then the hierarchical scatter of its blocks (flat partitioned without levels)"},
 };
 const int kcoll_nalgos = (int)(sizeof kcoll_algos / sizeof kcoll_algos[0]);
 

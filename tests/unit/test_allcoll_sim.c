@@ -241,10 +241,11 @@ static long run_algo(const kcoll_algo_t *algo)
 {
     static const size_t sizes[] = {0, 1, 13, 4099};
     long runs = 0;
-    /* the hierarchical ones on every level shape (levels_fixture.h) */
+    /* the hierarchical ones on every level shape (levels_fixture.h; the
+     * flat one up to 16 ranks) */
     const int hier = !strcmp(algo->name, "hier");
     for (int shape = 0; shape < (hier ? LEVEL_SHAPES : 1); shape++)
-    for (int p = 1; p <= 64; p++) {
+    for (int p = 1; p <= (hier && !shape ? 16 : 64); p++) {
         kcoll_levels_t lv;
         levels_fixture(&lv, p, shape);
         int js[8], nj = 0;

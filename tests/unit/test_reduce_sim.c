@@ -278,7 +278,8 @@ int main(void)
         kcoll_coll_t coll = colls[ci];
         for (int ai = 0; ai < kcoll_nalgos; ai++) {
             const kcoll_algo_t *algo = &kcoll_algos[ai];
-            if (algo->family != kcoll_coll_family(coll))
+            /* hier: below, with levels (without, it is partitioned) */
+            if (algo->family != kcoll_coll_family(coll) || !strcmp(algo->name, "hier"))
                 continue;
             for (int p = 1; p <= (use_double ? 24 : 64); p++)
                 for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {
@@ -305,24 +306,29 @@ int main(void)
     /* the hierarchical algorithms on 2- and 3-level topologies: grouped
      * by the levels (the affine operation only where the groups are runs
      * of ranks: elsewhere they run flat), both operations; every root of
-     * a Reduce up to 12 ranks, four beyond */
+     * a Reduce up to 8 ranks, four beyond; without levels (shape 0, the
+     * flat partitioned algorithm) up to 8 ranks */
     for (use_double = 0; use_double < 2; use_double++)
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
         const kcoll_algo_t *hier = kcoll_algo_find(colls[ci], "hier");
-        for (int shape = 1; hier && shape < LEVEL_SHAPES; shape++)
-            for (int p = 1; p <= (use_double ? 24 : 64); p++) {
+        for (int shape = 0; hier && shape < LEVEL_SHAPES; shape++)
+            for (int p = 1; p <= (shape ? use_double ? 24 : 64 : 8); p++) {
                 kcoll_levels_t lv;
                 levels_fixture(&lv, p, shape);
                 int nroots = colls[ci] == KCOLL_COLL_REDUCE ? p : 1;
                 for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {
-                    if (counts[si] > 1000 && p > 16)
+                    /* the large count: block collectives get p times it */
+                    if (counts[si] > 1000 &&
+                        (p > 16 || (colls[ci] != KCOLL_COLL_REDUCE &&
+                                    colls[ci] != KCOLL_COLL_ALLREDUCE && p > 6)))
                         continue;
                     for (int root = 0; root < nroots; root++) {
-                        if ((p > 12 || counts[si] > 1000) && root != 0 && root != 1 &&
+                        if ((p > 8 || counts[si] > 1000) && root != 0 && root != 1 &&
                             root != p / 2 && root != p - 1)
                             continue;
                         for (int in_place = 0; in_place < 2; in_place++) {
-                            int k = counts[si] > 1000 && (in_place + root) % 2 ? 4 : 128;
+                            /* 4 KiB chunks (small scratch) but for half of the large counts */
+                            int k = counts[si] > 1000 && (in_place + root) % 2 ? 128 : 4;
                             check_one(hier, colls[ci], p, root, counts[si], in_place, k,
                                       (unsigned)(si + (size_t)in_place + (size_t)shape) % 3, &lv);
                             runs++;

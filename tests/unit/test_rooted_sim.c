@@ -183,14 +183,14 @@ static void check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n
 }
 
 /* The hierarchical algorithms on every level shape (coll/levels.h; the
- * flat one too), thinner: every root up to 8 ranks, then 0, 1, p/2, p-1;
+ * flat one up to 16 ranks), thinner: every root up to 8 ranks, then 0, 1, p/2, p-1;
  * large blocks up to 16 ranks and at 32, 48, 64; in place at two roots
  * beyond 8 ranks. */
 static long run_hier(const kcoll_algo_t *algo)
 {
     long runs = 0;
     for (int shape = 0; shape < LEVEL_SHAPES; shape++)
-        for (int p = 1; p <= 64; p++) {
+        for (int p = 1; p <= (shape ? 64 : 16); p++) {
             kcoll_levels_t lv;
             levels_fixture(&lv, p, shape);
             for (int root = 0; root < p; root++) {

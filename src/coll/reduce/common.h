@@ -64,9 +64,11 @@ int kcoll_red_by_levels(const kcoll_args_t *a);
  * partial results: a Reduce_scatter's root has no room for the vector in
  * RECV). For teams with levels (kcoll_red_by_levels). */
 void kcoll_red_up(const kcoll_args_t *a, kcoll_sched_t *s, int root, int res_tmp);
-/* TMP bytes this rank needs for it: two chunks of scratch, then (where
- * the rank keeps partial results) the vector. */
+/* TMP bytes this rank needs for it: two chunks of scratch (the
+ * partitioned algorithm's), then, from kcoll_red_up_off on, the vector
+ * where the rank keeps partial results. */
 size_t kcoll_red_up_tmp(const kcoll_args_t *a, int root, int res_tmp);
+size_t kcoll_red_up_off(const kcoll_args_t *a);
 
 /* Wait until every other rank has raised `flag` to 1. */
 void kcoll_red_wait_all(const kcoll_args_t *a, kcoll_sched_t *s, kcoll_flag_t flag);

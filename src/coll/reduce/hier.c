@@ -66,9 +66,7 @@ static int kcoll_red_holds(const kcoll_levels_t *lv, int k, int q)
     return k > 0 && kcoll_red_group_size(lv, k - 1, q) > 1;
 }
 
-/* Offset of the partial results in TMP: after the partitioned
- * algorithm's scratch of the vector's reduction view. */
-static size_t kcoll_red_part_off(const kcoll_args_t *a)
+size_t kcoll_red_up_off(const kcoll_args_t *a)
 {
     kcoll_args_t b = *a;
     b.coll = KCOLL_COLL_REDUCE;
@@ -84,14 +82,14 @@ size_t kcoll_red_up_tmp(const kcoll_args_t *a, int root, int res_tmp)
     int holds = res_tmp && r == root;
     for (int k = 1; k <= lv->n && !holds && r != root; k++)
         holds = kcoll_levels_active(lv, k, r, root) && kcoll_red_holds(lv, k, r);
-    return kcoll_red_part_off(a) + (holds ? kcoll_red_vector(a) : 0);
+    return kcoll_red_up_off(a) + (holds ? kcoll_red_vector(a) : 0);
 }
 
 void kcoll_red_up(const kcoll_args_t *a, kcoll_sched_t *s, int root, int res_tmp)
 {
     const kcoll_levels_t *lv = a->lv;
     const int r = a->rank;
-    const size_t x = kcoll_red_part_off(a);
+    const size_t x = kcoll_red_up_off(a);
     int *members = malloc((size_t)a->p * sizeof *members);
     kcoll_bufmap_t *map = malloc((size_t)a->p * sizeof *map);
     char *need = malloc((size_t)a->p);
