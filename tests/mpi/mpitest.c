@@ -35,6 +35,28 @@ uint64_t mt_calls(const char *coll, const char *path)
     return calls;
 }
 
+mt_opts_t mt_options(int argc, char **argv)
+{
+    mt_opts_t o = {0, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q"))
+            o.quick = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            o.only = argv[++i];
+    }
+    return o;
+}
+
+int mt_algo_wanted(const mt_opts_t *o, const char *spec, int ai, const char *levels_only)
+{
+    const size_t nlen = strcspn(spec, ":");
+    if (ai == 0)
+        return 1;
+    if (o->only)
+        return strlen(o->only) == nlen && !strncmp(spec, o->only, nlen);
+    return !levels_only || strlen(levels_only) != nlen || strncmp(spec, levels_only, nlen);
+}
+
 uint64_t mt_calls_any(const char *coll, const char *const *algos, int n)
 {
     uint64_t sum = 0;
