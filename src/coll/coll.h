@@ -237,6 +237,12 @@ kcoll_status_t kcoll_allgather_ring_source_write(const kcoll_args_t *a, kcoll_sc
 kcoll_status_t kcoll_allgather_recursive_doubling(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allgather_ring_levels(const kcoll_args_t *a, kcoll_sched_t *s);
+/* ring_neighbor's ring over the ranks in order[0..p) (a permutation; this
+ * rank is order[pos]): step i reads from the predecessor the block it got
+ * in step i-1. */
+kcoll_status_t kcoll_allgather_ring_order(const kcoll_args_t *a, kcoll_sched_t *s,
+                                          const int *order, int pos);
 kcoll_status_t kcoll_alltoall_pairwise(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_pairwise_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_bruck(const kcoll_args_t *a, kcoll_sched_t *s);

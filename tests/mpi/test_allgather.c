@@ -2,7 +2,7 @@
  * PMPI_* calls, byte for byte.
  *
  * Matrix: communicator shapes x algorithm (auto, every one forced (hier
- * only with --only hier, in the topology-levels runs),
+ * and ring_levels only with --only, in the topology-levels runs),
  * ring_neighbor with j = 1, 2, 3 and 0: j = 2 is illegal for even p and
  * j = 3 where 3 divides p, both must fall back as mpi:bad_algo, j = 0
  * does not parse) x uniform and v (random counts with zeros, per-rank
@@ -23,7 +23,8 @@
 
 static const char *const algos[] = {"auto", "gather_bcast", "ring_neighbor", "ring_neighbor:j=2",
                                     "ring_neighbor:j=3", "ring_neighbor:j=0", "ring_source_read",
-                                    "ring_source_write", "recursive_doubling", "bruck", "hier"};
+                                    "ring_source_write", "recursive_doubling", "bruck", "hier",
+                                    "ring_levels"};
 #define NALGOS (int)(sizeof algos / sizeof algos[0])
 static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5};
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
         int *counts = malloc((size_t)p * sizeof(int)), *displs = malloc((size_t)p * sizeof(int));
         int *order = malloc((size_t)p * sizeof(int));
         for (int ai = 0; ai < NALGOS; ai++) {
-            if (!mt_algo_wanted(&opts, algos[ai], ai, "hier"))
+            if (!mt_algo_wanted(&opts, algos[ai], ai, "hier,ring_levels"))
                 continue;
             kcoll_param_set("ALLGATHER_ALGO", algos[ai]);
             const int st = algo_status(ai, p);

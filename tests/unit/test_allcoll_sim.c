@@ -4,8 +4,8 @@
  * with gaps, in place and not. The run must be free of deadlocks, races
  * and use-after-return; every receive block must hold the right bytes,
  * written exactly once (in place: the own block never), and the gaps
- * between blocks must stay untouched; the hierarchical Allgather also on
- * 2- and 3-level shapes with uneven groups. ring_neighbor runs with every legal
+ * between blocks must stay untouched; the Allgathers along the levels
+ * (hier, ring_levels) also on 2- and 3-level shapes with uneven groups. ring_neighbor runs with every legal
  * j of small p (and a few for large p); its illegal j must be refused.
  * The dissemination barrier also runs for real on forked processes. */
 #include <sched.h>
@@ -243,7 +243,7 @@ static long run_algo(const kcoll_algo_t *algo)
     long runs = 0;
     /* the hierarchical ones on every level shape (levels_fixture.h; the
      * flat one up to 16 ranks) */
-    const int hier = !strcmp(algo->name, "hier");
+    const int hier = !strcmp(algo->name, "hier") || !strcmp(algo->name, "ring_levels");
     for (int shape = 0; shape < (hier ? LEVEL_SHAPES : 1); shape++)
     for (int p = 1; p <= (hier && !shape ? 16 : 64); p++) {
         kcoll_levels_t lv;
