@@ -309,11 +309,27 @@ kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 size_t kcoll_reduce_tmp_len(const kcoll_args_t *a);
 
 /* -- pieces of the hierarchical algorithms (coll/phase.c) -- */
-/* Bytes before each place of the tree's preorder: off[i] = the blocks of
- * t->order[0 .. i) (i = 0 .. p), block q being block q of rank who's SEND
- * (side KCOLL_BUF_SEND) or RECV layout (kcoll_sblock, kcoll_rblock).
- * Malloc'd; NULL when out of memory. */
-size_t *kcoll_tree_bytes(const kcoll_tree_t *t, const kcoll_args_t *a, int who, kcoll_buf_t side);
+/* A rooted collective's blocks along the tree of the levels from its root
+ * (gather/hier.c, scatter/hier.c): boff[i] is the bytes of the blocks of
+ * t.order[0 .. i) (i = 0 .. p), block q being the root's block for q in
+ * its blocked buffer `side` (SEND: Scatter, RECV: Gather). A leader that
+ * is not the root keeps its subtree's blocks but its own in TMP, in
+ * preorder: places t.at[r] + 1 .. t.at[r] + t.size[r]. */
+typedef struct {
+    kcoll_tree_t t;
+    size_t *boff;
+    kcoll_buf_t side;
+} kcoll_tree_blocks_t;
+int kcoll_tree_blocks_make(kcoll_tree_blocks_t *b, const kcoll_args_t *a, kcoll_buf_t side);
+void kcoll_tree_blocks_free(kcoll_tree_blocks_t *b);
+/* TMP bytes of this rank: its subtree's blocks but its own (0 at the root). */
+size_t kcoll_tree_blocks_tmp(const kcoll_args_t *a, kcoll_buf_t side);
+/* Move the blocks of the preorder places [i0, i1), which lie one after
+ * the other in local lbuf from loff, from (kind READ) or into (WRITE)
+ * this rank's parent v: v's TMP, or the root's blocked buffer block by
+ * block (neighbouring blocks of both sides merged into one copy). */
+void kcoll_tree_blocks_move(const kcoll_args_t *a, kcoll_sched_t *s, const kcoll_tree_blocks_t *b,
+                            int kind, int v, int i0, int i1, kcoll_buf_t lbuf, size_t loff);
 
 /* Append one phase of a composed schedule: build runs for the view b (a
  * group's: b->p members, this rank is member b->rank), its peers mapped

@@ -37,75 +37,41 @@
  * domains). TMP at a non-root leader: its subtree's blocks. With no
  * levels it is parallel_write's pattern. Any p, root, counts (zeros too).
  */
-#include <stdlib.h>
-
 #include "coll/coll.h"
-
-/* Write the blocks of the preorder places [i0, i1), which lie one after
- * the other in local lbuf from loff, into parent v. */
-static void kcoll_gather_hier_up(const kcoll_args_t *a, kcoll_sched_t *s, const kcoll_tree_t *t,
-                                 const size_t *boff, int v, int i0, int i1, kcoll_buf_t lbuf,
-                                 size_t loff)
-{
-    if (v != a->root) {
-        kcoll_sched_write(s, v, KCOLL_BUF_TMP, boff[i0] - boff[t->at[v] + 1], lbuf, loff,
-                          boff[i1] - boff[i0]);
-        return;
-    }
-    kcoll_run_t run;
-    kcoll_run_init(&run);
-    for (int i = i0; i < i1; i++) {
-        size_t off, len = kcoll_rblock(a, a->root, t->order[i], &off);
-        kcoll_run_add(s, &run, KCOLL_STEP_WRITE, v, KCOLL_BUF_RECV, off, lbuf,
-                      loff + boff[i] - boff[i0], len);
-    }
-    kcoll_run_flush(s, &run);
-}
 
 size_t kcoll_gather_hier_tmp(const kcoll_args_t *a)
 {
-    kcoll_tree_t t;
-    size_t *boff, len = 0;
-    const int r = a->rank;
-    if (r == a->root || kcoll_tree_make(&t, a->lv, a->p, a->root, 0))
-        return 0;
-    if ((boff = kcoll_tree_bytes(&t, a, a->root, KCOLL_BUF_RECV)))
-        len = boff[t.at[r] + t.size[r]] - boff[t.at[r] + 1];
-    free(boff);
-    kcoll_tree_free(&t);
-    return len;
+    return kcoll_tree_blocks_tmp(a, KCOLL_BUF_RECV);
 }
 
 kcoll_status_t kcoll_gather_hier(const kcoll_args_t *a, kcoll_sched_t *s)
 {
     const int r = a->rank;
-    kcoll_tree_t t;
-    size_t *boff = NULL;
-    if (kcoll_tree_make(&t, a->lv, a->p, a->root, 0) ||
-        !(boff = kcoll_tree_bytes(&t, a, a->root, KCOLL_BUF_RECV))) {
-        kcoll_tree_free(&t);
+    kcoll_tree_blocks_t b;
+    if (kcoll_tree_blocks_make(&b, a, KCOLL_BUF_RECV))
         return KCOLL_ERR_NOMEM;
-    }
-    const int *kid = t.kids + t.first[r], nkid = t.first[r + 1] - t.first[r];
+    const kcoll_tree_t *t = &b.t;
+    const int *kid = t->kids + t->first[r], nkid = t->first[r + 1] - t->first[r];
     if (r == a->root) {
         kcoll_sched_expose(s, KCOLL_BUF_RECV);
         kcoll_gather_copy_own(a, s);
         for (int i = 0; i < nkid; i++)
             kcoll_sched_wait(s, kid[i], KCOLL_FLAG_DATA, 1);
     } else {
-        const int v = t.parent[r], mine = t.at[r] + 1; /* r's TMP: places mine.. */
+        const int v = t->parent[r];
+        const size_t mine = b.boff[t->at[r] + 1]; /* where r's TMP starts */
         if (nkid)
             kcoll_sched_expose(s, KCOLL_BUF_TMP);
-        kcoll_gather_hier_up(a, s, &t, boff, v, t.at[r], t.at[r] + 1, KCOLL_BUF_SEND, 0);
+        kcoll_tree_blocks_move(a, s, &b, KCOLL_STEP_WRITE, v, t->at[r], t->at[r] + 1,
+                               KCOLL_BUF_SEND, 0);
         for (int i = 0; i < nkid; i++) {
             const int c = kid[i];
             kcoll_sched_wait(s, c, KCOLL_FLAG_DATA, 1);
-            kcoll_gather_hier_up(a, s, &t, boff, v, t.at[c], t.at[c] + t.size[c], KCOLL_BUF_TMP,
-                                 boff[t.at[c]] - boff[mine]);
+            kcoll_tree_blocks_move(a, s, &b, KCOLL_STEP_WRITE, v, t->at[c], t->at[c] + t->size[c],
+                                   KCOLL_BUF_TMP, b.boff[t->at[c]] - mine);
         }
         kcoll_sched_signal(s, KCOLL_FLAG_DATA, 1);
     }
-    free(boff);
-    kcoll_tree_free(&t);
+    kcoll_tree_blocks_free(&b);
     return s->err;
 }

@@ -35,81 +35,47 @@
  * non-root leader: its subtree's blocks. With no levels it is
  * parallel_read's pattern. Any p, root, counts (zeros too).
  */
-#include <stdlib.h>
-
 #include "coll/coll.h"
-
-/* Read the blocks of the preorder places [i0, i1) from parent v into
- * local lbuf from loff, one after the other. */
-static void kcoll_scatter_hier_down(const kcoll_args_t *a, kcoll_sched_t *s,
-                                    const kcoll_tree_t *t, const size_t *boff, int v, int i0,
-                                    int i1, kcoll_buf_t lbuf, size_t loff)
-{
-    if (v != a->root) {
-        kcoll_sched_read(s, v, KCOLL_BUF_TMP, boff[i0] - boff[t->at[v] + 1], lbuf, loff,
-                         boff[i1] - boff[i0]);
-        return;
-    }
-    kcoll_run_t run;
-    kcoll_run_init(&run);
-    for (int i = i0; i < i1; i++) {
-        size_t off, len = kcoll_sblock(a, a->root, t->order[i], &off);
-        kcoll_run_add(s, &run, KCOLL_STEP_READ, v, KCOLL_BUF_SEND, off, lbuf,
-                      loff + boff[i] - boff[i0], len);
-    }
-    kcoll_run_flush(s, &run);
-}
 
 size_t kcoll_scatter_hier_tmp(const kcoll_args_t *a)
 {
-    kcoll_tree_t t;
-    size_t *boff, len = 0;
-    const int r = a->rank;
-    if (r == a->root || kcoll_tree_make(&t, a->lv, a->p, a->root, 0))
-        return 0;
-    if ((boff = kcoll_tree_bytes(&t, a, a->root, KCOLL_BUF_SEND)))
-        len = boff[t.at[r] + t.size[r]] - boff[t.at[r] + 1];
-    free(boff);
-    kcoll_tree_free(&t);
-    return len;
+    return kcoll_tree_blocks_tmp(a, KCOLL_BUF_SEND);
 }
 
 kcoll_status_t kcoll_scatter_hier(const kcoll_args_t *a, kcoll_sched_t *s)
 {
     const int r = a->rank;
-    kcoll_tree_t t;
-    size_t *boff = NULL;
-    if (kcoll_tree_make(&t, a->lv, a->p, a->root, 0) ||
-        !(boff = kcoll_tree_bytes(&t, a, a->root, KCOLL_BUF_SEND))) {
-        kcoll_tree_free(&t);
+    kcoll_tree_blocks_t b;
+    if (kcoll_tree_blocks_make(&b, a, KCOLL_BUF_SEND))
         return KCOLL_ERR_NOMEM;
-    }
-    const int *kid = t.kids + t.first[r], nkid = t.first[r + 1] - t.first[r];
+    const kcoll_tree_t *t = &b.t;
+    const int *kid = t->kids + t->first[r], nkid = t->first[r + 1] - t->first[r];
     if (r == a->root) {
         kcoll_sched_expose(s, KCOLL_BUF_SEND);
         kcoll_scatter_copy_own(a, s);
     } else {
-        const int v = t.parent[r], mine = t.at[r] + 1; /* r's TMP: places mine.. */
+        const int v = t->parent[r];
+        const size_t mine = b.boff[t->at[r] + 1]; /* where r's TMP starts */
         if (nkid)
             kcoll_sched_expose(s, KCOLL_BUF_TMP);
         if (v != a->root) {
             int nth = 0; /* r's place among v's children */
-            while (t.kids[t.first[v] + nth] != r)
+            while (t->kids[t->first[v] + nth] != r)
                 nth++;
             kcoll_sched_wait(s, v, KCOLL_FLAG_DATA, (uint32_t)nth + 1);
         }
         for (int i = 0; i < nkid; i++) {
             const int c = kid[i];
-            kcoll_scatter_hier_down(a, s, &t, boff, v, t.at[c], t.at[c] + t.size[c],
-                                    KCOLL_BUF_TMP, boff[t.at[c]] - boff[mine]);
+            kcoll_tree_blocks_move(a, s, &b, KCOLL_STEP_READ, v, t->at[c], t->at[c] + t->size[c],
+                                   KCOLL_BUF_TMP, b.boff[t->at[c]] - mine);
             kcoll_sched_signal(s, KCOLL_FLAG_DATA, (uint32_t)i + 1);
         }
-        kcoll_scatter_hier_down(a, s, &t, boff, v, t.at[r], t.at[r] + 1, KCOLL_BUF_RECV, 0);
+        kcoll_tree_blocks_move(a, s, &b, KCOLL_STEP_READ, v, t->at[r], t->at[r] + 1,
+                               KCOLL_BUF_RECV, 0);
         kcoll_sched_signal(s, KCOLL_FLAG_DONE, 1);
     }
     for (int i = 0; i < nkid; i++)
         kcoll_sched_wait(s, kid[i], KCOLL_FLAG_DONE, 1);
-    free(boff);
-    kcoll_tree_free(&t);
+    kcoll_tree_blocks_free(&b);
     return s->err;
 }
