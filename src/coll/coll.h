@@ -136,6 +136,9 @@ typedef struct kcoll_algo {
      * or -1 with a one-line reason naming the value and p in why. */
     int (*check)(int p, const kcoll_aparam_t *prm, char *why, size_t whylen);
     unsigned engines;       /* the KCOLL_ENGINE_BIT()s it can run on */
+    /* 1: it follows the team's topology levels; on a team without levels
+     * it is (or falls back to) another algorithm of its family */
+    int levels;
     const char *help;       /* one line */
 } kcoll_algo_t;
 

@@ -243,7 +243,7 @@ static long run_algo(const kcoll_algo_t *algo)
     long runs = 0;
     /* the hierarchical ones on every level shape (levels_fixture.h; the
      * flat one up to 16 ranks) */
-    const int hier = !strcmp(algo->name, "hier") || !strcmp(algo->name, "ring_levels");
+    const int hier = algo->levels;
     for (int shape = 0; shape < (hier ? LEVEL_SHAPES : 1); shape++)
     for (int p = 1; p <= (hier && !shape ? 16 : 64); p++) {
         kcoll_levels_t lv;
@@ -335,7 +335,7 @@ static long run_barrier(const kcoll_algo_t *algo)
 {
     long runs = 0;
     /* the hierarchical barrier also on 2- and 3-level topologies */
-    const int shapes = strcmp(algo->name, "hier") ? 1 : LEVEL_SHAPES;
+    const int shapes = algo->levels ? LEVEL_SHAPES : 1;
     for (int shape = 0; shape < shapes; shape++)
     for (int p = 1; p <= 64; p++) {
         kcoll_sim_t *sim = kcoll_sim_new(p);

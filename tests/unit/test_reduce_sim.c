@@ -191,7 +191,7 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
     }
     /* the expected vector, right to left */
     uint8_t *want = malloc(nel ? vec : 1), elem[8];
-    const int by_levels = !strcmp(algo->name, "hier") && grouped(lv, op);
+    const int by_levels = algo->levels && grouped(lv, op);
     for (size_t i = 0; i < nel; i++) {
         if (by_levels) {
             ref_grouped(lv, p, coll == KCOLL_COLL_REDUCE ? root : 0, i, es, want + i * es);
@@ -279,7 +279,7 @@ int main(void)
         for (int ai = 0; ai < kcoll_nalgos; ai++) {
             const kcoll_algo_t *algo = &kcoll_algos[ai];
             /* hier: below, with levels (without, it is partitioned) */
-            if (algo->family != kcoll_coll_family(coll) || !strcmp(algo->name, "hier"))
+            if (algo->family != kcoll_coll_family(coll) || algo->levels)
                 continue;
             for (int p = 1; p <= (use_double ? 24 : 64); p++)
                 for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {

@@ -221,7 +221,7 @@ int main(void)
         const kcoll_algo_t *algo = &kcoll_algos[ai];
         if (algo->family != KCOLL_COLL_SCATTER && algo->family != KCOLL_COLL_GATHER)
             continue;
-        if (!strcmp(algo->name, "hier")) {
+        if (algo->levels) {
             runs += run_hier(algo);
             continue;
         }
