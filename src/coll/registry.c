@@ -32,7 +32,7 @@ const kcoll_algo_t kcoll_algos[] = {
      .engines = CMA,
      .help = "the root writes 1/p of each peer's copy while the peer reads the rest: both cores copy"},
     {.family = KCOLL_COLL_BCAST, .name = "hier", .build = kcoll_bcast_hier,
-     .params = {{"chunk", offsetof(kcoll_aparam_t, chunk), 0, 0, 1 << 20}}, .engines = CMA,
+     .params = {{"chunk", offsetof(kcoll_aparam_t, chunk), 0, 0, 1 << 20}}, .levels = 1, .engines = CMA,
      .help = "tree along the topology levels, each rank reads from its group's leader, in chunk-KiB segments (0: 16 KiB, 512 KiB from 1 MiB) (paper 000 IV)"},
 
     /* -- Scatter, Gather (and v) -- */
@@ -45,6 +45,9 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_SCATTER, .name = "throttled_read", .build = kcoll_scatter_throttled_read,
      .params = {KCOLL_PARAM_K(4, 1)}, .engines = CMA,
      .help = "at most k non-roots read from the root at a time, chained by flags (paper 003 IV.A.3)"},
+    {.family = KCOLL_COLL_SCATTER, .name = "hier", .build = kcoll_scatter_hier,
+     .tmp = kcoll_scatter_hier_tmp, .levels = 1, .engines = CMA,
+     .help = "tree along the topology levels: each leader reads its subtree's blocks from its parent, its group reads from it (flat without levels)"},
     {.family = KCOLL_COLL_GATHER, .name = "parallel_write", .build = kcoll_gather_parallel_write,
      .engines = CMA,
      .help = "every non-root writes its block into the root at once (paper 003 IV.B.1)"},
@@ -54,6 +57,9 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_GATHER, .name = "throttled_write", .build = kcoll_gather_throttled_write,
      .params = {KCOLL_PARAM_K(4, 1)}, .engines = CMA,
      .help = "at most k non-roots write into the root at a time, chained by flags (paper 003 IV.B.3)"},
+    {.family = KCOLL_COLL_GATHER, .name = "hier", .build = kcoll_gather_hier,
+     .tmp = kcoll_gather_hier_tmp, .levels = 1, .engines = CMA,
+     .help = "tree along the topology levels: each rank writes its block and its children's subtrees into its parent, the root's group straight into the root (flat without levels)"},
 
     /* -- Allgather, Alltoall (and v), Barrier -- */
     {.family = KCOLL_COLL_ALLGATHER, .name = "gather_bcast", .build = kcoll_allgather_gather_bcast,
@@ -75,6 +81,12 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_ALLGATHER, .name = "bruck", .build = kcoll_allgather_bruck,
      .engines = CMA,
      .help = "ceil(log2 p) rounds reading min(2^t,p-2^t) blocks from rank+2^t (paper 003 IV.C)"},
+    {.family = KCOLL_COLL_ALLGATHER, .name = "ring_levels", .build = kcoll_allgather_ring_levels,
+     .levels = 1, .engines = CMA,
+     .help = "ring_neighbor's ring (j=1) in the order of the topology levels: a group's ranks follow each other, few readers cross domains (paper 000 VI.D)"},
+    {.family = KCOLL_COLL_ALLGATHER, .name = "hier", .build = kcoll_allgather_hier,
+     .levels = 1, .engines = CMA,
+     .help = "gather up each outermost topology group's tree, exchange among the groups' leaders, read the rest down the tree piece by piece (flat without levels)"},
     {.family = KCOLL_COLL_ALLTOALL, .name = "pairwise", .build = kcoll_alltoall_pairwise,
      .tmp = kcoll_alltoall_in_place_tmp, .engines = CMA,
      .help = "p-1 steps, read from rank XOR i (p power of 2) or rank-i: one reader per process (003 IV.C.1)"},
@@ -88,7 +100,7 @@ const kcoll_algo_t kcoll_algos[] = {
      .engines = KCOLL_ENGINES_ALL,
      .help = "ceil(log2 p) rounds of flags on the control segment, no data"},
     {.family = KCOLL_COLL_BARRIER, .name = "hier", .build = kcoll_barrier_hier,
-     .engines = KCOLL_ENGINES_ALL,
+     .levels = 1, .engines = KCOLL_ENGINES_ALL,
      .help = "arrive up the tree of the topology levels, leave down it (flat: a central counter)"},
 
     /* -- Reduce, Allreduce, Reduce_scatter(_block) -- */
@@ -98,6 +110,9 @@ const kcoll_algo_t kcoll_algos[] = {
     {.family = KCOLL_COLL_REDUCE, .name = "serial", .build = kcoll_reduce_serial,
      .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
      .help = "the root reads and reduces every contribution itself, chunk by chunk (paper 004's original)"},
+    {.family = KCOLL_COLL_REDUCE, .name = "hier", .build = kcoll_reduce_hier,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_hier_tmp, .levels = 1, .engines = CMA,
+     .help = "partitioned reduce inside each topology group to its leader (the root in its own), up the levels to the root (flat without levels)"},
     {.family = KCOLL_COLL_ALLREDUCE, .name = "partitioned", .build = kcoll_reduce_partitioned,
      .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
      .help = "every rank reduces 1/p of the vector from all peers, then reads the other slices from their owners (paper 004 IV.A)"},
@@ -105,11 +120,14 @@ const kcoll_algo_t kcoll_algos[] = {
      .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
      .help = "partitioned reduce to rank 0, then every rank reads the whole result from it (paper 004 IV.C)"},
     {.family = KCOLL_COLL_ALLREDUCE, .name = "hier", .build = kcoll_allreduce_hier,
-     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .levels = 1, .engines = CMA,
      .help = "partitioned reduce inside each topology group, up the levels, partitioned allreduce of the outer leaders, broadcast back down (flat without levels)"},
     {.family = KCOLL_COLL_REDUCE_SCATTER, .name = "partitioned", .build = kcoll_reduce_partitioned,
      .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_tmp_len, .engines = CMA,
      .help = "every rank reduces its own block, reading it from all peers in chunk-KiB pieces (paper 004 IV.A)"},
+    {.family = KCOLL_COLL_REDUCE_SCATTER, .name = "hier", .build = kcoll_reduce_scatter_hier,
+     .params = {KCOLL_PARAM_CHUNK}, .tmp = kcoll_reduce_scatter_hier_tmp, .levels = 1, .engines = CMA,
+     .help = "the hierarchical reduce of the whole vector to rank 0, then the hierarchical scatter of its blocks (flat partitioned without levels)"},
 };
 const int kcoll_nalgos = (int)(sizeof kcoll_algos / sizeof kcoll_algos[0]);
 

@@ -32,7 +32,11 @@
  *     max(beta, b / package_bw) with b the average number of copies
  *     moving bytes through the same package's memory at once (paper 003
  *     section III's "bandwidth" view of Fig. 6: past a point more readers
- *     only share the memory).
+ *     only share the memory); and a copy between two packages moves its
+ *     bytes through the links between them, beta'' = max(beta', x /
+ *     link_bw) with x the average number of copies crossing at once
+ *     (paper 000 section IV: what a hierarchy saves is the traffic over
+ *     the links; without link_bw, crossing costs nothing more).
  *   COPY of n bytes: copy_alpha + n copy_beta' + step (same sharing).
  *   REDUCE of n bytes: n reduce_beta[class] + u stream_beta + step, with
  *     u the operand bytes (of 2n) that none of the rank's last few data
@@ -96,7 +100,7 @@ typedef struct {
     int nsteps;
     const int *pkg;
     /* per global step, from the previous walk */
-    double *conc, *far, *share;
+    double *conc, *far, *share, *xshare;
     /* per global step, this walk (-1: not a data step) */
     int *ival_of;
     kcoll_ival_t *iv;
@@ -231,17 +235,20 @@ static int kcoll_contention(kcoll_pricer_t *P)
     if (!idx || !avg || !favg || !cnt)
         goto out;
     double *conc = malloc((size_t)n * sizeof *conc + 1), *far = malloc((size_t)n * sizeof *far + 1),
-           *share = malloc((size_t)n * sizeof *share + 1);
-    if (!conc || !far || !share) {
+           *share = malloc((size_t)n * sizeof *share + 1),
+           *xshare = malloc((size_t)n * sizeof *xshare + 1);
+    if (!conc || !far || !share || !xshare) {
         free(conc);
         free(far);
         free(share);
+        free(xshare);
         goto out;
     }
     for (int i = 0; i < n; i++) {
         conc[i] = 1;
         far[i] = 0;
         share[i] = 1;
+        xshare[i] = 1;
     }
     /* CMA copies, grouped by the process whose pages they lock */
     int m = 0;
@@ -305,24 +312,39 @@ static int kcoll_contention(kcoll_pricer_t *P)
                     share[idx[j]] = avg[j];
         }
     }
+    /* the copies between packages, all through the links between them */
+    if (P->m->link_bw > 0) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (P->iv[i].src_pkg != P->iv[i].dst_pkg)
+                idx[k++] = i;
+        if (k && kcoll_sweep(P->iv, idx, k, NULL, avg))
+            goto fail;
+        for (int j = 0; j < k; j++)
+            xshare[idx[j]] = avg[j];
+    }
     /* hand them to the steps */
     for (int g = 0; g < P->nsteps; g++) {
         int i = P->ival_of[g];
         double c = i >= 0 ? conc[i] : 1, f = i >= 0 ? far[i] : 0, b = i >= 0 ? share[i] : 1;
+        double x = i >= 0 ? xshare[i] : 1;
         if (P->damp) { /* halfway from the last walk's values: the walks settle */
             c = 0.5 * (c + P->conc[g]);
             f = 0.5 * (f + P->far[g]);
             b = 0.5 * (b + P->share[g]);
+            x = 0.5 * (x + P->xshare[g]);
         }
         P->conc[g] = c;
         P->far[g] = f;
         P->share[g] = b;
+        P->xshare[g] = x;
     }
     rc = 0;
 fail:
     free(conc);
     free(far);
     free(share);
+    free(xshare);
 out:
     free(idx);
     free(avg);
@@ -475,9 +497,14 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                      * read's time, with the package's memory shared too
                      * (kcoll-calibrate measures it with two ranks copying) */
                     const double wr = st->kind == KCOLL_STEP_WRITE ? m->beta_write / m->beta : 1;
+                    const int src = st->kind == KCOLL_STEP_READ ? st->peer : r;
+                    const int dst = st->kind == KCOLL_STEP_READ ? r : st->peer;
                     double beta = m->beta * wr;
                     if (m->package_bw > 0 && P->share[g] / m->package_bw * wr > beta)
                         beta = P->share[g] / m->package_bw * wr;
+                    if (m->link_bw > 0 && kcoll_pkg(P, src) != kcoll_pkg(P, dst) &&
+                        P->xshare[g] / m->link_bw * wr > beta)
+                        beta = P->xshare[g] / m->link_bw * wr;
                     double pages = ceil((double)st->len / m->page);
                     double a = batched ? 0 : m->alpha;
                     /* a copy of few pages cannot meet more contention than it
@@ -492,8 +519,6 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     if (P->conc[g] > out->cmax)
                         out->cmax = P->conc[g];
                     ivi = P->niv++;
-                    int src = st->kind == KCOLL_STEP_READ ? st->peer : r;
-                    int dst = st->kind == KCOLL_STEP_READ ? r : st->peer;
                     P->iv[ivi] = (kcoll_ival_t){0, 0, r, st->peer, kcoll_pkg(P, src),
                                                 kcoll_pkg(P, dst)};
                     kcoll_hot_touch(&hot[r], st->lbuf, st->loff, st->len);
@@ -631,14 +656,16 @@ int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_apa
     P.conc = malloc(ns * sizeof *P.conc);
     P.far = malloc(ns * sizeof *P.far);
     P.share = malloc(ns * sizeof *P.share);
+    P.xshare = malloc(ns * sizeof *P.xshare);
     P.ival_of = malloc(ns * sizeof *P.ival_of);
     P.iv = malloc(ns * sizeof *P.iv);
-    if (!P.conc || !P.far || !P.share || !P.ival_of || !P.iv)
+    if (!P.conc || !P.far || !P.share || !P.xshare || !P.ival_of || !P.iv)
         goto out;
     for (int g = 0; g < P.nsteps; g++) {
         P.conc[g] = 1;
         P.far[g] = 0;
         P.share[g] = 1;
+        P.xshare[g] = 1;
     }
     double last = -1;
     for (int w = 0; w < KCOLL_PRICE_WALKS; w++) {
@@ -667,6 +694,7 @@ out:
     free(P.conc);
     free(P.far);
     free(P.share);
+    free(P.xshare);
     free(P.ival_of);
     free(P.iv);
     return rc;

@@ -134,6 +134,7 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     m->copy_alpha = 0.003 * US;
     m->copy_beta = GBPS(12.0);
     m->package_bw = 0; /* measured 15-22 GB/s with both cores copying; 0: no limit */
+    m->link_bw = 0;    /* one package here: nothing crosses; 0: no limit */
     m->reduce_beta[KCOLL_RCLASS_INT] = GBPS(40.0);
     m->reduce_beta[KCOLL_RCLASS_FLOAT] = GBPS(40.0);
     m->reduce_beta[KCOLL_RCLASS_DOUBLE] = GBPS(47.0);

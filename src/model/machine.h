@@ -73,6 +73,9 @@ typedef struct {
     double copy_beta;        /* s per byte of memcpy */
     double package_bw;       /* bytes/s one package's memory delivers to
                               * all copies at once (0: no limit) */
+    double link_bw;          /* bytes/s the links between packages carry
+                              * for all copies crossing them at once (0:
+                              * no limit) */
     double reduce_beta[KCOLL_NRCLASS]; /* s per byte of a REDUCE step, in cache */
     double stream_beta;      /* s more per byte of a REDUCE operand that is
                               * not in cache (streams from memory) */

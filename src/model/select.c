@@ -160,7 +160,7 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
         const kcoll_algo_t *a = &kcoll_algos[i];
         if (a->family != family)
             continue;
-        if (flat && !strcmp(a->name, "hier"))
+        if (flat && a->levels)
             continue; /* without levels the same as a flat algorithm */
         /* the cross product of every parameter's sweep */
         int vals[KCOLL_ALGO_MAX_PARAMS][32], nv[KCOLL_ALGO_MAX_PARAMS], np = 0;

@@ -683,10 +683,11 @@ static int tj_memory(tj_t *j, int i, const char *path)
         TJ_F("copy_alpha_us", TJ_US, TJ_GE0, copy_alpha),
         TJ_F("copy_GBps", TJ_GBPS, TJ_GT0, copy_beta),
         TJ_F("package_GBps", TJ_BW, TJ_GE0, package_bw),
+        TJ_F("link_GBps", TJ_BW, TJ_GE0, link_bw),
         TJ_S("reduce_GBps", tj_reduce),
         TJ_F("stream_GBps", TJ_GBPS, TJ_GT0, stream_beta),
     };
-    return tj_walk(j, i, path, f, 5);
+    return tj_walk(j, i, path, f, 6);
 }
 
 static int tj_sync(tj_t *j, int i, const char *path)
@@ -1088,6 +1089,7 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     tw_field(&w, 4, "copy_alpha_us", m->copy_alpha / US, 0);
     tw_field(&w, 4, "copy_GBps", 1.0 / (m->copy_beta * GB), 0);
     tw_field(&w, 4, "package_GBps", m->package_bw / GB, 0);
+    tw_field(&w, 4, "link_GBps", m->link_bw / GB, 0);
     fputs("    \"reduce_GBps\": {\n", f);
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         tw_field(&w, 6, rclass[i], 1.0 / (m->reduce_beta[i] * GB), i == KCOLL_NRCLASS - 1);

@@ -440,6 +440,11 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
     switch ((kcoll_step_kind_t)st->kind) {
     case KCOLL_STEP_EXPOSE: {
         kcoll_sim_expo_t *e = kcoll_sim_expo(s, r, lane, st->lbuf);
+        /* exposed again in the same collective: peers may access the
+         * buffer from the first exposure on (the executor's word already
+         * holds this collective), so its clock stays the first's */
+        if (e->seq == (uint64_t)ci + 1)
+            break;
         free(e->vc);
         if (!(e->vc = kcoll_sim_snapshot(s, r)))
             return KCOLL_ERR_NOMEM;

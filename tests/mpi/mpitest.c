@@ -35,6 +35,39 @@ uint64_t mt_calls(const char *coll, const char *path)
     return calls;
 }
 
+mt_opts_t mt_options(int argc, char **argv)
+{
+    mt_opts_t o = {0, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q"))
+            o.quick = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            o.only = argv[++i];
+    }
+    return o;
+}
+
+/* Is the name of spec ("name[:params]") in the comma-separated list? */
+static int mt_named(const char *spec, const char *list)
+{
+    const size_t nlen = strcspn(spec, ":");
+    for (const char *l = list; l && *l; l += strcspn(l, ","), l += *l == ',') {
+        size_t llen = strcspn(l, ",");
+        if (llen == nlen && !strncmp(spec, l, nlen))
+            return 1;
+    }
+    return 0;
+}
+
+int mt_algo_wanted(const mt_opts_t *o, const char *spec, int ai, const char *levels_only)
+{
+    if (ai == 0)
+        return 1;
+    if (o->only)
+        return mt_named(spec, o->only);
+    return !mt_named(spec, levels_only);
+}
+
 uint64_t mt_calls_any(const char *coll, const char *const *algos, int n)
 {
     uint64_t sum = 0;

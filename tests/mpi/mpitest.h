@@ -37,6 +37,21 @@ typedef struct {
 const char *mt_verdict(int rc1, int rc2, const void *ref, const void *got, size_t span,
                        int expect_kcoll, int forced, int bad, mt_rows_t before, mt_rows_t after);
 
+/* The options of the matrix programs: -q, the thinner matrix (MPICH
+ * above 3 ranks, the topology-levels runs), and --only NAMES, "auto" and
+ * the forced algorithms with a name in the comma-separated list NAMES
+ * only (the topology-levels runs: --only hier,ring_levels). */
+typedef struct {
+    int quick;
+    const char *only;
+} mt_opts_t;
+mt_opts_t mt_options(int argc, char **argv);
+/* Is forced algorithm spec ("name" or "name:param=N"; ai 0 is "auto",
+ * always wanted) in o's matrix? Without --only, every one but those
+ * named in the comma-separated list `levels_only` (NULL: none), which
+ * the topology-levels runs cover. */
+int mt_algo_wanted(const mt_opts_t *o, const char *spec, int ai, const char *levels_only);
+
 /* A non-contiguous datatype kcoll does not map (a darray: every second
  * int of four, extent four ints), so its calls go to the host MPI as
  * mpi:noncontig_datatype; committed. */

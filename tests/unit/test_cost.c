@@ -121,6 +121,29 @@ int main(void)
     t = price(&mw, KCOLL_COLL_BCAST, "direct_read", 2, n, NULL);
     CHECK(near(t, (1 + 40.96 + 1.0) * 1e-6), "a read keeps beta: %.6f us", t * 1e6);
 
+    /* copies between packages share the links' bandwidth: two readers on
+     * package 1 of the root on package 0, at once, each at 2 / link_bw
+     * per byte where that is above beta (the walks settle there within
+     * their 0.5%); on one package, or with no link_bw, nothing changes */
+    {
+        const int pkg2[3] = {0, 1, 1}, pkg1[3] = {0, 0, 0};
+        kcoll_machine_t ml = m;
+        ml.link_bw = 1e9; /* 2 crossing at once: 2 ns per byte */
+        const kcoll_algo_t *dr = kcoll_algo_find(KCOLL_COLL_BCAST, "direct_read");
+        kcoll_aparam_t prm;
+        kcoll_algo_defaults(dr, &prm);
+        kcoll_pcall_t pc = {.coll = KCOLL_COLL_BCAST, .p = 3, .bytes = n, .pkg = pkg2};
+        CHECK(!kcoll_price(&ml, dr, &prm, &pc, &pr), "priced");
+        CHECK(fabs(pr.t - (1 + 81.92 + 2.0) * 1e-6) < 0.01 * 84.92e-6,
+              "2 readers across the link: %.3f us, want about 84.92", pr.t * 1e6);
+        pc.pkg = pkg1;
+        CHECK(!kcoll_price(&ml, dr, &prm, &pc, &pr) && near(pr.t, (1 + 40.96 + 2.0) * 1e-6),
+              "2 readers on the root's package: %.6f us", pr.t * 1e6);
+        pc.pkg = pkg2;
+        CHECK(!kcoll_price(&m, dr, &prm, &pc, &pr) && near(pr.t, (1 + 40.96 + 2.0) * 1e-6),
+              "no link_bw: %.6f us", pr.t * 1e6);
+    }
+
     /* reductions: the in-cache rate, plus the stream of operands no
      * recent step touched. Serial Reduce, root 0: the chunks read from
      * the others (into RECV, TMP) are in cache, the root's own SEND is

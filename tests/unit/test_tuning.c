@@ -26,7 +26,7 @@ static const char *machine_diff(const kcoll_machine_t *a, const kcoll_machine_t 
         return #f;
     if (strcmp(a->source, b->source))
         return "source";
-    D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw) D(stream_beta)
+    D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw) D(link_bw) D(stream_beta)
     D(flag) D(step) D(call) D(call_data) D(host_alpha) D(host_beta) D(net_alpha) D(net_beta)
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         D(reduce_beta[i])
@@ -130,7 +130,7 @@ static const char full[] =
     "    \"intra\": {\"poly\": [0.5, 1.5, 0.25], \"measured\": [1, 1.4, 2.5]},\n" /* 7 */
     "    \"inter\": {\"poly\": [-1, 3, 0.5e-1], \"measured\": []}\n"             /* 8 */
     "  },\n"                                                                     /* 9 */
-    "  \"memory\": {\"copy_alpha_us\": 0.07, \"copy_GBps\": 20, \"package_GBps\": 60,\n"
+    "  \"memory\": {\"copy_alpha_us\": 0.07, \"copy_GBps\": 20, \"package_GBps\": 60, \"link_GBps\": 30,\n"
     "             \"reduce_GBps\": {\"int\": 10, \"float\": 6, \"double\": 5, \"user\": 0.5},\n"
     "             \"stream_GBps\": 25},\n"
     "  \"sync\": {\"flag_us\": 0.3, \"step_us\": 0, \"call_us\": 0.45, \"call_data_us\": 1.5},\n"
@@ -162,7 +162,8 @@ static void check_full(const kcoll_tuning_t *t)
               m->gamma_inter.nmeasured == 0,
           "gamma inter");
     CHECK(close_to(m->copy_alpha, 0.07e-6) && close_to(m->copy_beta, 1 / 20e9) &&
-              close_to(m->package_bw, 60e9) && close_to(m->stream_beta, 1 / 25e9),
+              close_to(m->package_bw, 60e9) && close_to(m->link_bw, 30e9) &&
+              close_to(m->stream_beta, 1 / 25e9),
           "memory");
     CHECK(close_to(m->reduce_beta[KCOLL_RCLASS_INT], 1 / 10e9) &&
               close_to(m->reduce_beta[KCOLL_RCLASS_FLOAT], 1 / 6e9) &&
@@ -227,7 +228,7 @@ int main(void)
     static const char *const names[] = {
         "\"cma\"", "\"beta_GBps\"", "\"write_GBps\"", "\"l_us\"", "\"package_cores\"", "\"gamma\"", "\"intra\"",
         "\"inter\"", "\"poly\"", "\"measured\"", "\"memory\"", "\"copy_alpha_us\"",
-        "\"copy_GBps\"", "\"package_GBps\"", "\"reduce_GBps\"", "\"stream_GBps\"", "\"int\"", "\"float\"",
+        "\"copy_GBps\"", "\"package_GBps\"", "\"link_GBps\"", "\"reduce_GBps\"", "\"stream_GBps\"", "\"int\"", "\"float\"",
         "\"double\"", "\"user\"", "\"sync\"", "\"flag_us\"", "\"step_us\"", "\"call_us\"", "\"call_data_us\"", "\"host\"",
         "\"times\"", "\"net\"", "\"GBps\"", "\"MPI_Bcast\"", "\"MPI_Alltoallv\"", "\"rules\""};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -99,6 +99,12 @@ void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t
     }
 }
 
+int kcoll_red_by_levels(const kcoll_args_t *a)
+{
+    return a->lv && a->lv->n > 0 && a->p > 1 &&
+           !(a->op && a->op->kind == KCOLL_OP_USER && !kcoll_levels_runs(a->lv));
+}
+
 void kcoll_red_wait_all(const kcoll_args_t *a, kcoll_sched_t *s, kcoll_flag_t flag)
 {
     for (int i = 1; i < a->p; i++)
