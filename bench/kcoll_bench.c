@@ -23,7 +23,11 @@
  *    be faster, and all buffers are written once before timing so that no
  *    page fault is timed. --cache hot uses one buffer for every call
  *    instead, as the OSU micro-benchmarks do: a call finds its data where
- *    the previous call left it (the labels say which state was measured).
+ *    the previous call left it (the labels say which state was measured):
+ *    each timed call follows an untimed call of the same variant, so the
+ *    data is where that implementation's own previous call left it, as in
+ *    OSU's loop over one implementation, not where the variant before it
+ *    in the rotation did.
  * 4. Barrier-equalized start. Each timed call starts right after a
  *    PMPI_Barrier and is timed on every rank with MPI_Wtime.
  * 5. Time = maximum over ranks. A collective is finished when its last rank
@@ -712,7 +716,7 @@ static void layout_for(const bench_ctx_t *ctx, size_t bytes, size_t *send_stride
         *nbufs = 1;
         return;
     }
-    /* Calls take the slots in turn, in the order they run, so every call
+    /* Off-cache: calls take the slots in turn, in the order they run, so every call
      * follows its predecessor's buffer alike. The variant order repeats
      * every nvariants iterations, so with nbufs and nvariants coprime every
      * variant visits every buffer: none is tied to a few buffers whose
@@ -834,6 +838,15 @@ static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, int overlap
         bench_args_t a = args_for_slot(ctx, bytes, ctx->next_slot);
         ctx->next_slot = (ctx->next_slot + 1) % ctx->nbufs;
         double computed = 0.0;
+        if (ctx->opts->hot_cache) {
+            /* on-cache: first an untimed call of the same variant, so that
+             * the timed one finds the data where a call of its own left it,
+             * as in OSU's loop of one implementation (the previous variant
+             * of the rotation left it elsewhere: a writer's destination
+             * lines in its own cache, a reader's in the reader's) */
+            check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
+            call_variant(ctx, v, &a, overlap, &computed);
+        }
         check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
         double t0 = MPI_Wtime();
         call_variant(ctx, v, &a, overlap, &computed);
