@@ -554,7 +554,13 @@ void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
         /* acquire: as above */
         if (atomic_load_explicit(&r->completed, memory_order_acquire))
             return;
-        kcoll_pause_unless(&pause, moved);
+        if (moved)
+            kcoll_pause_reset(&pause);
+        else if (r->state == KCOLL_REQ_RUN && !r->listed && !kcoll_poll.fn && !kcoll_pending())
+            /* this blocking request alone, waiting for one flag: a crowded node sleeps on it */
+            kcoll_pause_on(&pause, r->x.blocked_line, r->x.blocked_want);
+        else
+            kcoll_pause(&pause);
     }
 }
 

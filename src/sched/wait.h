@@ -2,8 +2,24 @@
  * that turns a dead peer into an error (DESIGN.md section 4).
  *
  * A pause spins KCOLL_SPIN polls, then yields the core (sched_yield), and
- * after 50 ms of waiting takes short naps: jobs are often oversubscribed,
- * and a spinning waiter must not starve the process it waits for.
+ * after 50 ms of waiting takes short naps: a spinning waiter must not
+ * starve the process it waits for.
+ *
+ * Crowded nodes. When the ranks of a team outnumber the cores they may
+ * run on (the union of their CPU affinity masks, found when the team is
+ * set up, or KCOLL_CORES), the process it waits for may well be waiting
+ * for this waiter's core. Then a pause gives the core away at once: it
+ * yields without spinning. A waiter that knows the flag word it waits for
+ * (kcoll_pause_on) and has waited KCOLL_SLEEP_AFTER_NS sleeps in the
+ * kernel on that word (futex) until its owner stores a new value, which
+ * kcoll_wake after every flag store makes it see: off the run queue, where
+ * a yielding waiter keeps coming back to take its share of the core. Short
+ * waits only yield: waking a sleeper costs an inter-processor interrupt,
+ * which in a virtual machine costs more than the wait (measured at 4 and
+ * 8 ranks on 2 cores: sleeping at once made 64 KiB Bcasts 2-3x slower;
+ * docs/benchmarks.md "Crowded nodes"). A sleep also ends after
+ * KCOLL_SLEEP_NS, so that the watch keeps checking the peer, and a lost
+ * wake-up could only ever cost that long.
  *
  * A watch belongs to one collective: whenever it makes no headway it
  * calls kcoll_watch, which every KCOLL_PEER_CHECK_MS checks that the peer
@@ -17,14 +33,33 @@
 #ifndef KCOLL_SCHED_WAIT_H
 #define KCOLL_SCHED_WAIT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/status.h"
 #include "sched/ctl.h"
 
+/* ---- crowding: more ranks than cores ---- */
+
+/* A team of `ranks` processes runs on `cores` CPUs (0: unknown). The
+ * process counts as crowded from the first such team with more ranks than
+ * cores (KCOLL_CORES, if set, replaces the cores): a node's ranks are all
+ * in its first team, MPI_COMM_WORLD's, and later teams are parts of it. */
+void kcoll_wait_crowd_note(int ranks, int cores);
+/* Does this process give its core away at once when it waits? */
+int kcoll_wait_crowded(void);
+/* The cores the ranks of a crowded node share (what the cost model
+ * prices with); 0 when not crowded. */
+int kcoll_wait_cores(void);
+
+/* ---- pauses ---- */
+
 typedef struct {
     int64_t spin, polls, nap_after;
+    int64_t since; /* kcoll_pause_on: when the wait began (0: not yet timed) */
+    int64_t slept, woken; /* sleeps on a flag word, and those the owner's store ended */
+    int crowded;   /* kcoll_wait_crowded() when the wait began */
 } kcoll_pause_t;
 
 void kcoll_pause_init(kcoll_pause_t *p);
@@ -32,6 +67,33 @@ void kcoll_pause_init(kcoll_pause_t *p);
 void kcoll_pause_reset(kcoll_pause_t *p);
 /* One pause of a waiting loop. */
 void kcoll_pause(kcoll_pause_t *p);
+/* One pause of a waiting loop that waits for the flag word line->v to
+ * reach want (line NULL: nothing in particular, as kcoll_pause). Crowded,
+ * it yields, and once the wait has lasted KCOLL_SLEEP_AFTER_NS sleeps until
+ * the word changes (at most KCOLL_SLEEP_NS); otherwise as kcoll_pause. */
+void kcoll_pause_on(kcoll_pause_t *p, kcoll_line_t *line, uint64_t want);
+
+/* Longest sleep of kcoll_pause_on, and how long a crowded wait yields
+ * before it sleeps. */
+#define KCOLL_SLEEP_NS 2000000
+#define KCOLL_SLEEP_AFTER_NS 1000000
+
+/* Wakes every process asleep on line->v (kcoll_wake does it when needed). */
+void kcoll_wake_all(kcoll_line_t *line);
+/* The owner of line has just stored a new value into line->v: wake
+ * whoever sleeps on it. Every store into a flag word that peers may wait
+ * for goes through here; costs a fence and a load when nobody sleeps. */
+static inline void kcoll_wake(kcoll_line_t *line)
+{
+    /* seq_cst fence: orders the caller's store of v before the load of
+     * sleepers below; pairs with the fence in kcoll_pause_on between a
+     * sleeper's increment of sleepers and its load of v. Either the sleeper
+     * sees the new v and does not sleep, or this load sees the sleeper. */
+    atomic_thread_fence(memory_order_seq_cst);
+    /* relaxed: ordered by the fence above */
+    if (atomic_load_explicit(&line->sleepers, memory_order_relaxed))
+        kcoll_wake_all(line);
+}
 /* The end of one round of a waiting loop: a fresh wait if something
  * moved, else a pause. */
 static inline void kcoll_pause_unless(kcoll_pause_t *p, int moved)

@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "sched/wait.h"
 #include "team/team.h"
 
 int kcoll_team_threads;
@@ -68,8 +69,11 @@ static int kcoll_team_map(kcoll_team_t *t, int p, int rank, const kcoll_team_hos
         all_ok = 0;
     if (rank == 0)
         shm_unlink(name); /* everyone has it mapped (or gave up): no name is needed any more */
-    if (all_ok && kcoll_ctl_load_pids(&t->ctl) == KCOLL_OK)
+    if (all_ok && kcoll_ctl_load_pids(&t->ctl) == KCOLL_OK) {
+        /* more ranks than the cores they may run on: waiters give their core away */
+        kcoll_wait_crowd_note(p, kcoll_ctl_cores(&t->ctl));
         return 0;
+    }
     if (ok)
         kcoll_ctl_fini(&t->ctl);
     if (seg != MAP_FAILED)
