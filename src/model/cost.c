@@ -43,6 +43,15 @@
  *   WAIT: step once the awaited signal is visible.
  *   EXTERN: step to start; done once every participant has started, plus
  *     a flag round trip per round of a binary tree over them.
+ * Crowded nodes (c->cores < p: more ranks than cores, as on a laptop or
+ * an oversubscribed CI runner). A rank that must wait gives its core away
+ * (sched/wait.h) and runs again only after the scheduler hands it a core:
+ * a WAIT, or a copy waiting for an exposure, that finds its signal not yet
+ * there starts handover after it. And the ranks' own work (their steps'
+ * durations without the waits) takes turns on the cores: the call takes
+ * at least that work summed over the ranks, divided by the cores. So
+ * algorithms that need many ranks copying at once, or long chains of
+ * waits (trees, rings), cost what they cost when the ranks cannot all run.
  * The call itself adds a fixed cost to its time: call, and call_data more
  * where it moves data (not a Barrier, not 0 bytes). Its steps do not show
  * it: in a call that starts after a barrier, with its buffers and kcoll's
@@ -102,6 +111,7 @@ typedef struct {
     kcoll_ival_t *iv;
     int niv;
     int damp; /* average with the previous walk's values (from the third walk) */
+    int crowded; /* fewer cores than ranks (c->cores) */
 } kcoll_pricer_t;
 
 static int kcoll_pkg(const kcoll_pricer_t *P, int r)
@@ -460,6 +470,9 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     }
                 }
                 if (vis > start) {
+                    /* crowded: the waiter gave its core away and needs it back */
+                    if (P->crowded)
+                        vis += m->handover;
                     T->wait += vis - start;
                     start = vis;
                 }
@@ -569,6 +582,15 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
         if (busy[r] > busy[crit] || (busy[r] == busy[crit] && term[r].wait < term[crit].wait))
             crit = r;
     }
+    if (P->crowded) {
+        /* the ranks' own work shares the cores */
+        double work = 0;
+        for (int r = 0; r < p; r++)
+            work += term[r].alpha + term[r].bytes + term[r].lock + term[r].copy +
+                    term[r].reduce + term[r].sync;
+        if (work / P->c->cores > end)
+            end = work / P->c->cores;
+    }
     double cmax = out->cmax;
     *out = term[crit];
     out->t = end;
@@ -596,7 +618,7 @@ int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_apa
                 const kcoll_pcall_t *c, kcoll_price_t *out)
 {
     const int p = c->p;
-    kcoll_pricer_t P = {.m = m, .c = c, .p = p};
+    kcoll_pricer_t P = {.m = m, .c = c, .p = p, .crowded = c->cores > 0 && c->cores < p};
     kcoll_op_t op = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_DOUBLE, .esize = 8};
     if (c->rclass == KCOLL_RCLASS_USER)
         op.kind = KCOLL_OP_USER;
@@ -754,7 +776,9 @@ static int kcoll_hostpt_cmp(const void *a, const void *b)
     return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
 }
 
-double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
+/* The host's time with a core per rank (the measured points, scaled to p
+ * by the formula). */
+static double kcoll_price_host_spread(const kcoll_machine_t *m, const kcoll_pcall_t *c)
 {
     const int n = m->nhost[c->coll];
     const double bytes = (double)c->bytes;
@@ -780,5 +804,17 @@ double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
         if (f0 > 0)
             t *= formula / f0;
     }
+    return t;
+}
+
+double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
+{
+    double t = kcoll_price_host_spread(m, c);
+    /* crowded: the host's ranks take turns on the cores too; its
+     * algorithms keep every rank moving data about all the time (trees
+     * pipelined, rings, pairwise exchanges), so its time stretches by the
+     * ranks per core */
+    if (c->cores > 0 && c->cores < c->p)
+        t *= (double)c->p / c->cores;
     return t;
 }

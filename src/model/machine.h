@@ -79,6 +79,9 @@ typedef struct {
     /* synchronization */
     double flag;             /* s from a SIGNAL to the waiter seeing it */
     double step;             /* s the executor spends per step */
+    double handover;         /* s for a waiter that gave its core away to run
+                              * again once what it waits for is there (the
+                              * wake-up of a crowded node's scheduler) */
     /* a kcoll call's fixed cost beyond its steps, as kcoll-bench sees it
      * (a call after a barrier, its buffers and kcoll's own state out of
      * cache): kcoll-calibrate's measured time minus the price of the

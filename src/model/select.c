@@ -9,6 +9,7 @@
 #include "base/params.h"
 #include "model/machine.h"
 #include "model/select.h"
+#include "sched/wait.h"
 
 /* KCOLL_<FAMILY>_ALGO of each family. */
 static kcoll_param_id_t kcoll_algo_param_of(kcoll_coll_t family)
@@ -210,7 +211,8 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
             host_ok = 0;
         }
     }
-    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv};
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv,
+                        .cores = kcoll_wait_cores()};
     int n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
     if (!n || !cands[0].ch.algo)
         return KCOLL_SELECT_HOST;
@@ -228,6 +230,7 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
 static struct {
     uint64_t gen; /* 0: empty */
     int p;
+    int cores;    /* the crowding it was priced with (kcoll_wait_cores) */
     int16_t key;  /* as a team's decision key */
     int16_t algo; /* index in kcoll_algos, or -1: the host MPI */
     kcoll_aparam_t prm;
@@ -242,12 +245,13 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
     const int memo = !lv || lv->n == 0;
     const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
     const uint64_t gen = kcoll_params_generation_model();
+    const int cores = kcoll_wait_cores();
     __typeof__(kcoll_model_memo[0]) *e =
         &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p) % KCOLL_MODEL_MEMO];
     if (memo) {
         int hit = 0;
         pthread_mutex_lock(&kcoll_model_memo_lock);
-        if (e->gen == gen && e->p == p && e->key == key) {
+        if (e->gen == gen && e->p == p && e->key == key && e->cores == cores) {
             hit = 1;
             out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
             out->prm = e->prm;
@@ -261,6 +265,7 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
         pthread_mutex_lock(&kcoll_model_memo_lock);
         e->gen = gen;
         e->p = p;
+        e->cores = cores;
         e->key = (int16_t)key;
         e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
         e->prm = out->prm;

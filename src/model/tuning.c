@@ -694,8 +694,9 @@ static int tj_sync(tj_t *j, int i, const char *path)
     static const tj_field_t f[] = {TJ_F("flag_us", TJ_US, TJ_GE0, flag),
                                    TJ_F("step_us", TJ_US, TJ_GE0, step),
                                    TJ_F("call_us", TJ_US, TJ_GE0, call),
-                                   TJ_F("call_data_us", TJ_US, TJ_GE0, call_data)};
-    return tj_walk(j, i, path, f, 4);
+                                   TJ_F("call_data_us", TJ_US, TJ_GE0, call_data),
+                                   TJ_F("handover_us", TJ_US, TJ_GE0, handover)};
+    return tj_walk(j, i, path, f, 5);
 }
 
 /* The collective a name denotes (all 14, v-variants too), or -1. */
@@ -1097,7 +1098,8 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     tw_field(&w, 4, "flag_us", m->flag / US, 0);
     tw_field(&w, 4, "step_us", m->step / US, 0);
     tw_field(&w, 4, "call_us", m->call / US, 0);
-    tw_field(&w, 4, "call_data_us", m->call_data / US, 1);
+    tw_field(&w, 4, "call_data_us", m->call_data / US, 0);
+    tw_field(&w, 4, "handover_us", m->handover / US, 1);
     fputs("  },\n  \"host\": {\n", f);
     tw_field(&w, 4, "alpha_us", m->host_alpha / US, 0);
     tw_field(&w, 4, "beta_GBps", 1.0 / (m->host_beta * GB), 0);
