@@ -1574,7 +1574,7 @@ int main(int argc, char **argv)
         result.chosen = calloc((size_t)nv, sizeof *result.chosen);
         if (opts.tune_path)
             tune = bench_tune_new(opts.coll->mpi_name, nranks, nv,
-                                  (const char *const *)opts.algos);
+                                  (const char *const *)opts.algos, opts.hot_cache);
         ok = result.median_us && result.min_us && result.p90_us && result.failed &&
              result.handed_to_host && result.total_us && result.comp_us && result.pred_us &&
              result.chosen && (tune || !opts.tune_path) && table_init(&table, &opts, model) == 0;

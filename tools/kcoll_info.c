@@ -395,7 +395,8 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     kcoll_select_t rres;
     kcoll_choice_t rch;
     const int rule = kcoll_select_rules(&t, kcoll_coll_family(c), p,
-                                        kcoll_class_bytes((size_t)bytes), 1, &rres, &rch);
+                                        kcoll_class_bytes((size_t)bytes), KCOLL_CACHE_COLD, 1,
+                                        &rres, &rch);
     if (rule && rres == KCOLL_SELECT_KCOLL)
         kcoll_algo_spec(rch.algo, &rch.prm, rspec, sizeof rspec);
     if (forced && strcmp(forced, "auto"))

@@ -99,13 +99,24 @@ typedef struct {
     kcoll_hostpt_t host[KCOLL_NCOLL][KCOLL_HOST_POINTS];
 } kcoll_machine_t;
 
+/* The cache state a call's data is estimated to be in (the call layer
+ * estimates it; model/select.h): off-cache, as the model's prices and the
+ * host's measured times are, or on-cache (in the last-level cache, as
+ * the previous call of the same shape left it). */
+typedef enum {
+    KCOLL_CACHE_ANY = 0, /* a rule's condition: either state */
+    KCOLL_CACHE_COLD = 1,
+    KCOLL_CACHE_HOT = 2
+} kcoll_cache_t;
+
 /* A rule of a tuning file: collective (family), process counts pmin..pmax
- * (pmax 0: no bound), bytes in [bmin, bmax) (bmax 0: no bound) ->
- * spec ("knomial:k=4", or "host"). */
+ * (pmax 0: no bound), bytes in [bmin, bmax) (bmax 0: no bound), cache
+ * state (KCOLL_CACHE_ANY: both) -> spec ("knomial:k=4", or "host"). */
 typedef struct {
     int coll;                /* kcoll_coll_t (a family) */
     int pmin, pmax;
     double bmin, bmax;
+    int cache;               /* kcoll_cache_t */
     char spec[64];
 } kcoll_trule_t;
 

@@ -50,12 +50,14 @@ static void kcoll_select_warn(kcoll_coll_t family, const char *spec, int p, cons
 }
 
 int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
-                       int host_ok, kcoll_select_t *res, kcoll_choice_t *out)
+                       kcoll_cache_t cache, int host_ok, kcoll_select_t *res,
+                       kcoll_choice_t *out)
 {
     for (int i = 0; i < t->nrules; i++) {
         const kcoll_trule_t *r = &t->rules[i];
         if (r->coll != (int)family || p < r->pmin || (r->pmax && p > r->pmax) ||
-            (double)bytes < r->bmin || (r->bmax > 0 && (double)bytes >= r->bmax))
+            (double)bytes < r->bmin || (r->bmax > 0 && (double)bytes >= r->bmax) ||
+            (cache != KCOLL_CACHE_ANY && r->cache != KCOLL_CACHE_ANY && r->cache != (int)cache))
             continue;
         if (!strcmp(r->spec, "host")) {
             if (!host_ok)
@@ -278,9 +280,17 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                             const kcoll_levels_t *lv, int host_ok, size_t bytes,
                             kcoll_choice_t *out)
 {
+    return kcoll_select_cache(d, c, p, lv, host_ok, bytes, KCOLL_CACHE_COLD, out);
+}
+
+kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
+                                  const kcoll_levels_t *lv, int host_ok, size_t bytes,
+                                  kcoll_cache_t cache, kcoll_choice_t *out)
+{
     const kcoll_coll_t family = kcoll_coll_family(c);
     const uint64_t gen = kcoll_params_generation();
-    const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
+    const int hot = cache == KCOLL_CACHE_HOT;
+    const int key = (((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok) * 2 + hot + 1;
     if (d->gen != gen || d->p != p) {
         memset(d, 0, sizeof *d);
         d->gen = gen;
@@ -322,7 +332,7 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
             res = KCOLL_SELECT_BAD;
         }
     } else if (!kcoll_select_rules(
-                   kcoll_tuning(), family, p, kcoll_class_bytes(bytes),
+                   kcoll_tuning(), family, p, kcoll_class_bytes(bytes), hot ? cache : KCOLL_CACHE_COLD,
                    host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), &res,
                    out)) {
         res = kcoll_select_model(c, p, lv, host_ok, bytes, out);
