@@ -47,11 +47,14 @@
  * an oversubscribed CI runner). A rank that must wait gives its core away
  * (sched/wait.h) and runs again only after the scheduler hands it a core:
  * a WAIT, or a copy waiting for an exposure, that finds its signal not yet
- * there starts handover after it. And the ranks' own work (their steps'
- * durations without the waits) takes turns on the cores: the call takes
- * at least that work summed over the ranks, divided by the cores. So
- * algorithms that need many ranks copying at once, or long chains of
- * waits (trees, rings), cost what they cost when the ranks cannot all run.
+ * there starts handover after it. And every data step (READ, WRITE, COPY,
+ * REDUCE) needs one of the cores for its duration: it starts at the
+ * earliest moment, not before it could start otherwise, at which a core
+ * has that long free (each core's booked intervals are kept). So copies
+ * that would run side by side take turns, at most `cores` of them overlap
+ * (and contend), and algorithms that need many ranks copying at once, or
+ * long chains of waits (trees, rings), cost what they cost when the ranks
+ * cannot all run.
  * The call itself adds a fixed cost to its time: call, and call_data more
  * where it moves data (not a Barrier, not 0 bytes). Its steps do not show
  * it: in a call that starts after a barrier, with its buffers and kcoll's
@@ -399,6 +402,55 @@ static size_t kcoll_hot_miss(const kcoll_hot_t *h, int buf, size_t off, size_t l
     return len - held;
 }
 
+/* The cores of a crowded node: each one's booked intervals, by start. */
+typedef struct {
+    double *s, *e;
+    int n, cap;
+} kcoll_core_t;
+
+/* Books the earliest interval of length dur starting at or after t on
+ * any of the nc cores; returns its start, or -1 out of memory. */
+static double kcoll_core_book(kcoll_core_t *cores, int nc, double t, double dur)
+{
+    int best = 0, at_best = 0;
+    double best_t = -1;
+    for (int c = 0; c < nc; c++) {
+        const kcoll_core_t *k = &cores[c];
+        double s = t;
+        int i = 0;
+        for (; i < k->n; i++) { /* the first gap from s that holds dur */
+            if (k->e[i] <= s)
+                continue;
+            if (k->s[i] >= s + dur)
+                break;
+            s = k->e[i];
+        }
+        if (best_t < 0 || s < best_t) {
+            best_t = s;
+            best = c;
+            at_best = i;
+        }
+    }
+    kcoll_core_t *k = &cores[best];
+    if (k->n == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 16;
+        double *s = realloc(k->s, (size_t)cap * sizeof *s), *e;
+        if (!s)
+            return -1;
+        k->s = s;
+        if (!(e = realloc(k->e, (size_t)cap * sizeof *e)))
+            return -1;
+        k->e = e;
+        k->cap = cap;
+    }
+    memmove(k->s + at_best + 1, k->s + at_best, (size_t)(k->n - at_best) * sizeof *k->s);
+    memmove(k->e + at_best + 1, k->e + at_best, (size_t)(k->n - at_best) * sizeof *k->e);
+    k->s[at_best] = best_t;
+    k->e[at_best] = best_t + dur;
+    k->n++;
+    return best_t;
+}
+
 /* One walk. Returns 0 (out filled), 1 on a deadlock, -1 out of memory. */
 static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
 {
@@ -418,8 +470,10 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
     int *xparts = calloc((size_t)nxop + 1, sizeof *xparts), *xstarted = calloc((size_t)nxop + 1, sizeof *xstarted);
     double *xmax = calloc((size_t)nxop + 1, sizeof *xmax);
     kcoll_hot_t *hot = calloc((size_t)p, sizeof *hot);
+    const int ncores = P->crowded ? P->c->cores : 0;
+    kcoll_core_t *cores = ncores ? calloc((size_t)ncores, sizeof *cores) : NULL;
     if (!idx || !batch || !clk || !busy || !exposed || !sig || !term || !xparts || !xstarted ||
-        !xmax || !hot)
+        !xmax || !hot || (ncores && !cores))
         goto out;
     for (int i = 0; i < p * KCOLL_NBUF; i++)
         exposed[i] = -1;
@@ -496,6 +550,9 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     /* a copy of few pages cannot meet more contention than it
                      * has lock acquisitions (see the walk-through) */
                     double c = P->conc[g] < pages ? P->conc[g] : pages;
+                    /* crowded: no more copies run at once than there are cores */
+                    if (P->crowded && c > P->c->cores)
+                        c = P->c->cores;
                     double far = P->far[g] < c ? P->far[g] : c;
                     double lk = m->l * kcoll_gamma_mix(m, c, far) * pages;
                     T->alpha += a;
@@ -545,6 +602,13 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                 }
                 if (st->kind != KCOLL_STEP_READ && st->kind != KCOLL_STEP_WRITE)
                     batch[r] = 0;
+                if (ncores && ivi >= 0) { /* crowded: a data step needs a core */
+                    double at = kcoll_core_book(cores, ncores, start, dur);
+                    if (at < 0)
+                        goto out;
+                    T->wait += at - start;
+                    start = at;
+                }
                 T->sync += m->step;
                 clk[r] = start + dur;
                 if (ivi >= 0) {
@@ -582,15 +646,6 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
         if (busy[r] > busy[crit] || (busy[r] == busy[crit] && term[r].wait < term[crit].wait))
             crit = r;
     }
-    if (P->crowded) {
-        /* the ranks' own work shares the cores */
-        double work = 0;
-        for (int r = 0; r < p; r++)
-            work += term[r].alpha + term[r].bytes + term[r].lock + term[r].copy +
-                    term[r].reduce + term[r].sync;
-        if (work / P->c->cores > end)
-            end = work / P->c->cores;
-    }
     double cmax = out->cmax;
     *out = term[crit];
     out->t = end;
@@ -611,6 +666,11 @@ out:
     free(xstarted);
     free(xmax);
     free(hot);
+    for (int c = 0; cores && c < ncores; c++) {
+        free(cores[c].s);
+        free(cores[c].e);
+    }
+    free(cores);
     return rc;
 }
 
