@@ -341,10 +341,9 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
             rc = kcoll_exec_local_op(x, st, 1);
             break;
         case KCOLL_STEP_SIGNAL:
-            /* release: everything this rank copied before is visible to whoever acquires the flag */
-            atomic_store_explicit(&me->flag[st->flag].v, kcoll_flag_word(x->seq, st->value),
-                                  memory_order_release);
-            kcoll_wake(&me->flag[st->flag]);
+            /* everything this rank copied before is visible to whoever
+             * acquires the flag; sleepers on it are woken (sched/wait.h) */
+            kcoll_flag_store(&me->flag[st->flag], kcoll_flag_word(x->seq, st->value));
             break;
         case KCOLL_STEP_WAIT: {
             kcoll_line_t *f = &kcoll_ctl_lane(c, st->peer, x->seq)->flag[st->flag];

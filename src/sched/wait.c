@@ -86,13 +86,13 @@ void kcoll_wake_all(kcoll_line_t *line)
 static int kcoll_sleep_on(kcoll_line_t *line, uint64_t want)
 {
     int woken = 1;
-    /* seq_cst: this increment is ordered before the load of v below (with
-     * the fence), pairing with kcoll_wake's fence between the owner's store
-     * of v and its load of sleepers */
+    /* seq_cst: this increment is ordered before the load of v below, as the
+     * owner's seq_cst store of v is before its load of sleepers
+     * (kcoll_flag_store): one of the two sees the other's write */
     atomic_fetch_add_explicit(&line->sleepers, 1, memory_order_seq_cst);
-    atomic_thread_fence(memory_order_seq_cst);
-    /* relaxed: only decides whether to sleep; the caller acquires v again after */
-    uint64_t seen = atomic_load_explicit(&line->v, memory_order_relaxed);
+    /* seq_cst: see above; only decides whether to sleep (the caller acquires
+     * v again afterwards) */
+    uint64_t seen = atomic_load_explicit(&line->v, memory_order_seq_cst);
     if (seen < want) {
         struct timespec limit = {0, KCOLL_SLEEP_NS};
         /* returns at once if the word no longer holds what was seen (the

@@ -11,8 +11,8 @@
  * for this waiter's core. Then a pause gives the core away at once: it
  * yields without spinning. A waiter that knows the flag word it waits for
  * (kcoll_pause_on) and has waited KCOLL_SLEEP_AFTER_NS sleeps in the
- * kernel on that word (futex) until its owner stores a new value, which
- * kcoll_wake after every flag store makes it see: off the run queue, where
+ * kernel on that word (futex) until its owner stores a new value with
+ * kcoll_flag_store, which wakes it: off the run queue, where
  * a yielding waiter keeps coming back to take its share of the core. Short
  * waits only yield: waking a sleeper costs an inter-processor interrupt,
  * which in a virtual machine costs more than the wait (measured at 4 and
@@ -78,20 +78,24 @@ void kcoll_pause_on(kcoll_pause_t *p, kcoll_line_t *line, uint64_t want);
 #define KCOLL_SLEEP_NS 2000000
 #define KCOLL_SLEEP_AFTER_NS 1000000
 
-/* Wakes every process asleep on line->v (kcoll_wake does it when needed). */
+/* Wakes every process asleep on line->v (kcoll_flag_store does it when
+ * needed). */
 void kcoll_wake_all(kcoll_line_t *line);
-/* The owner of line has just stored a new value into line->v: wake
- * whoever sleeps on it. Every store into a flag word that peers may wait
- * for goes through here; costs a fence and a load when nobody sleeps. */
-static inline void kcoll_wake(kcoll_line_t *line)
+/* The owner of line stores `word` into its flag line->v and wakes whoever
+ * sleeps on it. Every store into a flag word that peers may wait for goes
+ * through here; when nobody sleeps it costs what a sequentially consistent
+ * store costs (one locked instruction on x86) and a load. */
+static inline void kcoll_flag_store(kcoll_line_t *line, uint64_t word)
 {
-    /* seq_cst fence: orders the caller's store of v before the load of
-     * sleepers below; pairs with the fence in kcoll_pause_on between a
-     * sleeper's increment of sleepers and its load of v. Either the sleeper
-     * sees the new v and does not sleep, or this load sees the sleeper. */
-    atomic_thread_fence(memory_order_seq_cst);
-    /* relaxed: ordered by the fence above */
-    if (atomic_load_explicit(&line->sleepers, memory_order_relaxed))
+    /* seq_cst: a release (everything this rank wrote before, the data of
+     * the collective included, is visible to a peer that acquires v), and
+     * ordered before the load of sleepers below, as the sleeper's seq_cst
+     * increment of sleepers is before its seq_cst load of v
+     * (kcoll_pause_on): either the sleeper sees the new v and does not
+     * sleep, or this load sees the sleeper and wakes it */
+    atomic_store_explicit(&line->v, word, memory_order_seq_cst);
+    /* seq_cst: see above */
+    if (atomic_load_explicit(&line->sleepers, memory_order_seq_cst))
         kcoll_wake_all(line);
 }
 /* The end of one round of a waiting loop: a fresh wait if something

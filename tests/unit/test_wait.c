@@ -2,7 +2,7 @@
  * (the union of its processes' affinity masks), the crowding the cost
  * model and the waiters act on, and sleeping on a flag word between
  * processes: a waiter that has waited long sleeps in the kernel, the
- * owner's flag store with kcoll_wake wakes it (the wake-up, not the
+ * owner's flag store with kcoll_flag_store wakes it (the wake-up, not the
  * sleep's time limit, ends the sleep), and a store without the wake only
  * costs the time limit, never a hang. */
 #ifndef _GNU_SOURCE
@@ -102,8 +102,7 @@ static int sleeper(kcoll_ctl_t *c, int rank, void *argp)
                 kcoll_pause_on(&pause, theirs, want);
             woken += pause.woken;
             slept += pause.slept;
-            atomic_store_explicit(&mine->v, want, memory_order_release);
-            kcoll_wake(mine);
+            kcoll_flag_store(mine, want);
         } else {
             int64_t until = kcoll_now_ns() + 5000000000LL;
             while (!atomic_load_explicit(&mine->sleepers, memory_order_relaxed))
@@ -113,9 +112,10 @@ static int sleeper(kcoll_ctl_t *c, int rank, void *argp)
              * be asleep in the kernel */
             struct timespec nap = {0, 300000};
             nanosleep(&nap, NULL);
-            atomic_store_explicit(&mine->v, want, memory_order_release);
             if (arg->wake)
-                kcoll_wake(mine);
+                kcoll_flag_store(mine, want);
+            else /* release: a store without the wake-up */
+                atomic_store_explicit(&mine->v, want, memory_order_release);
             while (atomic_load_explicit(&theirs->v, memory_order_acquire) < want)
                 sched_yield();
         }
@@ -141,10 +141,10 @@ static void sleep_and_wake(int wake)
         CHECK(out[0] >= ROUNDS / 2, "woken %lld of %lld sleeps in %d rounds (%.1f ms)",
               (long long)out[0], (long long)out[1], ROUNDS, ms);
     else /* the time limit ends them: slower, never stuck */
-        CHECK(out[1] - out[0] >= ROUNDS / 2, "without kcoll_wake: %lld of %lld sleeps woken",
+        CHECK(out[1] - out[0] >= ROUNDS / 2, "without the wake-up: %lld of %lld sleeps woken",
               (long long)out[0], (long long)out[1]);
     printf("test_wait: %s: %lld of %lld sleeps ended by the store, %d rounds in %.1f ms\n",
-           wake ? "with kcoll_wake" : "without it", (long long)out[0], (long long)out[1], ROUNDS,
+           wake ? "with kcoll_flag_store" : "without it", (long long)out[0], (long long)out[1], ROUNDS,
            ms);
     munmap(out, 2 * sizeof *out);
 }
