@@ -144,9 +144,10 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     m->flag = 0.10 * US;
     m->step = 0.0023 * US;
     /* kcoll-bench at 4 and 8 ranks on the 2 cores (docs/benchmarks.md,
-     * "Crowded nodes"): a Bcast's chain of waits costs several us per link
-     * more than its copies, the time a woken rank takes to be run */
-    m->handover = 5.0 * US;
+     * "Crowded nodes"): with 15 us a hand-over the model's Bcast picks
+     * (direct_read, split_rw) are the measured fastest at 64 KiB-1 MiB; with
+     * 5 it chose k-nomial trees at 8 ranks that measured 1.1-1.2x slower */
+    m->handover = 15.0 * US;
     /* kcoll-bench's times minus the model's at 1-4 KiB, over both MPIs'
      * validation runs (docs/model-validation.md): Barrier 0.18-0.27 us,
      * calls that move data 0.4-1.4 us more than priced */
