@@ -28,33 +28,31 @@ static inline void kcoll_cpu_relax(void)
 
 /* ---- crowding ---- */
 
-/* relaxed, both: settings read by waiters and the cost model; set while a
- * team is set up, before any collective runs on it (the node's first team,
- * MPI_COMM_WORLD's, has all its ranks) */
-static _Atomic int kcoll_crowded, kcoll_crowd_cores;
+/* relaxed, both: see wait.h */
+_Atomic int kcoll_wait_crowded_now;
+static _Atomic int kcoll_crowd_cores;
 
-void kcoll_wait_crowd_note(int ranks, int cores)
+int kcoll_wait_crowd_cores(int ranks, int cores)
 {
     const int64_t forced = kcoll_param_int(KCOLL_P_CORES);
     if (forced > 0)
         cores = forced > INT_MAX ? INT_MAX : (int)forced;
-    if (cores <= 0 || ranks <= cores || kcoll_wait_crowded())
-        return;
-    /* relaxed: see the declaration */
-    atomic_store_explicit(&kcoll_crowd_cores, cores, memory_order_relaxed);
-    /* relaxed: see the declaration */
-    atomic_store_explicit(&kcoll_crowded, 1, memory_order_relaxed);
+    return cores > 0 && ranks > cores ? cores : 0;
 }
 
-int kcoll_wait_crowded(void)
+void kcoll_wait_crowd_note(int cores)
 {
-    /* relaxed: see the declaration */
-    return atomic_load_explicit(&kcoll_crowded, memory_order_relaxed);
+    if (cores <= 0 || kcoll_wait_crowded())
+        return;
+    /* relaxed: see wait.h */
+    atomic_store_explicit(&kcoll_crowd_cores, cores, memory_order_relaxed);
+    /* relaxed: see wait.h */
+    atomic_store_explicit(&kcoll_wait_crowded_now, 1, memory_order_relaxed);
 }
 
 int kcoll_wait_cores(void)
 {
-    /* relaxed: see the declaration */
+    /* relaxed: see wait.h */
     return kcoll_wait_crowded() ? atomic_load_explicit(&kcoll_crowd_cores, memory_order_relaxed)
                                 : 0;
 }

@@ -68,12 +68,16 @@ static void cores_of_masks(void)
 static void crowding(void)
 {
     CHECK(!kcoll_wait_crowded() && kcoll_wait_cores() == 0, "crowded before any team");
-    kcoll_wait_crowd_note(2, 2);
-    kcoll_wait_crowd_note(3, 0); /* cores unknown */
-    CHECK(!kcoll_wait_crowded(), "2 ranks on 2 cores, or unknown cores, are not crowded");
-    kcoll_wait_crowd_note(8, 2);
+    CHECK(kcoll_wait_crowd_cores(2, 2) == 0 && kcoll_wait_crowd_cores(3, 0) == 0,
+          "2 ranks on 2 cores, or unknown cores, are not crowded");
+    kcoll_wait_crowd_note(kcoll_wait_crowd_cores(2, 2));
+    CHECK(!kcoll_wait_crowded(), "not crowded: nothing noted");
+    kcoll_params_set("CORES", "1");
+    CHECK(kcoll_wait_crowd_cores(2, 2) == 1, "KCOLL_CORES=1 replaces the cores found");
+    kcoll_params_set("CORES", "0");
+    kcoll_wait_crowd_note(kcoll_wait_crowd_cores(8, 2));
     CHECK(kcoll_wait_crowded() && kcoll_wait_cores() == 2, "8 ranks on 2 cores: crowded, 2 cores");
-    kcoll_wait_crowd_note(4, 1); /* a later, smaller team does not change it */
+    kcoll_wait_crowd_note(kcoll_wait_crowd_cores(4, 1)); /* a later team does not change it */
     CHECK(kcoll_wait_cores() == 2, "the first crowded team's cores stay");
 }
 
