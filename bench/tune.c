@@ -109,8 +109,7 @@ static int bench_tune_base(const char *path, kcoll_tuning_t *base)
         }
         return 0;
     }
-    memset(base, 0, sizeof *base);
-    kcoll_machine_defaults(&base->m);
+    kcoll_tuning_defaults(base);
     return 0;
 }
 

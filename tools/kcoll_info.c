@@ -399,6 +399,18 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
                                         &rres, &rch);
     if (rule && rres == KCOLL_SELECT_KCOLL)
         kcoll_algo_spec(rch.algo, &rch.prm, rspec, sizeof rspec);
+    kcoll_select_t hres;
+    kcoll_choice_t hch;
+    const int hrule = kcoll_select_rules(&t, kcoll_coll_family(c), p,
+                                         kcoll_class_bytes((size_t)bytes), KCOLL_CACHE_HOT, 1,
+                                         &hres, &hch);
+    if (hrule && hrule != rule && !(forced && strcmp(forced, "auto"))) {
+        char hspec[128] = "host";
+        if (hres == KCOLL_SELECT_KCOLL)
+            kcoll_algo_spec(hch.algo, &hch.prm, hspec, sizeof hspec);
+        printf("on-cache (a repeat of the previous call on buffers that fit in the cache): "
+               "rule %d of the tuning decides it: %s\n", hrule, hspec);
+    }
     if (forced && strcmp(forced, "auto"))
         printf("KCOLL_%s=%s decides this call; the model's ranking below is not used\n", pname,
                forced);

@@ -130,6 +130,11 @@ typedef struct {
 
 /* The built-in defaults (model/machine.c says where each value is from). */
 void kcoll_machine_defaults(kcoll_machine_t *m);
+/* The built-in tuning, used where no tuning file is: the machine's
+ * defaults and the rules measured with them (model/machine.c: where kcoll
+ * measured slower than the host MPI in one cache state). A tuning file
+ * stands alone: it has its own host times and rules. */
+void kcoll_tuning_defaults(kcoll_tuning_t *t);
 
 /* Paper 003 Table IV's machines, for predictions beyond this one:
  * "knl", "broadwell", "power8". Returns 0, or -1 for an unknown name. */
