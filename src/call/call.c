@@ -26,6 +26,7 @@
 #include "base/params.h"
 #include "base/stats.h"
 #include "call/request.h"
+#include "topo/topo.h"
 
 static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
 {
@@ -38,6 +39,49 @@ static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
     case KCOLL_COLL_BARRIER: return &kcoll_fam_barrier;
     default: return &kcoll_fam_reduce;
     }
+}
+
+/* The cache state r's data is estimated to be in (model/machine.h): hot
+ * when the call repeats the team's previous call of the same collective
+ * (the same size, as the selector reads it, and root) and all ranks'
+ * buffers fit in the last-level cache together; cold otherwise, and for
+ * the first call of a run of equal ones. Benchmarks (OSU) and iterative
+ * programs call a collective on the same buffers again and again, and the
+ * previous call left them in cache: its destination written, its source
+ * read. The addresses themselves differ between ranks, so they cannot
+ * decide alike without an exchange; the team's sequence of calls, the
+ * sizes MPI makes equal and the machine's cache are the same on every
+ * rank. A wrong guess costs only the other state's choice (the model's
+ * prices are off-cache ones; the state picks among the tuning's rules). */
+static kcoll_cache_t kcoll_call_cache(const kcoll_req_t *r)
+{
+    static size_t llc; /* the same on every call: races only store the same value */
+    const kcoll_team_t *t = r->team;
+    const kcoll_coll_t c = r->call.coll, f = kcoll_coll_family(c);
+    const int p = r->call.p;
+    if (!t || r->policy_bytes == KCOLL_BYTES_UNKNOWN || !t->last[c].valid ||
+        t->last[c].bytes != r->policy_bytes || t->last[c].root != r->call.root)
+        return KCOLL_CACHE_COLD;
+    if (!llc && !(llc = kcoll_topo_llc_bytes()))
+        llc = 1;
+    /* a rank's send and receive buffers: p blocks for the blocked ones */
+    const int blocked = f == KCOLL_COLL_SCATTER || f == KCOLL_COLL_GATHER ||
+                        f == KCOLL_COLL_ALLGATHER || f == KCOLL_COLL_ALLTOALL ||
+                        f == KCOLL_COLL_REDUCE_SCATTER;
+    const double all = 2.0 * (double)r->policy_bytes * (blocked ? p : 1) * p;
+    return all <= (double)llc ? KCOLL_CACHE_HOT : KCOLL_CACHE_COLD;
+}
+
+/* The team remembers r's call as its collective's previous one. */
+static void kcoll_call_remember(kcoll_req_t *r)
+{
+    kcoll_team_t *t = r->team;
+    const kcoll_coll_t c = r->call.coll;
+    kcoll_team_lock(t);
+    t->last[c].bytes = r->policy_bytes;
+    t->last[c].root = r->call.root;
+    t->last[c].valid = r->policy_bytes != KCOLL_BYTES_UNKNOWN;
+    kcoll_team_unlock(t);
 }
 
 /* Size the per-rank arrays of r for p ranks. 0 or -1 (out of memory). */
@@ -69,6 +113,7 @@ static void kcoll_call_describe(kcoll_req_t *r, const kcoll_call_t *c, kcoll_mod
     r->fam = kcoll_family_of(c->coll);
     r->invalid = r->noncontig = r->bad_op = 0;
     r->policy_bytes = r->stat_bytes = 0;
+    r->cache = KCOLL_CACHE_COLD;
     memset(&r->args, 0, sizeof r->args);
     r->args.coll = c->coll;
     r->args.p = c->p;
@@ -274,6 +319,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     }
 
     const int agrees = r->fam->vote != NULL;
+    int selected = 0; /* the call reached the selection: the team remembers it */
     kcoll_reason_t reason = KCOLL_R_NONE;
     if (r->invalid)
         reason = KCOLL_R_INVALID;
@@ -291,16 +337,22 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = KCOLL_R_HIER;
     else if (!team)
         reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
-    else
+    else {
+        r->cache = kcoll_call_cache(r);
         reason = (kcoll_reason_t)kcoll_call_select(r, 0);
+        selected = 1;
+    }
     if (reason == KCOLL_R_HIER) { /* nothing taken, nothing counted yet */
         free(local.counts);
         return KCOLL_CALL_HIER;
     }
     if (reason != KCOLL_R_NONE || !team) {
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
-        if (team)
+        if (team) {
+            if (selected)
+                kcoll_call_remember(r);
             kcoll_req_release(r);
+        }
         else
             free(local.counts);
         return res;
@@ -327,17 +379,21 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         /* sizes only the votes told (v-variants) are checked and selected
          * for now; the others were above, with the same bytes */
         if (!host && r->policy_bytes != policy_bytes) {
+            r->cache = kcoll_call_cache(r);
             if (kcoll_call_below_min(r->policy_bytes))
                 host = KCOLL_R_SMALL;
             else
                 host = kcoll_call_select(r, 0);
         }
+        kcoll_call_remember(r);
         if (host) {
             kcoll_call_result_t res = kcoll_call_to_host(r, (kcoll_reason_t)host, why);
             kcoll_req_abandon(r);
             return res;
         }
         kcoll_req_build(r);
+    } else {
+        kcoll_call_remember(r);
     }
     *req = r;
     return KCOLL_CALL_KCOLL;

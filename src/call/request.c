@@ -217,9 +217,9 @@ int kcoll_call_select(kcoll_req_t *r, int must_run)
     /* the decision cache is the team's: under its lock when threads may
      * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
     kcoll_team_lock(r->team);
-    kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
-                                    &r->team->levels, kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
-                                    r->policy_bytes, &r->choice);
+    kcoll_select_t s = kcoll_select_cache(&r->team->decisions, r->call.coll, r->call.p,
+                                          &r->team->levels, kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
+                                          r->policy_bytes, r->cache, &r->choice);
     kcoll_team_unlock(r->team);
     if (s == KCOLL_SELECT_BAD)
         return KCOLL_R_BAD_ALGO;
@@ -558,7 +558,13 @@ void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
         /* acquire: as above */
         if (atomic_load_explicit(&r->completed, memory_order_acquire))
             return;
-        kcoll_pause_unless(&pause, moved);
+        if (moved)
+            kcoll_pause_reset(&pause);
+        else if (r->state == KCOLL_REQ_RUN && !r->listed && !kcoll_poll.fn && !kcoll_pending())
+            /* this blocking request alone, waiting for one flag: a crowded node sleeps on it */
+            kcoll_pause_on(&pause, r->x.blocked_line, r->x.blocked_want);
+        else
+            kcoll_pause(&pause);
     }
 }
 

@@ -81,6 +81,7 @@ struct kcoll_req {
     /* decision */
     int invalid, noncontig, bad_op;
     size_t policy_bytes, stat_bytes;
+    kcoll_cache_t cache;        /* the cache state its data is estimated in */
     /* what a family finds out about this rank's own arguments before it
      * votes (call/fam_*.c): their validity, the bytes of its own block (or
      * its largest), where its buffers start and how long they are */

@@ -47,6 +47,18 @@
  *   WAIT: step once the awaited signal is visible.
  *   EXTERN: step to start; done once every participant has started, plus
  *     a flag round trip per round of a binary tree over them.
+ * Crowded nodes (c->cores < p: more ranks than cores, as on a laptop or
+ * an oversubscribed CI runner). A rank that must wait gives its core away
+ * (sched/wait.h) and runs again only after the scheduler hands it a core:
+ * a WAIT, or a copy waiting for an exposure, that finds its signal not yet
+ * there starts handover after it. And every data step (READ, WRITE, COPY,
+ * REDUCE) needs one of the cores for its duration: it starts at the
+ * earliest moment, not before it could start otherwise, at which a core
+ * has that long free (each core's booked intervals are kept). So copies
+ * that would run side by side take turns, at most `cores` of them overlap
+ * (and contend), and algorithms that need many ranks copying at once, or
+ * long chains of waits (trees, rings), cost what they cost when the ranks
+ * cannot all run.
  * The call itself adds a fixed cost to its time: call, and call_data more
  * where it moves data (not a Barrier, not 0 bytes). Its steps do not show
  * it: in a call that starts after a barrier, with its buffers and kcoll's
@@ -106,6 +118,7 @@ typedef struct {
     kcoll_ival_t *iv;
     int niv;
     int damp; /* average with the previous walk's values (from the third walk) */
+    int crowded; /* fewer cores than ranks (c->cores) */
 } kcoll_pricer_t;
 
 static int kcoll_pkg(const kcoll_pricer_t *P, int r)
@@ -411,6 +424,55 @@ static size_t kcoll_hot_miss(const kcoll_hot_t *h, int buf, size_t off, size_t l
     return len - held;
 }
 
+/* The cores of a crowded node: each one's booked intervals, by start. */
+typedef struct {
+    double *s, *e;
+    int n, cap;
+} kcoll_core_t;
+
+/* Books the earliest interval of length dur starting at or after t on
+ * any of the nc cores; returns its start, or -1 out of memory. */
+static double kcoll_core_book(kcoll_core_t *cores, int nc, double t, double dur)
+{
+    int best = 0, at_best = 0;
+    double best_t = -1;
+    for (int c = 0; c < nc; c++) {
+        const kcoll_core_t *k = &cores[c];
+        double s = t;
+        int i = 0;
+        for (; i < k->n; i++) { /* the first gap from s that holds dur */
+            if (k->e[i] <= s)
+                continue;
+            if (k->s[i] >= s + dur)
+                break;
+            s = k->e[i];
+        }
+        if (best_t < 0 || s < best_t) {
+            best_t = s;
+            best = c;
+            at_best = i;
+        }
+    }
+    kcoll_core_t *k = &cores[best];
+    if (k->n == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 16;
+        double *s = realloc(k->s, (size_t)cap * sizeof *s), *e;
+        if (!s)
+            return -1;
+        k->s = s;
+        if (!(e = realloc(k->e, (size_t)cap * sizeof *e)))
+            return -1;
+        k->e = e;
+        k->cap = cap;
+    }
+    memmove(k->s + at_best + 1, k->s + at_best, (size_t)(k->n - at_best) * sizeof *k->s);
+    memmove(k->e + at_best + 1, k->e + at_best, (size_t)(k->n - at_best) * sizeof *k->e);
+    k->s[at_best] = best_t;
+    k->e[at_best] = best_t + dur;
+    k->n++;
+    return best_t;
+}
+
 /* One walk. Returns 0 (out filled), 1 on a deadlock, -1 out of memory. */
 static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
 {
@@ -430,8 +492,10 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
     int *xparts = calloc((size_t)nxop + 1, sizeof *xparts), *xstarted = calloc((size_t)nxop + 1, sizeof *xstarted);
     double *xmax = calloc((size_t)nxop + 1, sizeof *xmax);
     kcoll_hot_t *hot = calloc((size_t)p, sizeof *hot);
+    const int ncores = P->crowded ? P->c->cores : 0;
+    kcoll_core_t *cores = ncores ? calloc((size_t)ncores, sizeof *cores) : NULL;
     if (!idx || !batch || !clk || !busy || !exposed || !sig || !term || !xparts || !xstarted ||
-        !xmax || !hot)
+        !xmax || !hot || (ncores && !cores))
         goto out;
     for (int i = 0; i < p * KCOLL_NBUF; i++)
         exposed[i] = -1;
@@ -482,6 +546,9 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     }
                 }
                 if (vis > start) {
+                    /* crowded: the waiter gave its core away and needs it back */
+                    if (P->crowded)
+                        vis += m->handover;
                     T->wait += vis - start;
                     start = vis;
                 }
@@ -510,6 +577,9 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     /* a copy of few pages cannot meet more contention than it
                      * has lock acquisitions (see the walk-through) */
                     double c = P->conc[g] < pages ? P->conc[g] : pages;
+                    /* crowded: no more copies run at once than there are cores */
+                    if (P->crowded && c > P->c->cores)
+                        c = P->c->cores;
                     double far = P->far[g] < c ? P->far[g] : c;
                     double lk = m->l * kcoll_gamma_mix(m, c, far) * pages;
                     T->alpha += a;
@@ -557,6 +627,13 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                 }
                 if (st->kind != KCOLL_STEP_READ && st->kind != KCOLL_STEP_WRITE)
                     batch[r] = 0;
+                if (ncores && ivi >= 0) { /* crowded: a data step needs a core */
+                    double at = kcoll_core_book(cores, ncores, start, dur);
+                    if (at < 0)
+                        goto out;
+                    T->wait += at - start;
+                    start = at;
+                }
                 T->sync += m->step;
                 clk[r] = start + dur;
                 if (ivi >= 0) {
@@ -614,6 +691,11 @@ out:
     free(xstarted);
     free(xmax);
     free(hot);
+    for (int c = 0; cores && c < ncores; c++) {
+        free(cores[c].s);
+        free(cores[c].e);
+    }
+    free(cores);
     return rc;
 }
 
@@ -621,7 +703,7 @@ int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_apa
                 const kcoll_pcall_t *c, kcoll_price_t *out)
 {
     const int p = c->p;
-    kcoll_pricer_t P = {.m = m, .c = c, .p = p};
+    kcoll_pricer_t P = {.m = m, .c = c, .p = p, .crowded = c->cores > 0 && c->cores < p};
     kcoll_op_t op = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_DOUBLE, .esize = 8};
     if (c->rclass == KCOLL_RCLASS_USER)
         op.kind = KCOLL_OP_USER;
@@ -782,7 +864,9 @@ static int kcoll_hostpt_cmp(const void *a, const void *b)
     return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
 }
 
-double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
+/* The host's time with a core per rank (the measured points, scaled to p
+ * by the formula). */
+static double kcoll_price_host_spread(const kcoll_machine_t *m, const kcoll_pcall_t *c)
 {
     const int n = m->nhost[c->coll];
     const double bytes = (double)c->bytes;
@@ -808,5 +892,17 @@ double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
         if (f0 > 0)
             t *= formula / f0;
     }
+    return t;
+}
+
+double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
+{
+    double t = kcoll_price_host_spread(m, c);
+    /* crowded: the host's ranks take turns on the cores too; its
+     * algorithms keep every rank moving data about all the time (trees
+     * pipelined, rings, pairwise exchanges), so its time stretches by the
+     * ranks per core */
+    if (c->cores > 0 && c->cores < c->p)
+        t *= (double)c->p / c->cores;
     return t;
 }

@@ -9,6 +9,7 @@
 #include "base/params.h"
 #include "model/machine.h"
 #include "model/select.h"
+#include "sched/wait.h"
 
 /* KCOLL_<FAMILY>_ALGO of each family. */
 static kcoll_param_id_t kcoll_algo_param_of(kcoll_coll_t family)
@@ -49,12 +50,14 @@ static void kcoll_select_warn(kcoll_coll_t family, const char *spec, int p, cons
 }
 
 int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
-                       int host_ok, kcoll_select_t *res, kcoll_choice_t *out)
+                       kcoll_cache_t cache, int host_ok, kcoll_select_t *res,
+                       kcoll_choice_t *out)
 {
     for (int i = 0; i < t->nrules; i++) {
         const kcoll_trule_t *r = &t->rules[i];
         if (r->coll != (int)family || p < r->pmin || (r->pmax && p > r->pmax) ||
-            (double)bytes < r->bmin || (r->bmax > 0 && (double)bytes >= r->bmax))
+            (double)bytes < r->bmin || (r->bmax > 0 && (double)bytes >= r->bmax) ||
+            (cache != KCOLL_CACHE_ANY && r->cache != KCOLL_CACHE_ANY && r->cache != (int)cache))
             continue;
         if (!strcmp(r->spec, "host")) {
             if (!host_ok)
@@ -210,7 +213,8 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
             host_ok = 0;
         }
     }
-    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv};
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv,
+                        .cores = kcoll_wait_cores()};
     int n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
     if (!n || !cands[0].ch.algo)
         return KCOLL_SELECT_HOST;
@@ -228,6 +232,7 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
 static struct {
     uint64_t gen; /* 0: empty */
     int p;
+    int cores;    /* the crowding it was priced with (kcoll_wait_cores) */
     int16_t key;  /* as a team's decision key */
     int16_t algo; /* index in kcoll_algos, or -1: the host MPI */
     kcoll_aparam_t prm;
@@ -242,12 +247,13 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
     const int memo = !lv || lv->n == 0;
     const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
     const uint64_t gen = kcoll_params_generation_model();
+    const int cores = kcoll_wait_cores();
     __typeof__(kcoll_model_memo[0]) *e =
         &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p) % KCOLL_MODEL_MEMO];
     if (memo) {
         int hit = 0;
         pthread_mutex_lock(&kcoll_model_memo_lock);
-        if (e->gen == gen && e->p == p && e->key == key) {
+        if (e->gen == gen && e->p == p && e->key == key && e->cores == cores) {
             hit = 1;
             out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
             out->prm = e->prm;
@@ -261,6 +267,7 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
         pthread_mutex_lock(&kcoll_model_memo_lock);
         e->gen = gen;
         e->p = p;
+        e->cores = cores;
         e->key = (int16_t)key;
         e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
         e->prm = out->prm;
@@ -273,9 +280,17 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                             const kcoll_levels_t *lv, int host_ok, size_t bytes,
                             kcoll_choice_t *out)
 {
+    return kcoll_select_cache(d, c, p, lv, host_ok, bytes, KCOLL_CACHE_COLD, out);
+}
+
+kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
+                                  const kcoll_levels_t *lv, int host_ok, size_t bytes,
+                                  kcoll_cache_t cache, kcoll_choice_t *out)
+{
     const kcoll_coll_t family = kcoll_coll_family(c);
     const uint64_t gen = kcoll_params_generation();
-    const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
+    const int hot = cache == KCOLL_CACHE_HOT;
+    const int key = (((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok) * 2 + hot + 1;
     if (d->gen != gen || d->p != p) {
         memset(d, 0, sizeof *d);
         d->gen = gen;
@@ -317,7 +332,7 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
             res = KCOLL_SELECT_BAD;
         }
     } else if (!kcoll_select_rules(
-                   kcoll_tuning(), family, p, kcoll_class_bytes(bytes),
+                   kcoll_tuning(), family, p, kcoll_class_bytes(bytes), hot ? cache : KCOLL_CACHE_COLD,
                    host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), &res,
                    out)) {
         res = kcoll_select_model(c, p, lv, host_ok, bytes, out);

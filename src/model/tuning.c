@@ -695,8 +695,9 @@ static int tj_sync(tj_t *j, int i, const char *path)
     static const tj_field_t f[] = {TJ_F("flag_us", TJ_US, TJ_GE0, flag),
                                    TJ_F("step_us", TJ_US, TJ_GE0, step),
                                    TJ_F("call_us", TJ_US, TJ_GE0, call),
-                                   TJ_F("call_data_us", TJ_US, TJ_GE0, call_data)};
-    return tj_walk(j, i, path, f, 4);
+                                   TJ_F("call_data_us", TJ_US, TJ_GE0, call_data),
+                                   TJ_F("handover_us", TJ_US, TJ_GE0, handover)};
+    return tj_walk(j, i, path, f, 5);
 }
 
 /* The collective a name denotes (all 14, v-variants too), or -1. */
@@ -773,7 +774,7 @@ static int tj_rule(tj_t *j, int i, int no, kcoll_trule_t *r)
     if (j->v[i].type != TJ_OBJ)
         return tj_fail(j, j->v[i].line, "rule %d must be an object, not %s", no,
                        tj_what(j, i, buf, sizeof buf));
-    int coll = -1, procs = -1, bytes = -1, algo = -1;
+    int coll = -1, procs = -1, bytes = -1, algo = -1, cache = -1;
     for (int c = j->v[i].first; c >= 0; c = j->v[c].next) {
         const char *key = tj_keyof(j, c);
         if (!strcmp(key, "collective"))
@@ -784,9 +785,11 @@ static int tj_rule(tj_t *j, int i, int no, kcoll_trule_t *r)
             bytes = c;
         else if (!strcmp(key, "algorithm"))
             algo = c;
+        else if (!strcmp(key, "cache"))
+            cache = c;
         else
             return tj_fail(j, j->v[c].kline, "rule %d: unknown field \"%s\" (known: collective, "
-                           "procs, bytes, algorithm)", no, key);
+                           "procs, bytes, cache, algorithm)", no, key);
     }
     if (coll < 0 || algo < 0)
         return tj_fail(j, j->v[i].line, "rule %d: \"%s\" is missing", no,
@@ -823,6 +826,18 @@ static int tj_rule(tj_t *j, int i, int no, kcoll_trule_t *r)
                            "bmax > bmin or 0 (no bound)", no);
         r->bmin = j->v[a].num;
         r->bmax = j->v[b].num;
+    }
+
+    r->cache = KCOLL_CACHE_ANY;
+    if (cache >= 0) {
+        const char *state = j->v[cache].type == TJ_STR ? j->strs + j->v[cache].str : "";
+        if (!strcmp(state, "cold"))
+            r->cache = KCOLL_CACHE_COLD;
+        else if (!strcmp(state, "hot"))
+            r->cache = KCOLL_CACHE_HOT;
+        else
+            return tj_fail(j, j->v[cache].line, "rule %d: \"cache\" must be \"cold\" or "
+                           "\"hot\", not %s", no, tj_what(j, cache, buf, sizeof buf));
     }
 
     if (j->v[algo].type != TJ_STR)
@@ -1099,7 +1114,8 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     tw_field(&w, 4, "flag_us", m->flag / US, 0);
     tw_field(&w, 4, "step_us", m->step / US, 0);
     tw_field(&w, 4, "call_us", m->call / US, 0);
-    tw_field(&w, 4, "call_data_us", m->call_data / US, 1);
+    tw_field(&w, 4, "call_data_us", m->call_data / US, 0);
+    tw_field(&w, 4, "handover_us", m->handover / US, 1);
     fputs("  },\n  \"host\": {\n", f);
     tw_field(&w, 4, "alpha_us", m->host_alpha / US, 0);
     tw_field(&w, 4, "beta_GBps", 1.0 / (m->host_beta * GB), 0);
@@ -1130,7 +1146,10 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
         tw_num(&w, r->bmin);
         fputs(", ", f);
         tw_num(&w, r->bmax);
-        fputs("], \"algorithm\": ", f);
+        fputs("], ", f);
+        if (r->cache != KCOLL_CACHE_ANY)
+            fprintf(f, "\"cache\": \"%s\", ", r->cache == KCOLL_CACHE_HOT ? "hot" : "cold");
+        fputs("\"algorithm\": ", f);
         tw_str(&w, spec);
         fputc('}', f);
     }

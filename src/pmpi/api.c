@@ -8,6 +8,7 @@
 #include "kcoll.h"
 #include "model/select.h"
 #include "pmpi/pmpi.h"
+#include "sched/wait.h"
 
 KCOLL_PUBLIC const char *kcoll_version(void)
 {
@@ -61,7 +62,7 @@ KCOLL_PUBLIC int kcoll_predict(const char *coll, const char *algo, int nranks, u
     static const char *const classes[KCOLL_NRCLASS] = {"int", "float", "double", "user"};
     static const size_t esizes[KCOLL_NRCLASS] = {4, 4, 8, 8};
     kcoll_pcall_t pc = {.coll = kcoll_coll_by_name(coll), .p = nranks, .bytes = (size_t)bytes,
-                        .rclass = KCOLL_RCLASS_DOUBLE, .esize = 8};
+                        .rclass = KCOLL_RCLASS_DOUBLE, .esize = 8, .cores = kcoll_wait_cores()};
     if (pc.coll == KCOLL_NCOLL || nranks < 1)
         return -1;
     if (rclass) {

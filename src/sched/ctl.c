@@ -1,5 +1,9 @@
 /* The control segment, seen from one rank (see ctl.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_* */
+#endif
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +71,13 @@ kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, in
     me->probe_addr = (uint64_t)(uintptr_t)kcoll_ctl_probe_word(&val);
     me->probe_val = val;
     me->pid = getpid();
-    /* release: publishes pid and probe word before peers see attached == 1 */
+    cpu_set_t set;
+    memset(me->cpus, 0, sizeof me->cpus);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int cpu = 0; cpu < KCOLL_CPU_WORDS * 64 && cpu < CPU_SETSIZE; cpu++)
+            if (CPU_ISSET(cpu, &set))
+                me->cpus[cpu / 64] |= 1ull << (cpu % 64);
+    /* release: publishes pid, probe word and cpus before peers see attached == 1 */
     atomic_store_explicit(&me->attached, 1, memory_order_release);
     return KCOLL_OK;
 }
@@ -90,6 +100,20 @@ kcoll_status_t kcoll_ctl_load_pids(kcoll_ctl_t *c)
         c->pids[r] = (pid_t)c->slots[r].pid;
     }
     return KCOLL_OK;
+}
+
+int kcoll_ctl_cores(const kcoll_ctl_t *c)
+{
+    int n = 0;
+    for (int w = 0; w < KCOLL_CPU_WORDS; w++) {
+        uint64_t any = 0;
+        for (int r = 0; r < c->p; r++)
+            /* acquire: pairs with the release in attach, so cpus is visible */
+            if (atomic_load_explicit(&c->slots[r].attached, memory_order_acquire) == 1)
+                any |= c->slots[r].cpus[w];
+        n += __builtin_popcountll(any);
+    }
+    return n;
 }
 
 void kcoll_ctl_fini(kcoll_ctl_t *c)

@@ -54,8 +54,15 @@ static inline uint64_t kcoll_flag_word(uint64_t seq, uint32_t value)
     return (seq << KCOLL_SEQ_SHIFT) | value;
 }
 
+/* A word on a cache line of its own. v is written by the line's owner
+ * only. sleepers is the exception to "written only by its owner": it
+ * counts the peers asleep on v right now (sched/wait.h: a crowded node's
+ * waiters sleep in the kernel until v changes), each adding and removing
+ * itself with an atomic read-modify-write; an owner that stores v wakes
+ * them when it is not 0. */
 typedef struct {
     _Alignas(KCOLL_CACHELINE) _Atomic uint64_t v;
+    _Atomic uint32_t sleepers;
 } kcoll_line_t;
 
 typedef struct {
@@ -77,9 +84,14 @@ typedef struct {
     kcoll_line_t seen;
 } kcoll_lane_t;
 
+/* CPUs a slot's owner may run on (its affinity mask), as 64-bit words:
+ * up to 1024 CPUs, as glibc's cpu_set_t. */
+#define KCOLL_CPU_WORDS 16
+
 typedef struct {
     kcoll_lane_t lane[KCOLL_LANES];
     _Alignas(KCOLL_CACHELINE) int64_t pid;
+    uint64_t cpus[KCOLL_CPU_WORDS]; /* the owner's CPU affinity mask, published by attach */
     uint64_t probe_addr; /* address of a word in private memory, for the engine probe */
     uint64_t probe_val;
     _Atomic uint64_t attached; /* 1 once the owner has mapped the segment */
@@ -117,6 +129,11 @@ kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, in
 int kcoll_ctl_all_attached(const kcoll_ctl_t *c);
 /* Fill c->pids from the slots (after every rank has attached). */
 kcoll_status_t kcoll_ctl_load_pids(kcoll_ctl_t *c);
+/* The CPUs the team's processes may run on, together (the union of
+ * their affinity masks; after every rank has attached): more ranks than
+ * that share cores, and a waiter then keeps a core from the rank it waits
+ * for. 0 if unknown. */
+int kcoll_ctl_cores(const kcoll_ctl_t *c);
 /* Release what attach allocated (not the mapping). */
 void kcoll_ctl_fini(kcoll_ctl_t *c);
 

@@ -16,8 +16,11 @@
  *
  * SIGNAL stores (seq << KCOLL_SEQ_SHIFT | value) into this rank's flag with
  * release order, so everything this rank copied before is visible to a
- * peer whose WAIT loads the flag with acquire order and finds it reached.
- * Flags only grow, so a WAIT is never fooled by an older collective.
+ * peer whose WAIT loads the flag with acquire order and finds it reached,
+ * and wakes the peers asleep on the flag (sched/wait.h). Flags only grow,
+ * so a WAIT is never fooled by an older collective. A WAIT that cannot
+ * proceed leaves the flag and the word it waits for in blocked_line and
+ * blocked_want, for a waiting loop that sleeps on it.
  *
  * EXTERN starts the collective's external operation when the step is
  * reached and tests it on every later call until it is done.
@@ -60,6 +63,8 @@ void kcoll_exec_start(kcoll_exec_t *x, const kcoll_ctl_t *c, const kcoll_engine_
     x->pc = 0;
     x->xstarted = -1;
     x->blocked_on = -1;
+    x->blocked_line = NULL;
+    x->blocked_want = 0;
     x->op = NULL;
     x->xops = NULL;
     x->nxops = 0;
@@ -304,6 +309,7 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
     const kcoll_sched_t *s = x->sched;
     kcoll_lane_t *me = kcoll_ctl_lane(c, c->rank, x->seq);
 
+    x->blocked_line = NULL;
     while (x->pc < s->n) {
         const kcoll_step_t *st = &s->steps[x->pc];
         kcoll_status_t rc = KCOLL_OK;
@@ -335,16 +341,18 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
             rc = kcoll_exec_local_op(x, st, 1);
             break;
         case KCOLL_STEP_SIGNAL:
-            /* release: everything this rank copied before is visible to whoever acquires the flag */
-            atomic_store_explicit(&me->flag[st->flag].v, kcoll_flag_word(x->seq, st->value),
-                                  memory_order_release);
+            /* everything this rank copied before is visible to whoever
+             * acquires the flag; sleepers on it are woken (sched/wait.h) */
+            kcoll_flag_store(&me->flag[st->flag], kcoll_flag_word(x->seq, st->value));
             break;
         case KCOLL_STEP_WAIT: {
             kcoll_line_t *f = &kcoll_ctl_lane(c, st->peer, x->seq)->flag[st->flag];
             /* acquire: pairs with the peer's release in SIGNAL; its data becomes visible */
-            if (atomic_load_explicit(&f->v, memory_order_acquire) <
-                kcoll_flag_word(x->seq, st->value)) {
+            const uint64_t want = kcoll_flag_word(x->seq, st->value);
+            if (atomic_load_explicit(&f->v, memory_order_acquire) < want) {
                 x->blocked_on = st->peer;
+                x->blocked_line = f;
+                x->blocked_want = want;
                 rc = KCOLL_IN_PROGRESS;
             }
             break;
@@ -384,6 +392,6 @@ kcoll_status_t kcoll_exec_run(kcoll_exec_t *x)
         rc = kcoll_watch(&watch, x->ctl, x->blocked_on, x->seq, x->errmsg, sizeof x->errmsg);
         if (rc)
             return rc;
-        kcoll_pause(&pause);
+        kcoll_pause_on(&pause, x->blocked_line, x->blocked_want);
     }
 }

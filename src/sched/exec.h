@@ -30,6 +30,11 @@ typedef struct {
     int pc;             /* next step to run */
     int xstarted;       /* pc of the EXTERN step whose operation has been started, or -1 */
     int blocked_on;     /* team rank the last unfinished step waits for, or -1 */
+    /* the flag word a WAIT step that could not proceed waits for, and the
+     * word it must reach (NULL: the step waits for something else), for
+     * waiting loops that sleep on it (sched/wait.h) */
+    kcoll_line_t *blocked_line;
+    uint64_t blocked_want;
     const kcoll_op_t *op;       /* REDUCE steps: the operation (NULL by kcoll_exec_start) */
     kcoll_xop_t *const *xops;   /* EXTERN steps: the operations (none by kcoll_exec_start) */
     int nxops;

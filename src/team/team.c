@@ -1,6 +1,7 @@
 /* Teams: collective set-up (see team.h for the steps) and lifetime. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "sched/wait.h"
 #include "team/team.h"
 
 int kcoll_team_threads;
@@ -68,8 +70,16 @@ static int kcoll_team_map(kcoll_team_t *t, int p, int rank, const kcoll_team_hos
         all_ok = 0;
     if (rank == 0)
         shm_unlink(name); /* everyone has it mapped (or gave up): no name is needed any more */
-    if (all_ok && kcoll_ctl_load_pids(&t->ctl) == KCOLL_OK)
+    if (all_ok && kcoll_ctl_load_pids(&t->ctl) == KCOLL_OK) {
+        /* more ranks than the cores they may run on: waiters give their
+         * core away. Agreed (the fewest cores any crowded rank found), so
+         * that every rank prices and stores its flags alike (sched/wait.h) */
+        int cores = kcoll_wait_crowd_cores(p, kcoll_ctl_cores(&t->ctl));
+        int v[1] = {cores > 0 ? cores : INT_MAX};
+        if (h->allmin(h->ctx, v, 1) == 0 && v[0] != INT_MAX)
+            kcoll_wait_crowd_note(v[0]);
         return 0;
+    }
     if (ok)
         kcoll_ctl_fini(&t->ctl);
     if (seg != MAP_FAILED)

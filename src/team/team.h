@@ -47,6 +47,13 @@ typedef struct kcoll_team {
     struct kcoll_req *lane[KCOLL_LANES];
     uint64_t lane_next[KCOLL_LANES];
     kcoll_decisions_t decisions;
+    /* the previous call of each collective that the call layer looked at
+     * (its size as the selector reads it, its root): the same again is
+     * estimated to find its data in cache (call/call.c) */
+    struct {
+        size_t bytes;
+        int root, valid;
+    } last[KCOLL_NCOLL];
     kcoll_levels_t levels;        /* topology groups of the ranks (flat until set) */
     kcoll_sched_entry_t scache[KCOLL_SCHED_CACHE];
     unsigned scache_next;         /* the entry a miss replaces next (if unused) */

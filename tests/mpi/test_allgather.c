@@ -132,14 +132,16 @@ int main(int argc, char **argv)
                                 /* counts: same on all ranks; displacements: this rank's own */
                                 mt_seed((unsigned)case_no * 7919u + 1);
                                 size_t largest = 0;
+                                /* every fifth v case uniform: the v call runs the uniform schedule */
+                                const int uni = v && case_no % 5 == 0;
                                 for (int q = 0; q < p; q++) {
-                                    counts[q] = !v ? cnt : mt_rnd() % 4 == 0 ? 0 : (int)(mt_rnd() % (unsigned)(2 * cnt + 1));
+                                    counts[q] = !v || uni ? cnt : mt_rnd() % 4 == 0 ? 0 : (int)(mt_rnd() % (unsigned)(2 * cnt + 1));
                                     if ((size_t)counts[q] * (size_t)tsize > largest)
                                         largest = (size_t)counts[q] * (size_t)tsize;
                                     displs[q] = q * cnt;
                                 }
                                 int end = p * cnt;
-                                if (v) {
+                                if (v && !uni) {
                                     mt_seed((unsigned)case_no * 31u + (unsigned)rank * 1009u + 5);
                                     end = mt_shuffle(p, counts, displs, order);
                                 }

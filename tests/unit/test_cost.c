@@ -109,6 +109,30 @@ int main(void)
     CHECK(near(t, (1 + 40.96 + 4.0) * 1e-6), "4 readers: %.6f us", t * 1e6);
     CHECK(fabs(pr.cmax - 4) < 1e-9, "contention seen: %.3f", pr.cmax);
 
+    /* a crowded node, 5 ranks on 2 cores: the 4 readers take turns two at
+     * a time (contention 2, not 4), each pair after the other, and every
+     * reader that waited for the root's exposure gets its core back a
+     * handover later (the root exposes at once: nobody waits for it) */
+    {
+        const kcoll_algo_t *dr;
+        kcoll_aparam_t prm;
+        char err[160];
+        kcoll_algo_parse(KCOLL_COLL_BCAST, "direct_read", &dr, &prm, err, sizeof err);
+        kcoll_pcall_t pc = {.coll = KCOLL_COLL_BCAST, .p = 5, .bytes = n, .cores = 2};
+        CHECK(kcoll_price(&m, dr, &prm, &pc, &pr) == 0, "crowded: priced");
+        CHECK(pr.cmax <= 2 + 1e-9, "crowded: at most 2 copies at once (%.3f)", pr.cmax);
+        CHECK(near(pr.t, 2 * (1 + 40.96 + 2.0) * 1e-6),
+              "crowded: two rounds of two readers: %.6f us", pr.t * 1e6);
+        pc.cores = 5; /* a core each: as before */
+        CHECK(kcoll_price(&m, dr, &prm, &pc, &pr) == 0 &&
+                  near(pr.t, (1 + 40.96 + 4.0) * 1e-6),
+              "a core per rank: not crowded: %.6f us", pr.t * 1e6);
+        kcoll_pcall_t hc = {.coll = KCOLL_COLL_BCAST, .p = 8, .bytes = n};
+        double spread = kcoll_price_host(&m, &hc);
+        hc.cores = 2;
+        CHECK(near(kcoll_price_host(&m, &hc), 4 * spread), "crowded host: 4 ranks a core");
+    }
+
     /* the root writes to each in turn: one accessor per destination, but
      * sequential: 4 copies, alpha each (different peers) */
     t = price(&m, KCOLL_COLL_BCAST, "direct_write", 5, n, NULL);

@@ -62,7 +62,7 @@ static const char *tuning_diff(const kcoll_tuning_t *a, const kcoll_tuning_t *b)
     for (int i = 0; i < a->nrules; i++) {
         const kcoll_trule_t *x = &a->rules[i], *y = &b->rules[i];
         if (x->coll != y->coll || x->pmin != y->pmin || x->pmax != y->pmax || x->bmin != y->bmin ||
-            x->bmax != y->bmax || strcmp(x->spec, y->spec))
+            x->bmax != y->bmax || x->cache != y->cache || strcmp(x->spec, y->spec))
             return "rules";
     }
     return NULL;
@@ -267,7 +267,7 @@ int main(void)
     odd.nrules = KCOLL_TUNING_RULES;
     for (int i = 0; i < KCOLL_TUNING_RULES; i++)
         odd.rules[i] = (kcoll_trule_t){KCOLL_COLL_ALLREDUCE, 2, 0, 4294967296.0 + i, 0,
-                                       "partitioned:chunk=64"};
+                                       i % 3, "partitioned:chunk=64"};
     text = write_str(&odd, &rc);
     CHECK(rc == 0, "write full lists");
     rc = parse_str(text, &back, err, sizeof err);
@@ -432,6 +432,10 @@ int main(void)
                  "{\"kcoll_tuning\": 1, \"rules\": [{\"collective\": \"MPI_Bcast\",\n"
                  "\"algo\": \"host\"}]}",
                  2, "rule 1: unknown field \"algo\"", NULL);
+    expect_error("bad cache state",
+                 "{\"kcoll_tuning\": 1, \"rules\": [{\"collective\": \"MPI_Bcast\",\n"
+                 "\"cache\": \"warm\", \"algorithm\": \"host\"}]}",
+                 2, "rule 1: \"cache\" must be \"cold\" or \"hot\"", NULL);
     expect_error("rule not an object", "{\"kcoll_tuning\": 1, \"rules\": [\n\"MPI_Bcast\"]}", 2,
                  "rule 1 must be an object", NULL);
     expect_error("bad procs",
