@@ -214,7 +214,9 @@ int kcoll_req_completed(const kcoll_req_t *r);
  * many things moved on. */
 int kcoll_progress_inner(void);
 int kcoll_progress(void);
-void kcoll_call_outer_set(int (*progress)(void));
+/* progress: the outer progress; pending: whether it has work (a waiter
+ * alone may then sleep on its flag). */
+void kcoll_call_outer_set(int (*progress)(void), int (*pending)(void));
 /* Requests started and not yet completed, in this process. */
 int kcoll_pending(void);
 

@@ -497,12 +497,14 @@ int kcoll_progress_inner(void)
     return moved;
 }
 
-/* the layer above's progress (set once at start-up, before any request) */
-static int (*kcoll_outer)(void);
+/* the layer above's progress and its pending work (set once at start-up,
+ * before any request) */
+static int (*kcoll_outer)(void), (*kcoll_outer_pending)(void);
 
-void kcoll_call_outer_set(int (*progress)(void))
+void kcoll_call_outer_set(int (*progress)(void), int (*pending)(void))
 {
     kcoll_outer = progress;
+    kcoll_outer_pending = pending;
 }
 
 int kcoll_progress(void)
@@ -560,7 +562,8 @@ void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
             return;
         if (moved)
             kcoll_pause_reset(&pause);
-        else if (r->state == KCOLL_REQ_RUN && !r->listed && !kcoll_poll.fn && !kcoll_pending())
+        else if (r->state == KCOLL_REQ_RUN && !r->listed && !kcoll_pending() &&
+                 !(kcoll_outer_pending && kcoll_outer_pending()))
             /* this blocking request alone, waiting for one flag: a crowded node sleeps on it */
             kcoll_pause_on(&pause, r->x.blocked_line, r->x.blocked_want);
         else

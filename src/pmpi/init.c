@@ -43,7 +43,7 @@ static void kcoll_startup(int collective)
         return;
     }
     kcoll_progress_hook_init();
-    kcoll_call_outer_set(kcoll_hier_progress); /* composed collectives across nodes */
+    kcoll_call_outer_set(kcoll_hier_progress, kcoll_hier_pending); /* composed collectives */
     /* the keyval itself is freed at once: the attribute keeps it alive
      * until MPI_Finalize deletes it (MPI: freeing a keyval in use only
      * marks it) */
