@@ -246,8 +246,10 @@ int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t
     k->lcnt = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *k->lcnt);
     k->ldsp = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *k->ldsp);
     size_t *nsum = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *nsum);
-    if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp || !nsum)
+    if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp || !nsum) {
+        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
         return -1;
+    }
     memset(nsum, 0, (size_t)h->nn * sizeof *nsum);
     for (int r = 0; r < p; r++) {
         k->b[r] = counts ? (size_t)(counts[r] > 0 ? counts[r] : 0) * esize : uniform;
@@ -270,7 +272,10 @@ int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t
             k->ldsp[h->lrank_of[r]] = (int)(k->at[r] - (size_t)k->ndsp[n]);
         }
     }
-    return k->total <= INT_MAX ? 0 : 1;
+    if (k->total <= INT_MAX)
+        return 0;
+    kcoll_hreq_host(q, KCOLL_R_MULTINODE); /* the leaders' counts are ints */
+    return -1;
 }
 
 kcoll_hreq_t *kcoll_hier_barrier(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm)

@@ -214,9 +214,10 @@ typedef struct {
     int *ncnt, *ndsp, *lcnt, *ldsp;
 } kcoll_hier_blocks_t;
 /* Blocks of counts[q] elements of esize bytes, or (counts NULL) all of
- * `uniform` bytes, in scratch of q. 0; 1 when the total does not fit the
- * leaders' int counts (alike on every rank that knows every block); -1
- * when out of memory. */
+ * `uniform` bytes, in scratch of q. 0, or -1 when q cannot be composed: the
+ * total does not fit the leaders' int counts (alike on every rank that
+ * knows every block: q is handed to the host MPI), or out of memory (q
+ * fails). */
 int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t esize,
                       kcoll_hier_blocks_t *k);
 /* Are the nn nodes' runs all of one size (so the leaders' call needs no v

@@ -61,14 +61,8 @@ kcoll_hreq_t *kcoll_hier_gather(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Co
     /* every block's size: the receivers' counts (Allgather(v): all know
      * them), or the one every rank's block has (Gather) */
     const size_t b = receives ? kcoll_hier_size(rcount, rtype) : kcoll_hier_size(scount, stype);
-    switch (kcoll_hier_blocks(q, rcounts, b, (size_t)rsize, &k)) {
-    case 1: /* the leaders' counts are ints */
-        kcoll_hreq_host(q, KCOLL_R_MULTINODE);
+    if (kcoll_hier_blocks(q, rcounts, b, (size_t)rsize, &k))
         return q;
-    case -1:
-        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
-        return q;
-    }
     /* the model sizes a gather by its (mean) block */
     kcoll_reason_t why = kcoll_hier_pick(h, !all ? KCOLL_COLL_GATHER
                                              : rcounts ? KCOLL_COLL_ALLGATHERV

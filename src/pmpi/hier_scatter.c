@@ -45,14 +45,8 @@ kcoll_hreq_t *kcoll_hier_scatter(const kcoll_call_t *c, kcoll_mode_t mode, MPI_C
     if (is_root)
         PMPI_Type_get_extent(stype, &lb, &sext);
     const size_t b = is_root ? kcoll_hier_size(scount, stype) : kcoll_hier_size(rcount, rtype);
-    switch (kcoll_hier_blocks(q, NULL, b, 0, &k)) {
-    case 1: /* the leaders' counts are ints */
-        kcoll_hreq_host(q, KCOLL_R_MULTINODE);
+    if (kcoll_hier_blocks(q, NULL, b, 0, &k))
         return q;
-    case -1:
-        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
-        return q;
-    }
     kcoll_reason_t why = kcoll_hier_pick(h, KCOLL_COLL_SCATTER, b);
     if (why) {
         kcoll_hreq_host(q, why);
