@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/params.h"
 #include "team/team.h"
 
 int kcoll_team_threads;
@@ -55,9 +56,14 @@ static int kcoll_team_map(kcoll_team_t *t, int p, int rank, const kcoll_team_hos
         return -1; /* every rank sees the empty name */
     }
     if (rank != 0) {
+        /* the creator's length: its KCOLL_SHM_CELL sized the bounce cells */
         int fd = shm_open(name, O_RDWR, 0600);
+        struct stat sb;
         if (fd >= 0) {
-            seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (fstat(fd, &sb) == 0 && sb.st_size > 0) {
+                len = (size_t)sb.st_size;
+                seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            }
             close(fd);
         }
     }
@@ -77,31 +83,100 @@ static int kcoll_team_map(kcoll_team_t *t, int p, int rank, const kcoll_team_hos
     return -1;
 }
 
-/* Step 3 for one engine: can every rank reach its right neighbour? The
- * lowest failing rank warns (once per process). Agreed by all. */
-static int kcoll_team_probe(kcoll_team_t *t, const kcoll_engine_t *e, const kcoll_team_host_t *h)
+/* Step 3 for a one-sided engine: can every rank reach its right
+ * neighbour? 0 if all can; otherwise -1, and on the lowest failing rank
+ * *lowest is 1 and why says why. Agreed by all. */
+static int kcoll_team_probe(kcoll_team_t *t, const kcoll_engine_t *e, const kcoll_team_host_t *h,
+                            char *why, size_t whylen, int *lowest)
 {
-    static _Atomic int warned;
     const int p = t->ctl.p, rank = t->ctl.rank, peer = (rank + 1) % p;
-    char allow_why[200] = "", why[320] = "";
+    char allow_why[200] = "", got[320] = "";
+    *lowest = 0;
     e->allow_peers(allow_why, sizeof allow_why);
     int v[2] = {0, 0};
     if (h->allmin(h->ctx, v, 1)) /* every rank has allowed its peers before anyone probes */
         return -1;
     kcoll_slot_t *ps = &t->ctl.slots[peer];
     kcoll_status_t st = e->probe_peer(t->ctl.pids[peer], (const void *)(uintptr_t)ps->probe_addr,
-                                      ps->probe_val, why, sizeof why);
+                                      ps->probe_val, got, sizeof got);
     int first_fail = st == KCOLL_OK ? p : rank;
     if (h->allmin(h->ctx, &first_fail, 1))
         return -1;
     if (first_fail == p)
         return 0;
-    /* relaxed: at most one warning per process; orders nothing */
-    if (first_fail == rank && !atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
-        kcoll_warn("single-copy transfers are not permitted here, so communicators use the host "
-                   "MPI (engine %s): %s%s%s",
-                   e->name, why, allow_why[0] ? "; also: " : "", allow_why);
+    if (first_fail == rank) {
+        *lowest = 1;
+        kcoll_fmt(why, whylen, "%s%s%s", got, allow_why[0] ? "; also: " : "", allow_why);
+    }
     return -1;
+}
+
+/* One warning line per process about the engines (the lowest failing
+ * rank of a team says it). */
+static void kcoll_team_warn(const char *line)
+{
+    static _Atomic int warned;
+    /* relaxed: at most one warning per process; orders nothing */
+    if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
+        kcoll_warn("%s", line);
+}
+
+/* KCOLL_ENGINE as a team reads it: an engine id, or -1 for auto (an
+ * unknown name warns once and is auto). */
+static int kcoll_team_forced_engine(void)
+{
+    const char *v = kcoll_param_str(KCOLL_P_ENGINE);
+    if (!v || !strcmp(v, "auto") || !v[0])
+        return -1;
+    int id = kcoll_engine_by_name(v);
+    if (id < 0) {
+        static _Atomic int warned;
+        /* relaxed: at most one warning per process; orders nothing */
+        if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
+            kcoll_warn("KCOLL_ENGINE=%s is not an engine (auto, cma, shm): using auto", v);
+    }
+    return id;
+}
+
+/* Step 3: the engines. Returns 0 with t->engine and t->engines set, or
+ * -1 when the engine KCOLL_ENGINE forces cannot run here (warned). */
+static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
+{
+    const int forced = kcoll_team_forced_engine();
+    char why[600] = "", line[800];
+    int lowest = 0;
+    t->forced = forced;
+    t->engines = 0;
+    /* shm needs nothing but the segment everyone has mapped */
+    t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_SHM);
+    if (forced < 0 || forced == KCOLL_ENGINE_CMA) {
+        const kcoll_engine_t *cma = kcoll_engine(KCOLL_ENGINE_CMA);
+        if (kcoll_team_probe(t, cma, h, why, sizeof why, &lowest) == 0) {
+            t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_CMA);
+        } else if (forced == KCOLL_ENGINE_CMA) {
+            kcoll_fmt(line, sizeof line,
+                      "KCOLL_ENGINE=cma, but single-copy transfers are not permitted here, so "
+                      "communicators use the host MPI: %s",
+                      why);
+            if (lowest)
+                kcoll_team_warn(line);
+            return -1;
+        } else if (lowest) {
+            kcoll_fmt(line, sizeof line,
+                      "single-copy transfers are not permitted here, so kcoll runs with two "
+                      "copies through shared memory (engine shm; KCOLL_ENGINE=shm chooses it "
+                      "without this line): %s",
+                      why);
+            kcoll_team_warn(line);
+        }
+    }
+    if (forced >= 0)
+        t->engine = kcoll_engine((kcoll_engine_id_t)forced);
+    else if (t->engines & KCOLL_ENGINE_BIT(KCOLL_ENGINE_CMA))
+        t->engine = kcoll_engine(KCOLL_ENGINE_CMA);
+    else
+        t->engine = kcoll_engine(KCOLL_ENGINE_SHM);
+    return t->engines & KCOLL_ENGINE_BIT(t->engine->id) ? 0 : -1;
 }
 
 kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_team_host_t *h)
@@ -113,13 +188,8 @@ kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_te
     t->refs = 1;
     if (kcoll_team_map(t, p, rank, h))
         return KCOLL_ERR_SYS;
-    for (int id = 0; id < KCOLL_NENGINES; id++) {
-        const kcoll_engine_t *e = kcoll_engine((kcoll_engine_id_t)id);
-        if (kcoll_team_probe(t, e, h) == 0) {
-            t->engine = e;
-            return KCOLL_OK;
-        }
-    }
+    if (kcoll_team_engines_setup(t, h) == 0)
+        return KCOLL_OK;
     munmap(t->ctl.seg, t->ctl.seg_len);
     kcoll_ctl_fini(&t->ctl);
     return KCOLL_ERR_PERM;

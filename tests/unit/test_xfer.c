@@ -1,0 +1,288 @@
+/* Every algorithm of every family through each transfer engine, for real:
+ * the ranks are forked processes on one control segment, each runs its
+ * schedule with the executor and the engine under test, and compares what
+ * it received with what the simulator delivers for the same schedules and
+ * inputs (byte for byte). p = 2, 3 and 5; every algorithm valid at p with
+ * its default parameters; sizes of one byte, a few pages and more than
+ * the two bounce cells (so the ring wraps around); the first and the last
+ * rank as root; reductions on int32 sums. The engines:
+ *  - shm: every transfer through the bounce cells (the owner serves);
+ *  - shm with cells of one page: many rounds through the ring per step.
+ * Then the channel on its own: a transfer the owner refuses (a collective
+ * it has not exposed) fails with its reason, and a requester waiting for
+ * an owner that has died gets the watchdog's error, not a hang. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/params.h"
+#include "check.h"
+#include "coll/coll.h"
+#include "coll/reduce/common.h"
+#include "forkteam.h"
+#include "sched/exec.h"
+#include "sched/sim.h"
+#include "xfer/chan.h"
+#include "xfer/cma.h"
+
+static const kcoll_op_t isum = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .esize = 4};
+
+typedef struct {
+    const char *name;
+    kcoll_engine_id_t engine;
+} mode_t_;
+
+/* The buffers of one rank of one call. */
+typedef struct {
+    uint8_t *b[KCOLL_NBUF];
+    size_t len[KCOLL_NBUF];
+} bufs_t;
+
+static kcoll_coll_t coll_of(kcoll_coll_t family)
+{
+    return family == KCOLL_COLL_REDUCE_SCATTER ? KCOLL_COLL_REDUCE_SCATTER_BLOCK : family;
+}
+
+static kcoll_args_t args_of(const kcoll_algo_t *a, int p, int rank, int root, size_t bytes)
+{
+    kcoll_args_t x = {.coll = coll_of(a->family), .p = p, .rank = rank, .root = root,
+                      .bytes = bytes};
+    kcoll_algo_defaults(a, &x.prm);
+    if (x.coll >= KCOLL_COLL_REDUCE) {
+        x.esize = 4;
+        x.count = bytes / 4;
+        x.bytes = x.count * 4;
+        x.op = &isum;
+    }
+    return x;
+}
+
+/* Rank r's buffers for a call, filled: SEND with its data, RECV with
+ * 0xee (a broadcast's root: its data), TMP as the algorithm asks. */
+static void bufs_make(bufs_t *B, const kcoll_algo_t *a, const kcoll_args_t *x, int case_no)
+{
+    const int p = x->p, r = x->rank, root = r == x->root;
+    size_t s = 0, v = 0, n = x->bytes;
+    switch (x->coll) {
+    case KCOLL_COLL_BCAST:
+        v = n;
+        break;
+    case KCOLL_COLL_SCATTER:
+        s = root ? (size_t)p * n : 0;
+        v = n;
+        break;
+    case KCOLL_COLL_GATHER:
+        s = n;
+        v = root ? (size_t)p * n : 0;
+        break;
+    case KCOLL_COLL_ALLGATHER:
+        s = n;
+        v = (size_t)p * n;
+        break;
+    case KCOLL_COLL_ALLTOALL:
+        s = v = (size_t)p * n;
+        break;
+    case KCOLL_COLL_REDUCE:
+        s = n;
+        v = root ? n : 0;
+        break;
+    case KCOLL_COLL_ALLREDUCE:
+        s = v = n;
+        break;
+    case KCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        s = (size_t)p * n;
+        v = n;
+        break;
+    default:
+        break;
+    }
+    memset(B, 0, sizeof *B);
+    B->len[KCOLL_BUF_SEND] = s;
+    B->len[KCOLL_BUF_RECV] = v;
+    B->len[KCOLL_BUF_TMP] = a->tmp ? a->tmp(x) : 0;
+    for (int b = 0; b < KCOLL_NBUF; b++)
+        if (B->len[b])
+            B->b[b] = malloc(B->len[b]);
+    for (size_t i = 0; i < s; i += 4) { /* small int32s: sums do not overflow */
+        uint32_t w = (uint32_t)((size_t)r * 131 + i / 4 * 7 + (size_t)case_no) % 1000;
+        memcpy(B->b[KCOLL_BUF_SEND] + i, &w, s - i < 4 ? s - i : 4);
+    }
+    for (size_t i = 0; i < v; i++)
+        B->b[KCOLL_BUF_RECV][i] =
+            x->coll == KCOLL_COLL_BCAST && root ? (uint8_t)(i * 7 + (size_t)case_no) : 0xee;
+}
+
+static void bufs_free(bufs_t *B)
+{
+    for (int b = 0; b < KCOLL_NBUF; b++)
+        free(B->b[b]);
+}
+
+static const size_t sizes[] = {1, 12289, 300007};
+
+/* The body of one rank: every case in a row on one team. Returns the
+ * number of wrong results. */
+static int run_all(kcoll_ctl_t *c, int rank, void *arg)
+{
+    const mode_t_ *m = arg;
+    const int p = c->p;
+    int wrong = 0, case_no = 0;
+    uint64_t seq = 0;
+    for (int ai = 0; ai < kcoll_nalgos; ai++) {
+        const kcoll_algo_t *a = &kcoll_algos[ai];
+        kcoll_aparam_t prm;
+        char why[128];
+        kcoll_algo_defaults(a, &prm);
+        if (a->check && a->check(p, &prm, why, sizeof why))
+            continue;
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (int root = 0; root < p; root += p - 1, case_no++) {
+                /* what the simulator delivers, from the same schedules */
+                kcoll_sim_t *sim = kcoll_sim_new(p);
+                kcoll_sim_set_op(sim, &isum);
+                bufs_t *S = calloc((size_t)p, sizeof *S);
+                for (int r = 0; r < p; r++) {
+                    kcoll_args_t x = args_of(a, p, r, root, sizes[si]);
+                    bufs_make(&S[r], a, &x, case_no);
+                    for (int b = 0; b < KCOLL_NBUF; b++)
+                        if (S[r].b[b])
+                            kcoll_sim_set_buffer(sim, r, (kcoll_buf_t)b, S[r].b[b], S[r].len[b]);
+                    a->build(&x, kcoll_sim_sched(sim, r));
+                }
+                if (kcoll_sim_run(sim, 0) != KCOLL_OK) {
+                    fprintf(stderr, "%s %s p=%d: simulator: %s\n", kcoll_coll_name(a->family),
+                            a->name, p, kcoll_sim_error(sim));
+                    wrong++;
+                }
+                /* and this rank for real */
+                kcoll_args_t x = args_of(a, p, rank, root, sizes[si]);
+                bufs_t B;
+                bufs_make(&B, a, &x, case_no);
+                kcoll_sched_t s;
+                kcoll_sched_init(&s);
+                a->build(&x, &s);
+                kcoll_exec_t ex;
+                void *bp[KCOLL_NBUF] = {B.b[0], B.b[1], B.b[2]};
+                kcoll_exec_start(&ex, c, kcoll_engine(m->engine), &s, bp, B.len, ++seq);
+                ex.op = &isum;
+                kcoll_status_t rc = kcoll_exec_run(&ex);
+                if (rc != KCOLL_OK) {
+                    fprintf(stderr, "%s %s %s p=%d rank %d size %zu root %d: %s\n", m->name,
+                            kcoll_coll_name(a->family), a->name, p, rank, sizes[si], root,
+                            ex.errmsg);
+                    wrong++;
+                } else if (B.len[KCOLL_BUF_RECV] &&
+                           memcmp(B.b[KCOLL_BUF_RECV], S[rank].b[KCOLL_BUF_RECV],
+                                  B.len[KCOLL_BUF_RECV])) {
+                    fprintf(stderr, "%s %s %s p=%d rank %d size %zu root %d: wrong result\n",
+                            m->name, kcoll_coll_name(a->family), a->name, p, rank, sizes[si],
+                            root);
+                    wrong++;
+                }
+                /* the engines moved what the run needed: shm forced, all of it */
+                if (!rc && m->engine == KCOLL_ENGINE_SHM && ex.moved[KCOLL_ENGINE_CMA]) {
+                    fprintf(stderr, "%s: cma moved bytes\n", m->name);
+                    wrong++;
+                }
+                kcoll_exec_finish(&ex);
+                kcoll_sched_free(&s);
+                bufs_free(&B);
+                for (int r = 0; r < p; r++)
+                    bufs_free(&S[r]);
+                free(S);
+                kcoll_sim_free(sim);
+            }
+    }
+    return wrong;
+}
+
+/* The channel refuses a request for a collective its owner has not
+ * exposed: rank 1 asks rank 0 for collective 22's SEND (lane 6) while rank 0 has
+ * exposed it for collective 6. */
+static int refuse_child(kcoll_ctl_t *c, int rank, void *arg)
+{
+    (void)arg;
+    char buf[64] = "abc", why[256] = "";
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    kcoll_exec_t x;
+    void *bp[KCOLL_NBUF] = {buf, buf, NULL};
+    size_t lens[KCOLL_NBUF] = {sizeof buf, sizeof buf, 0};
+    int bad = 0;
+    if (rank == 0) {
+        kcoll_sched_expose(&s, KCOLL_BUF_SEND);
+        kcoll_sched_wait(&s, 1, KCOLL_FLAG_DONE, 1);
+        kcoll_exec_start(&x, c, kcoll_engine(KCOLL_ENGINE_SHM), &s, bp, lens, 6);
+        kcoll_status_t rc = kcoll_exec_run(&x); /* serves until rank 1 is done */
+        bad = rc != KCOLL_OK;
+    } else {
+        /* rank 0's exposure for 6 must be there first: then ask for 22 */
+        while (atomic_load(&kcoll_ctl_lane(c, 0, 6)->expose[KCOLL_BUF_SEND].seq) != 6)
+            sched_yield();
+        kcoll_chan_xfer_t xf;
+        struct iovec l = {buf, 8};
+        kcoll_chan_seg_t seg = {.buf = KCOLL_BUF_SEND, .off = 0, .len = 8};
+        kcoll_status_t rc = kcoll_chan_start(c->chan, &xf, 0, KCOLL_CHAN_READ, KCOLL_PATH_RING, 22,
+                                             &seg, 1, &l, 1, why, sizeof why);
+        if (rc == KCOLL_OK)
+            while ((rc = kcoll_chan_poll(c->chan, &xf, why, sizeof why)) == KCOLL_IN_PROGRESS)
+                sched_yield();
+        bad = rc != KCOLL_ERR_PROTO || !strstr(why, "collective 6, not 22");
+        if (bad)
+            fprintf(stderr, "refused transfer: status %d, '%s'\n", rc, why);
+        /* release rank 0 (collective 6's DONE) */
+        atomic_store(&kcoll_ctl_lane(c, 1, 6)->flag[KCOLL_FLAG_DONE].v, kcoll_flag_word(6, 1));
+    }
+    kcoll_sched_free(&s);
+    return bad;
+}
+
+/* A requester whose owner dies before serving: its step fails with the
+ * watchdog's error naming the dead rank. */
+static int dead_owner_child(kcoll_ctl_t *c, int rank, void *arg)
+{
+    (void)arg;
+    static char buf[1 << 16];
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    void *bp[KCOLL_NBUF] = {buf, buf, NULL};
+    size_t lens[KCOLL_NBUF] = {sizeof buf, sizeof buf, 0};
+    kcoll_exec_t x;
+    if (rank == 0) {
+        /* expose and die without ever serving */
+        kcoll_expo_t *e = &kcoll_ctl_lane(c, 0, 1)->expose[KCOLL_BUF_SEND];
+        atomic_store(&e->addr, (uint64_t)(uintptr_t)buf);
+        atomic_store(&e->len, sizeof buf);
+        atomic_store(&e->seq, 1);
+        _exit(0);
+    }
+    kcoll_sched_read(&s, 0, KCOLL_BUF_SEND, 0, KCOLL_BUF_RECV, 0, sizeof buf);
+    kcoll_exec_start(&x, c, kcoll_engine(KCOLL_ENGINE_SHM), &s, bp, lens, 1);
+    kcoll_status_t rc = kcoll_exec_run(&x);
+    int bad = rc != KCOLL_ERR_PEER_DEAD || !strstr(x.errmsg, "rank 0");
+    if (bad)
+        fprintf(stderr, "dead owner: status %d, '%s'\n", rc, x.errmsg);
+    kcoll_exec_finish(&x);
+    kcoll_sched_free(&s);
+    return bad;
+}
+
+int main(void)
+{
+    kcoll_params_load();
+    static const int ps[] = {2, 3, 5};
+    mode_t_ shm = {"shm", KCOLL_ENGINE_SHM};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        forkteam_run(ps[i], run_all, &shm, "every algorithm through shm");
+    /* one-page cells: every transfer goes round the ring many times */
+    kcoll_params_set("SHM_CELL", "4096");
+    forkteam_run(3, run_all, &shm, "every algorithm through shm, one-page cells");
+    kcoll_params_set("SHM_CELL", "64KiB");
+    forkteam_run(2, refuse_child, NULL, "a refused transfer");
+    kcoll_params_set("PEER_CHECK_MS", "20");
+    forkteam_run(2, dead_owner_child, NULL, "an owner that died");
+    return check_report("test_xfer");
+}
