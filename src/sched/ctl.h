@@ -64,6 +64,9 @@ typedef struct {
     _Atomic uint64_t len;  /* logical bytes (sched/dmap.h) */
     _Atomic uint64_t seq;  /* collective this exposure belongs to; stored last */
     _Atomic uint64_t map;  /* address of the buffer's datatype map in its owner, or 0 */
+    /* the buffer lies in shareable memory peers may map: its reference in
+     * the owner's registry (xfer/direct.h), or 0 */
+    _Atomic uint64_t direct;
 } kcoll_expo_t;
 
 /* One lane of one rank's slot. */
@@ -83,6 +86,8 @@ typedef struct {
     _Alignas(KCOLL_CACHELINE) int64_t pid;
     uint64_t probe_addr; /* address of a word in private memory, for the engine probe */
     uint64_t probe_val;
+    int64_t dreg_fd;     /* the registry of shareable memory (xfer/direct.h): fd, */
+    uint64_t dreg_ino;   /*   inode (0: none); set while the team is set up */
     _Atomic uint64_t attached; /* 1 once the owner has mapped the segment */
 } kcoll_slot_t;
 
@@ -111,6 +116,9 @@ typedef struct kcoll_ctl {
      * as this rank uses them (xfer/chan.h); its resolver serves this
      * rank's exposures (kcoll_ctl_resolve) */
     struct kcoll_chan *chan;
+    /* the direct engine is on: exposures in shareable memory say so, and
+     * steps on peers' buffers that say so are loads and stores */
+    int direct;
 } kcoll_ctl_t;
 
 /* Bytes needed for a segment of p slots, with bounce cells of

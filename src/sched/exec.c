@@ -54,6 +54,7 @@
 
 #include "sched/exec.h"
 #include "sched/wait.h"
+#include "xfer/direct.h"
 
 /* Most steps one engine call moves. */
 #define KCOLL_EXEC_BATCH 64
@@ -288,6 +289,78 @@ static kcoll_status_t kcoll_exec_chan_poll(kcoll_exec_t *x, int *n)
     return KCOLL_OK;
 }
 
+/* A staged READ (sched.h) and its REDUCE as one: the reduction reads the
+ * peer's mapped vector p in place (paper 004 IV.A) and the scratch is not
+ * written. KCOLL_OK, or an error. */
+static kcoll_status_t kcoll_exec_reduce_from(kcoll_exec_t *x, const kcoll_step_t *red,
+                                             const char *p)
+{
+    kcoll_status_t rc;
+    x->liov.n = 0;
+    if ((rc = kcoll_exec_local_iov(x, red->pbuf, red->poff, red->len, &x->liov)))
+        return rc;
+    size_t at = 0;
+    for (int i = 0; i < x->liov.n; i++) {
+        const size_t n = x->liov.v[i].iov_len;
+        if (!kcoll_op_fits(x->op, n, red->flag)) {
+            snprintf(x->errmsg, sizeof x->errmsg,
+                     "REDUCE piece of %zu bytes splits an element of the operation", n);
+            return KCOLL_ERR_ARG;
+        }
+        if (red->flag)
+            kcoll_op_apply_rev(x->op, p + at, x->liov.v[i].iov_base, n);
+        else
+            kcoll_op_apply(x->op, p + at, x->liov.v[i].iov_base, n);
+        at += n;
+    }
+    return KCOLL_OK;
+}
+
+/* The READ or WRITE step at pc as loads and stores on the peer's buffer,
+ * mapped (xfer/direct.h), where the peer exposed it in shareable memory
+ * and it can be mapped here; a staged READ with its REDUCE as one
+ * reduction from the peer's memory. 1 (*rc its outcome: done, or the
+ * exposure not there yet, or an error; *n the steps done), or 0 when the
+ * step needs the engine. */
+static int kcoll_exec_direct(kcoll_exec_t *x, kcoll_status_t *rc, int *n)
+{
+    const kcoll_step_t *st = &x->sched->steps[x->pc];
+    kcoll_expo_t *e;
+    char *r, *p, why[200];
+    void *hold;
+    if ((*rc = kcoll_exec_peer_buf(x, st->peer, st->pbuf, st->poff, st->len, &e, &r)))
+        return 1;
+    /* relaxed: ordered by the acquire load of the exposure's seq */
+    uint64_t ref = atomic_load_explicit(&e->direct, memory_order_relaxed);
+    const kcoll_slot_t *ps = &x->ctl->slots[st->peer];
+    if (!ref ||
+        kcoll_direct_get(x->ctl->pids[st->peer], ps->dreg_fd, ps->dreg_ino, ref,
+                         (uint64_t)(uintptr_t)r + st->poff, st->len, &p, &hold, why, sizeof why))
+        return 0; /* not shareable, or not mappable from here: the engine moves it */
+    const kcoll_step_t *red = st + 1;
+    *n = 1;
+    if (st->kind == KCOLL_STEP_READ && st->flag && x->pc + 1 < x->sched->n &&
+        red->kind == KCOLL_STEP_REDUCE && red->lbuf == st->lbuf && red->loff == st->loff &&
+        red->len == st->len && kcoll_op_fits(x->op, st->len, red->flag)) {
+        *rc = kcoll_exec_reduce_from(x, red, p);
+        kcoll_direct_put(hold);
+        x->moved[KCOLL_ENGINE_DIRECT] += st->len;
+        *n = 2;
+        return 1;
+    }
+    x->liov.n = 0;
+    if ((*rc = kcoll_exec_local_iov(x, st->lbuf, st->loff, st->len, &x->liov))) {
+        kcoll_direct_put(hold);
+        return 1;
+    }
+    kcoll_iovcur_t cur;
+    kcoll_iovcur_init(&cur, x->liov.v, x->liov.n);
+    kcoll_iovcur_copy(&cur, p, st->len, st->kind == KCOLL_STEP_WRITE);
+    kcoll_direct_put(hold);
+    x->moved[KCOLL_ENGINE_DIRECT] += st->len;
+    return 1;
+}
+
 /* The READ or WRITE step at pc and the following ones of the same kind
  * and peer whose exposures are there, as one engine call (or one
  * request of a two-sided engine, in progress until it is over). On
@@ -297,6 +370,12 @@ static kcoll_status_t kcoll_exec_transfer(kcoll_exec_t *x, int *n)
     if (x->cx.active)
         return kcoll_exec_chan_poll(x, n);
     const kcoll_step_t *first = &x->sched->steps[x->pc];
+    kcoll_status_t drc;
+    if (x->ctl->direct && kcoll_exec_direct(x, &drc, n)) {
+        if (drc == KCOLL_IN_PROGRESS)
+            x->blocked_on = first->peer;
+        return drc;
+    }
     kcoll_iovs_t *local = &x->liov, *remote = &x->riov;
     size_t bytes = 0;
     int k = 0;
@@ -312,6 +391,9 @@ static kcoll_status_t kcoll_exec_transfer(kcoll_exec_t *x, int *n)
             break; /* move what is there; this one waits for the next call */
         if (rc)
             return rc;
+        /* relaxed: ordered by the acquire load of the exposure's seq */
+        if (k > 0 && x->ctl->direct && atomic_load_explicit(&e->direct, memory_order_relaxed))
+            break; /* that one goes by loads and stores */
         bytes += st->len;
     }
     const kcoll_engine_t *eng = x->engine;
@@ -411,6 +493,12 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
         switch ((kcoll_step_kind_t)st->kind) {
         case KCOLL_STEP_EXPOSE: {
             kcoll_expo_t *e = &me->expose[st->lbuf];
+            /* a contiguous buffer in shareable memory: peers may map it */
+            uint64_t dref = c->direct && !x->maps[st->lbuf]
+                                ? kcoll_direct_ref(x->bufs[st->lbuf], x->lens[st->lbuf])
+                                : 0;
+            /* relaxed: published by the release store of seq below */
+            atomic_store_explicit(&e->direct, dref, memory_order_relaxed);
             /* relaxed: published by the release store of seq below */
             atomic_store_explicit(&e->addr, (uint64_t)(uintptr_t)x->bufs[st->lbuf],
                                   memory_order_relaxed);

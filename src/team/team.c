@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "team/team.h"
+#include "xfer/direct.h"
 
 int kcoll_team_threads;
 
@@ -111,6 +112,37 @@ static int kcoll_team_probe(kcoll_team_t *t, const kcoll_engine_t *e, const kcol
     return -1;
 }
 
+/* The direct engine: can every rank map its right neighbour's registry
+ * of shareable memory? 0 if all can; otherwise -1, and on the lowest
+ * failing rank *lowest is 1 and why says why. Agreed by all. */
+static int kcoll_team_probe_direct(kcoll_team_t *t, const kcoll_team_host_t *h, char *why,
+                                   size_t whylen, int *lowest)
+{
+    const int p = t->ctl.p, rank = t->ctl.rank, peer = (rank + 1) % p;
+    kcoll_slot_t *me = &t->ctl.slots[rank], *ps = &t->ctl.slots[peer];
+    char got[320] = "";
+    *lowest = 0;
+    int ok = kcoll_direct_init(got, sizeof got) == 0;
+    if (ok)
+        kcoll_direct_self(&me->dreg_fd, &me->dreg_ino);
+    int v[1] = {0};
+    if (h->allmin(h->ctx, v, 1)) /* every rank has published its registry */
+        return -1;
+    if (ok)
+        ok = kcoll_direct_probe_peer(t->ctl.pids[peer], ps->dreg_fd, ps->dreg_ino, got,
+                                     sizeof got) == 0;
+    int first_fail = ok ? p : rank;
+    if (h->allmin(h->ctx, &first_fail, 1))
+        return -1;
+    if (first_fail == p)
+        return 0;
+    if (first_fail == rank) {
+        *lowest = 1;
+        kcoll_fmt(why, whylen, "%s", got);
+    }
+    return -1;
+}
+
 /* One warning line per process about the engines (the lowest failing
  * rank of a team says it). */
 static void kcoll_team_warn(const char *line)
@@ -133,7 +165,8 @@ static int kcoll_team_forced_engine(void)
         static _Atomic int warned;
         /* relaxed: at most one warning per process; orders nothing */
         if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
-            kcoll_warn("KCOLL_ENGINE=%s is not an engine (auto, cma, shm): using auto", v);
+            kcoll_warn("KCOLL_ENGINE=%s is not an engine (auto, cma, shm, direct): using auto",
+                       v);
     }
     return id;
 }
@@ -149,7 +182,7 @@ static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
     t->engines = 0;
     /* shm needs nothing but the segment everyone has mapped */
     t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_SHM);
-    if (forced < 0 || forced == KCOLL_ENGINE_CMA) {
+    if (forced < 0 || forced == KCOLL_ENGINE_CMA || forced == KCOLL_ENGINE_DIRECT) {
         const kcoll_engine_t *cma = kcoll_engine(KCOLL_ENGINE_CMA);
         if (kcoll_team_probe(t, cma, h, why, sizeof why, &lowest) == 0) {
             t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_CMA);
@@ -170,7 +203,21 @@ static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
             kcoll_team_warn(line);
         }
     }
-    if (forced >= 0)
+    if (forced < 0 || forced == KCOLL_ENGINE_DIRECT) {
+        if (kcoll_team_probe_direct(t, h, why, sizeof why, &lowest) == 0) {
+            t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_DIRECT);
+            t->ctl.direct = 1;
+        } else if (forced == KCOLL_ENGINE_DIRECT) {
+            kcoll_fmt(line, sizeof line,
+                      "KCOLL_ENGINE=direct, but processes cannot map each other's memory here, "
+                      "so communicators use the host MPI: %s",
+                      why);
+            if (lowest)
+                kcoll_team_warn(line);
+            return -1;
+        }
+    }
+    if (forced >= 0 && forced != KCOLL_ENGINE_DIRECT)
         t->engine = kcoll_engine((kcoll_engine_id_t)forced);
     else if (t->engines & KCOLL_ENGINE_BIT(KCOLL_ENGINE_CMA))
         t->engine = kcoll_engine(KCOLL_ENGINE_CMA);

@@ -16,9 +16,19 @@ static const kcoll_engine_t kcoll_engine_shm = {
     .path = KCOLL_PATH_RING,
 };
 
+/* direct: steps are loads and stores of the executor on a mapping
+ * (xfer/direct.h); the entry names it */
+static const kcoll_engine_t kcoll_engine_direct = {
+    .id = KCOLL_ENGINE_DIRECT,
+    .name = "direct",
+    .read_call = "load",
+    .write_call = "store",
+};
+
 static const kcoll_engine_t *const kcoll_engines[KCOLL_NENGINES] = {
     [KCOLL_ENGINE_CMA] = &kcoll_engine_cma,
     [KCOLL_ENGINE_SHM] = &kcoll_engine_shm,
+    [KCOLL_ENGINE_DIRECT] = &kcoll_engine_direct,
 };
 
 const kcoll_engine_t *kcoll_engine(kcoll_engine_id_t id)

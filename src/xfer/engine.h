@@ -12,8 +12,13 @@
  *    rank that runs the step; one-sided: the readv/writev below.
  *  - shm (xfer/chan.c): two copies through bounce cells in the team's
  *    segment, the owner of the exposed buffer making one of them.
+ *  - direct (xfer/direct.c): plain loads and stores on memory every rank
+ *    maps (MPI_Alloc_mem's), no system call at all.
  * A two-sided engine moves a step through the channel (xfer/chan.h), the
- * owner serving while it executes or waits.
+ * owner serving while it executes or waits. direct is not a pair of copy
+ * functions but a mapping of the peer's buffer, which the executor copies
+ * from or to itself, on top of the team's engine: a step whose peer
+ * buffer is not shareable memory goes through that one.
  */
 #ifndef KCOLL_XFER_ENGINE_H
 #define KCOLL_XFER_ENGINE_H
@@ -28,6 +33,7 @@
 typedef enum {
     KCOLL_ENGINE_CMA = 0,      /* process_vm_readv/writev: one copy, kernel-assisted */
     KCOLL_ENGINE_SHM = 1,      /* two copies through the team's bounce cells */
+    KCOLL_ENGINE_DIRECT = 2,   /* loads and stores on memory both processes map */
     KCOLL_NENGINES
 } kcoll_engine_id_t;
 

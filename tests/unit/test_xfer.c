@@ -7,7 +7,12 @@
  * the two bounce cells (so the ring wraps around); the first and the last
  * rank as root; reductions on int32 sums. The engines:
  *  - shm: every transfer through the bounce cells (the owner serves);
- *  - shm with cells of one page: many rounds through the ring per step.
+ *  - shm with cells of one page: many rounds through the ring per step;
+ *  - direct: SEND and RECV in shareable memory (xfer/direct.h), every
+ *    step on them a load or store (TMP is private: its steps go through
+ *    cma), the partitioned reductions reducing the peers' chunks in place
+ *    (their scratch stays untouched); every rank's allocations freed after
+ *    each case, and the mappings of freed ones let go.
  * Then the channel on its own: a transfer the owner refuses (a collective
  * it has not exposed) fails with its reason, and a requester waiting for
  * an owner that has died gets the watchdog's error, not a hang. */
@@ -26,6 +31,7 @@
 #include "sched/exec.h"
 #include "sched/sim.h"
 #include "xfer/chan.h"
+#include "xfer/direct.h"
 #include "xfer/cma.h"
 
 static const kcoll_op_t isum = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .esize = 4};
@@ -33,12 +39,14 @@ static const kcoll_op_t isum = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .es
 typedef struct {
     const char *name;
     kcoll_engine_id_t engine;
+    int direct; /* SEND and RECV in shareable memory, the direct engine on */
 } mode_t_;
 
 /* The buffers of one rank of one call. */
 typedef struct {
     uint8_t *b[KCOLL_NBUF];
     size_t len[KCOLL_NBUF];
+    int shared; /* SEND and RECV from kcoll_direct_alloc */
 } bufs_t;
 
 static kcoll_coll_t coll_of(kcoll_coll_t family)
@@ -62,7 +70,8 @@ static kcoll_args_t args_of(const kcoll_algo_t *a, int p, int rank, int root, si
 
 /* Rank r's buffers for a call, filled: SEND with its data, RECV with
  * 0xee (a broadcast's root: its data), TMP as the algorithm asks. */
-static void bufs_make(bufs_t *B, const kcoll_algo_t *a, const kcoll_args_t *x, int case_no)
+static void bufs_make(bufs_t *B, const kcoll_algo_t *a, const kcoll_args_t *x, int case_no,
+                      int shared)
 {
     const int p = x->p, r = x->rank, root = r == x->root;
     size_t s = 0, v = 0, n = x->bytes;
@@ -103,13 +112,17 @@ static void bufs_make(bufs_t *B, const kcoll_algo_t *a, const kcoll_args_t *x, i
     B->len[KCOLL_BUF_SEND] = s;
     B->len[KCOLL_BUF_RECV] = v;
     B->len[KCOLL_BUF_TMP] = a->tmp ? a->tmp(x) : 0;
+    B->shared = shared;
     for (int b = 0; b < KCOLL_NBUF; b++)
         if (B->len[b])
-            B->b[b] = malloc(B->len[b]);
+            B->b[b] = shared && b != KCOLL_BUF_TMP ? kcoll_direct_alloc(B->len[b])
+                                                   : malloc(B->len[b]);
     for (size_t i = 0; i < s; i += 4) { /* small int32s: sums do not overflow */
         uint32_t w = (uint32_t)((size_t)r * 131 + i / 4 * 7 + (size_t)case_no) % 1000;
         memcpy(B->b[KCOLL_BUF_SEND] + i, &w, s - i < 4 ? s - i : 4);
     }
+    if (B->len[KCOLL_BUF_TMP])
+        memset(B->b[KCOLL_BUF_TMP], 0xee, B->len[KCOLL_BUF_TMP]);
     for (size_t i = 0; i < v; i++)
         B->b[KCOLL_BUF_RECV][i] =
             x->coll == KCOLL_COLL_BCAST && root ? (uint8_t)(i * 7 + (size_t)case_no) : 0xee;
@@ -118,7 +131,24 @@ static void bufs_make(bufs_t *B, const kcoll_algo_t *a, const kcoll_args_t *x, i
 static void bufs_free(bufs_t *B)
 {
     for (int b = 0; b < KCOLL_NBUF; b++)
-        free(B->b[b]);
+        if (!B->shared || b == KCOLL_BUF_TMP || !kcoll_direct_free(B->b[b]))
+            free(B->b[b]);
+}
+
+/* Every rank here at once: a dissemination barrier through the executor. */
+static void barrier(kcoll_ctl_t *c, uint64_t *seq)
+{
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    kcoll_args_t a = {.coll = KCOLL_COLL_BARRIER, .p = c->p, .rank = c->rank};
+    kcoll_barrier_dissemination(&a, &s);
+    void *bp[KCOLL_NBUF] = {NULL, NULL, NULL};
+    size_t lens[KCOLL_NBUF] = {0, 0, 0};
+    kcoll_exec_t x;
+    kcoll_exec_start(&x, c, kcoll_engine(KCOLL_ENGINE_CMA), &s, bp, lens, ++*seq);
+    kcoll_exec_run(&x);
+    kcoll_exec_finish(&x);
+    kcoll_sched_free(&s);
 }
 
 static const size_t sizes[] = {1, 12289, 300007};
@@ -129,8 +159,18 @@ static int run_all(kcoll_ctl_t *c, int rank, void *arg)
 {
     const mode_t_ *m = arg;
     const int p = c->p;
+    uint64_t direct_bytes = 0;
     int wrong = 0, case_no = 0;
     uint64_t seq = 0;
+    if (m->direct) { /* the registry, published before anyone looks */
+        char why[200];
+        kcoll_slot_t *me = &c->slots[rank];
+        if (kcoll_direct_init(why, sizeof why))
+            return 1;
+        kcoll_direct_self(&me->dreg_fd, &me->dreg_ino);
+        c->direct = 1;
+        barrier(c, &seq);
+    }
     for (int ai = 0; ai < kcoll_nalgos; ai++) {
         const kcoll_algo_t *a = &kcoll_algos[ai];
         kcoll_aparam_t prm;
@@ -146,7 +186,7 @@ static int run_all(kcoll_ctl_t *c, int rank, void *arg)
                 bufs_t *S = calloc((size_t)p, sizeof *S);
                 for (int r = 0; r < p; r++) {
                     kcoll_args_t x = args_of(a, p, r, root, sizes[si]);
-                    bufs_make(&S[r], a, &x, case_no);
+                    bufs_make(&S[r], a, &x, case_no, 0);
                     for (int b = 0; b < KCOLL_NBUF; b++)
                         if (S[r].b[b])
                             kcoll_sim_set_buffer(sim, r, (kcoll_buf_t)b, S[r].b[b], S[r].len[b]);
@@ -160,7 +200,7 @@ static int run_all(kcoll_ctl_t *c, int rank, void *arg)
                 /* and this rank for real */
                 kcoll_args_t x = args_of(a, p, rank, root, sizes[si]);
                 bufs_t B;
-                bufs_make(&B, a, &x, case_no);
+                bufs_make(&B, a, &x, case_no, m->direct);
                 kcoll_sched_t s;
                 kcoll_sched_init(&s);
                 a->build(&x, &s);
@@ -187,14 +227,41 @@ static int run_all(kcoll_ctl_t *c, int rank, void *arg)
                     fprintf(stderr, "%s: cma moved bytes\n", m->name);
                     wrong++;
                 }
+                direct_bytes += ex.moved[KCOLL_ENGINE_DIRECT];
+                /* the partitioned reduction read the peers' chunks in place:
+                 * from 3 ranks every rank has chunks it would stage in
+                 * TMP[0..), which must be untouched */
+                if (!rc && m->direct && p >= 3 && !strcmp(a->name, "partitioned") &&
+                    sizes[si] >= 64) {
+                    int touched = 0;
+                    for (size_t i = 0; i < 64; i++)
+                        touched |= B.b[KCOLL_BUF_TMP][i] != 0xee;
+                    if (touched) {
+                        fprintf(stderr, "direct %s %s p=%d size %zu: the chunks were staged\n",
+                                kcoll_coll_name(a->family), a->name, p, sizes[si]);
+                        wrong++;
+                    }
+                }
                 kcoll_exec_finish(&ex);
                 kcoll_sched_free(&s);
+                if (m->direct) /* nobody reads this rank's buffers any more */
+                    barrier(c, &seq);
                 bufs_free(&B);
                 for (int r = 0; r < p; r++)
                     bufs_free(&S[r]);
                 free(S);
                 kcoll_sim_free(sim);
             }
+    }
+    if (m->direct) {
+        /* loads and stores moved bytes; everything freed; the mappings of
+         * freed allocations go at the next look (at most one per peer left) */
+        if (!direct_bytes || kcoll_direct_live() || kcoll_direct_mapped() > 2 * (p - 1)) {
+            fprintf(stderr, "direct: %llu bytes, %d allocations live, %d mappings\n",
+                    (unsigned long long)direct_bytes, kcoll_direct_live(), kcoll_direct_mapped());
+            wrong++;
+        }
+        kcoll_direct_fini();
     }
     return wrong;
 }
@@ -274,9 +341,11 @@ int main(void)
 {
     kcoll_params_load();
     static const int ps[] = {2, 3, 5};
-    mode_t_ shm = {"shm", KCOLL_ENGINE_SHM};
-    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+    mode_t_ shm = {"shm", KCOLL_ENGINE_SHM, 0}, direct = {"direct", KCOLL_ENGINE_CMA, 1};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
         forkteam_run(ps[i], run_all, &shm, "every algorithm through shm");
+        forkteam_run(ps[i], run_all, &direct, "every algorithm through direct");
+    }
     /* one-page cells: every transfer goes round the ring many times */
     kcoll_params_set("SHM_CELL", "4096");
     forkteam_run(3, run_all, &shm, "every algorithm through shm, one-page cells");
