@@ -88,6 +88,8 @@ typedef struct {
     uint64_t probe_val;
     int64_t dreg_fd;     /* the registry of shareable memory (xfer/direct.h): fd, */
     uint64_t dreg_ino;   /*   inode (0: none); set while the team is set up */
+    char pipe[64];       /* the name of this rank's pipe (xfer/vmsplice.h) while the team
+                          * is set up */
     _Atomic uint64_t attached; /* 1 once the owner has mapped the segment */
 } kcoll_slot_t;
 

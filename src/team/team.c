@@ -13,7 +13,9 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "team/team.h"
+#include "xfer/chan.h"
 #include "xfer/direct.h"
+#include "xfer/vmsplice.h"
 
 int kcoll_team_threads;
 
@@ -143,6 +145,73 @@ static int kcoll_team_probe_direct(kcoll_team_t *t, const kcoll_team_host_t *h, 
     return -1;
 }
 
+/* The vmsplice engine: every rank makes its pipe and names it in its slot,
+ * opens every peer's by name, unlinks its own name, splices its probe word
+ * into its right neighbour's pipe and reads its left neighbour's from its
+ * own. 0 if all can (the channel then owns the fds); otherwise -1 with
+ * every fd closed, and on the lowest failing rank *lowest is 1 and why
+ * says why. Agreed by all. */
+static int kcoll_team_probe_vmsplice(kcoll_team_t *t, const kcoll_team_host_t *h, char *why,
+                                     size_t whylen, int *lowest)
+{
+    const int p = t->ctl.p, rank = t->ctl.rank;
+    kcoll_slot_t *me = &t->ctl.slots[rank];
+    char got[320] = "";
+    int *fds = malloc((size_t)p * sizeof *fds);
+    int ok = fds != NULL, v[1] = {0};
+    *lowest = 0;
+    for (int q = 0; fds && q < p; q++)
+        fds[q] = -1;
+    me->pipe[0] = '\0';
+    if (ok)
+        ok = (fds[rank] = kcoll_vmsplice_make(me->pipe, sizeof me->pipe,
+                                              (size_t)kcoll_param_int(KCOLL_P_PIPE_SIZE), got,
+                                              sizeof got)) >= 0;
+    if (h->allmin(h->ctx, v, 1)) /* every pipe is made and named */
+        ok = 0;
+    for (int q = 0; ok && q < p; q++)
+        if (q != rank && (fds[q] = kcoll_vmsplice_open(t->ctl.slots[q].pipe, got, sizeof got)) < 0)
+            ok = 0;
+    int opened = ok;
+    if (h->allmin(h->ctx, &opened, 1)) /* every rank has opened every pipe (or gave up) */
+        opened = 0;
+    kcoll_vmsplice_unlink(me->pipe);
+    /* the probe: this rank's word into its right neighbour's pipe, the
+     * left neighbour's out of its own (the word stays put until read) */
+    const uint64_t word = me->probe_val;
+    uint64_t left = 0;
+    if (opened && ok)
+        ok = kcoll_vmsplice_probe_put(fds[(rank + 1) % p], &word, got, sizeof got) == 0;
+    v[0] = 0;
+    if (h->allmin(h->ctx, v, 1)) /* every word is in its pipe */
+        ok = 0;
+    if (opened && ok && kcoll_vmsplice_probe_get(fds[rank], &left, got, sizeof got) == 0 &&
+        left != t->ctl.slots[(rank + p - 1) % p].probe_val) {
+        kcoll_fmt(got, sizeof got, "the word read from this rank's pipe is not its neighbour's");
+        ok = 0;
+    } else if (opened && ok && !left) {
+        ok = 0;
+    }
+    /* a rank that did not get as far as the probe because another could
+     * not open a pipe reports success: the one that failed reports */
+    int first_fail = ok ? p : rank;
+    if (h->allmin(h->ctx, &first_fail, 1))
+        first_fail = -1;
+    if (first_fail == p && opened) {
+        kcoll_chan_set_pipes(t->ctl.chan, fds);
+        return 0;
+    }
+    if (first_fail == rank) {
+        *lowest = 1;
+        kcoll_fmt(why, whylen, "%s", got);
+    }
+    for (int q = 0; fds && q < p; q++)
+        if (fds[q] >= 0)
+            close(fds[q]);
+    free(fds);
+    return -1;
+}
+
 /* One warning line per process about the engines (the lowest failing
  * rank of a team says it). */
 static void kcoll_team_warn(const char *line)
@@ -165,7 +234,8 @@ static int kcoll_team_forced_engine(void)
         static _Atomic int warned;
         /* relaxed: at most one warning per process; orders nothing */
         if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
-            kcoll_warn("KCOLL_ENGINE=%s is not an engine (auto, cma, shm, direct): using auto",
+            kcoll_warn("KCOLL_ENGINE=%s is not an engine (auto, cma, shm, direct, vmsplice): "
+                       "using auto",
                        v);
     }
     return id;
@@ -211,6 +281,19 @@ static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
             kcoll_fmt(line, sizeof line,
                       "KCOLL_ENGINE=direct, but processes cannot map each other's memory here, "
                       "so communicators use the host MPI: %s",
+                      why);
+            if (lowest)
+                kcoll_team_warn(line);
+            return -1;
+        }
+    }
+    if (forced == KCOLL_ENGINE_VMSPLICE) {
+        if (kcoll_team_probe_vmsplice(t, h, why, sizeof why, &lowest) == 0) {
+            t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_VMSPLICE);
+        } else {
+            kcoll_fmt(line, sizeof line,
+                      "KCOLL_ENGINE=vmsplice, but it cannot run here, so communicators use the "
+                      "host MPI: %s",
                       why);
             if (lowest)
                 kcoll_team_warn(line);

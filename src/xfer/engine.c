@@ -16,6 +16,15 @@ static const kcoll_engine_t kcoll_engine_shm = {
     .path = KCOLL_PATH_RING,
 };
 
+static const kcoll_engine_t kcoll_engine_vmsplice = {
+    .id = KCOLL_ENGINE_VMSPLICE,
+    .name = "vmsplice",
+    .read_call = "vmsplice read",
+    .write_call = "vmsplice write",
+    .two_sided = 1,
+    .path = KCOLL_PATH_PIPE,
+};
+
 /* direct: steps are loads and stores of the executor on a mapping
  * (xfer/direct.h); the entry names it */
 static const kcoll_engine_t kcoll_engine_direct = {
@@ -29,6 +38,7 @@ static const kcoll_engine_t *const kcoll_engines[KCOLL_NENGINES] = {
     [KCOLL_ENGINE_CMA] = &kcoll_engine_cma,
     [KCOLL_ENGINE_SHM] = &kcoll_engine_shm,
     [KCOLL_ENGINE_DIRECT] = &kcoll_engine_direct,
+    [KCOLL_ENGINE_VMSPLICE] = &kcoll_engine_vmsplice,
 };
 
 const kcoll_engine_t *kcoll_engine(kcoll_engine_id_t id)

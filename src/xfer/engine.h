@@ -14,6 +14,8 @@
  *    segment, the owner of the exposed buffer making one of them.
  *  - direct (xfer/direct.c): plain loads and stores on memory every rank
  *    maps (MPI_Alloc_mem's), no system call at all.
+ *  - vmsplice (xfer/vmsplice.c): the source splices its pages into a pipe,
+ *    the destination reads them out: one copy, both sides acting.
  * A two-sided engine moves a step through the channel (xfer/chan.h), the
  * owner serving while it executes or waits. direct is not a pair of copy
  * functions but a mapping of the peer's buffer, which the executor copies
@@ -34,6 +36,7 @@ typedef enum {
     KCOLL_ENGINE_CMA = 0,      /* process_vm_readv/writev: one copy, kernel-assisted */
     KCOLL_ENGINE_SHM = 1,      /* two copies through the team's bounce cells */
     KCOLL_ENGINE_DIRECT = 2,   /* loads and stores on memory both processes map */
+    KCOLL_ENGINE_VMSPLICE = 3, /* pages spliced into a pipe, one copy out of it */
     KCOLL_NENGINES
 } kcoll_engine_id_t;
 

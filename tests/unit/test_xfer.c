@@ -8,6 +8,9 @@
  * rank as root; reductions on int32 sums. The engines:
  *  - shm: every transfer through the bounce cells (the owner serves);
  *  - shm with cells of one page: many rounds through the ring per step;
+ *  - vmsplice: through each rank's pipe, with the default capacity and
+ *    with pipes of one page (every step many partial vmsplice and readv
+ *    calls, the producer finding the pipe full again and again);
  *  - direct: SEND and RECV in shareable memory (xfer/direct.h), every
  *    step on them a load or store (TMP is private: its steps go through
  *    cma), the partitioned reductions reducing the peers' chunks in place
@@ -15,7 +18,9 @@
  *    each case, and the mappings of freed ones let go.
  * Then the channel on its own: a transfer the owner refuses (a collective
  * it has not exposed) fails with its reason, and a requester waiting for
- * an owner that has died gets the watchdog's error, not a hang. */
+ * an owner that has died gets the watchdog's error, not a hang, and an
+ * owner whose reader dies in the middle of a vmsplice transfer (its pipe
+ * full) gets the watchdog's error too. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +37,7 @@
 #include "sched/sim.h"
 #include "xfer/chan.h"
 #include "xfer/direct.h"
+#include "xfer/vmsplice.h"
 #include "xfer/cma.h"
 
 static const kcoll_op_t isum = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .esize = 4};
@@ -135,6 +141,31 @@ static void bufs_free(bufs_t *B)
             free(B->b[b]);
 }
 
+static void barrier(kcoll_ctl_t *c, uint64_t *seq);
+
+/* The team's pipes, as team set-up makes them (team/team.c): each rank
+ * its own, named in its slot, opened by everyone, then unlinked. */
+static int make_pipes(kcoll_ctl_t *c, uint64_t *seq)
+{
+    const int p = c->p, rank = c->rank;
+    char why[256];
+    int *fds = malloc((size_t)p * sizeof *fds);
+    kcoll_slot_t *me = &c->slots[rank];
+    fds[rank] = kcoll_vmsplice_make(me->pipe, sizeof me->pipe,
+                                    (size_t)kcoll_param_int(KCOLL_P_PIPE_SIZE), why, sizeof why);
+    barrier(c, seq);
+    for (int q = 0; q < p; q++)
+        if (q != rank && (fds[q] = kcoll_vmsplice_open(c->slots[q].pipe, why, sizeof why)) < 0)
+            fprintf(stderr, "%s\n", why);
+    barrier(c, seq);
+    kcoll_vmsplice_unlink(me->pipe);
+    for (int q = 0; q < p; q++)
+        if (fds[q] < 0)
+            return -1;
+    kcoll_chan_set_pipes(c->chan, fds);
+    return 0;
+}
+
 /* Every rank here at once: a dissemination barrier through the executor. */
 static void barrier(kcoll_ctl_t *c, uint64_t *seq)
 {
@@ -162,6 +193,8 @@ static int run_all(kcoll_ctl_t *c, int rank, void *arg)
     uint64_t direct_bytes = 0;
     int wrong = 0, case_no = 0;
     uint64_t seq = 0;
+    if (m->engine == KCOLL_ENGINE_VMSPLICE && make_pipes(c, &seq))
+        return 1;
     if (m->direct) { /* the registry, published before anyone looks */
         char why[200];
         kcoll_slot_t *me = &c->slots[rank];
@@ -307,6 +340,53 @@ static int refuse_child(kcoll_ctl_t *c, int rank, void *arg)
     return bad;
 }
 
+/* A reader that dies in the middle of a vmsplice transfer: the owner,
+ * waiting for its DONE (and serving meanwhile, into a full pipe), gets
+ * the watchdog's error naming it. */
+static int dead_reader_child(kcoll_ctl_t *c, int rank, void *arg)
+{
+    (void)arg;
+    static char buf[1 << 20];
+    uint64_t seq = 0;
+    char why[256];
+    if (make_pipes(c, &seq))
+        return 1;
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    void *bp[KCOLL_NBUF] = {buf, buf, NULL};
+    size_t lens[KCOLL_NBUF] = {sizeof buf, sizeof buf, 0};
+    int bad = 0;
+    if (rank == 0) {
+        kcoll_sched_expose(&s, KCOLL_BUF_SEND);
+        kcoll_sched_wait(&s, 1, KCOLL_FLAG_DONE, 1);
+        kcoll_exec_t x;
+        kcoll_exec_start(&x, c, kcoll_engine(KCOLL_ENGINE_VMSPLICE), &s, bp, lens, ++seq);
+        kcoll_status_t rc = kcoll_exec_run(&x);
+        bad = rc != KCOLL_ERR_PEER_DEAD || !strstr(x.errmsg, "rank 1");
+        if (bad)
+            fprintf(stderr, "dead reader: status %d, '%s'\n", rc, x.errmsg);
+        kcoll_exec_finish(&x);
+    } else {
+        ++seq;
+        while (atomic_load(&kcoll_ctl_lane(c, 0, seq)->expose[KCOLL_BUF_SEND].seq) != seq)
+            sched_yield();
+        kcoll_chan_xfer_t xf;
+        struct iovec l = {buf, sizeof buf};
+        kcoll_chan_seg_t seg = {.buf = KCOLL_BUF_SEND, .off = 0, .len = sizeof buf};
+        kcoll_status_t rc = kcoll_chan_start(c->chan, &xf, 0, KCOLL_CHAN_READ, KCOLL_PATH_PIPE,
+                                             seq, &seg, 1, &l, 1, why, sizeof why);
+        while (rc == KCOLL_OK && xf.cur.i == 0 && xf.cur.off == 0) {
+            rc = kcoll_chan_poll(c->chan, &xf, why, sizeof why);
+            if (rc == KCOLL_IN_PROGRESS)
+                rc = KCOLL_OK;
+            sched_yield();
+        }
+        _exit(rc == KCOLL_OK ? 0 : 1); /* some bytes read, most not: die */
+    }
+    kcoll_sched_free(&s);
+    return bad;
+}
+
 /* A requester whose owner dies before serving: its step fails with the
  * watchdog's error naming the dead rank. */
 static int dead_owner_child(kcoll_ctl_t *c, int rank, void *arg)
@@ -350,8 +430,15 @@ int main(void)
     kcoll_params_set("SHM_CELL", "4096");
     forkteam_run(3, run_all, &shm, "every algorithm through shm, one-page cells");
     kcoll_params_set("SHM_CELL", "64KiB");
+    mode_t_ vms = {"vmsplice", KCOLL_ENGINE_VMSPLICE, 0};
+    forkteam_run(2, run_all, &vms, "every algorithm through vmsplice");
+    forkteam_run(3, run_all, &vms, "every algorithm through vmsplice");
+    /* pipes of one page: partial transfers, the pipe full most of the time */
+    kcoll_params_set("PIPE_SIZE", "4096");
+    forkteam_run(2, run_all, &vms, "every algorithm through vmsplice, one-page pipes");
     forkteam_run(2, refuse_child, NULL, "a refused transfer");
     kcoll_params_set("PEER_CHECK_MS", "20");
     forkteam_run(2, dead_owner_child, NULL, "an owner that died");
+    forkteam_run(2, dead_reader_child, NULL, "a reader that died in a vmsplice transfer");
     return check_report("test_xfer");
 }
