@@ -36,6 +36,9 @@ typedef struct {
      * inter-package contention; NULL: the outermost level's groups, or
      * one domain */
     const int *pkg;
+    /* the engine READ and WRITE steps are priced for (kcoll_engine_id_t,
+     * xfer/engine.h; 0: cma) */
+    int engine;
 } kcoll_pcall_t;
 
 /* A prediction, and the terms of the rank that ends last (seconds; they

@@ -86,6 +86,26 @@ static int kcoll_team_map(kcoll_team_t *t, int p, int rank, const kcoll_team_hos
     return -1;
 }
 
+/* The end of an engine's probe: every rank says whether it succeeded
+ * (ok), all agree. 0 if all did; otherwise -1, and on the lowest failing
+ * rank *lowest is 1 and why holds its reason got. */
+static int kcoll_team_agree(kcoll_team_t *t, const kcoll_team_host_t *h, int ok, const char *got,
+                            char *why, size_t whylen, int *lowest)
+{
+    const int p = t->ctl.p, rank = t->ctl.rank;
+    int first_fail = ok ? p : rank;
+    *lowest = 0;
+    if (h->allmin(h->ctx, &first_fail, 1))
+        return -1;
+    if (first_fail == p)
+        return 0;
+    if (first_fail == rank) {
+        *lowest = 1;
+        kcoll_fmt(why, whylen, "%s", got);
+    }
+    return -1;
+}
+
 /* Step 3 for a one-sided engine: can every rank reach its right
  * neighbour? 0 if all can; otherwise -1, and on the lowest failing rank
  * *lowest is 1 and why says why. Agreed by all. */
@@ -102,16 +122,9 @@ static int kcoll_team_probe(kcoll_team_t *t, const kcoll_engine_t *e, const kcol
     kcoll_slot_t *ps = &t->ctl.slots[peer];
     kcoll_status_t st = e->probe_peer(t->ctl.pids[peer], (const void *)(uintptr_t)ps->probe_addr,
                                       ps->probe_val, got, sizeof got);
-    int first_fail = st == KCOLL_OK ? p : rank;
-    if (h->allmin(h->ctx, &first_fail, 1))
-        return -1;
-    if (first_fail == p)
-        return 0;
-    if (first_fail == rank) {
-        *lowest = 1;
-        kcoll_fmt(why, whylen, "%s%s%s", got, allow_why[0] ? "; also: " : "", allow_why);
-    }
-    return -1;
+    if (st != KCOLL_OK && allow_why[0])
+        kcoll_fmt(got + strlen(got), sizeof got - strlen(got), "; also: %s", allow_why);
+    return kcoll_team_agree(t, h, st == KCOLL_OK, got, why, whylen, lowest);
 }
 
 /* The direct engine: can every rank map its right neighbour's registry
@@ -133,16 +146,7 @@ static int kcoll_team_probe_direct(kcoll_team_t *t, const kcoll_team_host_t *h, 
     if (ok)
         ok = kcoll_direct_probe_peer(t->ctl.pids[peer], ps->dreg_fd, ps->dreg_ino, got,
                                      sizeof got) == 0;
-    int first_fail = ok ? p : rank;
-    if (h->allmin(h->ctx, &first_fail, 1))
-        return -1;
-    if (first_fail == p)
-        return 0;
-    if (first_fail == rank) {
-        *lowest = 1;
-        kcoll_fmt(why, whylen, "%s", got);
-    }
-    return -1;
+    return kcoll_team_agree(t, h, ok, got, why, whylen, lowest);
 }
 
 /* The vmsplice engine: every rank makes its pipe and names it in its slot,
@@ -194,16 +198,9 @@ static int kcoll_team_probe_vmsplice(kcoll_team_t *t, const kcoll_team_host_t *h
     }
     /* a rank that did not get as far as the probe because another could
      * not open a pipe reports success: the one that failed reports */
-    int first_fail = ok ? p : rank;
-    if (h->allmin(h->ctx, &first_fail, 1))
-        first_fail = -1;
-    if (first_fail == p && opened) {
+    if (kcoll_team_agree(t, h, ok, got, why, whylen, lowest) == 0 && opened) {
         kcoll_chan_set_pipes(t->ctl.chan, fds);
         return 0;
-    }
-    if (first_fail == rank) {
-        *lowest = 1;
-        kcoll_fmt(why, whylen, "%s", got);
     }
     for (int q = 0; fds && q < p; q++)
         if (fds[q] >= 0)
@@ -220,6 +217,19 @@ static void kcoll_team_warn(const char *line)
     /* relaxed: at most one warning per process; orders nothing */
     if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
         kcoll_warn("%s", line);
+}
+
+/* KCOLL_ENGINE forces an engine that cannot run here (what): the lowest
+ * failing rank says so, and why; -1. */
+static int kcoll_team_refuse(const char *engine, const char *what, const char *why, int lowest)
+{
+    char line[900];
+    kcoll_fmt(line, sizeof line,
+              "KCOLL_ENGINE=%s, but %s, so communicators use the host MPI: %s", engine, what,
+              why);
+    if (lowest)
+        kcoll_team_warn(line);
+    return -1;
 }
 
 /* KCOLL_ENGINE as a team reads it: an engine id, or -1 for auto (an
@@ -257,13 +267,8 @@ static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
         if (kcoll_team_probe(t, cma, h, why, sizeof why, &lowest) == 0) {
             t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_CMA);
         } else if (forced == KCOLL_ENGINE_CMA) {
-            kcoll_fmt(line, sizeof line,
-                      "KCOLL_ENGINE=cma, but single-copy transfers are not permitted here, so "
-                      "communicators use the host MPI: %s",
-                      why);
-            if (lowest)
-                kcoll_team_warn(line);
-            return -1;
+            return kcoll_team_refuse("cma", "single-copy transfers are not permitted here", why,
+                                     lowest);
         } else if (lowest) {
             kcoll_fmt(line, sizeof line,
                       "single-copy transfers are not permitted here, so kcoll runs with two "
@@ -278,27 +283,14 @@ static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
             t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_DIRECT);
             t->ctl.direct = 1;
         } else if (forced == KCOLL_ENGINE_DIRECT) {
-            kcoll_fmt(line, sizeof line,
-                      "KCOLL_ENGINE=direct, but processes cannot map each other's memory here, "
-                      "so communicators use the host MPI: %s",
-                      why);
-            if (lowest)
-                kcoll_team_warn(line);
-            return -1;
+            return kcoll_team_refuse("direct", "processes cannot map each other's memory here",
+                                     why, lowest);
         }
     }
     if (forced == KCOLL_ENGINE_VMSPLICE) {
-        if (kcoll_team_probe_vmsplice(t, h, why, sizeof why, &lowest) == 0) {
-            t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_VMSPLICE);
-        } else {
-            kcoll_fmt(line, sizeof line,
-                      "KCOLL_ENGINE=vmsplice, but it cannot run here, so communicators use the "
-                      "host MPI: %s",
-                      why);
-            if (lowest)
-                kcoll_team_warn(line);
-            return -1;
-        }
+        if (kcoll_team_probe_vmsplice(t, h, why, sizeof why, &lowest))
+            return kcoll_team_refuse("vmsplice", "its pipes cannot be used here", why, lowest);
+        t->engines |= KCOLL_ENGINE_BIT(KCOLL_ENGINE_VMSPLICE);
     }
     if (forced >= 0 && forced != KCOLL_ENGINE_DIRECT)
         t->engine = kcoll_engine((kcoll_engine_id_t)forced);
@@ -306,6 +298,10 @@ static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
         t->engine = kcoll_engine(KCOLL_ENGINE_CMA);
     else
         t->engine = kcoll_engine(KCOLL_ENGINE_SHM);
+    /* the model prices the team's steps as they will run: loads and
+     * stores where direct is forced (the program says its buffers are
+     * MPI_Alloc_mem's), else the team's engine */
+    t->decisions.engine = forced == KCOLL_ENGINE_DIRECT ? KCOLL_ENGINE_DIRECT : (int)t->engine->id;
     return t->engines & KCOLL_ENGINE_BIT(t->engine->id) ? 0 : -1;
 }
 

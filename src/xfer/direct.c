@@ -13,8 +13,9 @@
  *     then maps the allocation's fd the same way, once, and keeps it.
  *  4. The step copies between its own memory and that mapping.
  * Cost: a memcpy, copy_alpha + n copy_beta: no system call, no pinning;
- * the first step on an allocation pays open + mmap + the page faults of
- * the pages it touches (the mapping is kept for the next).
+ * the first step on an allocation pays open + mmap, populated (the page
+ * tables of the whole allocation filled at once, so that later steps do
+ * not fault page by page); the mapping is kept for the next.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create */
@@ -83,6 +84,7 @@ static struct {
     uint64_t ino;
     kcoll_dreg_t *reg;
     int nlive;
+    int live[KCOLL_DIRECT_SLOTS]; /* the live entries' indices, for the exposures' lookup */
     kcoll_dpeer_t peers[KCOLL_DIRECT_PEERS];
     int npeers;
     kcoll_dview_t views[KCOLL_DIRECT_MAPS];
@@ -103,6 +105,8 @@ static void kcoll_direct_child(void)
     D.reg = NULL;
     D.nlive = 0;
     D.npeers = 0;
+    /* (the inherited allocations are the parent's: this process frees
+     * none of them through kcoll) */
     D.nviews = 0;
 }
 
@@ -177,7 +181,9 @@ void *kcoll_direct_alloc(size_t size)
     e->ino = (uint64_t)sb.st_ino;
     /* release: a peer that loads the odd generation sees the fields */
     atomic_fetch_add_explicit(&e->gen, 1, memory_order_release);
-    D.nlive++;
+    D.live[D.nlive] = idx;
+    /* relaxed: read as a hint by kcoll_direct_ref; the lock orders the rest */
+    __atomic_store_n(&D.nlive, D.nlive + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&D.lock);
     return m;
 }
@@ -186,18 +192,18 @@ int kcoll_direct_free(void *base)
 {
     int mine = 0;
     pthread_mutex_lock(&D.lock);
-    for (int i = 0; D.made && D.nlive && i < KCOLL_DIRECT_SLOTS && !mine; i++) {
-        kcoll_dreg_ent_t *e = &D.reg->ent[i];
-        /* relaxed: this process is the entries' only writer */
-        if (!(atomic_load_explicit(&e->gen, memory_order_relaxed) & 1) ||
-            e->base != (uint64_t)(uintptr_t)base)
+    for (int k = 0; D.made && k < D.nlive && !mine; k++) {
+        kcoll_dreg_ent_t *e = &D.reg->ent[D.live[k]];
+        if (e->base != (uint64_t)(uintptr_t)base)
             continue;
         /* release: orders nothing a peer reads after it (an even entry is
          * not read); peers that load it learn their mapping is stale */
         atomic_fetch_add_explicit(&e->gen, 1, memory_order_release);
         munmap(base, e->size);
         close((int)e->fd);
-        D.nlive--;
+        D.live[k] = D.live[D.nlive - 1];
+        /* relaxed: see kcoll_direct_alloc */
+        __atomic_store_n(&D.nlive, D.nlive - 1, __ATOMIC_RELAXED);
         mine = 1;
     }
     pthread_mutex_unlock(&D.lock);
@@ -211,11 +217,12 @@ uint64_t kcoll_direct_ref(const void *addr, size_t len)
         return 0;
     uint64_t ref = 0, a = (uint64_t)(uintptr_t)addr;
     pthread_mutex_lock(&D.lock);
-    for (int i = 0; D.made && i < KCOLL_DIRECT_SLOTS && !ref; i++) {
+    for (int k = 0; D.made && k < D.nlive && !ref; k++) {
+        const int i = D.live[k];
         kcoll_dreg_ent_t *e = &D.reg->ent[i];
         /* relaxed: this process is the entries' only writer */
         uint64_t g = atomic_load_explicit(&e->gen, memory_order_relaxed);
-        if ((g & 1) && a >= e->base && len <= e->size && a - e->base <= e->size - len)
+        if (a >= e->base && len <= e->size && a - e->base <= e->size - len)
             ref = (uint64_t)(i + 1) << KCOLL_DREF_SHIFT | KCOLL_DREF_GEN(g);
     }
     pthread_mutex_unlock(&D.lock);
@@ -402,7 +409,9 @@ kcoll_status_t kcoll_direct_get(pid_t pid, int64_t reg_fd, uint64_t reg_ino, uin
         int f = kcoll_direct_open(pid, e->fd, e->ino, why, whylen);
         if (f < 0)
             goto out;
-        void *m = mmap(NULL, e->size, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+        /* populated: the page tables are filled now, once, so that the
+         * steps do not fault page by page (the owner's pages are there) */
+        void *m = mmap(NULL, e->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, f, 0);
         close(f);
         if (m == MAP_FAILED) {
             kcoll_fmt(why, whylen, "mapping process %d's allocation failed: %s", (int)pid,

@@ -299,6 +299,27 @@ static int run_all(kcoll_ctl_t *c, int rank, void *arg)
     return wrong;
 }
 
+/* Rank 0's part of the channel tests: expose buf as SEND for collective
+ * seq and run until rank 1's DONE, serving meanwhile through engine e. The
+ * run's status; its reason in err. */
+static kcoll_status_t owner_until_done(kcoll_ctl_t *c, kcoll_engine_id_t e, char *buf, size_t len,
+                                       uint64_t seq, char *err, size_t errlen)
+{
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    kcoll_sched_expose(&s, KCOLL_BUF_SEND);
+    kcoll_sched_wait(&s, 1, KCOLL_FLAG_DONE, 1);
+    void *bp[KCOLL_NBUF] = {buf, buf, NULL};
+    size_t lens[KCOLL_NBUF] = {len, len, 0};
+    kcoll_exec_t x;
+    kcoll_exec_start(&x, c, kcoll_engine(e), &s, bp, lens, seq);
+    kcoll_status_t rc = kcoll_exec_run(&x);
+    snprintf(err, errlen, "%s", x.errmsg);
+    kcoll_exec_finish(&x);
+    kcoll_sched_free(&s);
+    return rc;
+}
+
 /* The channel refuses a request for a collective its owner has not
  * exposed: rank 1 asks rank 0 for collective 22's SEND (lane 6) while rank 0 has
  * exposed it for collective 6. */
@@ -306,37 +327,25 @@ static int refuse_child(kcoll_ctl_t *c, int rank, void *arg)
 {
     (void)arg;
     char buf[64] = "abc", why[256] = "";
-    kcoll_sched_t s;
-    kcoll_sched_init(&s);
-    kcoll_exec_t x;
-    void *bp[KCOLL_NBUF] = {buf, buf, NULL};
-    size_t lens[KCOLL_NBUF] = {sizeof buf, sizeof buf, 0};
-    int bad = 0;
-    if (rank == 0) {
-        kcoll_sched_expose(&s, KCOLL_BUF_SEND);
-        kcoll_sched_wait(&s, 1, KCOLL_FLAG_DONE, 1);
-        kcoll_exec_start(&x, c, kcoll_engine(KCOLL_ENGINE_SHM), &s, bp, lens, 6);
-        kcoll_status_t rc = kcoll_exec_run(&x); /* serves until rank 1 is done */
-        bad = rc != KCOLL_OK;
-    } else {
-        /* rank 0's exposure for 6 must be there first: then ask for 22 */
-        while (atomic_load(&kcoll_ctl_lane(c, 0, 6)->expose[KCOLL_BUF_SEND].seq) != 6)
+    if (rank == 0) /* serves until rank 1 is done */
+        return owner_until_done(c, KCOLL_ENGINE_SHM, buf, sizeof buf, 6, why, sizeof why) !=
+               KCOLL_OK;
+    /* rank 0's exposure for 6 must be there first: then ask for 22 */
+    while (atomic_load(&kcoll_ctl_lane(c, 0, 6)->expose[KCOLL_BUF_SEND].seq) != 6)
+        sched_yield();
+    kcoll_chan_xfer_t xf;
+    struct iovec l = {buf, 8};
+    kcoll_chan_seg_t seg = {.buf = KCOLL_BUF_SEND, .off = 0, .len = 8};
+    kcoll_status_t rc = kcoll_chan_start(c->chan, &xf, 0, KCOLL_CHAN_READ, KCOLL_PATH_RING, 22,
+                                         &seg, 1, &l, 1, why, sizeof why);
+    if (rc == KCOLL_OK)
+        while ((rc = kcoll_chan_poll(c->chan, &xf, why, sizeof why)) == KCOLL_IN_PROGRESS)
             sched_yield();
-        kcoll_chan_xfer_t xf;
-        struct iovec l = {buf, 8};
-        kcoll_chan_seg_t seg = {.buf = KCOLL_BUF_SEND, .off = 0, .len = 8};
-        kcoll_status_t rc = kcoll_chan_start(c->chan, &xf, 0, KCOLL_CHAN_READ, KCOLL_PATH_RING, 22,
-                                             &seg, 1, &l, 1, why, sizeof why);
-        if (rc == KCOLL_OK)
-            while ((rc = kcoll_chan_poll(c->chan, &xf, why, sizeof why)) == KCOLL_IN_PROGRESS)
-                sched_yield();
-        bad = rc != KCOLL_ERR_PROTO || !strstr(why, "collective 6, not 22");
-        if (bad)
-            fprintf(stderr, "refused transfer: status %d, '%s'\n", rc, why);
-        /* release rank 0 (collective 6's DONE) */
-        atomic_store(&kcoll_ctl_lane(c, 1, 6)->flag[KCOLL_FLAG_DONE].v, kcoll_flag_word(6, 1));
-    }
-    kcoll_sched_free(&s);
+    int bad = rc != KCOLL_ERR_PROTO || !strstr(why, "collective 6, not 22");
+    if (bad)
+        fprintf(stderr, "refused transfer: status %d, '%s'\n", rc, why);
+    /* release rank 0 (collective 6's DONE) */
+    atomic_store(&kcoll_ctl_lane(c, 1, 6)->flag[KCOLL_FLAG_DONE].v, kcoll_flag_word(6, 1));
     return bad;
 }
 
@@ -351,40 +360,29 @@ static int dead_reader_child(kcoll_ctl_t *c, int rank, void *arg)
     char why[256];
     if (make_pipes(c, &seq))
         return 1;
-    kcoll_sched_t s;
-    kcoll_sched_init(&s);
-    void *bp[KCOLL_NBUF] = {buf, buf, NULL};
-    size_t lens[KCOLL_NBUF] = {sizeof buf, sizeof buf, 0};
-    int bad = 0;
+    ++seq;
     if (rank == 0) {
-        kcoll_sched_expose(&s, KCOLL_BUF_SEND);
-        kcoll_sched_wait(&s, 1, KCOLL_FLAG_DONE, 1);
-        kcoll_exec_t x;
-        kcoll_exec_start(&x, c, kcoll_engine(KCOLL_ENGINE_VMSPLICE), &s, bp, lens, ++seq);
-        kcoll_status_t rc = kcoll_exec_run(&x);
-        bad = rc != KCOLL_ERR_PEER_DEAD || !strstr(x.errmsg, "rank 1");
+        kcoll_status_t rc =
+            owner_until_done(c, KCOLL_ENGINE_VMSPLICE, buf, sizeof buf, seq, why, sizeof why);
+        int bad = rc != KCOLL_ERR_PEER_DEAD || !strstr(why, "rank 1");
         if (bad)
-            fprintf(stderr, "dead reader: status %d, '%s'\n", rc, x.errmsg);
-        kcoll_exec_finish(&x);
-    } else {
-        ++seq;
-        while (atomic_load(&kcoll_ctl_lane(c, 0, seq)->expose[KCOLL_BUF_SEND].seq) != seq)
-            sched_yield();
-        kcoll_chan_xfer_t xf;
-        struct iovec l = {buf, sizeof buf};
-        kcoll_chan_seg_t seg = {.buf = KCOLL_BUF_SEND, .off = 0, .len = sizeof buf};
-        kcoll_status_t rc = kcoll_chan_start(c->chan, &xf, 0, KCOLL_CHAN_READ, KCOLL_PATH_PIPE,
-                                             seq, &seg, 1, &l, 1, why, sizeof why);
-        while (rc == KCOLL_OK && xf.cur.i == 0 && xf.cur.off == 0) {
-            rc = kcoll_chan_poll(c->chan, &xf, why, sizeof why);
-            if (rc == KCOLL_IN_PROGRESS)
-                rc = KCOLL_OK;
-            sched_yield();
-        }
-        _exit(rc == KCOLL_OK ? 0 : 1); /* some bytes read, most not: die */
+            fprintf(stderr, "dead reader: status %d, '%s'\n", rc, why);
+        return bad;
     }
-    kcoll_sched_free(&s);
-    return bad;
+    while (atomic_load(&kcoll_ctl_lane(c, 0, seq)->expose[KCOLL_BUF_SEND].seq) != seq)
+        sched_yield();
+    kcoll_chan_xfer_t xf;
+    struct iovec l = {buf, sizeof buf};
+    kcoll_chan_seg_t seg = {.buf = KCOLL_BUF_SEND, .off = 0, .len = sizeof buf};
+    kcoll_status_t rc = kcoll_chan_start(c->chan, &xf, 0, KCOLL_CHAN_READ, KCOLL_PATH_PIPE, seq,
+                                         &seg, 1, &l, 1, why, sizeof why);
+    while (rc == KCOLL_OK && xf.cur.i == 0 && xf.cur.off == 0) {
+        rc = kcoll_chan_poll(c->chan, &xf, why, sizeof why);
+        if (rc == KCOLL_IN_PROGRESS)
+            rc = KCOLL_OK;
+        sched_yield();
+    }
+    _exit(rc == KCOLL_OK ? 0 : 1); /* some bytes read, most not: die */
 }
 
 /* A requester whose owner dies before serving: its step fails with the
