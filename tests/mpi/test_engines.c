@@ -6,7 +6,8 @@
  * makes a communicator with KCOLL_ENGINE set to it (a duplicate of
  * MPI_COMM_WORLD, and from 3 ranks on a split with the ranks reversed),
  * then runs every collective (the v-variants and the reductions included)
- * with every algorithm of its family forced and auto, at sizes of a few
+ * with every algorithm of its family forced (the topology trees among
+ * them: at 3 ranks on a synthetic two-package node, test CMake file) and auto, at sizes of a few
  * bytes, a few pages and more than two bounce cells, the first and the
  * last rank as root, in place for every other case, blocking, and every
  * third case also non-blocking (completed with MPI_Wait), with KCOLL_MIN_BYTES=0 so that
@@ -23,6 +24,20 @@
 #include "nbjob.h"
 
 static const size_t sizes[] = {3, 12289, 139267}; /* bytes */
+/* the algorithms nbjob.h's lists leave out: the topology trees (flat on
+ * a team without levels; with KCOLL_TOPO_SYNTHETIC, on the levels) */
+static const char *const more_algos[NFAM] = {[F_BCAST] = "hier", [F_BARRIER] = "hier",
+                                             [F_ALLREDUCE] = "hier"};
+
+/* Algorithm a of family fam: nbjob.h's list, then more_algos; NULL after
+ * the last. */
+static const char *algo_at(int fam, int a)
+{
+    int n = 0;
+    while (n < 8 && fam_algos[fam][n])
+        n++;
+    return a < n ? fam_algos[fam][a] : a == n ? more_algos[fam] : NULL;
+}
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])
 
 static int alloc_mem;
@@ -128,7 +143,7 @@ static void run_engine(const char *engine, int p)
             continue;
         for (int c = 0; c < NCOLL; c++) {
             const int fam = colls[c].fam;
-            for (int a = 0; a < 8 && fam_algos[fam][a]; a++)
+            for (int a = 0; algo_at(fam, a); a++)
                 for (int si = 0; si < NSIZES; si++) {
                     /* the first and the last rank as root (rooted ones) */
                     for (int root = 0; root < p; root += p > 1 ? p - 1 : 1, id++) {
@@ -137,7 +152,7 @@ static void run_engine(const char *engine, int p)
                         /* the second shape: one size per algorithm */
                         if (s == 1 && si != (a + c) % NSIZES)
                             continue;
-                        run_case(comms[s], engine, shapes[s], c, fam_algos[fam][a], si, root,
+                        run_case(comms[s], engine, shapes[s], c, algo_at(fam, a), si, root,
                                  (int)(id % 2), id, id % 3 == 0);
                     }
                 }

@@ -20,7 +20,9 @@
  * it has not exposed) fails with its reason, and a requester waiting for
  * an owner that has died gets the watchdog's error, not a hang, and an
  * owner whose reader dies in the middle of a vmsplice transfer (its pipe
- * full) gets the watchdog's error too. */
+ * full) gets the watchdog's error too; an allocation freed while a peer
+ * has it mapped stays readable there until the peer's next look at its
+ * owner drops the mapping. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +387,91 @@ static int dead_reader_child(kcoll_ctl_t *c, int rank, void *arg)
     _exit(rc == KCOLL_OK ? 0 : 1); /* some bytes read, most not: die */
 }
 
+/* Rank 0 publishes allocation a (n bytes) as its SEND of collective seq. */
+static void publish(kcoll_ctl_t *c, uint64_t seq, char *a, size_t n)
+{
+    kcoll_expo_t *e = &kcoll_ctl_lane(c, 0, seq)->expose[KCOLL_BUF_SEND];
+    atomic_store(&e->addr, (uint64_t)(uintptr_t)a);
+    atomic_store(&e->len, n);
+    atomic_store(&e->direct, kcoll_direct_ref(a, n));
+    atomic_store(&e->seq, seq);
+}
+
+/* Rank 1 maps rank 0's SEND of collective seq; checks it holds byte v. */
+static char *map_peer(kcoll_ctl_t *c, uint64_t seq, size_t n, int v, void **hold, int *bad)
+{
+    kcoll_expo_t *e = &kcoll_ctl_lane(c, 0, seq)->expose[KCOLL_BUF_SEND];
+    char *p = NULL, why[256];
+    if (kcoll_direct_get(c->pids[0], c->slots[0].dreg_fd, c->slots[0].dreg_ino,
+                         atomic_load(&e->direct), atomic_load(&e->addr), n, &p, hold, why,
+                         sizeof why)) {
+        fprintf(stderr, "freed while mapped: %s\n", why);
+        ++*bad;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (char)v) {
+            ++*bad;
+            break;
+        }
+    return p;
+}
+
+/* An allocation its owner frees while a peer has it mapped: the peer's
+ * mapping stays valid (the bytes are there, nothing faults) until the
+ * peer lets go of it, which it does the next time it looks that process
+ * up (here, for the owner's next allocation, in the same registry entry). */
+static int freed_mapped_child(kcoll_ctl_t *c, int rank, void *arg)
+{
+    (void)arg;
+    const size_t n = 1 << 20;
+    uint64_t seq = 0;
+    char why[256];
+    kcoll_slot_t *me = &c->slots[rank];
+    if (kcoll_direct_init(why, sizeof why))
+        return 1;
+    kcoll_direct_self(&me->dreg_fd, &me->dreg_ino);
+    int bad = 0;
+    if (rank == 0) {
+        char *a = kcoll_direct_alloc(n);
+        memset(a, 0x5c, n);
+        publish(c, 100, a, n);
+        barrier(c, &seq); /* published */
+        barrier(c, &seq); /* the peer has it mapped */
+        kcoll_direct_free(a);
+        barrier(c, &seq); /* freed */
+        barrier(c, &seq); /* the peer read it again */
+        char *b = kcoll_direct_alloc(n);
+        memset(b, 0x3d, n);
+        publish(c, 101, b, n);
+        barrier(c, &seq); /* published */
+        barrier(c, &seq); /* the peer is done */
+        kcoll_direct_free(b);
+        return kcoll_direct_live() != 0;
+    }
+    void *hold;
+    barrier(c, &seq);
+    char *p = map_peer(c, 100, n, 0x5c, &hold, &bad);
+    barrier(c, &seq);
+    barrier(c, &seq);
+    for (size_t i = 0; p && i < n; i += 4096) /* after the owner's free */
+        bad += p[i] != 0x5c;
+    if (p)
+        kcoll_direct_put(hold);
+    bad += kcoll_direct_mapped() != 1;
+    barrier(c, &seq);
+    barrier(c, &seq);
+    char *q = map_peer(c, 101, n, 0x3d, &hold, &bad);
+    if (q)
+        kcoll_direct_put(hold);
+    bad += kcoll_direct_mapped() != 1; /* the freed one's mapping went */
+    barrier(c, &seq);
+    if (bad)
+        fprintf(stderr, "freed while mapped: %d wrong, %d mappings\n", bad, kcoll_direct_mapped());
+    kcoll_direct_fini();
+    return bad;
+}
+
 /* A requester whose owner dies before serving: its step fails with the
  * watchdog's error naming the dead rank. */
 static int dead_owner_child(kcoll_ctl_t *c, int rank, void *arg)
@@ -438,5 +525,6 @@ int main(void)
     kcoll_params_set("PEER_CHECK_MS", "20");
     forkteam_run(2, dead_owner_child, NULL, "an owner that died");
     forkteam_run(2, dead_reader_child, NULL, "a reader that died in a vmsplice transfer");
+    forkteam_run(2, freed_mapped_child, NULL, "an allocation freed while a peer has it mapped");
     return check_report("test_xfer");
 }
