@@ -16,7 +16,6 @@
  *     most the last round's mappings of its peers' memory.
  * Also: MPI_Free_mem of the host's memory (KCOLL_ENGINE=cma: MPI_Alloc_mem
  * is the host's) still works. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,29 +29,11 @@ static uint64_t engine_bytes(const char *engine)
     return bytes;
 }
 
-static int open_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
 /* Mappings of kcoll's allocations in this process (its own and its
- * peers'): lines of /proc/self/maps naming the memfd. */
+ * peers'): the memfd's name in /proc/self/maps. */
 static int alloc_mappings(void)
 {
-    char line[512];
-    int n = 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    while (f && fgets(line, sizeof line, f))
-        n += strstr(line, "memfd:kcoll-alloc") != NULL;
-    if (f)
-        fclose(f);
-    return n;
+    return mt_maps_of("memfd:kcoll-alloc");
 }
 
 static void *get(size_t n, int shared)
@@ -172,7 +153,7 @@ static void freed_while_mapped(int p, int rank)
 static void cycles(int p, int rank)
 {
     const size_t n = 64 << 10;
-    int fds0 = open_fds(), bad = 0;
+    int fds0 = mt_open_fds(), bad = 0;
     char *ref = malloc(n);
     for (int i = 0; i < 1000; i++) {
         char *a = get(n, 1);
@@ -183,7 +164,7 @@ static void cycles(int p, int rank)
         put(a, 1);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    int fds = open_fds(), maps = alloc_mappings();
+    int fds = mt_open_fds(), maps = alloc_mappings();
     if (bad)
         mt_fail("1000 rounds: %d broadcasts delivered wrong data", bad);
     else if (fds != fds0)
