@@ -298,6 +298,16 @@ static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
         t->engine = kcoll_engine(KCOLL_ENGINE_CMA);
     else
         t->engine = kcoll_engine(KCOLL_ENGINE_SHM);
+    if (t->engine->two_sided) { /* the bounce cells are used: resident now */
+        char got[320] = "";
+        int ok = kcoll_chan_reserve(t->ctl.chan, got, sizeof got) == 0;
+        if (kcoll_team_agree(t, h, ok, got, why, sizeof why, &lowest)) {
+            kcoll_fmt(line, sizeof line, "communicators use the host MPI: %s", why);
+            if (lowest)
+                kcoll_team_warn(line);
+            return -1;
+        }
+    }
     /* the model prices the team's steps as they will run: loads and
      * stores where direct is forced (the program says its buffers are
      * MPI_Alloc_mem's), else the team's engine */

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -143,6 +144,37 @@ void kcoll_chan_detach(kcoll_chan_t *ch)
     free(ch);
 }
 
+static char *kcoll_chan_ring(const kcoll_chan_t *ch, int m)
+{
+    return ch->ring + (size_t)m * ch->rsize;
+}
+
+int kcoll_chan_reserve(kcoll_chan_t *ch, char *why, size_t whylen)
+{
+#ifdef MADV_POPULATE_WRITE
+    struct {
+        void *at;
+        size_t len;
+    } part[2] = {{kcoll_chan_ring(ch, ch->rank), ch->rsize},
+                 {ch->mb, ch->rank == 0 ? kcoll_chan_mbox_bytes(ch->p) : 0}};
+    for (int i = 0; i < 2; i++)
+        if (part[i].len && madvise(part[i].at, part[i].len, MADV_POPULATE_WRITE) != 0 &&
+            errno != EINVAL) {
+            kcoll_fmt(why, whylen,
+                      "the team's %zu bytes of bounce cells could not be reserved in /dev/shm "
+                      "(%s): give it more room (docker run --shm-size) or smaller cells "
+                      "(KCOLL_SHM_CELL)",
+                      kcoll_chan_area_len(ch->p, ch->cell), strerror(errno));
+            return -1;
+        }
+#else
+    (void)ch;
+    (void)why;
+    (void)whylen;
+#endif
+    return 0;
+}
+
 void kcoll_chan_set_pipes(kcoll_chan_t *ch, int *fds)
 {
     ch->fds = fds;
@@ -158,11 +190,6 @@ int kcoll_chan_has_pipes(const kcoll_chan_t *ch)
  * position `end`, through mailbox m's ring or pipe. Each returns the bytes
  * it moved now (0: nothing possible yet), or -1 with errno (a pipe call
  * failed). */
-
-static char *kcoll_chan_ring(const kcoll_chan_t *ch, int m)
-{
-    return ch->ring + (size_t)m * ch->rsize;
-}
 
 static ssize_t kcoll_chan_put(kcoll_chan_t *ch, int m, int path, uint64_t end, kcoll_iovcur_t *cur)
 {

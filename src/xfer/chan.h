@@ -100,6 +100,12 @@ size_t kcoll_chan_area_len(int p, size_t cell);
 kcoll_chan_t *kcoll_chan_attach(void *area, int p, int rank, size_t cell,
                                 kcoll_chan_resolve_fn resolve, void *ctx);
 void kcoll_chan_detach(kcoll_chan_t *ch);
+/* Make this rank's part of the shared area resident now (its mailbox
+ * page and its ring; rank 0 also every mailbox), so that a /dev/shm too
+ * small for it shows as an error here, not as SIGBUS at a transfer's
+ * first touch. 0, or -1 with a reason (a kernel without
+ * MADV_POPULATE_WRITE, before 5.14, cannot tell: 0). */
+int kcoll_chan_reserve(kcoll_chan_t *ch, char *why, size_t whylen);
 /* The vmsplice path's pipes (xfer/vmsplice.c): fds[q] is an fd of rank
  * q's pipe (this rank's own at fds[rank]), each open for reading and
  * writing; the channel owns them from now on. */
