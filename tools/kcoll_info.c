@@ -53,11 +53,12 @@ static void kcoll_info_usage(FILE *f)
             "parameters (set them in the environment).\n"
             "  --params     print only the parameters\n"
             "  --explain COLLECTIVE PROCESSES BYTES [--machine knl|broadwell|power8|FILE]\n"
-            "               [--nodes N] [--cores N]\n"
+            "               [--nodes N] [--cores N] [--engine cma|shm|vmsplice|direct]\n"
             "               the cost model's price of every candidate for that call, the\n"
             "               winner and its terms; with --nodes, the call on N nodes\n"
             "               (kcoll's composition against the host MPI alone); with\n"
-            "               --cores, the processes share N cores (a crowded node)\n"
+            "               --cores, the processes share N cores (a crowded node); with\n"
+            "               --engine, its steps priced for that transfer engine\n"
             "  -h, --help   print this help\n");
 }
 
@@ -343,7 +344,7 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes,
 }
 
 static int kcoll_info_explain(const char *coll, const char *procs, const char *size,
-                              const char *machine, int nodes, int cores)
+                              const char *machine, int nodes, int cores, int engine)
 {
     const kcoll_coll_t c = kcoll_coll_by_name(coll);
     int64_t bytes;
@@ -376,13 +377,15 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
         for (int q = 0; q < p; q++)
             pkg[q] = q / t.m.pkg_cores;
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = (size_t)bytes, .lv = n > 0 ? &lv : NULL,
-                        .pkg = pkg, .cores = cores};
+                        .pkg = pkg, .cores = cores, .engine = engine};
     static kcoll_cand_t cand[KCOLL_MAX_CANDS];
     int nc = kcoll_model_rank(&t.m, &pc, 1, cand, KCOLL_MAX_CANDS);
     char line[256];
     printf("%s, %d processes, %lld bytes%s\n", kcoll_coll_name(c), p, (long long)bytes,
            kcoll_coll_is_v(c) ? " (priced as uniform blocks)" : "");
     printf("machine: %s%s%s\n", t.m.source, file && *file ? ", file " : "", file ? file : "");
+    if (engine)
+        printf("engine: %s (docs/engines.md)\n", kcoll_engine((kcoll_engine_id_t)engine)->name);
     if (n > 0) {
         kcoll_levels_describe(&lv, line, sizeof line);
         printf("levels: %s\n", line);
@@ -460,10 +463,13 @@ int main(int argc, char **argv)
             only_params = 1;
         } else if (strcmp(argv[i], "--explain") == 0 && i + 3 < argc) {
             const char *machine = NULL;
-            int nodes = 0, cores = 0;
+            int nodes = 0, cores = 0, engine = 0;
             for (int k = i + 4; k + 1 < argc; k += 2) {
                 if (!strcmp(argv[k], "--machine")) {
                     machine = argv[k + 1];
+                } else if (!strcmp(argv[k], "--engine") &&
+                           (engine = kcoll_engine_by_name(argv[k + 1])) >= 0) {
+                    continue;
                 } else if (!strcmp(argv[k], "--nodes") && atoi(argv[k + 1]) > 0) {
                     nodes = atoi(argv[k + 1]);
                 } else if (!strcmp(argv[k], "--cores") && atoi(argv[k + 1]) > 0) {
@@ -475,7 +481,7 @@ int main(int argc, char **argv)
             }
             kcoll_params_load();
             return kcoll_info_explain(argv[i + 1], argv[i + 2], argv[i + 3], machine, nodes,
-                                      cores);
+                                      cores, engine);
         } else {
             fprintf(stderr, "kcoll-info: unknown option '%s'\n", argv[i]);
             kcoll_info_usage(stderr);
@@ -504,6 +510,10 @@ int main(int argc, char **argv)
         printf("Yama ptrace_scope: %d\n", scope);
     else
         printf("Yama: absent\n");
+    /* what KCOLL_ENGINE=auto makes of that (docs/engines.md) */
+    printf("engines: auto runs %s; loads and stores on MPI_Alloc_mem memory where processes can "
+           "map each other's (direct); KCOLL_ENGINE=cma|shm|vmsplice|direct forces one\n",
+           st == KCOLL_OK ? "cma (one copy)" : "shm (two copies through shared memory)");
 
     if (kcoll_topo_summary(topo, sizeof topo) == 0)
         printf("topology: %s\n", topo);

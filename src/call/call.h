@@ -38,6 +38,7 @@
 #include "coll/coll.h"
 #include "op/op.h"
 #include "sched/dmap.h"
+#include "sched/exec.h"
 #include "team/team.h"
 
 typedef enum {
@@ -235,8 +236,17 @@ void kcoll_call_release_team(kcoll_team_t *t);
 #define KCOLL_PATH_HIER_MPI KCOLL_PATH_HIER(KCOLL_MAX_ALGOS)
 #define KCOLL_PATH_HIER_ALONE KCOLL_PATH_HIER(KCOLL_MAX_ALGOS + 1)
 #define KCOLL_NPATHS KCOLL_PATH_HIER(KCOLL_MAX_ALGOS + 2)
+/* One more row, "transfers", counts the engines (paths "engine:<name>",
+ * after the others): per rank, the collectives that moved data through
+ * each engine, and the bytes it moved. */
+#define KCOLL_ROW_TRANSFERS (KCOLL_NCOLL * KCOLL_NMODES)
+#define KCOLL_NROWS (KCOLL_ROW_TRANSFERS + 1)
+#define KCOLL_PATH_ENGINE(e) (KCOLL_NPATHS + (int)(e))
+#define KCOLL_NPATHS_ALL KCOLL_PATH_ENGINE(KCOLL_NENGINES)
 const char *kcoll_stats_row_name(int row, char *buf, size_t buflen);   /* "MPI_Ibcast" */
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen); /* "kcoll:knomial" */
+/* Count the engines' bytes of one run of the executor (row "transfers"). */
+void kcoll_stats_engines(const kcoll_exec_t *x);
 /* Print a summed table, one line per non-empty (row, path). */
 void kcoll_stats_print(const uint64_t *table, int nranks, void *file);
 /* The statistics row of collective c in a mode. */

@@ -123,8 +123,10 @@ static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
         t->lane[kcoll_lane_of(r->seq)] = NULL;
         kcoll_team_unlock(t);
     }
-    if (r->x.sched) /* the executor ran: what it read of the peers goes */
+    if (r->x.sched) { /* the executor ran: what it read of the peers goes */
+        kcoll_stats_engines(&r->x);
         kcoll_exec_finish(&r->x);
+    }
     if (r->unpack && st == KCOLL_OK)
         kcoll_dmap_unpack(r->maps[KCOLL_BUF_RECV], r->bufs[KCOLL_BUF_RECV],
                           r->lens[KCOLL_BUF_RECV], r->packed[r->unpack - 1]);

@@ -37,6 +37,13 @@
  *     link_bw) with x the average number of copies crossing at once
  *     (paper 000 section IV: what a hierarchy saves is the traffic over
  *     the links; without link_bw, crossing costs nothing more).
+ *     Other engines (c->engine, docs/engines.md): direct, loads and
+ *     stores, a COPY's price and no lock; shm, shm_alpha (per batch) +
+ *     n shm_beta u + min(n, cell) copy_beta, u the owner's load: the
+ *     average number of copies the owner makes meanwhile, its own data
+ *     steps and the streams it serves (itself included: 1 when it is idle,
+ *     2 when it also copies), since the owner makes one of the two copies;
+ *     vmsplice, vms_alpha + n vms_beta u likewise (the owner splices).
  *   COPY of n bytes: copy_alpha + n copy_beta' + step (same sharing).
  *   REDUCE of n bytes: n reduce_beta[class] + u stream_beta + step, with
  *     u the operand bytes (of 2n) that none of the rank's last few data
@@ -81,6 +88,7 @@
 
 #include "model/cost.h"
 #include "op/op.h"
+#include "xfer/engine.h"
 
 #define KCOLL_PRICE_WALKS 10
 #define KCOLL_PRICE_BATCH 64 /* copies per system call (xfer/engine.c) */
@@ -235,6 +243,31 @@ static int kcoll_ival_by_target(const void *a, const void *b, void *ctx)
     return x - y;
 }
 
+/* The intervals that touch key: run by or targeting process key (owner
+ * load), or moving bytes of package key (bandwidth). */
+static int kcoll_ival_of_process(const kcoll_ival_t *v, int key)
+{
+    return v->target == key || v->rank == key;
+}
+
+static int kcoll_ival_of_package(const kcoll_ival_t *v, int key)
+{
+    return v->src_pkg == key || v->dst_pkg == key;
+}
+
+/* The intervals for which in(iv, key) holds, into idx, and the average
+ * number of them active over each (avg[j] for idx[j]). Their count, or -1
+ * when out of memory. */
+static int kcoll_sweep_those(const kcoll_pricer_t *P, int (*in)(const kcoll_ival_t *, int), int key,
+                             int *idx, double *avg)
+{
+    int k = 0;
+    for (int i = 0; i < P->niv; i++)
+        if (in(&P->iv[i], key))
+            idx[k++] = i;
+    return k && kcoll_sweep(P->iv, idx, k, NULL, avg) ? -1 : k;
+}
+
 /* From one walk's intervals: each CMA step's contention and far share,
  * each data step's bandwidth sharers, for the next walk. */
 static int kcoll_contention(kcoll_pricer_t *P)
@@ -263,9 +296,20 @@ static int kcoll_contention(kcoll_pricer_t *P)
         share[i] = 1;
         xshare[i] = 1;
     }
+    /* two-sided engines: each owner's load, its own data steps and the
+     * streams it serves, over each stream it serves */
+    const int two = P->c->engine == KCOLL_ENGINE_SHM || P->c->engine == KCOLL_ENGINE_VMSPLICE;
+    for (int o = 0; two && o < P->p; o++) {
+        int k = kcoll_sweep_those(P, kcoll_ival_of_process, o, idx, avg);
+        if (k < 0)
+            goto fail;
+        for (int j = 0; j < k; j++)
+            if (P->iv[idx[j]].target == o)
+                conc[idx[j]] = avg[j];
+    }
     /* CMA copies, grouped by the process whose pages they lock */
     int m = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !two; i++)
         if (P->iv[i].target >= 0)
             idx[m++] = i;
     qsort_r(idx, (size_t)m, sizeof *idx, kcoll_ival_by_target, P->iv);
@@ -312,13 +356,8 @@ static int kcoll_contention(kcoll_pricer_t *P)
                 maxpkg = P->iv[i].dst_pkg;
         }
         for (int g = 0; g <= maxpkg; g++) {
-            int k = 0;
-            for (int i = 0; i < n; i++)
-                if (P->iv[i].src_pkg == g || P->iv[i].dst_pkg == g)
-                    idx[k++] = i;
-            if (!k)
-                continue;
-            if (kcoll_sweep(P->iv, idx, k, NULL, avg))
+            int k = kcoll_sweep_those(P, kcoll_ival_of_package, g, idx, avg);
+            if (k < 0)
                 goto fail;
             for (int j = 0; j < k; j++)
                 if (avg[j] > share[idx[j]])
@@ -582,14 +621,36 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                         c = P->c->cores;
                     double far = P->far[g] < c ? P->far[g] : c;
                     double lk = m->l * kcoll_gamma_mix(m, c, far) * pages;
+                    const double n = (double)st->len, u = P->conc[g] > 1 ? P->conc[g] : 1;
+                    int target = st->peer;
+                    switch (P->c->engine) {
+                    case KCOLL_ENGINE_DIRECT: /* loads and stores */
+                        a = m->copy_alpha;
+                        beta = m->copy_beta * wr;
+                        lk = 0;
+                        target = -1;
+                        break;
+                    case KCOLL_ENGINE_SHM: /* the owner copies in, this rank out */
+                        a = batched ? 0 : m->shm_alpha;
+                        beta = m->shm_beta * u + (n < m->shm_cell ? n : m->shm_cell) / n * m->copy_beta;
+                        lk = 0;
+                        break;
+                    case KCOLL_ENGINE_VMSPLICE: /* the owner splices, this rank copies */
+                        a = batched ? 0 : m->vms_alpha;
+                        beta = m->vms_beta * u;
+                        lk = 0;
+                        break;
+                    default:
+                        break;
+                    }
                     T->alpha += a;
-                    T->bytes += (double)st->len * beta;
+                    T->bytes += n * beta;
                     T->lock += lk;
-                    dur += a + (double)st->len * beta + lk;
+                    dur += a + n * beta + lk;
                     if (P->conc[g] > out->cmax)
                         out->cmax = P->conc[g];
                     ivi = P->niv++;
-                    P->iv[ivi] = (kcoll_ival_t){0, 0, r, st->peer, kcoll_pkg(P, src),
+                    P->iv[ivi] = (kcoll_ival_t){0, 0, r, target, kcoll_pkg(P, src),
                                                 kcoll_pkg(P, dst)};
                     kcoll_hot_touch(&hot[r], st->lbuf, st->loff, st->len);
                     break;

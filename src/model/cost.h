@@ -40,6 +40,9 @@ typedef struct {
      * node, where the ranks' work takes turns on the cores and a rank that
      * waits gives its core away (model/cost.c) */
     int cores;
+    /* the engine READ and WRITE steps are priced for (kcoll_engine_id_t,
+     * xfer/engine.h; 0: cma) */
+    int engine;
 } kcoll_pcall_t;
 
 /* A prediction, and the terms of the rank that ends last (seconds; they

@@ -142,6 +142,15 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     /* a double sum with one operand off-cache: 14-16 GB/s, against 47 in
      * cache (kcoll-calibrate) */
     m->stream_beta = GBPS(22.0);
+    /* kcoll-bench's MPI_Bcast direct_read at 2 ranks (one transfer, the
+     * owner idle) per engine against cma, off-cache, 1 KiB to 1 MiB: the
+     * two-copy engine +0.3 us at 1 KiB, +1.3 us at 64 KiB, 0.67x of cma's
+     * time at 1 MiB (docs/engines.md); vmsplice 1.1-1.3x of cma's */
+    m->shm_alpha = 2.0 * US;
+    m->shm_beta = GBPS(15.0);
+    m->shm_cell = 65536;
+    m->vms_alpha = 2.0 * US;
+    m->vms_beta = GBPS(6.5);
     m->flag = 0.10 * US;
     m->step = 0.0023 * US;
     /* kcoll-bench at 4 and 8 ranks on the 2 cores (docs/benchmarks.md,

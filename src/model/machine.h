@@ -79,6 +79,14 @@ typedef struct {
     double reduce_beta[KCOLL_NRCLASS]; /* s per byte of a REDUCE step, in cache */
     double stream_beta;      /* s more per byte of a REDUCE operand that is
                               * not in cache (streams from memory) */
+    /* the other engines (docs/engines.md): a READ or WRITE of n bytes
+     * costs shm_alpha + n shm_beta (times the owner's load, see
+     * model/cost.c) + a cell at copy_beta through the bounce cells,
+     * vms_alpha + n vms_beta through a pipe, and a COPY's copy_alpha +
+     * n copy_beta as loads and stores (direct) */
+    double shm_alpha, shm_beta;
+    double vms_alpha, vms_beta;
+    double shm_cell;         /* bytes of a bounce cell: the pipeline's fill */
     /* synchronization */
     double flag;             /* s from a SIGNAL to the waiter seeing it */
     double step;             /* s the executor spends per step */

@@ -199,8 +199,8 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
 
 /* The model's choice, priced now (cands: room for the candidates). */
 static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                          int host_ok, size_t bytes, kcoll_cand_t *cands,
-                                          kcoll_choice_t *out)
+                                          int host_ok, size_t bytes, int engine,
+                                          kcoll_cand_t *cands, kcoll_choice_t *out)
 {
     if (bytes == KCOLL_BYTES_UNKNOWN) {
         /* no size: a barrier moves no bytes; the v-variants' sizes are not
@@ -214,7 +214,7 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
         }
     }
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv,
-                        .cores = kcoll_wait_cores()};
+                        .cores = kcoll_wait_cores(), .engine = engine};
     int n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
     if (!n || !cands[0].ch.algo)
         return KCOLL_SELECT_HOST;
@@ -233,6 +233,7 @@ static struct {
     uint64_t gen; /* 0: empty */
     int p;
     int cores;    /* the crowding it was priced with (kcoll_wait_cores) */
+    int engine;
     int16_t key;  /* as a team's decision key */
     int16_t algo; /* index in kcoll_algos, or -1: the host MPI */
     kcoll_aparam_t prm;
@@ -241,7 +242,8 @@ static pthread_mutex_t kcoll_model_memo_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The model's choice for a call: the cheapest candidate. */
 static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                         int host_ok, size_t bytes, kcoll_choice_t *out)
+                                         int host_ok, size_t bytes, int engine,
+                                         kcoll_choice_t *out)
 {
     static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
     const int memo = !lv || lv->n == 0;
@@ -249,11 +251,12 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
     const uint64_t gen = kcoll_params_generation_model();
     const int cores = kcoll_wait_cores();
     __typeof__(kcoll_model_memo[0]) *e =
-        &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p) % KCOLL_MODEL_MEMO];
+        &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p * 7u + (unsigned)engine) %
+                          KCOLL_MODEL_MEMO];
     if (memo) {
         int hit = 0;
         pthread_mutex_lock(&kcoll_model_memo_lock);
-        if (e->gen == gen && e->p == p && e->key == key && e->cores == cores) {
+        if (e->gen == gen && e->p == p && e->key == key && e->cores == cores && e->engine == engine) {
             hit = 1;
             out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
             out->prm = e->prm;
@@ -262,12 +265,13 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
         if (hit)
             return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
     }
-    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, cands, out);
+    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, engine, cands, out);
     if (memo) {
         pthread_mutex_lock(&kcoll_model_memo_lock);
         e->gen = gen;
         e->p = p;
         e->cores = cores;
+        e->engine = engine;
         e->key = (int16_t)key;
         e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
         e->prm = out->prm;
@@ -292,9 +296,11 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     const int hot = cache == KCOLL_CACHE_HOT;
     const int key = (((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok) * 2 + hot + 1;
     if (d->gen != gen || d->p != p) {
+        const int engine = d->engine;
         memset(d, 0, sizeof *d);
         d->gen = gen;
         d->p = p;
+        d->engine = engine;
     }
     __typeof__(d->e[0]) *e = &d->e[key % KCOLL_DECISIONS];
     if (e->key == key) {
@@ -335,7 +341,7 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                    kcoll_tuning(), family, p, kcoll_class_bytes(bytes), hot ? cache : KCOLL_CACHE_COLD,
                    host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), &res,
                    out)) {
-        res = kcoll_select_model(c, p, lv, host_ok, bytes, out);
+        res = kcoll_select_model(c, p, lv, host_ok, bytes, d->engine, out);
     }
     if (res != KCOLL_SELECT_KCOLL)
         out->algo = NULL;
@@ -359,6 +365,7 @@ int kcoll_model_predict(const kcoll_pcall_t *c, const char *spec, int host_ok,
         /* the selector's own decision, through a cache of its own */
         kcoll_decisions_t d;
         memset(&d, 0, sizeof d);
+        d.engine = c->engine;
         if (kcoll_select(&d, c->coll, c->p, c->lv, host_ok, c->bytes, ch) != KCOLL_SELECT_KCOLL) {
             ch->algo = NULL;
             *t = kcoll_price_host(m, c);

@@ -52,6 +52,7 @@ static inline int kcoll_size_class(size_t bytes)
 typedef struct {
     uint64_t gen; /* parameter generation of the entries; 0: empty */
     int p;        /* the process count they are for (a team's never changes) */
+    int engine;   /* the engine the model prices steps for (the team's; 0: cma) */
     struct {
         int16_t key;   /* ((coll * 65 + size class) * 2 + host_ok) * 2 + hot + 1; 0: empty */
         int16_t algo;  /* index in kcoll_algos, or -1 */

@@ -758,6 +758,17 @@ static int tj_host(tj_t *j, int i, const char *path)
     return tj_walk(j, i, path, f, 3);
 }
 
+static int tj_engines(tj_t *j, int i, const char *path)
+{
+    static const tj_field_t f[] = {
+        TJ_F("shm_alpha_us", TJ_US, TJ_GT0, shm_alpha),
+        TJ_F("shm_GBps", TJ_GBPS, TJ_GT0, shm_beta),
+        TJ_F("vmsplice_alpha_us", TJ_US, TJ_GT0, vms_alpha),
+        TJ_F("vmsplice_GBps", TJ_GBPS, TJ_GT0, vms_beta),
+    };
+    return tj_walk(j, i, path, f, 4);
+}
+
 static int tj_net(tj_t *j, int i, const char *path)
 {
     static const tj_field_t f[] = {
@@ -884,7 +895,7 @@ static int tj_top(tj_t *j, int top)
         TJ_S("kcoll_tuning", tj_version), TJ_S("source", tj_source), TJ_S("cma", tj_cma),
         TJ_S("gamma", tj_gamma),          TJ_S("memory", tj_memory), TJ_S("sync", tj_sync),
         TJ_S("host", tj_host),            TJ_S("net", tj_net),
-        TJ_S("rules", tj_rules),
+        TJ_S("engines", tj_engines),      TJ_S("rules", tj_rules),
     };
     char buf[40];
     if (j->v[top].type != TJ_OBJ)
@@ -1136,6 +1147,11 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     fputs("    }\n  },\n  \"net\": {\n", f);
     tw_field(&w, 4, "alpha_us", m->net_alpha / US, 0);
     tw_field(&w, 4, "GBps", 1.0 / (m->net_beta * GB), 1);
+    fputs("  },\n  \"engines\": {\n", f);
+    tw_field(&w, 4, "shm_alpha_us", m->shm_alpha / US, 0);
+    tw_field(&w, 4, "shm_GBps", 1.0 / (m->shm_beta * GB), 0);
+    tw_field(&w, 4, "vmsplice_alpha_us", m->vms_alpha / US, 0);
+    tw_field(&w, 4, "vmsplice_GBps", 1.0 / (m->vms_beta * GB), 1);
     fputs("  },\n  \"rules\": [", f);
     for (int i = 0; i < t->nrules && i < KCOLL_TUNING_RULES; i++) {
         const kcoll_trule_t *r = &t->rules[i];

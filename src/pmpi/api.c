@@ -33,14 +33,14 @@ KCOLL_PUBLIC int kcoll_stats_get(const char *coll, const char *path, uint64_t *c
     const int prefix = plen && path[plen - 1] == '*';
     int found = -1;
     *calls = *bytes = 0;
-    for (int row = 0; row < KCOLL_NCOLL * KCOLL_NMODES; row++) {
+    for (int row = 0; row < KCOLL_NROWS; row++) {
         char rname[48];
         if (!kcoll_stats_row_name(row, rname, sizeof rname) || strcmp(coll, rname))
             continue;
         /* algorithm names repeat across families ("bruck", "partitioned"):
          * the cells of the others' are empty on this row, so every
          * matching path is added */
-        for (int i = 0; i < KCOLL_NPATHS; i++) {
+        for (int i = 0; i < KCOLL_NPATHS_ALL; i++) {
             char name[64];
             uint64_t c, b;
             if (!kcoll_stats_path_name(i, name, sizeof name) ||

@@ -19,6 +19,7 @@
 #include "base/stats.h"
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
+#include "xfer/direct.h"
 
 /* 0: not set up, 1: ready, 2: finalized */
 static _Atomic int kcoll_state;
@@ -136,6 +137,7 @@ static void kcoll_end(void)
     kcoll_requests_handed_back();
     kcoll_requests_finalize();
     kcoll_teams_finalize();
+    kcoll_direct_fini(); /* peers' memory this process mapped */
     kcoll_dtype_finalize();
 }
 

@@ -10,7 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/params.h"
 #include "sched/ctl.h"
+#include "sched/dmap.h"
+#include "xfer/chan.h"
 
 static size_t kcoll_slot_size(void)
 {
@@ -22,10 +25,29 @@ static size_t kcoll_tables_off(int p)
     return sizeof(kcoll_seg_hdr_t) + (size_t)p * kcoll_slot_size();
 }
 
+/* Where the channel's area starts: after the tables, on a page */
+static size_t kcoll_chan_off(int p)
+{
+    size_t end = kcoll_tables_off(p) + (size_t)p * KCOLL_LANES * KCOLL_TABLE_LEN(p) * sizeof(size_t);
+    return (end + 4095) / 4096 * 4096;
+}
+
+/* KCOLL_SHM_CELL as a whole number of pages, 4 KiB to 16 MiB */
+static size_t kcoll_ctl_cell(void)
+{
+    int64_t v = kcoll_param_int(KCOLL_P_SHM_CELL);
+    if (v < 4096)
+        v = 4096;
+    if (v > (16 << 20))
+        v = 16 << 20;
+    return (size_t)(v + 4095) / 4096 * 4096;
+}
+
 size_t kcoll_ctl_seg_len(int p)
 {
-    /* the tables are touched only by agreements: pages never used cost nothing */
-    return kcoll_tables_off(p) + (size_t)p * KCOLL_LANES * KCOLL_TABLE_LEN(p) * sizeof(size_t);
+    /* the tables are touched only by agreements, the bounce cells only by
+     * two-sided transfers: pages never used cost nothing */
+    return kcoll_chan_off(p) + kcoll_chan_area_len(p, kcoll_ctl_cell());
 }
 
 void kcoll_ctl_seg_init(void *seg, int p)
@@ -34,6 +56,7 @@ void kcoll_ctl_seg_init(void *seg, int p)
     h->p = (uint32_t)p;
     h->slot_size = (uint32_t)kcoll_slot_size();
     h->lanes = KCOLL_LANES;
+    h->cell = kcoll_ctl_cell();
     h->magic = KCOLL_SEG_MAGIC;
 }
 
@@ -53,8 +76,10 @@ kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, in
 {
     memset(c, 0, sizeof *c);
     kcoll_seg_hdr_t *h = seg;
-    if (len < kcoll_ctl_seg_len(p) || h->magic != KCOLL_SEG_MAGIC || h->p != (uint32_t)p ||
-        h->slot_size != kcoll_slot_size() || h->lanes != KCOLL_LANES || rank < 0 || rank >= p)
+    if (len < sizeof *h || h->magic != KCOLL_SEG_MAGIC || h->p != (uint32_t)p ||
+        h->slot_size != kcoll_slot_size() || h->lanes != KCOLL_LANES || rank < 0 || rank >= p ||
+        h->cell < 4096 || h->cell % 4096 || h->cell > (16 << 20) ||
+        len < kcoll_chan_off(p) + kcoll_chan_area_len(p, h->cell))
         return KCOLL_ERR_PROTO;
     c->p = p;
     c->rank = rank;
@@ -63,8 +88,12 @@ kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, in
     c->slots = (kcoll_slot_t *)((char *)seg + sizeof(kcoll_seg_hdr_t));
     c->tables = (size_t *)((char *)seg + kcoll_tables_off(p));
     c->pids = calloc((size_t)p, sizeof *c->pids);
-    if (!c->pids)
+    c->chan = kcoll_chan_attach((char *)seg + kcoll_chan_off(p), p, rank, h->cell,
+                                kcoll_ctl_resolve, c);
+    if (!c->pids || !c->chan) {
+        kcoll_ctl_fini(c);
         return KCOLL_ERR_NOMEM;
+    }
 
     kcoll_slot_t *me = &c->slots[rank];
     uint64_t val;
@@ -120,6 +149,44 @@ void kcoll_ctl_fini(kcoll_ctl_t *c)
 {
     free(c->pids);
     c->pids = NULL;
+    kcoll_chan_detach(c->chan);
+    c->chan = NULL;
+}
+
+kcoll_status_t kcoll_ctl_resolve(void *ctx, uint64_t seq, int buf, size_t off, size_t len,
+                                 kcoll_iovs_t *out, char *why, size_t whylen)
+{
+    const kcoll_ctl_t *c = ctx;
+    if (buf < 0 || buf >= KCOLL_NBUF) {
+        snprintf(why, whylen, "no buffer %d", buf);
+        return KCOLL_ERR_PROTO;
+    }
+    kcoll_expo_t *e = &kcoll_ctl_lane(c, c->rank, seq)->expose[buf];
+    /* acquire: pairs with the release in this rank's EXPOSE (maybe made by
+     * another thread of this process); addr, len and map are visible */
+    uint64_t at = atomic_load_explicit(&e->seq, memory_order_acquire);
+    if (at != seq) {
+        snprintf(why, whylen, "its %s buffer is exposed for collective %llu, not %llu",
+                 kcoll_buf_name(buf), (unsigned long long)at, (unsigned long long)seq);
+        return KCOLL_ERR_PROTO;
+    }
+    /* relaxed: ordered by the acquire load of seq above */
+    uint64_t addr = atomic_load_explicit(&e->addr, memory_order_relaxed);
+    /* relaxed: as above */
+    uint64_t blen = atomic_load_explicit(&e->len, memory_order_relaxed);
+    /* relaxed: as above */
+    uint64_t map = atomic_load_explicit(&e->map, memory_order_relaxed);
+    if (off > blen || len > blen - off) {
+        snprintf(why, whylen, "bytes %zu..%zu of its %s buffer, which has %llu", off, off + len,
+                 kcoll_buf_name(buf), (unsigned long long)blen);
+        return KCOLL_ERR_PROTO;
+    }
+    if (kcoll_dmap_iov((const kcoll_dmap_t *)(uintptr_t)map, (char *)(uintptr_t)addr, off, len,
+                       out)) {
+        snprintf(why, whylen, "out of memory");
+        return KCOLL_ERR_NOMEM;
+    }
+    return KCOLL_OK;
 }
 
 int kcoll_pid_alive(pid_t pid)

@@ -67,6 +67,15 @@ void kcoll_sched_read(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
     kcoll_sched_data(s, KCOLL_STEP_READ, peer, pbuf, poff, lbuf, loff, len);
 }
 
+void kcoll_sched_read_staged(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
+                             kcoll_buf_t lbuf, size_t loff, size_t len)
+{
+    int n = s->n;
+    kcoll_sched_data(s, KCOLL_STEP_READ, peer, pbuf, poff, lbuf, loff, len);
+    if (s->n > n)
+        s->steps[n].flag = 1;
+}
+
 void kcoll_sched_write(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
                        kcoll_buf_t lbuf, size_t loff, size_t len)
 {
@@ -226,8 +235,9 @@ void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
             fprintf(out, "EXPOSE %s\n", kcoll_buf_name(st->lbuf));
             break;
         case KCOLL_STEP_READ:
-            fprintf(out, "READ   %s[%zu..+%zu] <- rank %d %s[%zu]\n", kcoll_buf_name(st->lbuf),
-                    st->loff, st->len, st->peer, kcoll_buf_name(st->pbuf), st->poff);
+            fprintf(out, "READ   %s[%zu..+%zu] <- rank %d %s[%zu]%s\n", kcoll_buf_name(st->lbuf),
+                    st->loff, st->len, st->peer, kcoll_buf_name(st->pbuf), st->poff,
+                    st->flag ? " (staged)" : "");
             break;
         case KCOLL_STEP_WRITE:
             fprintf(out, "WRITE  %s[%zu..+%zu] -> rank %d %s[%zu]\n", kcoll_buf_name(st->lbuf),

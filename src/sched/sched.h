@@ -57,7 +57,10 @@ typedef enum {
 
 typedef enum {
     KCOLL_STEP_EXPOSE, /* publish local buffer lbuf (address, length) */
-    KCOLL_STEP_READ,   /* peer's pbuf[poff..+len) -> local lbuf[loff..+len) */
+    KCOLL_STEP_READ,   /* peer's pbuf[poff..+len) -> local lbuf[loff..+len);
+                        * flag 1 (staged): the next step is the REDUCE of
+                        * exactly these local bytes, and nothing else reads
+                        * them before they are written again */
     KCOLL_STEP_WRITE,  /* local lbuf[loff..+len) -> peer's pbuf[poff..+len) */
     KCOLL_STEP_COPY,   /* local lbuf[loff..+len) -> local pbuf[poff..+len) */
     KCOLL_STEP_SIGNAL, /* own flag `flag` := value */
@@ -106,6 +109,15 @@ void kcoll_sched_read(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
                       kcoll_buf_t lbuf, size_t loff, size_t len);
 void kcoll_sched_write(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
                        kcoll_buf_t lbuf, size_t loff, size_t len);
+/* A READ into scratch whose only use is the REDUCE that the caller
+ * appends next (dbuf[doff..+len) = lbuf[loff..+len) op dbuf[...]): where
+ * the peer's buffer can be mapped (the direct engine), the executor
+ * reduces straight from the peer's memory and leaves the scratch alone
+ * (paper 004 IV.A, the peers' vectors read in place). The simulator holds
+ * a builder to it: the next step must be that REDUCE, and the scratch
+ * bytes are scrambled after it, so a later read of them shows. */
+void kcoll_sched_read_staged(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
+                             kcoll_buf_t lbuf, size_t loff, size_t len);
 void kcoll_sched_copy(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
                       kcoll_buf_t sbuf, size_t soff, size_t len);
 /* dbuf[doff..+len) = sbuf[soff..+len) op dbuf[doff..+len): the operation

@@ -19,7 +19,10 @@
  * 8 ranks on 2 cores: sleeping at once made 64 KiB Bcasts 2-3x slower;
  * docs/benchmarks.md "Crowded nodes"). A sleep also ends after
  * KCOLL_SLEEP_NS, so that the watch keeps checking the peer, and a lost
- * wake-up could only ever cost that long.
+ * wake-up could only ever cost that long. A rank of a team whose engine is
+ * two-sided (shm, vmsplice: xfer/chan.h) never sleeps on a flag: its peers'
+ * requests ring its doorbell, another word, and it must serve them while
+ * it waits, so it only yields.
  *
  * A watch belongs to one collective: whenever it makes no headway it
  * calls kcoll_watch, which every KCOLL_PEER_CHECK_MS checks that the peer

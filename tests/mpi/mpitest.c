@@ -1,4 +1,5 @@
 /* Helpers shared by kcoll's MPI test programs (see mpitest.h). */
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,30 @@ void mt_free_shapes(MPI_Comm comms[MT_NSHAPES])
 {
     for (int i = 1; i < MT_NSHAPES; i++)
         MPI_Comm_free(&comms[i]);
+}
+
+int mt_open_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n - 1; /* the descriptor of the open directory itself */
+}
+
+int mt_maps_of(const char *what)
+{
+    char line[1024];
+    int n = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, what) != NULL;
+    if (f)
+        fclose(f);
+    return n;
 }
 
 uint64_t mt_calls(const char *coll, const char *path)

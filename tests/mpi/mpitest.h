@@ -74,6 +74,11 @@ unsigned mt_rnd(void);
  * block and after every block. Returns the end, in elements. */
 int mt_shuffle(int p, const int *counts, int *displs, int *order);
 
+/* Open file descriptors of this process. */
+int mt_open_fds(void);
+/* Lines of /proc/self/maps that contain `what` (mappings of a file). */
+int mt_maps_of(const char *what);
+
 /* Record a failure (printed for the first few) or a pass. */
 void mt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mt_pass(void);

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "coll/coll.h"
 #include "model/cost.h"
+#include "xfer/engine.h"
 #include "model/machine.h"
 #include "model/select.h"
 
@@ -30,6 +31,8 @@ static kcoll_machine_t hand(void)
     return m;
 }
 
+static int price_engine; /* the engine price() prices steps for (0: cma) */
+
 static double price(const kcoll_machine_t *m, kcoll_coll_t c, const char *spec, int p,
                     size_t bytes, kcoll_price_t *pr)
 {
@@ -43,7 +46,7 @@ static double price(const kcoll_machine_t *m, kcoll_coll_t c, const char *spec, 
         CHECK(0, "spec %s: %s", spec, err);
         return -1;
     }
-    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = bytes};
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = bytes, .engine = price_engine};
     if (kcoll_price(m, a, &prm, &pc, pr)) {
         CHECK(0, "%s p=%d n=%zu: not priced", spec, p, bytes);
         return -1;
@@ -167,6 +170,29 @@ int main(void)
         CHECK(!kcoll_price(&m, dr, &prm, &pc, &pr) && near(pr.t, (1 + 40.96 + 2.0) * 1e-6),
               "no link_bw: %.6f us", pr.t * 1e6);
     }
+    /* the other engines (docs/engines.md): loads and stores at a COPY's
+     * price, no lock; two copies at shm_beta times the owner's load, one
+     * cell at copy_beta: an idle owner (a root waiting for its reader)
+     * has load 1, one that copies at the same time (a pairwise exchange,
+     * both reading) load 2 */
+    kcoll_machine_t me = m;
+    me.copy_alpha = 0.5e-6;
+    me.copy_beta = 0.5e-9;
+    me.shm_alpha = 2e-6;
+    me.shm_beta = 0.25e-9;
+    me.shm_cell = 4096;
+    price_engine = KCOLL_ENGINE_DIRECT;
+    t = price(&me, KCOLL_COLL_BCAST, "direct_read", 2, n, &pr);
+    CHECK(near(t, (0.5 + 20.48) * 1e-6) && pr.lock == 0, "direct: %.6f us", t * 1e6);
+    price_engine = KCOLL_ENGINE_SHM;
+    t = price(&me, KCOLL_COLL_BCAST, "direct_read", 2, n, &pr);
+    CHECK(near(t, (2 + 10.24 + 2.048) * 1e-6), "shm, the owner idle: %.6f us", t * 1e6);
+    t = price(&me, KCOLL_COLL_ALLTOALL, "pairwise", 2, n, &pr);
+    const double copies = 2 * 0.5e-9 * (double)n; /* both ranks copy their own block too */
+    CHECK(fabs(pr.bytes - (2 * 10.24 + 2.048) * 1e-6) < 0.05 * pr.bytes,
+          "shm, the owner copying too: bytes term %.3f us (%.3f us of local copies aside)",
+          pr.bytes * 1e6, copies * 1e6);
+    price_engine = 0;
 
     /* reductions: the in-cache rate, plus the stream of operands no
      * recent step touched. Serial Reduce, root 0: the chunks read from

@@ -88,7 +88,8 @@ void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t
             if (q == r) {
                 kcoll_sched_reduce(s, ab, ao, KCOLL_BUF_SEND, off + x, m);
             } else {
-                kcoll_sched_read(s, q, KCOLL_BUF_SEND, off + x, KCOLL_BUF_TMP, 0, m);
+                /* staged: with the direct engine, reduced from q's SEND in place */
+                kcoll_sched_read_staged(s, q, KCOLL_BUF_SEND, off + x, KCOLL_BUF_TMP, 0, m);
                 kcoll_sched_reduce(s, ab, ao, KCOLL_BUF_TMP, 0, m);
             }
         }

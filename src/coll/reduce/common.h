@@ -45,8 +45,10 @@ typedef struct {
  * operands reversed, acc = acc op r_{p-1}, which saves copying its SEND;
  * a user function cannot be reversed, so there it COPYs), and each other
  * rank's chunk is READ
- * into TMP[0..chunk) and REDUCEd into it (this rank's own chunk is
- * reduced from SEND directly). Every peer must have exposed SEND. */
+ * into TMP[0..chunk) and REDUCEd into it (a staged READ: where the direct
+ * engine maps q's SEND, the executor reduces from it in place; this
+ * rank's own chunk is reduced from SEND directly). Every peer must have
+ * exposed SEND. */
 void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t len,
                      const kcoll_red_dest_t *d);
 
