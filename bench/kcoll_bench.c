@@ -15,13 +15,19 @@
  *    one every iteration, so that no variant always follows the same other
  *    one and inherits its cache and timing footprint. kcoll's algorithm is
  *    set with kcoll_param_set before each kcoll call, outside the timing.
- * 3. Off-cache. Data handed to a collective is usually not in cache. By
- *    default each call uses the next buffer of a rotation whose total size is
- *    at least twice the last-level cache (and at least two buffers), like
- *    IMB's off_cache option; --cache uses one hot buffer instead. Every
- *    variant cycles through all the buffers, so that none is tied to pages
- *    that happen to be faster, and all buffers are written once before
- *    timing so that no page fault is timed.
+ * 3. Off-cache by default (--cache cold). Data handed to a collective is
+ *    usually not in cache. Each call uses the next buffer of a rotation
+ *    whose total size is at least twice the last-level cache (and at least
+ *    two buffers), like IMB's off_cache option. Every variant cycles
+ *    through all the buffers, so that none is tied to pages that happen to
+ *    be faster, and all buffers are written once before timing so that no
+ *    page fault is timed. --cache hot uses one buffer for every call
+ *    instead, as the OSU micro-benchmarks do: a call finds its data where
+ *    the previous call left it (the labels say which state was measured):
+ *    each timed call follows BENCH_HOT_WARM untimed calls of the same
+ *    variant, so the data is where that implementation's own calls left
+ *    it, as in OSU's loop over one implementation, not where the variant
+ *    before it in the rotation did.
  * 4. Barrier-equalized start. Each timed call starts right after a
  *    PMPI_Barrier and is timed on every rank with MPI_Wtime.
  * 5. Time = maximum over ranks. A collective is finished when its last rank
@@ -95,6 +101,11 @@
 #define BENCH_DEFAULT_MAX ((size_t)16 << 20)
 #define BENCH_COMPUTE_CHUNK 32   /* multiply-adds between clock reads in the compute loop */
 #define BENCH_MAX_TEST_CALLS 100000
+/* --cache hot: untimed calls of a variant before each timed one. One left
+ * the variant that follows the host MPI in the rotation up to 1.1x slower
+ * than the same variant elsewhere in it (Alltoallv, 512 KiB); from three
+ * on, the columns of one algorithm agree within 1-4%. */
+#define BENCH_HOT_WARM 3
 
 /* ---------------------------------------------------------------------- */
 /* kcoll's optional API, found at run time                                 */
@@ -229,10 +240,11 @@ typedef struct {
     int iters;     /* 0: chosen per size */
     char **algos;  /* kcoll algorithm specs, one per kcoll variant */
     int nalgos;
-    int hot_cache; /* --cache */
+    int hot_cache; /* --cache hot: one buffer (OSU); cold (default): rotating buffers */
     int no_model;  /* --no-model: no prediction columns */
     const char *csv_path;
     const char *tune_path; /* --tune FILE */
+    int alloc_mem; /* --alloc-mem: buffers from MPI_Alloc_mem */
 } bench_opts_t;
 
 static void usage(FILE *out, const char *prog)
@@ -264,9 +276,16 @@ static void usage(FILE *out, const char *prog)
             "  -a, --algos LIST       comma-separated kcoll algorithm specs, one column each,\n"
             "                         e.g. auto,knomial:k=4,direct_read (default auto); 'all'\n"
             "                         stands for every algorithm of the collective that can run\n"
-            "                         at this process count, with its default parameters\n"
-            "      --cache            one hot buffer instead of rotating buffers that total\n"
-            "                         at least twice the last-level cache\n"
+            "                         at this process count, with its default parameters; a\n"
+            "                         spec may end in @ENGINE (auto@shm, split_rw@cma): that\n"
+            "                         column runs on a duplicate of MPI_COMM_WORLD made with\n"
+            "                         KCOLL_ENGINE=ENGINE (cma, shm, vmsplice, direct, auto)\n"
+            "      --alloc-mem        take the buffers from MPI_Alloc_mem (kcoll's shared\n"
+            "                         memory when preloaded, which the direct engine needs)\n"
+            "      --cache hot|cold   cold (default): off-cache, each call on the next of\n"
+            "                         rotating buffers that total at least twice the last-\n"
+            "                         level cache; hot: on-cache, one buffer for every call,\n"
+            "                         as the OSU micro-benchmarks measure\n"
             "      --csv FILE         append one row per size and variant to FILE (rank 0):\n"
             "                         mpi,collective,np,bytes,variant,median_us,min_us,p90_us,\n"
             "                         iterations,predicted_us,model_choice and for a non-blocking\n"
@@ -377,7 +396,7 @@ static void opts_free(bench_opts_t *opts)
     opts->algos = NULL;
 }
 
-enum { OPT_CACHE = 256, OPT_CSV, OPT_NO_MODEL, OPT_TUNE };
+enum { OPT_CACHE = 256, OPT_CSV, OPT_NO_MODEL, OPT_TUNE, OPT_ALLOC_MEM };
 
 /* Returns 0 to run, 1 after -h, 2 for bad options (told on rank 0). Every
  * rank parses the same arguments and so reaches the same result. */
@@ -391,10 +410,11 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
         {"sizes", required_argument, NULL, 'm'},
         {"iterations", required_argument, NULL, 'i'},
         {"algos", required_argument, NULL, 'a'},
-        {"cache", no_argument, NULL, OPT_CACHE},
+        {"cache", required_argument, NULL, OPT_CACHE},
         {"csv", required_argument, NULL, OPT_CSV},
         {"no-model", no_argument, NULL, OPT_NO_MODEL},
         {"tune", required_argument, NULL, OPT_TUNE},
+        {"alloc-mem", no_argument, NULL, OPT_ALLOC_MEM},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -497,8 +517,13 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             }
             break;
         case OPT_CACHE:
-            opts->hot_cache = 1;
-            break;
+            if (!strcmp(optarg, "hot") || !strcmp(optarg, "cold")) {
+                opts->hot_cache = optarg[0] == 'h';
+                break;
+            }
+            if (err)
+                fprintf(err, "kcoll-bench: bad cache state '%s' (want hot or cold)\n", optarg);
+            return 2;
         case OPT_CSV:
             opts->csv_path = optarg;
             break;
@@ -507,6 +532,9 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             break;
         case OPT_TUNE:
             opts->tune_path = optarg;
+            break;
+        case OPT_ALLOC_MEM:
+            opts->alloc_mem = 1;
             break;
         case 'h':
             if (rank == 0)
@@ -648,6 +676,7 @@ typedef struct {
     MPI_Comm comm;
     int rank, nranks;
     int nvariants;      /* 1 (host) + opts->nalgos */
+    MPI_Comm *comms;    /* [nvariants]: the communicator each variant runs on */
     size_t llc;
     /* Buffers: nbufs slots, slot i at send_region + i * send_stride and
      * recv_region + i * recv_stride. The regions are allocated once for the
@@ -703,7 +732,7 @@ static void layout_for(const bench_ctx_t *ctx, size_t bytes, size_t *send_stride
         *nbufs = 1;
         return;
     }
-    /* Calls take the slots in turn, in the order they run, so every call
+    /* Off-cache: calls take the slots in turn, in the order they run, so every call
      * follows its predecessor's buffer alike. The variant order repeats
      * every nvariants iterations, so with nbufs and nvariants coprime every
      * variant visits every buffer: none is tied to a few buffers whose
@@ -716,14 +745,88 @@ static void layout_for(const bench_ctx_t *ctx, size_t bytes, size_t *send_stride
         (*nbufs)++;
 }
 
-static void *alloc_region(size_t bytes)
+static void *alloc_region(size_t bytes, int alloc_mem)
 {
     if (bytes == 0)
         return NULL;
-    void *p = aligned_alloc(BENCH_REGION_ALIGN, round_up(bytes, BENCH_REGION_ALIGN));
+    void *p = NULL;
+    if (alloc_mem) {
+        if (MPI_Alloc_mem((MPI_Aint)round_up(bytes, BENCH_REGION_ALIGN), MPI_INFO_NULL, &p) !=
+            MPI_SUCCESS)
+            p = NULL;
+    } else {
+        p = aligned_alloc(BENCH_REGION_ALIGN, round_up(bytes, BENCH_REGION_ALIGN));
+    }
     if (p)
         memset(p, 0xa5, bytes); /* fault every page in before timing */
     return p;
+}
+
+static void free_region(void *p, int alloc_mem)
+{
+    if (p && alloc_mem)
+        MPI_Free_mem(p);
+    else
+        free(p);
+}
+
+/* The algorithm part of a spec "ALGO[@ENGINE]" into out. */
+static const char *spec_algo(const char *spec, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%.*s", (int)strcspn(spec, "@"), spec);
+    return out;
+}
+
+/* The engine of a spec "ALGO@ENGINE", or NULL. */
+static const char *spec_engine(const char *spec)
+{
+    const char *at = strchr(spec, '@');
+    return at ? at + 1 : NULL;
+}
+
+/* Every kcoll variant with an engine gets a duplicate of comm made with
+ * KCOLL_ENGINE set to it (variants naming one engine share it); the
+ * others run on comm. Collective: every rank, same options. */
+static MPI_Comm *make_comms(const kcoll_api_t *api, const bench_opts_t *opts, MPI_Comm comm)
+{
+    MPI_Comm *c = calloc((size_t)opts->nalgos + 1, sizeof *c);
+    if (!c)
+        return NULL;
+    c[0] = comm;
+    const char *old = api->param_get ? api->param_get("ENGINE") : NULL;
+    char *saved = old ? strdup(old) : NULL;
+    for (int v = 1; v <= opts->nalgos; v++) {
+        const char *e = spec_engine(opts->algos[v - 1]);
+        c[v] = comm;
+        if (!e || !api->param_set)
+            continue;
+        for (int w = 1; w < v && c[v] == comm; w++) {
+            const char *f = spec_engine(opts->algos[w - 1]);
+            if (f && !strcmp(e, f))
+                c[v] = c[w];
+        }
+        if (c[v] != comm)
+            continue;
+        api->param_set("ENGINE", e);
+        check_mpi(MPI_Comm_dup(comm, &c[v]), "MPI_Comm_dup");
+    }
+    if (saved && api->param_set)
+        api->param_set("ENGINE", saved);
+    free(saved);
+    return c;
+}
+
+static void free_comms(MPI_Comm *c, int nvariants)
+{
+    for (int v = 1; c && v < nvariants; v++) {
+        if (c[v] == c[0])
+            continue;
+        for (int w = v + 1; w < nvariants; w++)
+            if (c[w] == c[v])
+                c[w] = c[0];
+        MPI_Comm_free(&c[v]);
+    }
+    free(c);
 }
 
 static bench_args_t args_for_slot(const bench_ctx_t *ctx, size_t bytes, size_t slot)
@@ -744,8 +847,10 @@ static bench_args_t args_for_slot(const bench_ctx_t *ctx, size_t bytes, size_t s
  * Called by every rank before the variant's call, outside the timing. */
 static void select_variant(const bench_ctx_t *ctx, int variant)
 {
+    char algo[128];
     if (variant > 0 && ctx->api->param_set)
-        ctx->api->param_set(ctx->opts->coll->algo_param, ctx->opts->algos[variant - 1]);
+        ctx->api->param_set(ctx->opts->coll->algo_param,
+                            spec_algo(ctx->opts->algos[variant - 1], algo, sizeof algo));
 }
 
 /* The compute loop's work: a chain of dependent multiply-adds in one
@@ -823,8 +928,18 @@ static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, int overlap
         int v = (first + j) % ctx->nvariants;
         select_variant(ctx, v);
         bench_args_t a = args_for_slot(ctx, bytes, ctx->next_slot);
+        a.comm = ctx->comms[v];
         ctx->next_slot = (ctx->next_slot + 1) % ctx->nbufs;
         double computed = 0.0;
+        /* on-cache: first untimed calls of the same variant, so that the
+         * timed one finds the data where calls of its own left it, as in
+         * OSU's loop of one implementation (the previous variant of the
+         * rotation left it elsewhere: a writer's destination lines in its
+         * own cache, a reader's in the reader's) */
+        for (int w = 0; ctx->opts->hot_cache && w < BENCH_HOT_WARM; w++) {
+            check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
+            call_variant(ctx, v, &a, overlap, &computed);
+        }
         check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
         double t0 = MPI_Wtime();
         call_variant(ctx, v, &a, overlap, &computed);
@@ -895,7 +1010,7 @@ static void summarize(double *t, int n, double *median_us, double *min_us, doubl
  * "<name>[:params]"; "" for auto, whose algorithm is not known here. */
 static void stats_path_for(const char *spec, char *out, size_t outlen)
 {
-    size_t name_len = strcspn(spec, ":");
+    size_t name_len = strcspn(spec, ":@");
     if (strncmp(spec, "auto", name_len) == 0 && name_len == 4)
         out[0] = '\0';
     else
@@ -921,6 +1036,7 @@ static int validate_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
             uint64_t seed = mix64((uint64_t)bytes * 1000003u + (uint64_t)v * 7919u + 1u +
                                   (uint64_t)pass * 104729u);
             bench_args_t a = args_for_slot(ctx, bytes, 0);
+            a.comm = ctx->comms[v];
             coll->prepare(&a, seed);
             select_variant(ctx, v);
 
@@ -1130,10 +1246,10 @@ static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const
     char cache[160], iters[160], llc[32];
     format_bytes(ctx->llc, llc, sizeof llc);
     if (opts->hot_cache)
-        snprintf(cache, sizeof cache, "hot cache (1 buffer)");
+        snprintf(cache, sizeof cache, "cache hot: on-cache, 1 buffer for every call as OSU");
     else
         snprintf(cache, sizeof cache,
-                 "off-cache (>= 2 rotating buffers, >= 2 x LLC %s in all)", llc);
+                 "cache cold: off-cache, >= 2 rotating buffers, >= 2 x LLC %s in all", llc);
     if (opts->iters > 0)
         snprintf(iters, sizeof iters, "median of %d iterations", opts->iters);
     else
@@ -1374,9 +1490,14 @@ static int check_algos(const kcoll_api_t *api, const bench_opts_t *opts, int ran
 {
     const char *param = opts->coll->algo_param;
     int bad = -1; /* index of the first rejected spec */
-    for (int i = 0; i < opts->nalgos && bad < 0; i++)
-        if (api->param_set(param, opts->algos[i]) != 0)
+    char algo[128];
+    for (int i = 0; i < opts->nalgos && bad < 0; i++) {
+        const char *e = spec_engine(opts->algos[i]);
+        if (api->param_set(param, spec_algo(opts->algos[i], algo, sizeof algo)) != 0 ||
+            (e && strcmp(e, "auto") && strcmp(e, "cma") && strcmp(e, "shm") &&
+             strcmp(e, "vmsplice") && strcmp(e, "direct")))
             bad = i;
+    }
     int any_bad = 0, local = bad >= 0;
     check_mpi(PMPI_Allreduce(&local, &any_bad, 1, MPI_INT, MPI_MAX, comm), "PMPI_Allreduce");
     if (local && rank == 0)
@@ -1519,13 +1640,14 @@ int main(int argc, char **argv)
             break;
         bytes = bytes ? 2 * bytes : 1;
     }
-    ctx.send_region = alloc_region(ctx.send_capacity);
-    ctx.recv_region = alloc_region(ctx.recv_capacity);
+    ctx.send_region = alloc_region(ctx.send_capacity, opts.alloc_mem);
+    ctx.recv_region = alloc_region(ctx.recv_capacity, opts.alloc_mem);
+    ctx.comms = make_comms(&api, &opts, comm);
     if (opts.nonblocking)
         ctx.compute_s = calloc((size_t)ctx.nvariants, sizeof *ctx.compute_s);
     check_alloc_all((ctx.send_region || !ctx.send_capacity) &&
                         (ctx.recv_region || !ctx.recv_capacity) &&
-                        (ctx.compute_s || !opts.nonblocking),
+                        (ctx.compute_s || !opts.nonblocking) && ctx.comms,
                     comm, "buffers");
 
     int nv = ctx.nvariants;
@@ -1552,7 +1674,7 @@ int main(int argc, char **argv)
         result.chosen = calloc((size_t)nv, sizeof *result.chosen);
         if (opts.tune_path)
             tune = bench_tune_new(opts.coll->mpi_name, nranks, nv,
-                                  (const char *const *)opts.algos);
+                                  (const char *const *)opts.algos, opts.hot_cache);
         ok = result.median_us && result.min_us && result.p90_us && result.failed &&
              result.handed_to_host && result.total_us && result.comp_us && result.pred_us &&
              result.chosen && (tune || !opts.tune_path) && table_init(&table, &opts, model) == 0;
@@ -1607,8 +1729,9 @@ int main(int argc, char **argv)
     free(result.pred_us);
     free(result.chosen);
     free(ctx.compute_s);
-    free(ctx.send_region);
-    free(ctx.recv_region);
+    free_comms(ctx.comms, ctx.nvariants);
+    free_region(ctx.send_region, opts.alloc_mem);
+    free_region(ctx.recv_region, opts.alloc_mem);
     opts_free(&opts);
     MPI_Finalize();
     return any_failed ? 1 : 0;

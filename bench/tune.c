@@ -22,13 +22,14 @@ typedef struct {
 struct bench_tune {
     kcoll_coll_t family;
     int p, nv, auto_v;
+    int cache; /* the rules' state: KCOLL_CACHE_HOT, or _ANY for an off-cache run */
     const char *const *algos;
     bench_tune_row_t *rows;
     int nrows, cap;
 };
 
 bench_tune_t *bench_tune_new(const char *mpi_name, int nranks, int nvariants,
-                             const char *const *algos)
+                             const char *const *algos, int hot)
 {
     const kcoll_coll_t c = kcoll_coll_by_name(mpi_name);
     bench_tune_t *t = calloc(1, sizeof *t);
@@ -38,6 +39,7 @@ bench_tune_t *bench_tune_new(const char *mpi_name, int nranks, int nvariants,
     }
     t->family = kcoll_coll_family(c);
     t->p = nranks;
+    t->cache = hot ? KCOLL_CACHE_HOT : KCOLL_CACHE_ANY;
     t->nv = nvariants;
     t->algos = algos;
     t->auto_v = -1;
@@ -107,8 +109,7 @@ static int bench_tune_base(const char *path, kcoll_tuning_t *base)
         }
         return 0;
     }
-    memset(base, 0, sizeof *base);
-    kcoll_machine_defaults(&base->m);
+    kcoll_tuning_defaults(base);
     return 0;
 }
 
@@ -120,9 +121,18 @@ int bench_tune_write(bench_tune_t *t, const char *path)
     memset(&out, 0, sizeof out);
     out.m = base.m;
 
-    /* the new rules, first: adjacent classes with the same winner merged */
+    /* An off-cache run's rules hold for both states: the on-cache rules of
+     * this collective and process count stay before them */
     const char *name = kcoll_coll_name(t->family);
-    int nnew = 0;
+    int nnew = 0, first = 0;
+    for (int i = 0; t->cache != KCOLL_CACHE_HOT && i < base.nrules; i++) {
+        const kcoll_trule_t *r = &base.rules[i];
+        if (r->coll == (int)t->family && r->pmin == t->p && r->pmax == t->p &&
+            r->cache == KCOLL_CACHE_HOT)
+            out.rules[first++] = *r;
+    }
+    nnew = first;
+    /* the new rules: adjacent classes with the same winner merged */
     for (int i = 0; i < t->nrows; i++) {
         const bench_tune_row_t *r = &t->rows[i];
         const char *w = bench_tune_winner(t, r);
@@ -139,7 +149,7 @@ int bench_tune_write(bench_tune_t *t, const char *path)
             continue;
         double lo, hi;
         bench_tune_class(r->bytes, &lo, &hi);
-        kcoll_trule_t *prev = nnew ? &out.rules[nnew - 1] : NULL;
+        kcoll_trule_t *prev = nnew > first ? &out.rules[nnew - 1] : NULL;
         if (prev && !strcmp(prev->spec, w) && prev->bmax == lo) {
             prev->bmax = hi;
             continue;
@@ -153,14 +163,19 @@ int bench_tune_write(bench_tune_t *t, const char *path)
         nr->pmin = nr->pmax = t->p;
         nr->bmin = lo;
         nr->bmax = hi;
+        nr->cache = t->cache;
         snprintf(nr->spec, sizeof nr->spec, "%s", w);
     }
     /* then the file's other rules, in their order */
     out.nrules = nnew;
     for (int i = 0; i < base.nrules; i++) {
         const kcoll_trule_t *r = &base.rules[i];
-        if (r->coll == (int)t->family && r->pmin == t->p && r->pmax == t->p)
-            continue; /* this run's measurements replace them */
+        if (r->coll == (int)t->family && r->pmin == t->p && r->pmax == t->p &&
+            (r->cache == KCOLL_CACHE_HOT) == (t->cache == KCOLL_CACHE_HOT))
+            continue; /* this run's measurements replace them (or were kept above) */
+        if (r->coll == (int)t->family && r->pmin == t->p && r->pmax == t->p &&
+            t->cache != KCOLL_CACHE_HOT)
+            continue; /* an on-cache rule, kept above */
         if (out.nrules == KCOLL_TUNING_RULES) {
             fprintf(stderr, "kcoll-bench: --tune: more than %d rules\n", KCOLL_TUNING_RULES);
             return -1;
@@ -182,8 +197,9 @@ int bench_tune_write(bench_tune_t *t, const char *path)
         remove(tmp);
         return -1;
     }
-    printf("# tune: %d rule%s for %s at %d ranks written to %s (%d rules in all)\n", nnew,
-           nnew == 1 ? "" : "s", name, t->p, path, out.nrules);
+    printf("# tune: %d %srule%s for %s at %d ranks written to %s (%d rules in all)\n",
+           nnew - first, t->cache == KCOLL_CACHE_HOT ? "on-cache " : "",
+           nnew - first == 1 ? "" : "s", name, t->p, path, out.nrules);
     fflush(stdout);
     return 0;
 }

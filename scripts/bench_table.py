@@ -8,10 +8,13 @@ host row just before the kcoll row, as kcoll-bench writes them); with
 several runs of the same size the medians of times and speedups are shown.
 
     scripts/bench_table.py results.csv [more.csv ...] [--variant kcoll:auto]
-    scripts/bench_table.py --summary results.csv [more.csv ...]
+    scripts/bench_table.py --summary results.csv [more.csv ...] [--hot hot.csv ...]
 
 --summary prints instead one row per collective: per MPI the speed-up at
-1 MiB and its range over all sizes (the README's table).
+1 MiB and its range over all sizes (the README's table). With --hot, the
+files before it are off-cache runs (kcoll-bench --cache cold, the default)
+and the files after it on-cache runs (--cache hot, as OSU measures): each
+MPI then has both cache states side by side.
 """
 
 import argparse
@@ -32,13 +35,30 @@ def main():
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--variant", default="kcoll:auto")
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--hot", nargs="+", default=[],
+                    help="on-cache files (kcoll-bench --cache hot), beside the others in --summary")
     args = ap.parse_args()
 
+    host, kcoll, ratio, mpis, colls = read(args.csv, args.variant)
+    if args.summary:
+        states = [("", ratio)]
+        if args.hot:
+            _, _, hot, hot_mpis, hot_colls = read(args.hot, args.variant)
+            states = [("off-cache ", ratio), ("on-cache ", hot)]
+            mpis += [m for m in hot_mpis if m not in mpis]
+            colls += [c for c in hot_colls if c not in colls]
+        summary(states, mpis, colls)
+        return
+    tables(host, kcoll, ratio, mpis, colls, args.variant)
+
+
+def read(paths, variant):
+    """host and kcoll times and host/kcoll ratios per (coll, np, mpi, bytes)."""
     host = defaultdict(list)    # (coll, np, mpi, bytes) -> [us]
     kcoll = defaultdict(list)
     ratio = defaultdict(list)
     mpis, colls = [], []
-    for path in args.csv:
+    for path in paths:
         with open(path, newline="") as f:
             last = None
             for row in csv.DictReader(f):
@@ -51,29 +71,37 @@ def main():
                 if row["variant"] == "host":
                     host[key].append(us)
                     last = (key, us)
-                elif row["variant"] == args.variant:
+                elif row["variant"] == variant:
                     kcoll[key].append(us)
                     if last and last[0] == key and us > 0:
                         ratio[key].append(last[1] / us)
+    return host, kcoll, ratio, mpis, colls
 
-    if args.summary:
-        sizes = sorted({k[3] for k in ratio})
-        lo, hi = size_label(sizes[0]), size_label(sizes[-1])
-        print("| collective |" + "".join(f" {m}: at 1 MiB | {lo}-{hi} |" for m in mpis))
-        print("|---|" + "---:|---:|" * len(mpis))
-        for coll, np in colls:
-            line = f"| `MPI_{coll[:1].upper()}{coll[1:]}` |"
-            for m in mpis:
+
+def summary(states, mpis, colls):
+    """One row per collective; per MPI and cache state the speed-up at 1 MiB
+    and its range over the sizes."""
+    sizes = sorted({k[3] for _, ratio in states for k in ratio})
+    lo, hi = size_label(sizes[0]), size_label(sizes[-1])
+    print("| collective |" + "".join(f" {m}: {st}at 1 MiB | {lo}-{hi} |"
+                                     for m in mpis for st, _ in states))
+    print("|---|" + "---:|---:|" * len(mpis) * len(states))
+    for coll, np in colls:
+        line = f"| `MPI_{coll[:1].upper()}{coll[1:]}` |"
+        for m in mpis:
+            for _, ratio in states:
                 med = {k[3]: statistics.median(v) for k, v in ratio.items()
                        if k[:3] == (coll, np, m) and v}
                 one = f"{med[1 << 20]:.2f}x" if (1 << 20) in med else "-"
                 rng = f"{min(med.values()):.2f}x-{max(med.values()):.2f}x" if med else "-"
                 line += f" {one} | {rng} |"
-            print(line)
-        return
+        print(line)
 
+
+def tables(host, kcoll, ratio, mpis, colls, variant):
+    """One table per collective: per size and MPI host, kcoll, speed-up."""
     for coll, np in colls:
-        print(f"\n**{coll}**, {np} ranks ({args.variant}; median us, max over ranks)\n")
+        print(f"\n**{coll}**, {np} ranks ({variant}; median us, max over ranks)\n")
         head = "| size |"
         rule = "|---:|"
         for m in mpis:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The cost model's prices of communicators that span nodes: kcoll's
 composition (on-node kcoll phases, the host MPI between the nodes' leaders)
-against the host MPI alone, for 4 x 16, 8 x 8 and 2 x 32 ranks (the table
-of docs/hierarchy.md, "What to expect").
+against the host MPI alone, for 4 x 16, 8 x 8 and 2 x 32 ranks, and what
+KCOLL_HIER=auto does with each call (the table of docs/hierarchy.md, "What
+to expect").
 
     scripts/nodes_table.py [--kcoll-info build/openmpi/kcoll-info] [--machine FILE]
 
@@ -37,9 +38,10 @@ def price(info, machine, coll, nodes, ppn, size):
     m = re.search(r"^kcoll\S*.*?\s([\d.]+) us", out, re.M)
     hier = float(m.group(1))
     composed = "not composed" not in out
+    auto = composed and "KCOLL_HIER=auto: composed" in out
     src = re.search(r"^machine: (.*)$", out, re.M).group(1)
     net = re.search(r"^network between nodes: (.*)$", out, re.M).group(1)
-    return flat, hier, composed, src, net
+    return flat, hier, composed, auto, src, net
 
 
 def main():
@@ -54,13 +56,17 @@ def main():
         for size in ([0] if coll == "MPI_Barrier" else SIZES):
             cells = []
             for nodes, ppn in LAYOUTS:
-                flat, hier, composed, src, net = price(a.kcoll_info, a.machine, coll, nodes,
-                                                       ppn, size)
+                flat, hier, composed, auto, src, net = price(a.kcoll_info, a.machine, coll,
+                                                             nodes, ppn, size)
                 ratio = "%.2fx" % (flat / hier) if composed else "(host)"
+                if composed and not auto:
+                    ratio += " (auto: host)"
                 cells.append(" %.1f | %.1f | %s |" % (flat, hier, ratio))
             rows.append("| %s | %s |%s" % (coll[4:], label(size), "".join(cells)))
     print("Machine: %s; network: %s. Times in us; bytes as kcoll sizes a call "
-          "(per block for the blocked collectives, the vector for reductions).\n" % (src, net))
+          "(per block for the blocked collectives, the vector for reductions); "
+          "\"(auto: host)\": KCOLL_HIER=auto hands the call to the host MPI whole.\n"
+          % (src, net))
     print(head)
     print("|---|---:|" + "---:|---:|---:|" * len(LAYOUTS))
     print("\n".join(rows))

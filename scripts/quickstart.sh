@@ -4,10 +4,15 @@
 # kcoll-bench knows at 2 ranks under each MPI: the host MPI alone (PMPI_*)
 # and the host MPI with kcoll preloaded (MPI_*), in the same run,
 # alternating. MPI_Bcast also shows each of its algorithms.
-# Results: bench-results/<collective>.csv and .png, and
-# bench-results/summary.md (one table per collective, both MPIs).
+# Each in both cache states: off-cache (kcoll-bench --cache cold, rotating
+# buffers) and on-cache (--cache hot, one buffer, as OSU measures).
+# Results: bench-results/<collective>.csv and .png (off-cache),
+# bench-results/hot/<collective>.csv and .png (on-cache), and
+# bench-results/summary.md (the README's table with both cache states, then
+# one table per collective and cache state, both MPIs).
 #   scripts/quickstart.sh [extra kcoll-bench options, e.g. -m 16K:1M]
 #   KCOLL_QUICKSTART_COLLS="bcast allreduce" scripts/quickstart.sh   (a subset)
+#   KCOLL_QUICKSTART_CACHE=cold scripts/quickstart.sh   (one cache state)
 #   KCOLL_QUICKSTART_REPS=3 scripts/quickstart.sh   (repeat each run; the
 #   summary then shows medians over the runs)
 set -euo pipefail
@@ -17,32 +22,47 @@ scripts/build.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo
 build/openmpi/kcoll-info
-mkdir -p bench-results
+mkdir -p bench-results/hot
 # the collectives this kcoll-bench knows, as listed by its help text
 known=$(build/openmpi/kcoll-bench -h | sed -n 's/.*collective to time: *\(.*\) (default.*/\1/p')
 colls=${KCOLL_QUICKSTART_COLLS:-$known}
+caches=${KCOLL_QUICKSTART_CACHE:-cold hot}
+dir_of() { if [ "$1" = hot ]; then echo bench-results/hot; else echo bench-results; fi; }
 for coll in $colls; do
-  csv=bench-results/$coll.csv
-  rm -f "$csv"
   algos=auto
   [ "$coll" = bcast ] && algos=auto,direct_read,knomial:k=2,scatter_allgather,split_rw
+  for cache in $caches; do
+  csv=$(dir_of "$cache")/$coll.csv
+  rm -f "$csv"
   for rep in $(seq "${KCOLL_QUICKSTART_REPS:-1}"); do
   for mpi in openmpi mpich; do
     lib=$PWD/build/$mpi/libkcoll.so
     bench=build/$mpi/kcoll-bench
     echo
     if [ "$mpi" = openmpi ]; then
-      mpirun.openmpi -np 2 --bind-to core -x LD_PRELOAD="$lib" "$bench" -c "$coll" -a "$algos" --csv "$csv" "$@"
+      mpirun.openmpi -np 2 --bind-to core -x LD_PRELOAD="$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
     else
-      mpiexec.mpich -np 2 -bind-to core -genv LD_PRELOAD "$lib" "$bench" -c "$coll" -a "$algos" --csv "$csv" "$@"
+      mpiexec.mpich -np 2 -bind-to core -genv LD_PRELOAD "$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
     fi
   done
   done
-  /usr/bin/python3 scripts/plot_bench.py "$csv" -o "bench-results/$coll.png" >/dev/null || true
+  /usr/bin/python3 scripts/plot_bench.py "$csv" -o "${csv%.csv}.png" >/dev/null || true
+  done
 done
-(for coll in $colls; do /usr/bin/python3 scripts/bench_table.py "bench-results/$coll.csv"; done) \
-  >bench-results/summary.md
+files() { for coll in $colls; do f=$(dir_of "$1")/$coll.csv; [ -f "$f" ] && echo "$f"; done; }
+cold=$(echo "$caches" | grep -qw cold && files cold || true)
+hot=$(echo "$caches" | grep -qw hot && files hot || true)
+{
+  # shellcheck disable=SC2086  # lists of file names without blanks
+  if [ -n "$cold" ] && [ -n "$hot" ]; then
+    /usr/bin/python3 scripts/bench_table.py --summary $cold --hot $hot
+  else
+    /usr/bin/python3 scripts/bench_table.py --summary $cold $hot
+  fi
+  for f in $cold; do echo; echo "off-cache:"; /usr/bin/python3 scripts/bench_table.py "$f"; done
+  for f in $hot; do echo; echo "on-cache:"; /usr/bin/python3 scripts/bench_table.py "$f"; done
+} >bench-results/summary.md
 echo
 cat bench-results/summary.md
 echo
-echo "plots: bench-results/<collective>.png, data: bench-results/<collective>.csv, tables: bench-results/summary.md"
+echo "plots: bench-results/[hot/]<collective>.png, data: bench-results/[hot/]<collective>.csv, tables: bench-results/summary.md"

@@ -53,10 +53,12 @@ static void kcoll_info_usage(FILE *f)
             "parameters (set them in the environment).\n"
             "  --params     print only the parameters\n"
             "  --explain COLLECTIVE PROCESSES BYTES [--machine knl|broadwell|power8|FILE]\n"
-            "               [--nodes N]\n"
+            "               [--nodes N] [--cores N] [--engine cma|shm|vmsplice|direct]\n"
             "               the cost model's price of every candidate for that call, the\n"
             "               winner and its terms; with --nodes, the call on N nodes\n"
-            "               (kcoll's composition against the host MPI alone)\n"
+            "               (kcoll's composition against the host MPI alone); with\n"
+            "               --cores, the processes share N cores (a crowded node); with\n"
+            "               --engine, its steps priced for that transfer engine\n"
             "  -h, --help   print this help\n");
 }
 
@@ -325,6 +327,10 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes,
     }
     printf("%-40s %12.2f us  %.2fx\n", "kcoll: on-node phases + host between nodes",
            np.hier * 1e6, np.hier > 0 ? np.flat / np.hier : 1.0);
+    printf("KCOLL_HIER=auto: %s\n",
+           kcoll_nodes_compose(&t->m, c, nodes, p / nodes, bytes, seg > 0 ? (size_t)seg : 0)
+               ? "composed (kcoll's price is at most the host's alone, at this size class)"
+               : "the host MPI whole (its price alone is lower, at this size class)");
     if (nodes > 1) {
         printf("  %-38s %12.2f us\n", "on each node, before", np.before * 1e6);
         printf("  %-38s %12.2f us\n",
@@ -338,7 +344,7 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes,
 }
 
 static int kcoll_info_explain(const char *coll, const char *procs, const char *size,
-                              const char *machine, int nodes)
+                              const char *machine, int nodes, int cores, int engine)
 {
     const kcoll_coll_t c = kcoll_coll_by_name(coll);
     int64_t bytes;
@@ -371,19 +377,24 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
         for (int q = 0; q < p; q++)
             pkg[q] = q / t.m.pkg_cores;
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = (size_t)bytes, .lv = n > 0 ? &lv : NULL,
-                        .pkg = pkg};
+                        .pkg = pkg, .cores = cores, .engine = engine};
     static kcoll_cand_t cand[KCOLL_MAX_CANDS];
     int nc = kcoll_model_rank(&t.m, &pc, 1, cand, KCOLL_MAX_CANDS);
     char line[256];
     printf("%s, %d processes, %lld bytes%s\n", kcoll_coll_name(c), p, (long long)bytes,
            kcoll_coll_is_v(c) ? " (priced as uniform blocks)" : "");
     printf("machine: %s%s%s\n", t.m.source, file && *file ? ", file " : "", file ? file : "");
+    if (engine)
+        printf("engine: %s (docs/engines.md)\n", kcoll_engine((kcoll_engine_id_t)engine)->name);
     if (n > 0) {
         kcoll_levels_describe(&lv, line, sizeof line);
         printf("levels: %s\n", line);
     }
     if (pkg)
         printf("packages: %d cores each, ranks placed compactly\n", t.m.pkg_cores);
+    if (cores > 0 && cores < p)
+        printf("crowded: %d processes share %d cores (waiters give their core away)\n", p,
+               cores);
     /* what decides before the model (model/select.h's precedence) */
     char pname[64], rspec[128] = "";
     snprintf(pname, sizeof pname, "%s_ALGO", kcoll_coll_env(c));
@@ -391,9 +402,22 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     kcoll_select_t rres;
     kcoll_choice_t rch;
     const int rule = kcoll_select_rules(&t, kcoll_coll_family(c), p,
-                                        kcoll_class_bytes((size_t)bytes), 1, &rres, &rch);
+                                        kcoll_class_bytes((size_t)bytes), KCOLL_CACHE_COLD, 1,
+                                        &rres, &rch);
     if (rule && rres == KCOLL_SELECT_KCOLL)
         kcoll_algo_spec(rch.algo, &rch.prm, rspec, sizeof rspec);
+    kcoll_select_t hres;
+    kcoll_choice_t hch;
+    const int hrule = kcoll_select_rules(&t, kcoll_coll_family(c), p,
+                                         kcoll_class_bytes((size_t)bytes), KCOLL_CACHE_HOT, 1,
+                                         &hres, &hch);
+    if (hrule && hrule != rule && !(forced && strcmp(forced, "auto"))) {
+        char hspec[128] = "host";
+        if (hres == KCOLL_SELECT_KCOLL)
+            kcoll_algo_spec(hch.algo, &hch.prm, hspec, sizeof hspec);
+        printf("on-cache (a repeat of the previous call on buffers that fit in the cache): "
+               "rule %d of the tuning decides it: %s\n", hrule, hspec);
+    }
     if (forced && strcmp(forced, "auto"))
         printf("KCOLL_%s=%s decides this call; the model's ranking below is not used\n", pname,
                forced);
@@ -439,19 +463,25 @@ int main(int argc, char **argv)
             only_params = 1;
         } else if (strcmp(argv[i], "--explain") == 0 && i + 3 < argc) {
             const char *machine = NULL;
-            int nodes = 0;
+            int nodes = 0, cores = 0, engine = 0;
             for (int k = i + 4; k + 1 < argc; k += 2) {
                 if (!strcmp(argv[k], "--machine")) {
                     machine = argv[k + 1];
+                } else if (!strcmp(argv[k], "--engine") &&
+                           (engine = kcoll_engine_by_name(argv[k + 1])) >= 0) {
+                    continue;
                 } else if (!strcmp(argv[k], "--nodes") && atoi(argv[k + 1]) > 0) {
                     nodes = atoi(argv[k + 1]);
+                } else if (!strcmp(argv[k], "--cores") && atoi(argv[k + 1]) > 0) {
+                    cores = atoi(argv[k + 1]);
                 } else {
                     fprintf(stderr, "kcoll-info: --explain: unknown option '%s'\n", argv[k]);
                     return 2;
                 }
             }
             kcoll_params_load();
-            return kcoll_info_explain(argv[i + 1], argv[i + 2], argv[i + 3], machine, nodes);
+            return kcoll_info_explain(argv[i + 1], argv[i + 2], argv[i + 3], machine, nodes,
+                                      cores, engine);
         } else {
             fprintf(stderr, "kcoll-info: unknown option '%s'\n", argv[i]);
             kcoll_info_usage(stderr);
@@ -480,6 +510,10 @@ int main(int argc, char **argv)
         printf("Yama ptrace_scope: %d\n", scope);
     else
         printf("Yama: absent\n");
+    /* what KCOLL_ENGINE=auto makes of that (docs/engines.md) */
+    printf("engines: auto runs %s; loads and stores on MPI_Alloc_mem memory where processes can "
+           "map each other's (direct); KCOLL_ENGINE=cma|shm|vmsplice|direct forces one\n",
+           st == KCOLL_OK ? "cma (one copy)" : "shm (two copies through shared memory)");
 
     if (kcoll_topo_summary(topo, sizeof topo) == 0)
         printf("topology: %s\n", topo);

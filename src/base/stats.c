@@ -7,36 +7,10 @@
 
 static _Atomic uint64_t kcoll_stats[KCOLL_STATS_ROWS][KCOLL_STATS_PATHS][2];
 
-/* this thread's capture (initial-exec TLS: no __tls_get_addr in a
- * preloaded library) */
-static __thread __attribute__((tls_model("initial-exec"))) struct {
-    uint64_t rows;
-    int path;
-} kcoll_capture;
-
-_Static_assert(KCOLL_STATS_ROWS <= 64, "a capture mask bit per row");
-
-void kcoll_stats_capture_begin(uint64_t rows)
-{
-    kcoll_capture.rows = rows;
-    kcoll_capture.path = -1;
-}
-
-int kcoll_stats_capture_end(void)
-{
-    kcoll_capture.rows = 0;
-    return kcoll_capture.path;
-}
-
 void kcoll_stats_add(int row, int path, size_t bytes)
 {
     if (row < 0 || row >= KCOLL_STATS_ROWS || path < 0 || path >= KCOLL_STATS_PATHS)
         return;
-    if (kcoll_capture.rows >> row & 1) {
-        if (kcoll_capture.path < 0)
-            kcoll_capture.path = path;
-        return;
-    }
     /* relaxed: a counter, ordering nothing */
     atomic_fetch_add_explicit(&kcoll_stats[row][path][0], 1, memory_order_relaxed);
     /* relaxed: a counter, ordering nothing */

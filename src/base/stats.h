@@ -18,13 +18,6 @@
 /* One call more on (row, path), moving `bytes`. Out-of-range indices are
  * ignored. */
 void kcoll_stats_add(int row, int path, size_t bytes);
-/* Capturing (a call made of other calls, such as a hierarchical
- * collective whose phases are collectives of sub-communicators, counts as
- * one call of its own): while this thread captures, its adds on the rows
- * in `rows` (bit r: row r) are not counted; the first one's path is kept.
- * end stops capturing and returns that path, or -1 if none was added. */
-void kcoll_stats_capture_begin(uint64_t rows);
-int kcoll_stats_capture_end(void);
 /* Calls and bytes of (row, path) within a snapshot. */
 static inline const uint64_t *kcoll_stats_cell(const uint64_t *table, int row, int path)
 {

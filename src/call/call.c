@@ -17,13 +17,16 @@
  *
  * A request keeps its team referenced until it is released.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
 #include "call/request.h"
+#include "topo/topo.h"
 
 static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
 {
@@ -36,6 +39,49 @@ static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
     case KCOLL_COLL_BARRIER: return &kcoll_fam_barrier;
     default: return &kcoll_fam_reduce;
     }
+}
+
+/* The cache state r's data is estimated to be in (model/machine.h): hot
+ * when the call repeats the team's previous call of the same collective
+ * (the same size, as the selector reads it, and root) and all ranks'
+ * buffers fit in the last-level cache together; cold otherwise, and for
+ * the first call of a run of equal ones. Benchmarks (OSU) and iterative
+ * programs call a collective on the same buffers again and again, and the
+ * previous call left them in cache: its destination written, its source
+ * read. The addresses themselves differ between ranks, so they cannot
+ * decide alike without an exchange; the team's sequence of calls, the
+ * sizes MPI makes equal and the machine's cache are the same on every
+ * rank. A wrong guess costs only the other state's choice (the model's
+ * prices are off-cache ones; the state picks among the tuning's rules). */
+static kcoll_cache_t kcoll_call_cache(const kcoll_req_t *r)
+{
+    static size_t llc; /* the same on every call: races only store the same value */
+    const kcoll_team_t *t = r->team;
+    const kcoll_coll_t c = r->call.coll, f = kcoll_coll_family(c);
+    const int p = r->call.p;
+    if (!t || r->policy_bytes == KCOLL_BYTES_UNKNOWN || !t->last[c].valid ||
+        t->last[c].bytes != r->policy_bytes || t->last[c].root != r->call.root)
+        return KCOLL_CACHE_COLD;
+    if (!llc && !(llc = kcoll_topo_llc_bytes()))
+        llc = 1;
+    /* a rank's send and receive buffers: p blocks for the blocked ones */
+    const int blocked = f == KCOLL_COLL_SCATTER || f == KCOLL_COLL_GATHER ||
+                        f == KCOLL_COLL_ALLGATHER || f == KCOLL_COLL_ALLTOALL ||
+                        f == KCOLL_COLL_REDUCE_SCATTER;
+    const double all = 2.0 * (double)r->policy_bytes * (blocked ? p : 1) * p;
+    return all <= (double)llc ? KCOLL_CACHE_HOT : KCOLL_CACHE_COLD;
+}
+
+/* The team remembers r's call as its collective's previous one. */
+static void kcoll_call_remember(kcoll_req_t *r)
+{
+    kcoll_team_t *t = r->team;
+    const kcoll_coll_t c = r->call.coll;
+    kcoll_team_lock(t);
+    t->last[c].bytes = r->policy_bytes;
+    t->last[c].root = r->call.root;
+    t->last[c].valid = r->policy_bytes != KCOLL_BYTES_UNKNOWN;
+    kcoll_team_unlock(t);
 }
 
 /* Size the per-rank arrays of r for p ranks. 0 or -1 (out of memory). */
@@ -67,6 +113,7 @@ static void kcoll_call_describe(kcoll_req_t *r, const kcoll_call_t *c, kcoll_mod
     r->fam = kcoll_family_of(c->coll);
     r->invalid = r->noncontig = r->bad_op = 0;
     r->policy_bytes = r->stat_bytes = 0;
+    r->cache = KCOLL_CACHE_COLD;
     memset(&r->args, 0, sizeof r->args);
     r->args.coll = c->coll;
     r->args.p = c->p;
@@ -96,6 +143,10 @@ static int kcoll_req_own_maps(kcoll_req_t *r)
     return 0;
 }
 
+/* this thread's sink (initial-exec TLS: no __tls_get_addr in a preloaded
+ * library) */
+static __thread __attribute__((tls_model("initial-exec"))) int *kcoll_sink;
+
 /* Count a call not prepared as a request on `path`. */
 static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
 {
@@ -105,7 +156,8 @@ static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
         !(r.counts = calloc((size_t)c->p, sizeof *r.counts)))
         return;
     kcoll_call_describe(&r, c, mode);
-    kcoll_stats_add(r.row, path, path == KCOLL_PATH_REASON(KCOLL_R_INVALID) ? 0 : r.stat_bytes);
+    r.sink = kcoll_sink;
+    kcoll_call_stat(&r, path, path == KCOLL_PATH_REASON(KCOLL_R_INVALID) ? 0 : r.stat_bytes);
     free(r.counts);
 }
 
@@ -114,9 +166,33 @@ void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t wh
     kcoll_call_count(c, mode, KCOLL_PATH_REASON(why));
 }
 
+int kcoll_call_hier_mode(void)
+{
+    /* a cache of a function of the parameters: the mode of generation gen */
+    static _Atomic uint64_t gen;
+    static _Atomic int mode;
+    const uint64_t g = kcoll_params_generation();
+    /* acquire: pairs with the release below (mode is the one of gen) */
+    if (atomic_load_explicit(&gen, memory_order_acquire) == g)
+        return atomic_load_explicit(&mode, memory_order_relaxed); /* relaxed: ordered above */
+    const char *v = kcoll_param_str(KCOLL_P_HIER);
+    int m = 1;
+    if (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no"))
+        m = 0;
+    else if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "yes"))
+        m = 2;
+    else if (strcmp(v, "auto"))
+        kcoll_warn("KCOLL_HIER=%s is not auto, on or off; using auto", v);
+    atomic_store_explicit(&mode, m, memory_order_relaxed); /* relaxed: published below */
+    /* release: mode is stored before gen says it is current */
+    atomic_store_explicit(&gen, g, memory_order_release);
+    return m;
+}
+
 int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode)
 {
-    if (mode != KCOLL_MODE_BLOCKING || !kcoll_param_int(KCOLL_P_HIER))
+    (void)mode;
+    if (!kcoll_call_hier_mode())
         return 0;
     switch (c) {
     case KCOLL_COLL_BCAST:
@@ -135,26 +211,29 @@ int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode)
     }
 }
 
-void kcoll_call_hier_begin(void)
+void kcoll_call_sink_set(int *sink)
 {
-    uint64_t rows = 0;
-    for (int c = 0; c < KCOLL_NCOLL; c++)
-        rows |= 1ull << kcoll_stats_row((kcoll_coll_t)c, KCOLL_MODE_BLOCKING);
-    kcoll_stats_capture_begin(rows);
+    kcoll_sink = sink;
 }
 
-void kcoll_call_hier_end(const kcoll_call_t *c, int alone, kcoll_reason_t why)
+void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes)
 {
-    int inner = kcoll_stats_capture_end(), path;
-    if (why != KCOLL_R_NONE)
-        path = KCOLL_PATH_REASON(why);
-    else if (alone || inner < 0)
+    if (!r->sink)
+        kcoll_stats_add(r->row, path, bytes);
+    else if (*r->sink < 0)
+        *r->sink = path;
+}
+
+void kcoll_call_hier_count(const kcoll_call_t *c, kcoll_mode_t mode, int first)
+{
+    int path;
+    if (first < 0)
         path = KCOLL_PATH_HIER_ALONE;
-    else if (inner < KCOLL_MAX_ALGOS)
-        path = KCOLL_PATH_HIER(inner);
+    else if (first < KCOLL_MAX_ALGOS)
+        path = KCOLL_PATH_HIER(first);
     else
         path = KCOLL_PATH_HIER_MPI;
-    kcoll_call_count(c, KCOLL_MODE_BLOCKING, path);
+    kcoll_call_count(c, mode, path);
 }
 
 /* The host MPI does r's call. A persistent call is counted at each start
@@ -172,7 +251,7 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
 {
     const size_t bytes = why == KCOLL_R_INVALID ? 0 : r->stat_bytes; /* unsized when invalid */
     if (r->mode != KCOLL_MODE_PERSISTENT)
-        kcoll_stats_add(r->row, KCOLL_PATH_REASON(why), bytes);
+        kcoll_call_stat(r, KCOLL_PATH_REASON(why), bytes);
     if (kcoll_param_int(KCOLL_P_TRACE)) { /* the choice, as a kcoll call traces its own */
         char row[48];
         fprintf(stderr, "kcoll: trace: %s host MPI (%s), %zu bytes\n",
@@ -232,6 +311,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         return KCOLL_CALL_FAILED;
     }
     kcoll_call_describe(r, c, mode);
+    r->sink = kcoll_sink;
     if (team && mode != KCOLL_MODE_BLOCKING && kcoll_req_own_maps(r)) {
         kcoll_req_release(r);
         snprintf(err, errlen, "out of memory for a datatype map");
@@ -239,6 +319,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     }
 
     const int agrees = r->fam->vote != NULL;
+    int selected = 0; /* the call reached the selection: the team remembers it */
     kcoll_reason_t reason = KCOLL_R_NONE;
     if (r->invalid)
         reason = KCOLL_R_INVALID;
@@ -256,16 +337,22 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = KCOLL_R_HIER;
     else if (!team)
         reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
-    else
+    else {
+        r->cache = kcoll_call_cache(r);
         reason = (kcoll_reason_t)kcoll_call_select(r);
+        selected = 1;
+    }
     if (reason == KCOLL_R_HIER) { /* nothing taken, nothing counted yet */
         free(local.counts);
         return KCOLL_CALL_HIER;
     }
     if (reason != KCOLL_R_NONE || !team) {
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
-        if (team)
+        if (team) {
+            if (selected)
+                kcoll_call_remember(r);
             kcoll_req_release(r);
+        }
         else
             free(local.counts);
         return res;
@@ -292,17 +379,21 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         /* sizes only the votes told (v-variants) are checked and selected
          * for now; the others were above, with the same bytes */
         if (!host && r->policy_bytes != policy_bytes) {
+            r->cache = kcoll_call_cache(r);
             if (kcoll_call_below_min(r->policy_bytes))
                 host = KCOLL_R_SMALL;
             else
                 host = kcoll_call_select(r);
         }
+        kcoll_call_remember(r);
         if (host) {
             kcoll_call_result_t res = kcoll_call_to_host(r, (kcoll_reason_t)host, why);
             kcoll_req_abandon(r);
             return res;
         }
         kcoll_req_build(r);
+    } else {
+        kcoll_call_remember(r);
     }
     *req = r;
     return KCOLL_CALL_KCOLL;

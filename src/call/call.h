@@ -38,6 +38,7 @@
 #include "coll/coll.h"
 #include "op/op.h"
 #include "sched/dmap.h"
+#include "sched/exec.h"
 #include "team/team.h"
 
 typedef enum {
@@ -154,16 +155,24 @@ typedef enum {
 } kcoll_call_result_t;
 
 /* Which collectives run hierarchically on a communicator that spans nodes
- * (blocking calls; the others go to the host MPI there, as mpi:multinode). */
+ * (in every mode; the others go to the host MPI there, as mpi:multinode). */
 int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode);
-/* Around the phases of a hierarchical call: begin holds back the
- * statistics of the blocking collectives this thread makes meanwhile (its
- * phases); end counts the call once, on the path "kcoll:hier(<the first
- * on-node phase's path>|host)", or "kcoll:hier(-|host)" when this rank is
- * alone on its node (alone), or as mpi:<why> when why is not
- * KCOLL_R_NONE (the hierarchy handed the whole call to the host MPI). */
-void kcoll_call_hier_begin(void);
-void kcoll_call_hier_end(const kcoll_call_t *c, int alone, kcoll_reason_t why);
+/* KCOLL_HIER: 0 off (the host MPI does such calls whole), 1 auto (the
+ * cost model decides per collective and size), 2 on (always composed). An
+ * unknown value is auto, with one warning. */
+int kcoll_call_hier_mode(void);
+/* The phases of a composed call (pmpi/hier*.c) are calls of their own on
+ * sub-communicators, but the statistics count the composed call once.
+ * While this thread has a sink set, the calls it prepares do not count
+ * themselves: the path of the first one counted (an algorithm index or
+ * KCOLL_PATH_REASON(why)) goes to *sink if *sink is still negative. A
+ * request keeps its sink until it is released (its build may come
+ * later), so *sink must outlive it. NULL: count as usual. */
+void kcoll_call_sink_set(int *sink);
+/* Count a composed call once, on "kcoll:hier(<first>|host)": first is
+ * the path its first on-node phase took on this rank (a sink's value), or
+ * negative when this rank is alone on its node ("kcoll:hier(-|host)"). */
+void kcoll_call_hier_count(const kcoll_call_t *c, kcoll_mode_t mode, int first);
 
 /* Take a call: decide whether kcoll does it and if so prepare its request
  * (not started). team is the communicator's team, or NULL with the reason
@@ -194,13 +203,21 @@ void kcoll_req_release(kcoll_req_t *r);
  * owner only waits for the done callback). */
 void kcoll_req_detach(kcoll_req_t *r);
 
-/* While this thread waits for its requests, call fn(ctx) in every round
- * too (it returns whether something moved on): a composed collective
- * keeps a host MPI request of its own going meanwhile (NULL: none). */
-void kcoll_call_poll_set(int (*fn)(void *ctx), void *ctx);
+/* Has r completed (status and error are then final)? */
+int kcoll_req_completed(const kcoll_req_t *r);
 
-/* Advance every started request once. Returns how many moved on. */
+/* Progress. kcoll_progress_inner advances every started request of kcoll
+ * once and makes no MPI call: it is what the host MPI's own progress
+ * engine and the helper thread may run. kcoll_progress also runs the
+ * outer progress, registered by the layer above (composed collectives,
+ * whose phases are MPI calls), so it is called only where MPI calls are
+ * allowed: kcoll's entry points and completion calls. Both return how
+ * many things moved on. */
+int kcoll_progress_inner(void);
 int kcoll_progress(void);
+/* progress: the outer progress; pending: whether it has work (a waiter
+ * alone may then sleep on its flag). */
+void kcoll_call_outer_set(int (*progress)(void), int (*pending)(void));
 /* Requests started and not yet completed, in this process. */
 int kcoll_pending(void);
 
@@ -219,8 +236,17 @@ void kcoll_call_release_team(kcoll_team_t *t);
 #define KCOLL_PATH_HIER_MPI KCOLL_PATH_HIER(KCOLL_MAX_ALGOS)
 #define KCOLL_PATH_HIER_ALONE KCOLL_PATH_HIER(KCOLL_MAX_ALGOS + 1)
 #define KCOLL_NPATHS KCOLL_PATH_HIER(KCOLL_MAX_ALGOS + 2)
+/* One more row, "transfers", counts the engines (paths "engine:<name>",
+ * after the others): per rank, the collectives that moved data through
+ * each engine, and the bytes it moved. */
+#define KCOLL_ROW_TRANSFERS (KCOLL_NCOLL * KCOLL_NMODES)
+#define KCOLL_NROWS (KCOLL_ROW_TRANSFERS + 1)
+#define KCOLL_PATH_ENGINE(e) (KCOLL_NPATHS + (int)(e))
+#define KCOLL_NPATHS_ALL KCOLL_PATH_ENGINE(KCOLL_NENGINES)
 const char *kcoll_stats_row_name(int row, char *buf, size_t buflen);   /* "MPI_Ibcast" */
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen); /* "kcoll:knomial" */
+/* Count the engines' bytes of one run of the executor (row "transfers"). */
+void kcoll_stats_engines(const kcoll_exec_t *x);
 /* Print a summed table, one line per non-empty (row, path). */
 void kcoll_stats_print(const uint64_t *table, int nranks, void *file);
 /* The statistics row of collective c in a mode. */

@@ -108,6 +108,24 @@ static uint64_t uniform_vote(kcoll_req_t *r)
     return vote;
 }
 
+/* Do all ranks' layouts of a v-variant (in bytes) put b-byte blocks
+ * side by side, block q at q * b, in every side the collective reads
+ * (Allgatherv: the receive side; Alltoallv: both, or the receive side in
+ * place)? Such a call runs the uniform collective's schedule, which the
+ * team keeps between calls (call/request.c), instead of one built from the
+ * layouts on every call. */
+static int v_uniform(const kcoll_layout_t *lay, int p, size_t b, int sides)
+{
+    for (int q = 0; q < p; q++)
+        for (int j = 0; j < p; j++) {
+            if (lay[q].rcount[j] != b || lay[q].rdispl[j] != (size_t)j * b)
+                return 0;
+            if (sides == 2 && (lay[q].scount[j] != b || lay[q].sdispl[j] != (size_t)j * b))
+                return 0;
+        }
+    return 1;
+}
+
 /* Everybody's votes: 0 (kcoll), or why the host MPI must do the call. */
 static int allcoll_decide(kcoll_req_t *r)
 {
@@ -130,6 +148,10 @@ static int allcoll_decide(kcoll_req_t *r)
         r->args.lay = kcoll_req_layouts(r);
     if (r->args.coll == KCOLL_COLL_ALLTOALLV)
         r->args.bytes = r->policy_bytes = top;
+    if (r->args.lay &&
+        v_uniform(r->args.lay, r->call.p, r->args.bytes,
+                  r->args.coll == KCOLL_COLL_ALLTOALLV && !r->args.in_place ? 2 : 1))
+        r->args.lay = NULL;
     return 0;
 }
 

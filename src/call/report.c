@@ -24,8 +24,8 @@ static const char *const kcoll_reason_names[KCOLL_NREASON] = {
     [KCOLL_R_HIER] = "hier",
 };
 
-_Static_assert(KCOLL_NCOLL * KCOLL_NMODES <= KCOLL_STATS_ROWS, "a statistics row per call kind");
-_Static_assert(KCOLL_NPATHS <= KCOLL_STATS_PATHS, "a path per way");
+_Static_assert(KCOLL_NROWS <= KCOLL_STATS_ROWS, "a statistics row per call kind");
+_Static_assert(KCOLL_NPATHS_ALL <= KCOLL_STATS_PATHS, "a path per way");
 
 const char *kcoll_reason_name(kcoll_reason_t r)
 {
@@ -34,6 +34,10 @@ const char *kcoll_reason_name(kcoll_reason_t r)
 
 const char *kcoll_stats_row_name(int row, char *buf, size_t buflen)
 {
+    if (row == KCOLL_ROW_TRANSFERS) {
+        snprintf(buf, buflen, "transfers");
+        return buf;
+    }
     if (row < 0 || row >= KCOLL_NCOLL * KCOLL_NMODES)
         return NULL;
     const char *name = kcoll_coll_name((kcoll_coll_t)(row / KCOLL_NMODES));
@@ -52,6 +56,10 @@ const char *kcoll_stats_row_name(int row, char *buf, size_t buflen)
 
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen)
 {
+    if (path >= KCOLL_NPATHS && path < KCOLL_NPATHS_ALL) {
+        snprintf(buf, buflen, "engine:%s", kcoll_engine((kcoll_engine_id_t)(path - KCOLL_NPATHS))->name);
+        return buf;
+    }
     if (path < 0 || path >= KCOLL_NPATHS)
         return NULL;
     if (path < KCOLL_MAX_ALGOS) {
@@ -72,14 +80,21 @@ const char *kcoll_stats_path_name(int path, char *buf, size_t buflen)
     return buf;
 }
 
+void kcoll_stats_engines(const kcoll_exec_t *x)
+{
+    for (int e = 0; e < KCOLL_NENGINES; e++)
+        if (x->moved[e])
+            kcoll_stats_add(KCOLL_ROW_TRANSFERS, KCOLL_PATH_ENGINE(e), x->moved[e]);
+}
+
 void kcoll_stats_print(const uint64_t *table, int nranks, void *file)
 {
     FILE *out = file;
     fprintf(out, "# kcoll statistics, summed over %d ranks (calls and bytes per rank, added up)\n",
             nranks);
     fprintf(out, "# %-28s %-34s %14s %20s\n", "collective", "path", "calls", "bytes");
-    for (int row = 0; row < KCOLL_NCOLL * KCOLL_NMODES; row++)
-        for (int p = 0; p < KCOLL_NPATHS; p++) {
+    for (int row = 0; row < KCOLL_NROWS; row++)
+        for (int p = 0; p < KCOLL_NPATHS_ALL; p++) {
             const uint64_t *cell = kcoll_stats_cell(table, row, p);
             char rname[48], pname[64];
             if (!cell[0] || !kcoll_stats_path_name(p, pname, sizeof pname))

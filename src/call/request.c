@@ -123,8 +123,10 @@ static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
         t->lane[kcoll_lane_of(r->seq)] = NULL;
         kcoll_team_unlock(t);
     }
-    if (r->x.sched) /* the executor ran: what it read of the peers goes */
+    if (r->x.sched) { /* the executor ran: what it read of the peers goes */
+        kcoll_stats_engines(&r->x);
         kcoll_exec_finish(&r->x);
+    }
     if (r->unpack && st == KCOLL_OK)
         kcoll_dmap_unpack(r->maps[KCOLL_BUF_RECV], r->bufs[KCOLL_BUF_RECV],
                           r->lens[KCOLL_BUF_RECV], r->packed[r->unpack - 1]);
@@ -218,9 +220,9 @@ int kcoll_call_select(kcoll_req_t *r)
     /* the decision cache is the team's: under its lock when threads may
      * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
     kcoll_team_lock(r->team);
-    kcoll_select_t s = kcoll_select(&r->team->decisions, r->call.coll, r->call.p,
-                                    &r->team->levels, kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
-                                    r->policy_bytes, &r->choice);
+    kcoll_select_t s = kcoll_select_cache(&r->team->decisions, r->call.coll, r->call.p,
+                                          &r->team->levels, kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
+                                          r->policy_bytes, r->cache, &r->choice);
     kcoll_team_unlock(r->team);
     if (s == KCOLL_SELECT_BAD)
         return KCOLL_R_BAD_ALGO;
@@ -332,7 +334,7 @@ void kcoll_req_build(kcoll_req_t *r)
         r->built = 1;
     }
     kcoll_req_seen(r); /* the layouts are not read after the build */
-    kcoll_stats_add(r->row, kcoll_algo_index(r->choice.algo), r->stat_bytes);
+    kcoll_call_stat(r, kcoll_algo_index(r->choice.algo), r->stat_bytes);
     if (kcoll_param_int(KCOLL_P_TRACE)) {
         char spec[96], row[48];
         kcoll_algo_spec(r->choice.algo, &r->args.prm, spec, sizeof spec);
@@ -399,6 +401,7 @@ static void kcoll_req_agreed(kcoll_req_t *r)
      * another rank's agreement may have come in before that change */
     if (!r->choice.forced &&
         kcoll_select_unforced(r->call.coll, r->call.p, &r->team->levels, 0, r->policy_bytes,
+                              r->cache, r->team->decisions.engine,
                               &r->choice) != KCOLL_SELECT_KCOLL) {
         kcoll_req_fail(r, KCOLL_ERR_ARG, "no valid algorithm for this call");
         return;
@@ -473,7 +476,7 @@ int kcoll_req_advance(kcoll_req_t *r)
     }
 }
 
-int kcoll_progress(void)
+int kcoll_progress_inner(void)
 {
     int moved = 0;
     if (kcoll_in_progress || !kcoll_pending())
@@ -496,6 +499,24 @@ int kcoll_progress(void)
     }
     kcoll_in_progress = 0;
     kcoll_active_lock_drop();
+    return moved;
+}
+
+/* the layer above's progress and its pending work (set once at start-up,
+ * before any request) */
+static int (*kcoll_outer)(void), (*kcoll_outer_pending)(void);
+
+void kcoll_call_outer_set(int (*progress)(void), int (*pending)(void))
+{
+    kcoll_outer = progress;
+    kcoll_outer_pending = pending;
+}
+
+int kcoll_progress(void)
+{
+    int moved = kcoll_progress_inner();
+    if (kcoll_outer && !kcoll_in_progress)
+        moved += kcoll_outer();
     return moved;
 }
 
@@ -529,24 +550,12 @@ void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), vo
     kcoll_progress(); /* every kcoll call advances the others too */
 }
 
-/* this thread's extra poll (kcoll_call_poll_set); initial-exec TLS */
-static __thread __attribute__((tls_model("initial-exec"))) struct {
-    int (*fn)(void *ctx);
-    void *ctx;
-} kcoll_poll;
-
-void kcoll_call_poll_set(int (*fn)(void *ctx), void *ctx)
-{
-    kcoll_poll.fn = fn;
-    kcoll_poll.ctx = ctx;
-}
-
 void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
 {
     kcoll_pause_t pause;
     kcoll_pause_init(&pause);
     for (;;) {
-        int moved = kcoll_poll.fn ? kcoll_poll.fn(kcoll_poll.ctx) : 0;
+        int moved = 0;
         if (!r->listed && r->state < state)
             moved = kcoll_req_advance(r);
         /* acquire: pairs with the release in kcoll_req_finish */
@@ -556,7 +565,14 @@ void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
         /* acquire: as above */
         if (atomic_load_explicit(&r->completed, memory_order_acquire))
             return;
-        kcoll_pause_unless(&pause, moved);
+        if (moved)
+            kcoll_pause_reset(&pause);
+        else if (r->state == KCOLL_REQ_RUN && !r->listed && !kcoll_pending() &&
+                 !(kcoll_outer_pending && kcoll_outer_pending()))
+            /* this blocking request alone, waiting for one flag: a crowded node sleeps on it */
+            kcoll_pause_on(&pause, r->x.blocked_line, r->x.blocked_want);
+        else
+            kcoll_pause(&pause);
     }
 }
 
@@ -574,6 +590,12 @@ kcoll_status_t kcoll_req_status(const kcoll_req_t *r)
 const char *kcoll_req_error(const kcoll_req_t *r)
 {
     return r->errmsg;
+}
+
+int kcoll_req_completed(const kcoll_req_t *r)
+{
+    /* acquire: pairs with the release in kcoll_req_finish (status, error) */
+    return atomic_load_explicit(&r->completed, memory_order_acquire);
 }
 
 kcoll_coll_t kcoll_req_coll(const kcoll_req_t *r)

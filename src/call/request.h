@@ -81,6 +81,7 @@ struct kcoll_req {
     /* decision */
     int invalid, noncontig, bad_op;
     size_t policy_bytes, stat_bytes;
+    kcoll_cache_t cache;        /* the cache state its data is estimated in */
     /* what a family finds out about this rank's own arguments before it
      * votes (call/fam_*.c): their validity, the bytes of its own block (or
      * its largest), where its buffers start and how long they are */
@@ -119,12 +120,15 @@ struct kcoll_req {
     size_t tmp_cap;
     kcoll_watch_t watch;
 
+    int *sink;                  /* count the statistics there (kcoll_call_sink_set), or NULL */
     kcoll_status_t status;
     char errmsg[256];
     void (*done)(kcoll_req_t *r, void *ctx);
     void *done_ctx;
 };
 
+/* Count r's call on `path` (its statistics row, or its sink). */
+void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes);
 /* Selection for r: 0, or the reason for the host MPI. */
 int kcoll_call_select(kcoll_req_t *r);
 /* Build r's schedule and start executing it: state RUN. */

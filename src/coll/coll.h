@@ -136,6 +136,9 @@ typedef struct kcoll_algo {
      * or -1 with a one-line reason naming the value and p in why. */
     int (*check)(int p, const kcoll_aparam_t *prm, char *why, size_t whylen);
     unsigned engines;       /* the KCOLL_ENGINE_BIT()s it can run on */
+    /* 1: it follows the team's topology levels; on a team without levels
+     * it is (or falls back to) another algorithm of its family */
+    int levels;
     const char *help;       /* one line */
 } kcoll_algo_t;
 
@@ -200,6 +203,11 @@ kcoll_status_t kcoll_scatter_throttled_read(const kcoll_args_t *a, kcoll_sched_t
 kcoll_status_t kcoll_gather_parallel_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_gather_sequential_read(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_gather_throttled_write(const kcoll_args_t *a, kcoll_sched_t *s);
+/* hier: along the tree of the levels; TMP: a leader's subtree's blocks */
+kcoll_status_t kcoll_scatter_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+size_t kcoll_scatter_hier_tmp(const kcoll_args_t *a);
+kcoll_status_t kcoll_gather_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+size_t kcoll_gather_hier_tmp(const kcoll_args_t *a);
 /* The root's own block, copied from its place in the blocked buffer to its
  * receive buffer (Scatter) or from its send buffer into its place in the
  * blocked buffer (Gather); nothing with MPI_IN_PLACE, where it already lies
@@ -231,6 +239,13 @@ kcoll_status_t kcoll_allgather_ring_source_read(const kcoll_args_t *a, kcoll_sch
 kcoll_status_t kcoll_allgather_ring_source_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_recursive_doubling(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allgather_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allgather_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_allgather_ring_levels(const kcoll_args_t *a, kcoll_sched_t *s);
+/* ring_neighbor's ring over the ranks in order[0..p) (a permutation; this
+ * rank is order[pos]): step i reads from the predecessor the block it got
+ * in step i-1. */
+kcoll_status_t kcoll_allgather_ring_order(const kcoll_args_t *a, kcoll_sched_t *s,
+                                          const int *order, int pos);
 kcoll_status_t kcoll_alltoall_pairwise(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_pairwise_write(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_alltoall_bruck(const kcoll_args_t *a, kcoll_sched_t *s);
@@ -287,9 +302,47 @@ void kcoll_a2a_save(const kcoll_args_t *a, kcoll_sched_t *s);
 /* partitioned serves all four collectives (a->coll says which) */
 kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_reduce_serial(const kcoll_args_t *a, kcoll_sched_t *s);
+kcoll_status_t kcoll_reduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+size_t kcoll_reduce_hier_tmp(const kcoll_args_t *a);
+kcoll_status_t kcoll_reduce_scatter_hier(const kcoll_args_t *a, kcoll_sched_t *s);
+size_t kcoll_reduce_scatter_hier_tmp(const kcoll_args_t *a);
 kcoll_status_t kcoll_allreduce_reduce_bcast(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 /* Bytes of TMP (scratch) a reduction schedule of this rank needs. */
 size_t kcoll_reduce_tmp_len(const kcoll_args_t *a);
+
+/* -- pieces of the hierarchical algorithms (coll/phase.c) -- */
+/* A rooted collective's blocks along the tree of the levels from its root
+ * (gather/hier.c, scatter/hier.c): boff[i] is the bytes of the blocks of
+ * t.order[0 .. i) (i = 0 .. p), block q being the root's block for q in
+ * its blocked buffer `side` (SEND: Scatter, RECV: Gather). A leader that
+ * is not the root keeps its subtree's blocks but its own in TMP, in
+ * preorder: places t.at[r] + 1 .. t.at[r] + t.size[r]. */
+typedef struct {
+    kcoll_tree_t t;
+    size_t *boff;
+    kcoll_buf_t side;
+} kcoll_tree_blocks_t;
+int kcoll_tree_blocks_make(kcoll_tree_blocks_t *b, const kcoll_args_t *a, kcoll_buf_t side);
+void kcoll_tree_blocks_free(kcoll_tree_blocks_t *b);
+/* TMP bytes of this rank: its subtree's blocks but its own (0 at the root). */
+size_t kcoll_tree_blocks_tmp(const kcoll_args_t *a, kcoll_buf_t side);
+/* Move the blocks of the preorder places [i0, i1), which lie one after
+ * the other in local lbuf from loff, from (kind READ) or into (WRITE)
+ * this rank's parent v: v's TMP, or the root's blocked buffer block by
+ * block (neighbouring blocks of both sides merged into one copy). */
+void kcoll_tree_blocks_move(const kcoll_args_t *a, kcoll_sched_t *s, const kcoll_tree_blocks_t *b,
+                            int kind, int v, int i0, int i1, kcoll_buf_t lbuf, size_t loff);
+
+/* Append one phase of a composed schedule: build runs for the view b (a
+ * group's: b->p members, this rank is member b->rank), its peers mapped
+ * to team ranks members[], its flag values above base, its buffers placed
+ * by map (kcoll_sched_append_mapped). With sync, this rank first raises
+ * AUX to base and waits until every other member i with need[i] (need
+ * NULL: every member) has raised it: those members' buffers hold an
+ * earlier phase's result, which this phase reads. */
+void kcoll_phase_append(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_fn build,
+                        const int *members, uint32_t base, const kcoll_bufmap_t *map, int nmap,
+                        int sync, const char *need);
 
 #endif

@@ -97,6 +97,112 @@ int kcoll_levels_parent(const kcoll_levels_t *lv, int q, int root)
     return root;
 }
 
+/* lead[g]: the leader of every level-l group g for a collective rooted at
+ * root (the root in its own group, else the lowest rank). */
+static void kcoll_levels_leads(const kcoll_levels_t *lv, int l, int root, int *lead)
+{
+    const int *g = lv->group[l];
+    for (int q = lv->p - 1; q >= 0; q--)
+        lead[g[q]] = q;
+    lead[g[root]] = root;
+}
+
+int kcoll_levels_active(const kcoll_levels_t *lv, int k, int q, int root)
+{
+    return k == 0 || kcoll_levels_leader(lv, k - 1, q, root) == q;
+}
+
+int kcoll_levels_members(const kcoll_levels_t *lv, int k, int r, int root, int *members, int *me)
+{
+    /* groups are numbered in order of their lowest ranks: q is the lowest
+     * of its level k-1 group when its number passes every number before */
+    const int *below = k > 0 ? lv->group[k - 1] : NULL;
+    int m = 0, seen = -1;
+    for (int q = 0; q < lv->p; q++) {
+        int lowest = below && below[q] > seen;
+        if (lowest)
+            seen = below[q];
+        int active = !below || q == root || (lowest && below[q] != below[root]);
+        if (active && (k == lv->n || lv->group[k][q] == lv->group[k][r])) {
+            if (q == r)
+                *me = m;
+            members[m++] = q;
+        }
+    }
+    return m;
+}
+
+int kcoll_tree_make(kcoll_tree_t *t, const kcoll_levels_t *lv, int p, int root, int forest)
+{
+    const int nl = lv ? lv->n : 0;
+    int maxg = 1;
+    for (int l = 0; l < nl; l++)
+        maxg = lv->ngroups[l] > maxg ? lv->ngroups[l] : maxg;
+    memset(t, 0, sizeof *t);
+    t->p = p;
+    int *mem = malloc((6 * (size_t)p + 1 + (size_t)maxg) * sizeof *mem);
+    if (!mem)
+        return -1;
+    t->parent = mem;
+    t->first = mem + p;
+    t->kids = t->first + p + 1;
+    t->order = t->kids + p;
+    t->at = t->order + p;
+    t->size = t->at + p;
+    int *lead = t->size + p;
+    /* the parent: the leader at the innermost level where q does not lead */
+    for (int q = 0; q < p; q++)
+        t->parent[q] = -2;
+    for (int l = 0; l < nl; l++) {
+        kcoll_levels_leads(lv, l, root, lead);
+        for (int q = 0; q < p; q++)
+            if (t->parent[q] == -2 && lead[lv->group[l][q]] != q)
+                t->parent[q] = lead[lv->group[l][q]];
+    }
+    for (int q = 0; q < p; q++)
+        if (t->parent[q] == -2)
+            t->parent[q] = q == root || forest ? -1 : root;
+    /* children in rank order (at: a cursor per parent, for now) */
+    memset(t->first, 0, ((size_t)p + 1) * sizeof *t->first);
+    for (int q = 0; q < p; q++)
+        if (t->parent[q] >= 0)
+            t->first[t->parent[q] + 1]++;
+    for (int q = 0; q < p; q++) {
+        t->first[q + 1] += t->first[q];
+        t->at[q] = t->first[q];
+    }
+    for (int q = 0; q < p; q++)
+        if (t->parent[q] >= 0)
+            t->kids[t->at[t->parent[q]]++] = q;
+    /* preorder by a stack (in size, for now): roots and children pushed
+     * in reverse so that they come out in rank order */
+    int top = 0, n = 0;
+    for (int q = p - 1; q >= 0; q--)
+        if (t->parent[q] < 0)
+            t->size[top++] = q;
+    while (top) {
+        int x = t->size[--top];
+        t->order[n++] = x;
+        for (int i = t->first[x + 1] - 1; i >= t->first[x]; i--)
+            t->size[top++] = t->kids[i];
+    }
+    /* subtree sizes, children before their parents */
+    for (int i = p - 1; i >= 0; i--) {
+        int x = t->order[i];
+        t->at[x] = i;
+        t->size[x] = 1;
+        for (int c = t->first[x]; c < t->first[x + 1]; c++)
+            t->size[x] += t->size[t->kids[c]];
+    }
+    return 0;
+}
+
+void kcoll_tree_free(kcoll_tree_t *t)
+{
+    free(t->parent);
+    memset(t, 0, sizeof *t);
+}
+
 int kcoll_levels_runs(const kcoll_levels_t *lv)
 {
     /* groups are numbered by their lowest rank: runs exactly when the

@@ -32,7 +32,18 @@
  *     max(beta, b / package_bw) with b the average number of copies
  *     moving bytes through the same package's memory at once (paper 003
  *     section III's "bandwidth" view of Fig. 6: past a point more readers
- *     only share the memory).
+ *     only share the memory); and a copy between two packages moves its
+ *     bytes through the links between them, beta'' = max(beta', x /
+ *     link_bw) with x the average number of copies crossing at once
+ *     (paper 000 section IV: what a hierarchy saves is the traffic over
+ *     the links; without link_bw, crossing costs nothing more).
+ *     Other engines (c->engine, docs/engines.md): direct, loads and
+ *     stores, a COPY's price and no lock; shm, shm_alpha (per batch) +
+ *     n shm_beta u + min(n, cell) copy_beta, u the owner's load: the
+ *     average number of copies the owner makes meanwhile, its own data
+ *     steps and the streams it serves (itself included: 1 when it is idle,
+ *     2 when it also copies), since the owner makes one of the two copies;
+ *     vmsplice, vms_alpha + n vms_beta u likewise (the owner splices).
  *   COPY of n bytes: copy_alpha + n copy_beta' + step (same sharing).
  *   REDUCE of n bytes: n reduce_beta[class] + u stream_beta + step, with
  *     u the operand bytes (of 2n) that none of the rank's last few data
@@ -43,6 +54,18 @@
  *   WAIT: step once the awaited signal is visible.
  *   EXTERN: step to start; done once every participant has started, plus
  *     a flag round trip per round of a binary tree over them.
+ * Crowded nodes (c->cores < p: more ranks than cores, as on a laptop or
+ * an oversubscribed CI runner). A rank that must wait gives its core away
+ * (sched/wait.h) and runs again only after the scheduler hands it a core:
+ * a WAIT, or a copy waiting for an exposure, that finds its signal not yet
+ * there starts handover after it. And every data step (READ, WRITE, COPY,
+ * REDUCE) needs one of the cores for its duration: it starts at the
+ * earliest moment, not before it could start otherwise, at which a core
+ * has that long free (each core's booked intervals are kept). So copies
+ * that would run side by side take turns, at most `cores` of them overlap
+ * (and contend), and algorithms that need many ranks copying at once, or
+ * long chains of waits (trees, rings), cost what they cost when the ranks
+ * cannot all run.
  * The call itself adds a fixed cost to its time: call, and call_data more
  * where it moves data (not a Barrier, not 0 bytes). Its steps do not show
  * it: in a call that starts after a barrier, with its buffers and kcoll's
@@ -65,6 +88,7 @@
 
 #include "model/cost.h"
 #include "op/op.h"
+#include "xfer/engine.h"
 
 #define KCOLL_PRICE_WALKS 10
 #define KCOLL_PRICE_BATCH 64 /* copies per system call (xfer/engine.c) */
@@ -96,12 +120,13 @@ typedef struct {
     int nsteps;
     const int *pkg;
     /* per global step, from the previous walk */
-    double *conc, *far, *share;
+    double *conc, *far, *share, *xshare;
     /* per global step, this walk (-1: not a data step) */
     int *ival_of;
     kcoll_ival_t *iv;
     int niv;
     int damp; /* average with the previous walk's values (from the third walk) */
+    int crowded; /* fewer cores than ranks (c->cores) */
 } kcoll_pricer_t;
 
 static int kcoll_pkg(const kcoll_pricer_t *P, int r)
@@ -218,6 +243,31 @@ static int kcoll_ival_by_target(const void *a, const void *b, void *ctx)
     return x - y;
 }
 
+/* The intervals that touch key: run by or targeting process key (owner
+ * load), or moving bytes of package key (bandwidth). */
+static int kcoll_ival_of_process(const kcoll_ival_t *v, int key)
+{
+    return v->target == key || v->rank == key;
+}
+
+static int kcoll_ival_of_package(const kcoll_ival_t *v, int key)
+{
+    return v->src_pkg == key || v->dst_pkg == key;
+}
+
+/* The intervals for which in(iv, key) holds, into idx, and the average
+ * number of them active over each (avg[j] for idx[j]). Their count, or -1
+ * when out of memory. */
+static int kcoll_sweep_those(const kcoll_pricer_t *P, int (*in)(const kcoll_ival_t *, int), int key,
+                             int *idx, double *avg)
+{
+    int k = 0;
+    for (int i = 0; i < P->niv; i++)
+        if (in(&P->iv[i], key))
+            idx[k++] = i;
+    return k && kcoll_sweep(P->iv, idx, k, NULL, avg) ? -1 : k;
+}
+
 /* From one walk's intervals: each CMA step's contention and far share,
  * each data step's bandwidth sharers, for the next walk. */
 static int kcoll_contention(kcoll_pricer_t *P)
@@ -231,21 +281,35 @@ static int kcoll_contention(kcoll_pricer_t *P)
     if (!idx || !avg || !favg || !cnt)
         goto out;
     double *conc = malloc((size_t)n * sizeof *conc + 1), *far = malloc((size_t)n * sizeof *far + 1),
-           *share = malloc((size_t)n * sizeof *share + 1);
-    if (!conc || !far || !share) {
+           *share = malloc((size_t)n * sizeof *share + 1),
+           *xshare = malloc((size_t)n * sizeof *xshare + 1);
+    if (!conc || !far || !share || !xshare) {
         free(conc);
         free(far);
         free(share);
+        free(xshare);
         goto out;
     }
     for (int i = 0; i < n; i++) {
         conc[i] = 1;
         far[i] = 0;
         share[i] = 1;
+        xshare[i] = 1;
+    }
+    /* two-sided engines: each owner's load, its own data steps and the
+     * streams it serves, over each stream it serves */
+    const int two = P->c->engine == KCOLL_ENGINE_SHM || P->c->engine == KCOLL_ENGINE_VMSPLICE;
+    for (int o = 0; two && o < P->p; o++) {
+        int k = kcoll_sweep_those(P, kcoll_ival_of_process, o, idx, avg);
+        if (k < 0)
+            goto fail;
+        for (int j = 0; j < k; j++)
+            if (P->iv[idx[j]].target == o)
+                conc[idx[j]] = avg[j];
     }
     /* CMA copies, grouped by the process whose pages they lock */
     int m = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !two; i++)
         if (P->iv[i].target >= 0)
             idx[m++] = i;
     qsort_r(idx, (size_t)m, sizeof *idx, kcoll_ival_by_target, P->iv);
@@ -292,37 +356,47 @@ static int kcoll_contention(kcoll_pricer_t *P)
                 maxpkg = P->iv[i].dst_pkg;
         }
         for (int g = 0; g <= maxpkg; g++) {
-            int k = 0;
-            for (int i = 0; i < n; i++)
-                if (P->iv[i].src_pkg == g || P->iv[i].dst_pkg == g)
-                    idx[k++] = i;
-            if (!k)
-                continue;
-            if (kcoll_sweep(P->iv, idx, k, NULL, avg))
+            int k = kcoll_sweep_those(P, kcoll_ival_of_package, g, idx, avg);
+            if (k < 0)
                 goto fail;
             for (int j = 0; j < k; j++)
                 if (avg[j] > share[idx[j]])
                     share[idx[j]] = avg[j];
         }
     }
+    /* the copies between packages, all through the links between them */
+    if (P->m->link_bw > 0) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (P->iv[i].src_pkg != P->iv[i].dst_pkg)
+                idx[k++] = i;
+        if (k && kcoll_sweep(P->iv, idx, k, NULL, avg))
+            goto fail;
+        for (int j = 0; j < k; j++)
+            xshare[idx[j]] = avg[j];
+    }
     /* hand them to the steps */
     for (int g = 0; g < P->nsteps; g++) {
         int i = P->ival_of[g];
         double c = i >= 0 ? conc[i] : 1, f = i >= 0 ? far[i] : 0, b = i >= 0 ? share[i] : 1;
+        double x = i >= 0 ? xshare[i] : 1;
         if (P->damp) { /* halfway from the last walk's values: the walks settle */
             c = 0.5 * (c + P->conc[g]);
             f = 0.5 * (f + P->far[g]);
             b = 0.5 * (b + P->share[g]);
+            x = 0.5 * (x + P->xshare[g]);
         }
         P->conc[g] = c;
         P->far[g] = f;
         P->share[g] = b;
+        P->xshare[g] = x;
     }
     rc = 0;
 fail:
     free(conc);
     free(far);
     free(share);
+    free(xshare);
 out:
     free(idx);
     free(avg);
@@ -389,6 +463,55 @@ static size_t kcoll_hot_miss(const kcoll_hot_t *h, int buf, size_t off, size_t l
     return len - held;
 }
 
+/* The cores of a crowded node: each one's booked intervals, by start. */
+typedef struct {
+    double *s, *e;
+    int n, cap;
+} kcoll_core_t;
+
+/* Books the earliest interval of length dur starting at or after t on
+ * any of the nc cores; returns its start, or -1 out of memory. */
+static double kcoll_core_book(kcoll_core_t *cores, int nc, double t, double dur)
+{
+    int best = 0, at_best = 0;
+    double best_t = -1;
+    for (int c = 0; c < nc; c++) {
+        const kcoll_core_t *k = &cores[c];
+        double s = t;
+        int i = 0;
+        for (; i < k->n; i++) { /* the first gap from s that holds dur */
+            if (k->e[i] <= s)
+                continue;
+            if (k->s[i] >= s + dur)
+                break;
+            s = k->e[i];
+        }
+        if (best_t < 0 || s < best_t) {
+            best_t = s;
+            best = c;
+            at_best = i;
+        }
+    }
+    kcoll_core_t *k = &cores[best];
+    if (k->n == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 16;
+        double *s = realloc(k->s, (size_t)cap * sizeof *s), *e;
+        if (!s)
+            return -1;
+        k->s = s;
+        if (!(e = realloc(k->e, (size_t)cap * sizeof *e)))
+            return -1;
+        k->e = e;
+        k->cap = cap;
+    }
+    memmove(k->s + at_best + 1, k->s + at_best, (size_t)(k->n - at_best) * sizeof *k->s);
+    memmove(k->e + at_best + 1, k->e + at_best, (size_t)(k->n - at_best) * sizeof *k->e);
+    k->s[at_best] = best_t;
+    k->e[at_best] = best_t + dur;
+    k->n++;
+    return best_t;
+}
+
 /* One walk. Returns 0 (out filled), 1 on a deadlock, -1 out of memory. */
 static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
 {
@@ -408,8 +531,10 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
     int *xparts = calloc((size_t)nxop + 1, sizeof *xparts), *xstarted = calloc((size_t)nxop + 1, sizeof *xstarted);
     double *xmax = calloc((size_t)nxop + 1, sizeof *xmax);
     kcoll_hot_t *hot = calloc((size_t)p, sizeof *hot);
+    const int ncores = P->crowded ? P->c->cores : 0;
+    kcoll_core_t *cores = ncores ? calloc((size_t)ncores, sizeof *cores) : NULL;
     if (!idx || !batch || !clk || !busy || !exposed || !sig || !term || !xparts || !xstarted ||
-        !xmax || !hot)
+        !xmax || !hot || (ncores && !cores))
         goto out;
     for (int i = 0; i < p * KCOLL_NBUF; i++)
         exposed[i] = -1;
@@ -460,6 +585,9 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     }
                 }
                 if (vis > start) {
+                    /* crowded: the waiter gave its core away and needs it back */
+                    if (P->crowded)
+                        vis += m->handover;
                     T->wait += vis - start;
                     start = vis;
                 }
@@ -475,26 +603,54 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                      * read's time, with the package's memory shared too
                      * (kcoll-calibrate measures it with two ranks copying) */
                     const double wr = st->kind == KCOLL_STEP_WRITE ? m->beta_write / m->beta : 1;
+                    const int src = st->kind == KCOLL_STEP_READ ? st->peer : r;
+                    const int dst = st->kind == KCOLL_STEP_READ ? r : st->peer;
                     double beta = m->beta * wr;
                     if (m->package_bw > 0 && P->share[g] / m->package_bw * wr > beta)
                         beta = P->share[g] / m->package_bw * wr;
+                    if (m->link_bw > 0 && kcoll_pkg(P, src) != kcoll_pkg(P, dst) &&
+                        P->xshare[g] / m->link_bw * wr > beta)
+                        beta = P->xshare[g] / m->link_bw * wr;
                     double pages = ceil((double)st->len / m->page);
                     double a = batched ? 0 : m->alpha;
                     /* a copy of few pages cannot meet more contention than it
                      * has lock acquisitions (see the walk-through) */
                     double c = P->conc[g] < pages ? P->conc[g] : pages;
+                    /* crowded: no more copies run at once than there are cores */
+                    if (P->crowded && c > P->c->cores)
+                        c = P->c->cores;
                     double far = P->far[g] < c ? P->far[g] : c;
                     double lk = m->l * kcoll_gamma_mix(m, c, far) * pages;
+                    const double n = (double)st->len, u = P->conc[g] > 1 ? P->conc[g] : 1;
+                    int target = st->peer;
+                    switch (P->c->engine) {
+                    case KCOLL_ENGINE_DIRECT: /* loads and stores */
+                        a = m->copy_alpha;
+                        beta = m->copy_beta * wr;
+                        lk = 0;
+                        target = -1;
+                        break;
+                    case KCOLL_ENGINE_SHM: /* the owner copies in, this rank out */
+                        a = batched ? 0 : m->shm_alpha;
+                        beta = m->shm_beta * u + (n < m->shm_cell ? n : m->shm_cell) / n * m->copy_beta;
+                        lk = 0;
+                        break;
+                    case KCOLL_ENGINE_VMSPLICE: /* the owner splices, this rank copies */
+                        a = batched ? 0 : m->vms_alpha;
+                        beta = m->vms_beta * u;
+                        lk = 0;
+                        break;
+                    default:
+                        break;
+                    }
                     T->alpha += a;
-                    T->bytes += (double)st->len * beta;
+                    T->bytes += n * beta;
                     T->lock += lk;
-                    dur += a + (double)st->len * beta + lk;
+                    dur += a + n * beta + lk;
                     if (P->conc[g] > out->cmax)
                         out->cmax = P->conc[g];
                     ivi = P->niv++;
-                    int src = st->kind == KCOLL_STEP_READ ? st->peer : r;
-                    int dst = st->kind == KCOLL_STEP_READ ? r : st->peer;
-                    P->iv[ivi] = (kcoll_ival_t){0, 0, r, st->peer, kcoll_pkg(P, src),
+                    P->iv[ivi] = (kcoll_ival_t){0, 0, r, target, kcoll_pkg(P, src),
                                                 kcoll_pkg(P, dst)};
                     kcoll_hot_touch(&hot[r], st->lbuf, st->loff, st->len);
                     break;
@@ -532,6 +688,13 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                 }
                 if (st->kind != KCOLL_STEP_READ && st->kind != KCOLL_STEP_WRITE)
                     batch[r] = 0;
+                if (ncores && ivi >= 0) { /* crowded: a data step needs a core */
+                    double at = kcoll_core_book(cores, ncores, start, dur);
+                    if (at < 0)
+                        goto out;
+                    T->wait += at - start;
+                    start = at;
+                }
                 T->sync += m->step;
                 clk[r] = start + dur;
                 if (ivi >= 0) {
@@ -589,6 +752,11 @@ out:
     free(xstarted);
     free(xmax);
     free(hot);
+    for (int c = 0; cores && c < ncores; c++) {
+        free(cores[c].s);
+        free(cores[c].e);
+    }
+    free(cores);
     return rc;
 }
 
@@ -596,7 +764,7 @@ int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_apa
                 const kcoll_pcall_t *c, kcoll_price_t *out)
 {
     const int p = c->p;
-    kcoll_pricer_t P = {.m = m, .c = c, .p = p};
+    kcoll_pricer_t P = {.m = m, .c = c, .p = p, .crowded = c->cores > 0 && c->cores < p};
     kcoll_op_t op = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_DOUBLE, .esize = 8};
     if (c->rclass == KCOLL_RCLASS_USER)
         op.kind = KCOLL_OP_USER;
@@ -631,14 +799,16 @@ int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_apa
     P.conc = malloc(ns * sizeof *P.conc);
     P.far = malloc(ns * sizeof *P.far);
     P.share = malloc(ns * sizeof *P.share);
+    P.xshare = malloc(ns * sizeof *P.xshare);
     P.ival_of = malloc(ns * sizeof *P.ival_of);
     P.iv = malloc(ns * sizeof *P.iv);
-    if (!P.conc || !P.far || !P.share || !P.ival_of || !P.iv)
+    if (!P.conc || !P.far || !P.share || !P.xshare || !P.ival_of || !P.iv)
         goto out;
     for (int g = 0; g < P.nsteps; g++) {
         P.conc[g] = 1;
         P.far[g] = 0;
         P.share[g] = 1;
+        P.xshare[g] = 1;
     }
     double last = -1;
     for (int w = 0; w < KCOLL_PRICE_WALKS; w++) {
@@ -667,6 +837,7 @@ out:
     free(P.conc);
     free(P.far);
     free(P.share);
+    free(P.xshare);
     free(P.ival_of);
     free(P.iv);
     return rc;
@@ -754,7 +925,9 @@ static int kcoll_hostpt_cmp(const void *a, const void *b)
     return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
 }
 
-double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
+/* The host's time with a core per rank (the measured points, scaled to p
+ * by the formula). */
+static double kcoll_price_host_spread(const kcoll_machine_t *m, const kcoll_pcall_t *c)
 {
     const int n = m->nhost[c->coll];
     const double bytes = (double)c->bytes;
@@ -780,5 +953,17 @@ double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
         if (f0 > 0)
             t *= formula / f0;
     }
+    return t;
+}
+
+double kcoll_price_host(const kcoll_machine_t *m, const kcoll_pcall_t *c)
+{
+    double t = kcoll_price_host_spread(m, c);
+    /* crowded: the host's ranks take turns on the cores too; its
+     * algorithms keep every rank moving data about all the time (trees
+     * pipelined, rings, pairwise exchanges), so its time stretches by the
+     * ranks per core */
+    if (c->cores > 0 && c->cores < c->p)
+        t *= (double)c->p / c->cores;
     return t;
 }

@@ -36,6 +36,13 @@ typedef struct {
      * inter-package contention; NULL: the outermost level's groups, or
      * one domain */
     const int *pkg;
+    /* cores the p ranks share (0 or >= p: a core each). Fewer: a crowded
+     * node, where the ranks' work takes turns on the cores and a rank that
+     * waits gives its core away (model/cost.c) */
+    int cores;
+    /* the engine READ and WRITE steps are priced for (kcoll_engine_id_t,
+     * xfer/engine.h; 0: cma) */
+    int engine;
 } kcoll_pcall_t;
 
 /* A prediction, and the terms of the rank that ends last (seconds; they

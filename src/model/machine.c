@@ -134,6 +134,7 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     m->copy_alpha = 0.003 * US;
     m->copy_beta = GBPS(12.0);
     m->package_bw = 0; /* measured 15-22 GB/s with both cores copying; 0: no limit */
+    m->link_bw = 0;    /* one package here: nothing crosses; 0: no limit */
     m->reduce_beta[KCOLL_RCLASS_INT] = GBPS(40.0);
     m->reduce_beta[KCOLL_RCLASS_FLOAT] = GBPS(40.0);
     m->reduce_beta[KCOLL_RCLASS_DOUBLE] = GBPS(47.0);
@@ -141,8 +142,22 @@ void kcoll_machine_defaults(kcoll_machine_t *m)
     /* a double sum with one operand off-cache: 14-16 GB/s, against 47 in
      * cache (kcoll-calibrate) */
     m->stream_beta = GBPS(22.0);
+    /* kcoll-bench's MPI_Bcast direct_read at 2 ranks (one transfer, the
+     * owner idle) per engine against cma, off-cache, 1 KiB to 1 MiB: the
+     * two-copy engine +0.3 us at 1 KiB, +1.3 us at 64 KiB, 0.67x of cma's
+     * time at 1 MiB (docs/engines.md); vmsplice 1.1-1.3x of cma's */
+    m->shm_alpha = 2.0 * US;
+    m->shm_beta = GBPS(15.0);
+    m->shm_cell = 65536;
+    m->vms_alpha = 2.0 * US;
+    m->vms_beta = GBPS(6.5);
     m->flag = 0.10 * US;
     m->step = 0.0023 * US;
+    /* kcoll-bench at 4 and 8 ranks on the 2 cores (docs/benchmarks.md,
+     * "Crowded nodes"): with 15 us a hand-over the model's Bcast picks
+     * (direct_read, split_rw) are the measured fastest at 64 KiB-1 MiB; with
+     * 5 it chose k-nomial trees at 8 ranks that measured 1.1-1.2x slower */
+    m->handover = 15.0 * US;
     /* kcoll-bench's times minus the model's at 1-4 KiB, over both MPIs'
      * validation runs (docs/model-validation.md): Barrier 0.18-0.27 us,
      * calls that move data 0.4-1.4 us more than priced */
@@ -241,6 +256,49 @@ kcoll_rclass_t kcoll_rclass_of(const struct kcoll_op *op)
     }
 }
 
+/* Rules of the built-in tuning, per MPI this library is built for: where
+ * kcoll-bench measured kcoll's pick slower than the host MPI at 2 ranks in
+ * one cache state, in every run (docs/benchmarks.md, "On-cache and
+ * off-cache"), while the model, whose prices are off-cache ones, does not
+ * see it. Sizes as the selector reads them (size classes). */
+typedef struct {
+    const char *mpi;
+    kcoll_coll_t coll;
+    double bmin, bmax;
+    kcoll_cache_t cache;
+} kcoll_builtin_rule_t;
+static const kcoll_builtin_rule_t kcoll_builtin_rules[] = {
+    /* Open MPI's Reduce on hot buffers: 1.51 / 2.48 / 4.06 us at 16 / 32 /
+     * 64 KiB against kcoll's 1.65 / 3.04 / 4.62 (0.81-0.92x); cold,
+     * 5.4 us against 5.9 at 16 KiB (0.89-0.91x) */
+    {"openmpi", KCOLL_COLL_REDUCE, 16384, 131072, KCOLL_CACHE_HOT},
+    {"openmpi", KCOLL_COLL_REDUCE, 16384, 32768, KCOLL_CACHE_COLD},
+    /* MPICH's Allreduce off-cache at 16 KiB: 6.8-6.9 us against kcoll's
+     * 7.5-7.6 (0.90-0.92x); its built-in host time there, 11.3 us, is the
+     * calibration runs' median, above what these runs measured */
+    {"mpich", KCOLL_COLL_ALLREDUCE, 16384, 32768, KCOLL_CACHE_COLD},
+};
+
+void kcoll_tuning_defaults(kcoll_tuning_t *t)
+{
+    memset(t, 0, sizeof *t);
+    kcoll_machine_defaults(&t->m);
+#ifdef KCOLL_MPI_FLAVOR
+    for (size_t i = 0; i < sizeof kcoll_builtin_rules / sizeof kcoll_builtin_rules[0]; i++) {
+        const kcoll_builtin_rule_t *b = &kcoll_builtin_rules[i];
+        if (strcmp(b->mpi, KCOLL_MPI_FLAVOR) || t->nrules == KCOLL_TUNING_RULES)
+            continue;
+        kcoll_trule_t *r = &t->rules[t->nrules++];
+        r->coll = (int)b->coll;
+        r->pmin = r->pmax = 2;
+        r->bmin = b->bmin;
+        r->bmax = b->bmax;
+        r->cache = (int)b->cache;
+        snprintf(r->spec, sizeof r->spec, "host");
+    }
+#endif
+}
+
 /* The process-wide tuning: set at MPI_Init (every rank the same bytes),
  * read by every selection. */
 static kcoll_tuning_t kcoll_tuning_cur;
@@ -254,8 +312,7 @@ const kcoll_tuning_t *kcoll_tuning(void)
     if (!atomic_load_explicit(&kcoll_tuning_ready, memory_order_acquire)) {
         pthread_mutex_lock(&kcoll_tuning_lock);
         if (!atomic_load_explicit(&kcoll_tuning_ready, memory_order_relaxed)) {
-            memset(&kcoll_tuning_cur, 0, sizeof kcoll_tuning_cur);
-            kcoll_machine_defaults(&kcoll_tuning_cur.m);
+            kcoll_tuning_defaults(&kcoll_tuning_cur);
             /* release: the defaults above are complete before ready */
             atomic_store_explicit(&kcoll_tuning_ready, 1, memory_order_release);
         }

@@ -73,12 +73,26 @@ typedef struct {
     double copy_beta;        /* s per byte of memcpy */
     double package_bw;       /* bytes/s one package's memory delivers to
                               * all copies at once (0: no limit) */
+    double link_bw;          /* bytes/s the links between packages carry
+                              * for all copies crossing them at once (0:
+                              * no limit) */
     double reduce_beta[KCOLL_NRCLASS]; /* s per byte of a REDUCE step, in cache */
     double stream_beta;      /* s more per byte of a REDUCE operand that is
                               * not in cache (streams from memory) */
+    /* the other engines (docs/engines.md): a READ or WRITE of n bytes
+     * costs shm_alpha + n shm_beta (times the owner's load, see
+     * model/cost.c) + a cell at copy_beta through the bounce cells,
+     * vms_alpha + n vms_beta through a pipe, and a COPY's copy_alpha +
+     * n copy_beta as loads and stores (direct) */
+    double shm_alpha, shm_beta;
+    double vms_alpha, vms_beta;
+    double shm_cell;         /* bytes of a bounce cell: the pipeline's fill */
     /* synchronization */
     double flag;             /* s from a SIGNAL to the waiter seeing it */
     double step;             /* s the executor spends per step */
+    double handover;         /* s for a waiter that gave its core away to run
+                              * again once what it waits for is there (the
+                              * wake-up of a crowded node's scheduler) */
     /* a kcoll call's fixed cost beyond its steps, as kcoll-bench sees it
      * (a call after a barrier, its buffers and kcoll's own state out of
      * cache): kcoll-calibrate's measured time minus the price of the
@@ -96,13 +110,24 @@ typedef struct {
     kcoll_hostpt_t host[KCOLL_NCOLL][KCOLL_HOST_POINTS];
 } kcoll_machine_t;
 
+/* The cache state a call's data is estimated to be in (the call layer
+ * estimates it; model/select.h): off-cache, as the model's prices and the
+ * host's measured times are, or on-cache (in the last-level cache, as
+ * the previous call of the same shape left it). */
+typedef enum {
+    KCOLL_CACHE_ANY = 0, /* a rule's condition: either state */
+    KCOLL_CACHE_COLD = 1,
+    KCOLL_CACHE_HOT = 2
+} kcoll_cache_t;
+
 /* A rule of a tuning file: collective (family), process counts pmin..pmax
- * (pmax 0: no bound), bytes in [bmin, bmax) (bmax 0: no bound) ->
- * spec ("knomial:k=4", or "host"). */
+ * (pmax 0: no bound), bytes in [bmin, bmax) (bmax 0: no bound), cache
+ * state (KCOLL_CACHE_ANY: both) -> spec ("knomial:k=4", or "host"). */
 typedef struct {
     int coll;                /* kcoll_coll_t (a family) */
     int pmin, pmax;
     double bmin, bmax;
+    int cache;               /* kcoll_cache_t */
     char spec[64];
 } kcoll_trule_t;
 
@@ -116,6 +141,11 @@ typedef struct {
 
 /* The built-in defaults (model/machine.c says where each value is from). */
 void kcoll_machine_defaults(kcoll_machine_t *m);
+/* The built-in tuning, used where no tuning file is: the machine's
+ * defaults and the rules measured with them (model/machine.c: where kcoll
+ * measured slower than the host MPI in one cache state). A tuning file
+ * stands alone: it has its own host times and rules. */
+void kcoll_tuning_defaults(kcoll_tuning_t *t);
 
 /* Paper 003 Table IV's machines, for predictions beyond this one:
  * "knl", "broadwell", "power8". Returns 0, or -1 for an unknown name. */

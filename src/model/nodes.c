@@ -27,6 +27,15 @@
  * Alltoall(v), Gatherv and Scatterv are not composed: the host MPI runs
  * them whole, so their hierarchical price is the flat one.
  *
+ * Choosing (kcoll_nodes_compose): a call is composed where its price is
+ * at most the host's alone (KCOLL_HIER=auto, pmpi/hier.c), per size
+ * class, so that kcoll across nodes is never predicted slower than the
+ * host MPI alone; but never with one rank on every node, where the
+ * composition is the host's own call on the same ranks plus kcoll's
+ * bookkeeping, which the formulas above do not price (a tie; measured at
+ * 2 nodes x 1 rank: 0.3-1.1 us, 0.87-0.93x the host's Allgather from 8 B
+ * to 16 KiB, docs/hierarchy.md).
+ *
  * Flat: the host MPI alone over all p = N q ranks, the textbook formulas
  * of model/cost.c (kcoll_host_formula) with two kinds of messages: inside
  * a node at the host's own on-node alpha and beta, between nodes at the
@@ -144,4 +153,14 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
         out->after = kcoll_nodes_on(m, ph[2].coll, q, size[ph[2].sz]);
     out->hier = out->before + out->net + out->after;
     return 0;
+}
+
+int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
+                        size_t bytes, size_t segment)
+{
+    kcoll_nodes_price_t np;
+    if (kcoll_price_nodes(m, c, nodes, ppn, kcoll_class_bytes(bytes), segment, &np) ||
+        !np.composed)
+        return 0;
+    return ppn > 1 && np.hier <= np.flat;
 }

@@ -31,4 +31,13 @@ typedef struct {
 int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
                       size_t bytes, size_t segment, kcoll_nodes_price_t *out);
 
+/* Does kcoll's composition of collective c pay on `nodes` nodes of at
+ * most ppn ranks at `bytes` (sized as above)? The size class of bytes is
+ * priced at its middle (model/select.h), so every rank decides alike
+ * whatever size of the class it sees. 1: compose (a tie too: the
+ * composition's overhead is in its phases' prices); 0: the host MPI alone
+ * is predicted faster, or c is not composed. */
+int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
+                        size_t bytes, size_t segment);
+
 #endif

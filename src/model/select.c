@@ -9,6 +9,7 @@
 #include "base/params.h"
 #include "model/machine.h"
 #include "model/select.h"
+#include "sched/wait.h"
 
 /* KCOLL_<FAMILY>_ALGO of each family. */
 static kcoll_param_id_t kcoll_algo_param_of(kcoll_coll_t family)
@@ -49,12 +50,14 @@ static void kcoll_select_warn(kcoll_coll_t family, const char *spec, int p, cons
 }
 
 int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
-                       int host_ok, kcoll_select_t *res, kcoll_choice_t *out)
+                       kcoll_cache_t cache, int host_ok, kcoll_select_t *res,
+                       kcoll_choice_t *out)
 {
     for (int i = 0; i < t->nrules; i++) {
         const kcoll_trule_t *r = &t->rules[i];
         if (r->coll != (int)family || p < r->pmin || (r->pmax && p > r->pmax) ||
-            (double)bytes < r->bmin || (r->bmax > 0 && (double)bytes >= r->bmax))
+            (double)bytes < r->bmin || (r->bmax > 0 && (double)bytes >= r->bmax) ||
+            (cache != KCOLL_CACHE_ANY && r->cache != KCOLL_CACHE_ANY && r->cache != (int)cache))
             continue;
         if (!strcmp(r->spec, "host")) {
             if (!host_ok)
@@ -160,7 +163,7 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
         const kcoll_algo_t *a = &kcoll_algos[i];
         if (a->family != family)
             continue;
-        if (flat && !strcmp(a->name, "hier"))
+        if (flat && a->levels)
             continue; /* without levels the same as a flat algorithm */
         /* the cross product of every parameter's sweep */
         int vals[KCOLL_ALGO_MAX_PARAMS][32], nv[KCOLL_ALGO_MAX_PARAMS], np = 0;
@@ -196,8 +199,8 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
 
 /* The model's choice, priced now (cands: room for the candidates). */
 static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                          int host_ok, size_t bytes, kcoll_cand_t *cands,
-                                          kcoll_choice_t *out)
+                                          int host_ok, size_t bytes, int engine,
+                                          kcoll_cand_t *cands, kcoll_choice_t *out)
 {
     if (bytes == KCOLL_BYTES_UNKNOWN) {
         /* no size: a barrier moves no bytes; the v-variants' sizes are not
@@ -210,7 +213,8 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
             host_ok = 0;
         }
     }
-    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv};
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv,
+                        .cores = kcoll_wait_cores(), .engine = engine};
     int n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
     if (!n || !cands[0].ch.algo)
         return KCOLL_SELECT_HOST;
@@ -228,6 +232,8 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
 static struct {
     uint64_t gen; /* 0: empty */
     int p;
+    int cores;    /* the crowding it was priced with (kcoll_wait_cores) */
+    int engine;
     int16_t key;  /* as a team's decision key */
     int16_t algo; /* index in kcoll_algos, or -1: the host MPI */
     kcoll_aparam_t prm;
@@ -236,18 +242,21 @@ static pthread_mutex_t kcoll_model_memo_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The model's choice for a call: the cheapest candidate. */
 static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                         int host_ok, size_t bytes, kcoll_choice_t *out)
+                                         int host_ok, size_t bytes, int engine,
+                                         kcoll_choice_t *out)
 {
     static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
     const int memo = !lv || lv->n == 0;
     const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
     const uint64_t gen = kcoll_params_generation_model();
+    const int cores = kcoll_wait_cores();
     __typeof__(kcoll_model_memo[0]) *e =
-        &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p) % KCOLL_MODEL_MEMO];
+        &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p * 7u + (unsigned)engine) %
+                          KCOLL_MODEL_MEMO];
     if (memo) {
         int hit = 0;
         pthread_mutex_lock(&kcoll_model_memo_lock);
-        if (e->gen == gen && e->p == p && e->key == key) {
+        if (e->gen == gen && e->p == p && e->key == key && e->cores == cores && e->engine == engine) {
             hit = 1;
             out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
             out->prm = e->prm;
@@ -256,11 +265,13 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
         if (hit)
             return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
     }
-    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, cands, out);
+    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, engine, cands, out);
     if (memo) {
         pthread_mutex_lock(&kcoll_model_memo_lock);
         e->gen = gen;
         e->p = p;
+        e->cores = cores;
+        e->engine = engine;
         e->key = (int16_t)key;
         e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
         e->prm = out->prm;
@@ -270,17 +281,19 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
 }
 
 kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                     int host_ok, size_t bytes, kcoll_choice_t *out)
+                                     int host_ok, size_t bytes, kcoll_cache_t cache, int engine,
+                                     kcoll_choice_t *out)
 {
     const kcoll_coll_t family = kcoll_coll_family(c);
+    const int hot = cache == KCOLL_CACHE_HOT;
     kcoll_select_t res;
     out->algo = NULL;
     memset(&out->prm, 0, sizeof out->prm);
     out->forced = 0;
     if (!kcoll_select_rules(
-            kcoll_tuning(), family, p, kcoll_class_bytes(bytes),
+            kcoll_tuning(), family, p, kcoll_class_bytes(bytes), hot ? cache : KCOLL_CACHE_COLD,
             host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), &res, out))
-        res = kcoll_select_model(c, p, lv, host_ok, bytes, out);
+        res = kcoll_select_model(c, p, lv, host_ok, bytes, engine, out);
     if (res != KCOLL_SELECT_KCOLL)
         out->algo = NULL;
     return res;
@@ -290,13 +303,23 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                             const kcoll_levels_t *lv, int host_ok, size_t bytes,
                             kcoll_choice_t *out)
 {
+    return kcoll_select_cache(d, c, p, lv, host_ok, bytes, KCOLL_CACHE_COLD, out);
+}
+
+kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
+                                  const kcoll_levels_t *lv, int host_ok, size_t bytes,
+                                  kcoll_cache_t cache, kcoll_choice_t *out)
+{
     const kcoll_coll_t family = kcoll_coll_family(c);
     const uint64_t gen = kcoll_params_generation();
-    const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
+    const int hot = cache == KCOLL_CACHE_HOT;
+    const int key = (((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok) * 2 + hot + 1;
     if (d->gen != gen || d->p != p) {
+        const int engine = d->engine;
         memset(d, 0, sizeof *d);
         d->gen = gen;
         d->p = p;
+        d->engine = engine;
     }
     __typeof__(d->e[0]) *e = &d->e[key % KCOLL_DECISIONS];
     if (e->key == key) {
@@ -336,7 +359,7 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
             res = KCOLL_SELECT_BAD;
         }
     } else {
-        res = kcoll_select_unforced(c, p, lv, host_ok, bytes, out);
+        res = kcoll_select_unforced(c, p, lv, host_ok, bytes, cache, d->engine, out);
     }
     if (res != KCOLL_SELECT_KCOLL)
         out->algo = NULL;
@@ -360,6 +383,7 @@ int kcoll_model_predict(const kcoll_pcall_t *c, const char *spec, int host_ok,
         /* the selector's own decision, through a cache of its own */
         kcoll_decisions_t d;
         memset(&d, 0, sizeof d);
+        d.engine = c->engine;
         if (kcoll_select(&d, c->coll, c->p, c->lv, host_ok, c->bytes, ch) != KCOLL_SELECT_KCOLL) {
             ch->algo = NULL;
             *t = kcoll_price_host(m, c);

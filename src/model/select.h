@@ -55,8 +55,9 @@ static inline int kcoll_size_class(size_t bytes)
 typedef struct {
     uint64_t gen; /* parameter generation of the entries; 0: empty */
     int p;        /* the process count they are for (a team's never changes) */
+    int engine;   /* the engine the model prices steps for (the team's; 0: cma) */
     struct {
-        int16_t key;   /* (coll * 65 + size class) * 2 + host_ok + 1; 0: empty */
+        int16_t key;   /* ((coll * 65 + size class) * 2 + host_ok) * 2 + hot + 1; 0: empty */
         int16_t algo;  /* index in kcoll_algos, or -1 */
         int8_t result; /* kcoll_select_t */
         kcoll_aparam_t prm;
@@ -84,12 +85,21 @@ typedef struct {
 kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                             const kcoll_levels_t *lv, int host_ok, size_t bytes,
                             kcoll_choice_t *out);
-/* The same without a forced algorithm and without the cache: the tuning
- * file's rules, else the cost model. For a call whose size is known only
- * after its agreement, chosen then with what was forced at its start
- * (call/request.c). */
+/* kcoll_select for a call whose data is estimated to be in cache state
+ * `cache` (KCOLL_CACHE_COLD or _HOT; kcoll_select: cold). The model's
+ * prices are off-cache ones (its terms and the host's times are measured
+ * so); the cache state chooses among the tuning's rules (a rule's "cache"
+ * condition) and has decisions of its own. */
+kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
+                                  const kcoll_levels_t *lv, int host_ok, size_t bytes,
+                                  kcoll_cache_t cache, kcoll_choice_t *out);
+/* The same without a forced algorithm and without the cache of decisions:
+ * the tuning file's rules, else the cost model (pricing steps for
+ * `engine`). For a call whose size is known only after its agreement,
+ * chosen then with what was forced at its start (call/request.c). */
 kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                     int host_ok, size_t bytes, kcoll_choice_t *out);
+                                     int host_ok, size_t bytes, kcoll_cache_t cache, int engine,
+                                     kcoll_choice_t *out);
 
 /* The size the model prices a size class at (see above). */
 size_t kcoll_class_bytes(size_t bytes);
@@ -109,12 +119,14 @@ typedef struct {
 int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_ok,
                      kcoll_cand_t *out, int max);
 
-/* The first rule of tuning t that matches (family, p, bytes): its number
- * (1-based), with *res KCOLL_SELECT_HOST for a rule naming "host" (only
- * when host_ok) or KCOLL_SELECT_KCOLL and *out; 0 when none matches. A
- * rule whose algorithm cannot run at p is skipped. */
+/* The first rule of tuning t that matches (family, p, bytes, cache state;
+ * KCOLL_CACHE_ANY: a rule of either state matches): its number (1-based),
+ * with *res KCOLL_SELECT_HOST for a rule naming "host" (only when host_ok)
+ * or KCOLL_SELECT_KCOLL and *out; 0 when none matches. A rule whose
+ * algorithm cannot run at p is skipped. */
 int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
-                       int host_ok, kcoll_select_t *res, kcoll_choice_t *out);
+                       kcoll_cache_t cache, int host_ok, kcoll_select_t *res,
+                       kcoll_choice_t *out);
 
 /* The model's time for call c run as spec says: NULL or "auto", what the
  * selector decides for it (forced spec, rules, model; the host MPI's time

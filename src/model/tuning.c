@@ -683,10 +683,11 @@ static int tj_memory(tj_t *j, int i, const char *path)
         TJ_F("copy_alpha_us", TJ_US, TJ_GE0, copy_alpha),
         TJ_F("copy_GBps", TJ_GBPS, TJ_GT0, copy_beta),
         TJ_F("package_GBps", TJ_BW, TJ_GE0, package_bw),
+        TJ_F("link_GBps", TJ_BW, TJ_GE0, link_bw),
         TJ_S("reduce_GBps", tj_reduce),
         TJ_F("stream_GBps", TJ_GBPS, TJ_GT0, stream_beta),
     };
-    return tj_walk(j, i, path, f, 5);
+    return tj_walk(j, i, path, f, 6);
 }
 
 static int tj_sync(tj_t *j, int i, const char *path)
@@ -694,8 +695,9 @@ static int tj_sync(tj_t *j, int i, const char *path)
     static const tj_field_t f[] = {TJ_F("flag_us", TJ_US, TJ_GE0, flag),
                                    TJ_F("step_us", TJ_US, TJ_GE0, step),
                                    TJ_F("call_us", TJ_US, TJ_GE0, call),
-                                   TJ_F("call_data_us", TJ_US, TJ_GE0, call_data)};
-    return tj_walk(j, i, path, f, 4);
+                                   TJ_F("call_data_us", TJ_US, TJ_GE0, call_data),
+                                   TJ_F("handover_us", TJ_US, TJ_GE0, handover)};
+    return tj_walk(j, i, path, f, 5);
 }
 
 /* The collective a name denotes (all 14, v-variants too), or -1. */
@@ -756,6 +758,17 @@ static int tj_host(tj_t *j, int i, const char *path)
     return tj_walk(j, i, path, f, 3);
 }
 
+static int tj_engines(tj_t *j, int i, const char *path)
+{
+    static const tj_field_t f[] = {
+        TJ_F("shm_alpha_us", TJ_US, TJ_GT0, shm_alpha),
+        TJ_F("shm_GBps", TJ_GBPS, TJ_GT0, shm_beta),
+        TJ_F("vmsplice_alpha_us", TJ_US, TJ_GT0, vms_alpha),
+        TJ_F("vmsplice_GBps", TJ_GBPS, TJ_GT0, vms_beta),
+    };
+    return tj_walk(j, i, path, f, 4);
+}
+
 static int tj_net(tj_t *j, int i, const char *path)
 {
     static const tj_field_t f[] = {
@@ -772,7 +785,7 @@ static int tj_rule(tj_t *j, int i, int no, kcoll_trule_t *r)
     if (j->v[i].type != TJ_OBJ)
         return tj_fail(j, j->v[i].line, "rule %d must be an object, not %s", no,
                        tj_what(j, i, buf, sizeof buf));
-    int coll = -1, procs = -1, bytes = -1, algo = -1;
+    int coll = -1, procs = -1, bytes = -1, algo = -1, cache = -1;
     for (int c = j->v[i].first; c >= 0; c = j->v[c].next) {
         const char *key = tj_keyof(j, c);
         if (!strcmp(key, "collective"))
@@ -783,9 +796,11 @@ static int tj_rule(tj_t *j, int i, int no, kcoll_trule_t *r)
             bytes = c;
         else if (!strcmp(key, "algorithm"))
             algo = c;
+        else if (!strcmp(key, "cache"))
+            cache = c;
         else
             return tj_fail(j, j->v[c].kline, "rule %d: unknown field \"%s\" (known: collective, "
-                           "procs, bytes, algorithm)", no, key);
+                           "procs, bytes, cache, algorithm)", no, key);
     }
     if (coll < 0 || algo < 0)
         return tj_fail(j, j->v[i].line, "rule %d: \"%s\" is missing", no,
@@ -822,6 +837,18 @@ static int tj_rule(tj_t *j, int i, int no, kcoll_trule_t *r)
                            "bmax > bmin or 0 (no bound)", no);
         r->bmin = j->v[a].num;
         r->bmax = j->v[b].num;
+    }
+
+    r->cache = KCOLL_CACHE_ANY;
+    if (cache >= 0) {
+        const char *state = j->v[cache].type == TJ_STR ? j->strs + j->v[cache].str : "";
+        if (!strcmp(state, "cold"))
+            r->cache = KCOLL_CACHE_COLD;
+        else if (!strcmp(state, "hot"))
+            r->cache = KCOLL_CACHE_HOT;
+        else
+            return tj_fail(j, j->v[cache].line, "rule %d: \"cache\" must be \"cold\" or "
+                           "\"hot\", not %s", no, tj_what(j, cache, buf, sizeof buf));
     }
 
     if (j->v[algo].type != TJ_STR)
@@ -868,7 +895,7 @@ static int tj_top(tj_t *j, int top)
         TJ_S("kcoll_tuning", tj_version), TJ_S("source", tj_source), TJ_S("cma", tj_cma),
         TJ_S("gamma", tj_gamma),          TJ_S("memory", tj_memory), TJ_S("sync", tj_sync),
         TJ_S("host", tj_host),            TJ_S("net", tj_net),
-        TJ_S("rules", tj_rules),
+        TJ_S("engines", tj_engines),      TJ_S("rules", tj_rules),
     };
     char buf[40];
     if (j->v[top].type != TJ_OBJ)
@@ -1088,6 +1115,7 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     tw_field(&w, 4, "copy_alpha_us", m->copy_alpha / US, 0);
     tw_field(&w, 4, "copy_GBps", 1.0 / (m->copy_beta * GB), 0);
     tw_field(&w, 4, "package_GBps", m->package_bw / GB, 0);
+    tw_field(&w, 4, "link_GBps", m->link_bw / GB, 0);
     fputs("    \"reduce_GBps\": {\n", f);
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         tw_field(&w, 6, rclass[i], 1.0 / (m->reduce_beta[i] * GB), i == KCOLL_NRCLASS - 1);
@@ -1097,7 +1125,8 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     tw_field(&w, 4, "flag_us", m->flag / US, 0);
     tw_field(&w, 4, "step_us", m->step / US, 0);
     tw_field(&w, 4, "call_us", m->call / US, 0);
-    tw_field(&w, 4, "call_data_us", m->call_data / US, 1);
+    tw_field(&w, 4, "call_data_us", m->call_data / US, 0);
+    tw_field(&w, 4, "handover_us", m->handover / US, 1);
     fputs("  },\n  \"host\": {\n", f);
     tw_field(&w, 4, "alpha_us", m->host_alpha / US, 0);
     tw_field(&w, 4, "beta_GBps", 1.0 / (m->host_beta * GB), 0);
@@ -1118,6 +1147,11 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
     fputs("    }\n  },\n  \"net\": {\n", f);
     tw_field(&w, 4, "alpha_us", m->net_alpha / US, 0);
     tw_field(&w, 4, "GBps", 1.0 / (m->net_beta * GB), 1);
+    fputs("  },\n  \"engines\": {\n", f);
+    tw_field(&w, 4, "shm_alpha_us", m->shm_alpha / US, 0);
+    tw_field(&w, 4, "shm_GBps", 1.0 / (m->shm_beta * GB), 0);
+    tw_field(&w, 4, "vmsplice_alpha_us", m->vms_alpha / US, 0);
+    tw_field(&w, 4, "vmsplice_GBps", 1.0 / (m->vms_beta * GB), 1);
     fputs("  },\n  \"rules\": [", f);
     for (int i = 0; i < t->nrules && i < KCOLL_TUNING_RULES; i++) {
         const kcoll_trule_t *r = &t->rules[i];
@@ -1128,7 +1162,10 @@ int kcoll_tuning_write(FILE *f, const kcoll_tuning_t *t)
         tw_num(&w, r->bmin);
         fputs(", ", f);
         tw_num(&w, r->bmax);
-        fputs("], \"algorithm\": ", f);
+        fputs("], ", f);
+        if (r->cache != KCOLL_CACHE_ANY)
+            fprintf(f, "\"cache\": \"%s\", ", r->cache == KCOLL_CACHE_HOT ? "hot" : "cold");
+        fputs("\"algorithm\": ", f);
         tw_str(&w, spec);
         fputc('}', f);
     }

@@ -13,8 +13,12 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                             recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL,
-                                 recvcount, recvtype, -1);
+        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
+                                                  sendtype, recvbuf, NULL, NULL, recvcount,
+                                                  recvtype, -1),
+                                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -32,8 +36,12 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                             recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                 displs, 0, recvtype, -1);
+        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
+                                                  sendtype, recvbuf, recvcounts, displs, 0,
+                                                  recvtype, -1),
+                                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -49,8 +57,16 @@ KCOLL_PUBLIC int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                     sendcount, sendtype, recvbuf, NULL, NULL,
+                                                     recvcount, recvtype, -1),
+                                   comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                            request);
 }
@@ -63,8 +79,16 @@ KCOLL_PUBLIC int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                     sendcount, sendtype, recvbuf, recvcounts,
+                                                     displs, 0, recvtype, -1),
+                                   comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                             comm, request);
 }
@@ -80,7 +104,11 @@ KCOLL_PUBLIC int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Data
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                    sendcount, sendtype, recvbuf, NULL, NULL,
+                                                    recvcount, recvtype, -1),
+                                  *request);
     }
     return rc;
 }
@@ -96,7 +124,11 @@ KCOLL_PUBLIC int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Dat
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                    sendcount, sendtype, recvbuf, recvcounts,
+                                                    displs, 0, recvtype, -1),
+                                  *request);
     }
     return rc;
 }
@@ -139,7 +171,7 @@ KCOLL_PUBLIC int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                              request);
@@ -154,7 +186,7 @@ KCOLL_PUBLIC int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount,
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, 0, recvcounts, displs, recvtype, 1, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, comm, request);
@@ -172,7 +204,7 @@ KCOLL_PUBLIC int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -189,7 +221,7 @@ KCOLL_PUBLIC int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, 0, recvcounts, displs, recvtype, 1, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

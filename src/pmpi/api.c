@@ -8,6 +8,7 @@
 #include "kcoll.h"
 #include "model/select.h"
 #include "pmpi/pmpi.h"
+#include "sched/wait.h"
 
 KCOLL_PUBLIC const char *kcoll_version(void)
 {
@@ -32,14 +33,14 @@ KCOLL_PUBLIC int kcoll_stats_get(const char *coll, const char *path, uint64_t *c
     const int prefix = plen && path[plen - 1] == '*';
     int found = -1;
     *calls = *bytes = 0;
-    for (int row = 0; row < KCOLL_NCOLL * KCOLL_NMODES; row++) {
+    for (int row = 0; row < KCOLL_NROWS; row++) {
         char rname[48];
         if (!kcoll_stats_row_name(row, rname, sizeof rname) || strcmp(coll, rname))
             continue;
         /* algorithm names repeat across families ("bruck", "partitioned"):
          * the cells of the others' are empty on this row, so every
          * matching path is added */
-        for (int i = 0; i < KCOLL_NPATHS; i++) {
+        for (int i = 0; i < KCOLL_NPATHS_ALL; i++) {
             char name[64];
             uint64_t c, b;
             if (!kcoll_stats_path_name(i, name, sizeof name) ||
@@ -66,7 +67,7 @@ KCOLL_PUBLIC int kcoll_predict(const char *coll, const char *algo, int nranks, u
     static const char *const classes[KCOLL_NRCLASS] = {"int", "float", "double", "user"};
     static const size_t esizes[KCOLL_NRCLASS] = {4, 4, 8, 8};
     kcoll_pcall_t pc = {.coll = kcoll_coll_by_name(coll), .p = nranks, .bytes = (size_t)bytes,
-                        .rclass = KCOLL_RCLASS_DOUBLE, .esize = 8};
+                        .rclass = KCOLL_RCLASS_DOUBLE, .esize = 8, .cores = kcoll_wait_cores()};
     if (pc.coll == KCOLL_NCOLL || nranks < 1)
         return -1;
     if (rclass) {

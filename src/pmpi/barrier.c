@@ -10,7 +10,9 @@ KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_barrier(&c, comm);
+        if (kcoll_hier_blocking(kcoll_hier_barrier(&c, KCOLL_MODE_BLOCKING, comm), &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -22,8 +24,14 @@ KCOLL_PUBLIC int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_barrier(&c, KCOLL_MODE_NONBLOCKING, comm), comm,
+                                   request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Ibarrier(comm, request);
 }
 
@@ -34,7 +42,8 @@ KCOLL_PUBLIC int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req
     int rc = PMPI_Barrier_init(comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_barrier(&c, KCOLL_MODE_PERSISTENT, comm), *request);
     }
     return rc;
 }

@@ -4,8 +4,8 @@
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-static void bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Datatype datatype,
-                       int root, MPI_Comm comm)
+void kcoll_pmpi_bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Datatype datatype,
+                           int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, KCOLL_COLL_BCAST, root, comm);
     kcoll_pmpi_side(&c->recv, buffer, count, NULL, NULL, 0, datatype, NULL);
@@ -15,10 +15,14 @@ KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
 {
     kcoll_call_t c;
     int rc;
-    bcast_call(&c, buffer, count, datatype, root, comm);
+    kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_bcast(&c, comm, buffer, count, datatype, root);
+        if (kcoll_hier_blocking(
+                kcoll_hier_bcast(&c, KCOLL_MODE_BLOCKING, comm, buffer, count, datatype, root),
+                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -30,9 +34,16 @@ KCOLL_PUBLIC int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int 
 {
     kcoll_call_t c;
     int rc;
-    bcast_call(&c, buffer, count, datatype, root, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(
+                kcoll_hier_bcast(&c, KCOLL_MODE_NONBLOCKING, comm, buffer, count, datatype, root),
+                comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
 
@@ -43,8 +54,11 @@ KCOLL_PUBLIC int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, 
     kcoll_call_t c;
     int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        bcast_call(&c, buffer, count, datatype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(
+                kcoll_hier_bcast(&c, KCOLL_MODE_PERSISTENT, comm, buffer, count, datatype, root),
+                *request);
     }
     return rc;
 }
@@ -56,7 +70,7 @@ KCOLL_PUBLIC int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
 {
     kcoll_call_t c;
     int rc;
-    bcast_call(&c, buffer, count, datatype, root, comm);
+    kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Bcast_c(buffer, count, datatype, root, comm));
@@ -67,8 +81,8 @@ KCOLL_PUBLIC int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype dataty
 {
     kcoll_call_t c;
     int rc;
-    bcast_call(&c, buffer, count, datatype, root, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 }
@@ -80,8 +94,8 @@ KCOLL_PUBLIC int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype da
     kcoll_call_t c;
     int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        bcast_call(&c, buffer, count, datatype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

@@ -4,8 +4,9 @@
  * rank waiting in MPI_Recv for a message that its peer sends only after
  * finishing a non-blocking collective must not hold that collective up.
  * A host MPI with a progress hook (Open MPI, pmpi/progress.c) advances
- * kcoll's requests in every call that waits. Where there is none (MPICH
- * 4.0), while kcoll requests of this process are pending:
+ * kcoll's requests, composed collectives across nodes included, in every
+ * call that waits. Where there is none (MPICH 4.0), while kcoll requests
+ * or composed collectives (pmpi/hier_req.c) of this process are pending:
  *  - a blocking point-to-point call (MPI_Send, MPI_Ssend, MPI_Rsend,
  *    MPI_Recv, MPI_Sendrecv, MPI_Sendrecv_replace where MPI-4 offers its
  *    non-blocking form, MPI_Probe, MPI_Mprobe, MPI_Mrecv) runs as its
@@ -27,7 +28,7 @@ KCOLL_PUBLIC int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int
                           MPI_Comm comm)
 {
     MPI_Request q;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Send(buf, count, datatype, dest, tag, comm);
     return kcoll_pmpi_host_wait(PMPI_Isend(buf, count, datatype, dest, tag, comm, &q), &q,
                                 MPI_STATUS_IGNORE);
@@ -37,7 +38,7 @@ KCOLL_PUBLIC int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, in
                            MPI_Comm comm)
 {
     MPI_Request q;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
     return kcoll_pmpi_host_wait(PMPI_Issend(buf, count, datatype, dest, tag, comm, &q), &q,
                                 MPI_STATUS_IGNORE);
@@ -47,7 +48,7 @@ KCOLL_PUBLIC int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, in
                            MPI_Comm comm)
 {
     MPI_Request q;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
     return kcoll_pmpi_host_wait(PMPI_Irsend(buf, count, datatype, dest, tag, comm, &q), &q,
                                 MPI_STATUS_IGNORE);
@@ -57,7 +58,7 @@ KCOLL_PUBLIC int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
                           MPI_Comm comm, MPI_Status *status)
 {
     MPI_Request q;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     return kcoll_pmpi_host_wait(PMPI_Irecv(buf, count, datatype, source, tag, comm, &q), &q,
                                 status);
@@ -70,7 +71,7 @@ KCOLL_PUBLIC int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     MPI_Request q[2];
     int rc;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
     if ((rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &q[0])) !=
@@ -93,7 +94,7 @@ KCOLL_PUBLIC int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatyp
                                       MPI_Status *status)
 {
     MPI_Request q;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                      status);
     return kcoll_pmpi_host_wait(PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag,
@@ -106,7 +107,7 @@ KCOLL_PUBLIC int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *statu
 {
     kcoll_pause_t pause;
     int flag = 0, rc;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Probe(source, tag, comm, status);
     kcoll_pause_init(&pause);
     for (;;) {
@@ -122,7 +123,7 @@ KCOLL_PUBLIC int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *mes
 {
     kcoll_pause_t pause;
     int flag = 0, rc;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Mprobe(source, tag, comm, message, status);
     kcoll_pause_init(&pause);
     for (;;) {
@@ -137,7 +138,7 @@ KCOLL_PUBLIC int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Mess
                            MPI_Status *status)
 {
     MPI_Request q;
-    if (!kcoll_must_drive())
+    if (!kcoll_must_loop())
         return PMPI_Mrecv(buf, count, datatype, message, status);
     return kcoll_pmpi_host_wait(PMPI_Imrecv(buf, count, datatype, message, &q), &q, status);
 }

@@ -251,7 +251,7 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
 
     if (!kcoll_comm_one_node(comm, p)) {
         mt->reason = KCOLL_R_MULTINODE;
-        if (kcoll_param_int(KCOLL_P_HIER) && (mt->hier = kcoll_hier_create(comm)))
+        if (kcoll_call_hier_mode() && (mt->hier = kcoll_hier_create(comm)))
             mt->reason = KCOLL_R_HIER;
     } else if ((mt->team = calloc(1, sizeof *mt->team)) == NULL) {
         mt->reason = KCOLL_R_TEAM_FAILED; /* the set-up's own agreements notice it too */

@@ -58,7 +58,7 @@ static void *kcoll_drive_main(void *arg)
         kcoll_pause_init(&pause);
         /* relaxed: a switch; the lock taken below orders what follows */
         while (atomic_load_explicit(&kcoll_drive_on, memory_order_relaxed))
-            kcoll_pause_unless(&pause, kcoll_progress());
+            kcoll_pause_unless(&pause, kcoll_progress_inner()); /* no MPI calls here */
         pthread_mutex_lock(&kcoll_drive_lock);
     }
     kcoll_drive_parked = 1;

@@ -169,6 +169,28 @@ KCOLL_FORTRAN(op_free, OP_FREE, (MPI_Fint *op, MPI_Fint *ierr))
     kcoll_f_ret(ierr, rc);
 }
 
+/* ---- memory: MPI_ALLOC_MEM (both forms of BASEPTR, INTEGER(KIND=
+ * MPI_ADDRESS_KIND) and TYPE(C_PTR), which mpi_f08 also calls), and
+ * MPI_FREE_MEM, which frees kcoll's own and hands the rest to the host
+ * (pmpi/mem.c); baseptr is where the address goes, base the memory ---- */
+
+KCOLL_FORTRAN(alloc_mem, ALLOC_MEM,
+              (MPI_Aint *size, MPI_Fint *info, void *baseptr, MPI_Fint *ierr))
+{
+    kcoll_f_ret(ierr, MPI_Alloc_mem(*size, PMPI_Info_f2c(*info), baseptr));
+}
+
+KCOLL_FORTRAN(alloc_mem_cptr, ALLOC_MEM_CPTR,
+              (MPI_Aint *size, MPI_Fint *info, void *baseptr, MPI_Fint *ierr))
+{
+    kcoll_f_ret(ierr, MPI_Alloc_mem(*size, PMPI_Info_f2c(*info), baseptr));
+}
+
+KCOLL_FORTRAN(free_mem, FREE_MEM, (void *base, MPI_Fint *ierr))
+{
+    kcoll_f_ret(ierr, MPI_Free_mem(base));
+}
+
 /* ---- blocking collectives ---- */
 
 KCOLL_FORTRAN(barrier, BARRIER, (MPI_Fint *comm, MPI_Fint *ierr))

@@ -6,10 +6,10 @@
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-static void gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
-                        int64_t sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int64_t recvcount, const void *recvcounts, const void *displs, int wide,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm)
+void kcoll_pmpi_gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
+                            int64_t sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int64_t recvcount, const void *recvcounts, const void *displs, int wide,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
@@ -26,12 +26,16 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     kcoll_call_t c;
     int rc;
-    gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, 0, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           NULL, NULL, 0, recvtype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_gather(&c, comm, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL,
-                                 recvcount, recvtype, root);
+        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
+                                                  sendtype, recvbuf, NULL, NULL, recvcount,
+                                                  recvtype, root),
+                                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -45,8 +49,8 @@ KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     kcoll_call_t c;
     int rc;
-    gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, 0, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, 0, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -59,10 +63,18 @@ KCOLL_PUBLIC int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     kcoll_call_t c;
     int rc;
-    gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, 0, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           NULL, NULL, 0, recvtype, root, comm);
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                     sendcount, sendtype, recvbuf, NULL, NULL,
+                                                     recvcount, recvtype, root),
+                                   comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                         request);
 }
@@ -74,8 +86,8 @@ KCOLL_PUBLIC int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     kcoll_call_t c;
     int rc;
-    gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, 0, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, 0, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -91,9 +103,13 @@ KCOLL_PUBLIC int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     int rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm, info, request);
     if (rc == MPI_SUCCESS) {
-        gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    NULL, NULL, 0, recvtype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, NULL, NULL, 0, recvtype, root, comm);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                    sendcount, sendtype, recvbuf, NULL, NULL,
+                                                    recvcount, recvtype, root),
+                                  *request);
     }
     return rc;
 }
@@ -107,8 +123,8 @@ KCOLL_PUBLIC int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     int rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                    displs, 0, recvtype, root, comm);
+        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                               recvcounts, displs, 0, recvtype, root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
@@ -122,8 +138,8 @@ KCOLL_PUBLIC int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     kcoll_call_t c;
     int rc;
-    gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, 1, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           NULL, NULL, 1, recvtype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -137,8 +153,8 @@ KCOLL_PUBLIC int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     kcoll_call_t c;
     int rc;
-    gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, 1, recvtype, root, comm);
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, 1, recvtype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -151,9 +167,9 @@ KCOLL_PUBLIC int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     kcoll_call_t c;
     int rc;
-    gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                NULL, 1, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           NULL, NULL, 1, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                           request);
@@ -166,9 +182,9 @@ KCOLL_PUBLIC int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 {
     kcoll_call_t c;
     int rc;
-    gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                displs, 1, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, 1, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            root, comm, request);
@@ -184,9 +200,9 @@ KCOLL_PUBLIC int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount,
     int rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                 comm, info, request);
     if (rc == MPI_SUCCESS) {
-        gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    NULL, NULL, 1, recvtype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, NULL, NULL, 1, recvtype, root, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -201,9 +217,9 @@ KCOLL_PUBLIC int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
     int rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                  recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                    recvcounts, displs, 1, recvtype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                               recvcounts, displs, 1, recvtype, root, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

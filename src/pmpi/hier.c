@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/params.h"
+#include "model/nodes.h"
+#include "model/select.h"
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
@@ -25,6 +28,7 @@ static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
     kcoll_hier_t *h = calloc(1, sizeof *h);
     int ok = h != NULL, *pairs = NULL, *index = NULL;
     if (h) {
+        h->refs = 1; /* the communicator's */
         h->node = h->leaders = MPI_COMM_NULL;
         PMPI_Comm_size(comm, &h->p);
         PMPI_Comm_rank(comm, &h->rank);
@@ -93,7 +97,7 @@ static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
 fail:
     free(pairs);
     free(index);
-    kcoll_hier_free(h);
+    kcoll_hier_destroy(h);
     return NULL;
 }
 
@@ -109,10 +113,35 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     return h;
 }
 
+kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
+{
+    const int mode = kcoll_call_hier_mode();
+    if (mode != 1)
+        return mode ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
+    const uint64_t gen = kcoll_params_generation_model();
+    const int sc = kcoll_size_class(bytes);
+    if (h->pick_gen != gen) {
+        memset(h->pick, -1, sizeof h->pick);
+        h->pick_gen = gen;
+    }
+    if (h->pick[c][sc] < 0) {
+        const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
+        h->pick[c][sc] = (signed char)kcoll_nodes_compose(&kcoll_tuning()->m, c, h->nn,
+                                                          h->maxpn, bytes,
+                                                          seg > 0 ? (size_t)seg : 0);
+    }
+    return h->pick[c][sc] ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
+}
+
 void kcoll_hier_free(kcoll_hier_t *h)
 {
-    if (!h)
-        return;
+    if (h)
+        kcoll_hier_release(h);
+}
+
+void kcoll_hier_destroy(kcoll_hier_t *h)
+{
+    kcoll_hreq_pool_free(h);
     if (h->node != MPI_COMM_NULL)
         PMPI_Comm_free(&h->node); /* its record and team go with it */
     if (h->leaders != MPI_COMM_NULL)
@@ -124,20 +153,28 @@ void kcoll_hier_free(kcoll_hier_t *h)
     free(h);
 }
 
-void *kcoll_hier_tmp(int count, MPI_Datatype dt, void **mem)
+void *kcoll_hier_tmp(kcoll_hreq_t *q, int count, MPI_Datatype dt)
 {
     MPI_Aint lb, extent, tlb, textent;
     PMPI_Type_get_extent(dt, &lb, &extent);
     PMPI_Type_get_true_extent(dt, &tlb, &textent);
     size_t bytes = count > 0 ? (size_t)(count - 1) * (size_t)extent + (size_t)textent : 0;
-    *mem = malloc(bytes ? bytes : 1);
-    return *mem ? (char *)*mem - tlb : NULL;
+    char *mem = kcoll_hreq_mem(q, bytes);
+    return mem ? mem - tlb : NULL;
 }
 
-int kcoll_hier_copy(const void *src, void *dst, int count, MPI_Datatype dt)
+int kcoll_hier_copy(kcoll_hreq_t *q, const kcoll_hop_t *o)
 {
-    return PMPI_Sendrecv(src, count, dt, 0, KCOLL_HIER_TAG, dst, count, dt, 0, KCOLL_HIER_TAG,
-                         MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    (void)q;
+    return PMPI_Sendrecv(o->sbuf, o->count, o->dt, 0, KCOLL_HIER_TAG, o->rbuf, o->count, o->dt,
+                         0, KCOLL_HIER_TAG, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+}
+
+int kcoll_hier_memcpy(kcoll_hreq_t *q, const kcoll_hop_t *o)
+{
+    (void)q;
+    memcpy(o->rbuf, o->sbuf, (size_t)o->rcount);
+    return MPI_SUCCESS;
 }
 
 size_t kcoll_hier_size(int count, MPI_Datatype dt)
@@ -159,61 +196,64 @@ int kcoll_hier_contiguous(const void *buf, MPI_Datatype dt, const char **at)
     return extent == size && textent == size;
 }
 
-const char *kcoll_hier_bytes(const void *buf, int count, MPI_Datatype dt, size_t b, void **mem)
+int kcoll_hier_pack(kcoll_hreq_t *q, const kcoll_hop_t *o)
 {
-    const char *at = buf;
     int pos = 0;
-    *mem = NULL;
-    if (!b || kcoll_hier_contiguous(buf, dt, &at))
-        return at;
-    if (!(*mem = malloc(b)))
-        return NULL;
-    PMPI_Pack(buf, count, dt, *mem, (int)b, &pos, MPI_COMM_SELF);
-    return *mem;
+    (void)q;
+    return PMPI_Pack(o->sbuf, o->count, o->dt, o->rbuf, o->rcount, &pos, MPI_COMM_SELF);
 }
 
-int kcoll_hier_unbytes(const char *src, size_t b, void *buf, int count, MPI_Datatype dt)
+int kcoll_hier_unpack(kcoll_hreq_t *q, const kcoll_hop_t *o)
 {
     const char *at;
     int pos = 0;
-    if (!b)
+    (void)q;
+    if (!o->rcount)
         return MPI_SUCCESS;
-    if (kcoll_hier_contiguous(buf, dt, &at)) {
-        if (at != src)
-            memmove((char *)at, src, b);
+    if (kcoll_hier_contiguous(o->rbuf, o->dt, &at)) {
+        if (at != o->sbuf)
+            memmove((char *)at, o->sbuf, (size_t)o->rcount);
         return MPI_SUCCESS;
     }
-    return PMPI_Unpack(src, (int)b, &pos, buf, count, dt, MPI_COMM_SELF);
+    return PMPI_Unpack(o->sbuf, o->rcount, &pos, o->rbuf, o->count, o->dt, MPI_COMM_SELF);
 }
 
-void kcoll_hier_blocks_free(kcoll_hier_blocks_t *k)
+const char *kcoll_hier_bytes(kcoll_hreq_t *q, const void *buf, int count, MPI_Datatype dt,
+                             size_t b, int *last)
 {
-    free(k->b);
-    free(k->at);
-    free(k->ncnt);
-    free(k->ndsp);
-    free(k->lcnt);
-    free(k->ldsp);
+    const char *at = buf;
+    if (!b || kcoll_hier_contiguous(buf, dt, &at))
+        return at;
+    char *mem = kcoll_hreq_mem(q, b);
+    if (mem)
+        *last = kcoll_hreq_add(q,
+                               (kcoll_hop_t){.kind = KCOLL_HOP_LOCAL, .where = KCOLL_HOP_SELF,
+                                             .fn = kcoll_hier_pack, .sbuf = buf, .count = count,
+                                             .dt = dt, .rbuf = mem, .rcount = (int)b},
+                               *last, -1);
+    return mem;
 }
 
-int kcoll_hier_blocks(const kcoll_hier_t *h, const int *counts, size_t uniform, size_t esize,
+int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t esize,
                       kcoll_hier_blocks_t *k)
 {
+    const kcoll_hier_t *h = kcoll_hreq_hier(q);
     const int p = h->p;
-    k->b = malloc((size_t)p * sizeof *k->b);
-    k->at = malloc((size_t)p * sizeof *k->at);
-    k->ncnt = malloc((size_t)h->nn * sizeof *k->ncnt);
-    k->ndsp = malloc((size_t)h->nn * sizeof *k->ndsp);
-    k->lcnt = malloc((size_t)h->pn * sizeof *k->lcnt);
-    k->ldsp = malloc((size_t)h->pn * sizeof *k->ldsp);
-    size_t *nsum = calloc((size_t)h->nn, sizeof *nsum);
+    k->b = kcoll_hreq_mem(q, (size_t)p * sizeof *k->b);
+    k->at = kcoll_hreq_mem(q, (size_t)p * sizeof *k->at);
+    k->ncnt = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *k->ncnt);
+    k->ndsp = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *k->ndsp);
+    k->lcnt = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *k->lcnt);
+    k->ldsp = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *k->ldsp);
+    size_t *nsum = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *nsum);
     if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp || !nsum) {
-        free(nsum);
+        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
         return -1;
     }
-    for (int q = 0; q < p; q++) {
-        k->b[q] = counts ? (size_t)(counts[q] > 0 ? counts[q] : 0) * esize : uniform;
-        nsum[h->node_of[q]] += k->b[q];
+    memset(nsum, 0, (size_t)h->nn * sizeof *nsum);
+    for (int r = 0; r < p; r++) {
+        k->b[r] = counts ? (size_t)(counts[r] > 0 ? counts[r] : 0) * esize : uniform;
+        nsum[h->node_of[r]] += k->b[r];
     }
     k->total = 0;
     for (int n = 0; n < h->nn; n++) {
@@ -223,30 +263,42 @@ int kcoll_hier_blocks(const kcoll_hier_t *h, const int *counts, size_t uniform, 
         nsum[n] = k->total - nsum[n]; /* from here: where the node's next block goes */
     }
     /* a node's ranks by local rank are its ranks in rank order */
-    for (int q = 0; q < p; q++) {
-        const int n = h->node_of[q];
-        k->at[q] = nsum[n];
-        nsum[n] += k->b[q];
+    for (int r = 0; r < p; r++) {
+        const int n = h->node_of[r];
+        k->at[r] = nsum[n];
+        nsum[n] += k->b[r];
         if (n == h->me) {
-            k->lcnt[h->lrank_of[q]] = (int)k->b[q];
-            k->ldsp[h->lrank_of[q]] = (int)(k->at[q] - (size_t)k->ndsp[n]);
+            k->lcnt[h->lrank_of[r]] = (int)k->b[r];
+            k->ldsp[h->lrank_of[r]] = (int)(k->at[r] - (size_t)k->ndsp[n]);
         }
     }
-    free(nsum);
-    return k->total <= INT_MAX ? 0 : -1;
+    if (k->total <= INT_MAX)
+        return 0;
+    kcoll_hreq_host(q, KCOLL_R_MULTINODE); /* the leaders' counts are ints */
+    return -1;
 }
 
-int kcoll_hier_barrier(const kcoll_call_t *c, MPI_Comm comm)
+kcoll_hreq_t *kcoll_hier_barrier(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm)
 {
     kcoll_hier_t *h = kcoll_comm_hier(comm);
-    int rc = MPI_SUCCESS;
-    kcoll_call_hier_begin();
+    kcoll_hreq_t *q = kcoll_hreq_new(h, c, mode, comm);
+    const kcoll_hop_t node = {.kind = KCOLL_HOP_BARRIER, .where = KCOLL_HOP_NODE};
+    const kcoll_hop_t net = {.kind = KCOLL_HOP_BARRIER, .where = KCOLL_HOP_NET};
+    int last = -1;
+    if (!q)
+        return NULL;
+    kcoll_reason_t why = kcoll_hier_pick(h, KCOLL_COLL_BARRIER, 0);
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
+    }
+    if (h->pn == 1)
+        kcoll_hreq_alone(q);
     if (h->pn > 1)
-        rc = MPI_Barrier(h->node);
-    if (rc == MPI_SUCCESS && h->lr == 0)
-        KCOLL_HIER_HOST(rc, PMPI_Barrier(h->leaders));
-    if (rc == MPI_SUCCESS && h->pn > 1)
-        rc = MPI_Barrier(h->node);
-    kcoll_call_hier_end(c, h->pn == 1, KCOLL_R_NONE);
-    return rc;
+        last = kcoll_hreq_add(q, node, last, -1);
+    if (h->lr == 0)
+        last = kcoll_hreq_add(q, net, last, -1);
+    if (h->pn > 1)
+        kcoll_hreq_add(q, node, last, -1);
+    return q;
 }

@@ -7,17 +7,17 @@
  * Gather and Allgather, and every rank passes all counts to Allgatherv
  * (Gatherv, where only the root knows them, stays with the host MPI).
  *  1. Each node gathers its ranks' blocks to its leader, in local-rank
- *     order (an on-node MPI_Gather of bytes: kcoll's gather algorithms).
- *     A rank whose datatype has gaps packs its block first.
+ *     order (an on-node gather of bytes: kcoll's gather algorithms).
+ *     A rank whose datatype has gaps packs its block first (a local step).
  *  2. The leaders gather the nodes' runs of blocks with the host MPI:
  *     MPI_Gatherv to the root's node (root a), or MPI_Allgatherv to every
  *     leader, into node-major order (node 0's ranks, then node 1's...).
  *  3. Gather: if the root does not lead its node, its leader sends it the
  *     whole (one on-node message). Allgather: each node broadcasts it from
- *     its leader (on-node MPI_Bcast).
+ *     its leader (on-node broadcast).
  *  4. The receiver puts block q where rank q's belongs (it lies at
  *     at[q] in node-major order, kcoll_hier_blocks), unpacking for
- *     datatypes with gaps.
+ *     datatypes with gaps (a local step per block).
  * Any placement of ranks on nodes, uneven nodes, any root, in place.
  * Where ranks lie in blocks per node (node-major order is rank order) and
  * the receive datatype has no gaps, the blocks land in the receive buffer
@@ -36,20 +36,24 @@
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, int scount,
-                      MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
-                      int rcount, MPI_Datatype rtype, int root)
+kcoll_hreq_t *kcoll_hier_gather(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
+                                const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                const int *rcounts, const int *rdispls, int rcount,
+                                MPI_Datatype rtype, int root)
 {
     kcoll_hier_t *h = kcoll_comm_hier(comm);
+    kcoll_hreq_t *q = kcoll_hreq_new(h, c, mode, comm);
     const int all = root < 0, is_root = h->rank == root, leader = h->lr == 0;
     const int a = all ? -1 : h->node_of[root], receives = all || is_root;
     MPI_Aint lb, rext = 0;
-    int rc = MPI_SUCCESS, rsize = 0;
-    void *pmem = NULL, *lmem = NULL, *gmem = NULL;
+    int rsize = 0, last = -1;
     char *L, *G = NULL;
     const char *mine;
-    kcoll_hier_blocks_t k = {0};
+    kcoll_hier_blocks_t k;
+    kcoll_hop_t o;
 
+    if (!q)
+        return NULL;
     if (receives) {
         PMPI_Type_get_extent(rtype, &lb, &rext);
         PMPI_Type_size(rtype, &rsize);
@@ -57,28 +61,29 @@ int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, in
     /* every block's size: the receivers' counts (Allgather(v): all know
      * them), or the one every rank's block has (Gather) */
     const size_t b = receives ? kcoll_hier_size(rcount, rtype) : kcoll_hier_size(scount, stype);
-    kcoll_call_hier_begin();
-    if (kcoll_hier_blocks(h, rcounts, b, (size_t)rsize, &k)) { /* the leaders' counts are ints */
-        kcoll_hier_blocks_free(&k);
-        kcoll_call_hier_end(c, 0, KCOLL_R_MULTINODE);
-        if (rcounts)
-            KCOLL_HIER_HOST(rc, PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, rdispls, rtype,
-                                                comm));
-        else if (all)
-            KCOLL_HIER_HOST(rc, PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-        else
-            KCOLL_HIER_HOST(rc, PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
-        return rc;
+    if (kcoll_hier_blocks(q, rcounts, b, (size_t)rsize, &k))
+        return q;
+    /* the model sizes a gather by its (mean) block */
+    kcoll_reason_t why = kcoll_hier_pick(h, !all ? KCOLL_COLL_GATHER
+                                             : rcounts ? KCOLL_COLL_ALLGATHERV
+                                                       : KCOLL_COLL_ALLGATHER,
+                                         k.total / (size_t)h->p);
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
     }
+    if (h->pn == 1)
+        kcoll_hreq_alone(q);
     const size_t mb = k.b[h->rank];
-#define DISPL(q) ((MPI_Aint)(rdispls ? rdispls[q] : (q) * rcount) * rext)
-#define COUNT(q) (rcounts ? rcounts[q] : rcount)
+#define DISPL(r) ((MPI_Aint)(rdispls ? rdispls[r] : (r) * rcount) * rext)
+#define COUNT(r) (rcounts ? rcounts[r] : rcount)
     if (!k.total) /* nothing moves */
-        goto out;
+        return q;
     if (sbuf == MPI_IN_PLACE) /* this rank's block already lies in its place */
-        mine = kcoll_hier_bytes((char *)rbuf + DISPL(h->rank), COUNT(h->rank), rtype, mb, &pmem);
+        mine = kcoll_hier_bytes(q, (char *)rbuf + DISPL(h->rank), COUNT(h->rank), rtype, mb,
+                                &last);
     else
-        mine = kcoll_hier_bytes(sbuf, scount, stype, mb, &pmem);
+        mine = kcoll_hier_bytes(q, sbuf, scount, stype, mb, &last);
     /* Direct: where node-major order is rank order, the receive datatype
      * has no gaps and the blocks follow each other in the receive buffer
      * as in node-major order, the whole lands in the receive buffer itself
@@ -86,64 +91,100 @@ int kcoll_hier_gather(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, in
      * into its place there. */
     const char *rat;
     int direct = receives && h->blocked && kcoll_hier_contiguous(rbuf, rtype, &rat);
-    for (int q = 0; direct && q < h->p; q++)
-        direct = k.b[q] == 0 || (size_t)DISPL(q) == k.at[q];
+    for (int r = 0; direct && r < h->p; r++)
+        direct = k.b[r] == 0 || (size_t)DISPL(r) == k.at[r];
     const int needs_all = all || (h->me == a && (leader || is_root));
     if (direct)
         G = (char *)rat;
     else if (needs_all)
-        G = gmem = malloc(k.total);
+        G = kcoll_hreq_mem(q, k.total);
     const int in_place_run = direct && leader && h->pn > 1;
     L = (char *)mine;
     if (in_place_run)
         L = G + k.ndsp[h->me];
     else if (leader && h->pn > 1)
-        L = lmem = malloc((size_t)k.ncnt[h->me] + 1);
+        L = kcoll_hreq_mem(q, (size_t)k.ncnt[h->me]);
     if ((!mine && mb) || !L || (needs_all && !G)) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
+        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
+        return q;
     }
     /* 1: the node's blocks at its leader */
-    if (h->pn > 1 && rcounts)
-        rc = MPI_Gatherv(leader && mine == L ? MPI_IN_PLACE : mine, (int)mb, MPI_BYTE, L, k.lcnt,
-                         k.ldsp, MPI_BYTE, 0, h->node);
-    else if (h->pn > 1)
-        rc = MPI_Gather(leader && mine == L ? MPI_IN_PLACE : mine, (int)b, MPI_BYTE, L, (int)b,
-                        MPI_BYTE, 0, h->node);
+    if (h->pn > 1) {
+        o = (kcoll_hop_t){.where = KCOLL_HOP_NODE,
+                          .sbuf = leader && mine == L ? MPI_IN_PLACE : mine,
+                          .dt = MPI_BYTE,
+                          .rbuf = L,
+                          .rdt = MPI_BYTE,
+                          .root = 0};
+        if (rcounts) {
+            o.kind = KCOLL_HOP_GATHERV;
+            o.count = (int)mb;
+            o.counts = k.lcnt;
+            o.displs = k.ldsp;
+        } else {
+            o.kind = KCOLL_HOP_GATHER;
+            o.count = o.rcount = (int)b;
+        }
+        last = kcoll_hreq_add(q, o, last, -1);
+    }
     /* 2: across the leaders, node-major */
-    if (rc == MPI_SUCCESS && leader) {
+    if (leader) {
         const void *run = L == G + k.ndsp[h->me] ? MPI_IN_PLACE : L;
-        if (all)
-            KCOLL_HIER_HOST(rc, PMPI_Allgatherv(run, k.ncnt[h->me], MPI_BYTE, G, k.ncnt, k.ndsp,
-                                                MPI_BYTE, h->leaders));
-        else if (h->me == a)
-            KCOLL_HIER_HOST(rc, PMPI_Gatherv(is_root ? run : L, k.ncnt[h->me], MPI_BYTE, G,
-                                             k.ncnt, k.ndsp, MPI_BYTE, a, h->leaders));
-        else
-            KCOLL_HIER_HOST(rc, PMPI_Gatherv(L, k.ncnt[h->me], MPI_BYTE, NULL, NULL, NULL,
-                                             MPI_BYTE, a, h->leaders));
+        o = (kcoll_hop_t){.where = KCOLL_HOP_NET,
+                          .count = k.ncnt[h->me],
+                          .dt = MPI_BYTE,
+                          .rdt = MPI_BYTE};
+        /* nodes' runs of one size (one rank per node, or even nodes):
+         * the host's plain Gather/Allgather, often faster than its v form */
+        const int same = kcoll_hier_runs_alike(&k, h->nn);
+        if (all) {
+            o.kind = same ? KCOLL_HOP_ALLGATHER : KCOLL_HOP_ALLGATHERV;
+            o.sbuf = run;
+        } else {
+            o.kind = same ? KCOLL_HOP_GATHER : KCOLL_HOP_GATHERV;
+            o.sbuf = h->me == a && is_root ? run : L;
+            o.root = a;
+        }
+        if (all || h->me == a) {
+            o.rbuf = G;
+            o.rcount = k.ncnt[0];
+            o.counts = k.ncnt;
+            o.displs = k.ndsp;
+        }
+        last = kcoll_hreq_add(q, o, last, -1);
     }
     /* 3: to the root, or to every rank of the node */
-    if (rc == MPI_SUCCESS && all && h->pn > 1) {
-        rc = MPI_Bcast(G, (int)k.total, MPI_BYTE, 0, h->node);
-    } else if (rc == MPI_SUCCESS && !all && h->me == a && h->lrank_of[root] != 0) {
-        if (leader)
-            KCOLL_HIER_HOST(rc, PMPI_Send(G, (int)k.total, MPI_BYTE, h->lrank_of[root],
-                                          KCOLL_HIER_TAG, h->node));
-        else if (is_root)
-            KCOLL_HIER_HOST(rc, PMPI_Recv(G, (int)k.total, MPI_BYTE, 0, KCOLL_HIER_TAG, h->node,
-                                          MPI_STATUS_IGNORE));
+    if (all && h->pn > 1) {
+        o = (kcoll_hop_t){.kind = KCOLL_HOP_BCAST,
+                          .where = KCOLL_HOP_NODE,
+                          .rbuf = G,
+                          .count = (int)k.total,
+                          .dt = MPI_BYTE,
+                          .root = 0};
+        last = kcoll_hreq_add(q, o, last, -1);
+    } else if (!all && h->me == a && h->lrank_of[root] != 0 && (leader || is_root)) {
+        o = (kcoll_hop_t){.kind = leader ? KCOLL_HOP_SEND : KCOLL_HOP_RECV,
+                          .where = KCOLL_HOP_SELF,
+                          .sbuf = G,
+                          .rbuf = G,
+                          .count = (int)k.total,
+                          .dt = MPI_BYTE,
+                          .peer = leader ? h->lrank_of[root] : 0};
+        last = kcoll_hreq_add(q, o, last, -1);
     }
     /* 4: every block to its place */
-    for (int q = 0; rc == MPI_SUCCESS && receives && !direct && q < h->p; q++)
-        rc = kcoll_hier_unbytes(G + k.at[q], k.b[q], (char *)rbuf + DISPL(q), COUNT(q), rtype);
+    for (int r = 0; receives && !direct && r < h->p; r++) {
+        o = (kcoll_hop_t){.kind = KCOLL_HOP_LOCAL,
+                          .where = KCOLL_HOP_SELF,
+                          .fn = kcoll_hier_unpack,
+                          .sbuf = G + k.at[r],
+                          .rcount = (int)k.b[r],
+                          .rbuf = (char *)rbuf + DISPL(r),
+                          .count = COUNT(r),
+                          .dt = rtype};
+        kcoll_hreq_add(q, o, last, -1);
+    }
 #undef DISPL
 #undef COUNT
-out:
-    kcoll_hier_blocks_free(&k);
-    free(pmem);
-    free(lmem);
-    free(gmem);
-    kcoll_call_hier_end(c, h->pn == 1, KCOLL_R_NONE);
-    return rc;
+    return q;
 }

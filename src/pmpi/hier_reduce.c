@@ -46,124 +46,177 @@ static int kcoll_hier_order_ok(const kcoll_hier_t *h, MPI_Op op)
     return h->blocked || (PMPI_Op_commutative(op, &commute) == MPI_SUCCESS && commute);
 }
 
-int kcoll_hier_reduce(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, void *rbuf,
-                      int count, MPI_Datatype dt, MPI_Op op, int root)
+kcoll_hreq_t *kcoll_hier_reduce(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
+                                const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                                MPI_Op op, int root)
 {
     kcoll_hier_t *h = kcoll_comm_hier(comm);
+    kcoll_hreq_t *q = kcoll_hreq_new(h, c, mode, comm);
     const int all = root < 0, leader = h->lr == 0, is_root = h->rank == root;
     const int a = all ? 0 : h->node_of[root];
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* this rank's vector */
-    void *acc = NULL, *mem = NULL;
+    void *acc = NULL;
     const void *have;
-    int rc = MPI_SUCCESS;
+    int last = -1;
+    const kcoll_hop_t base = {.count = count, .dt = dt, .op = op};
+    kcoll_hop_t o;
 
-    kcoll_call_hier_begin();
-    if (!kcoll_hier_order_ok(h, op)) {
-        kcoll_call_hier_end(c, 0, KCOLL_R_MULTINODE);
-        if (all)
-            KCOLL_HIER_HOST(rc, PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm));
-        else
-            KCOLL_HIER_HOST(rc, PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
-        return rc;
+    if (!q)
+        return NULL;
+    kcoll_reason_t why = kcoll_hier_order_ok(h, op) ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
+    if (!why)
+        why = kcoll_hier_pick(h, all ? KCOLL_COLL_ALLREDUCE : KCOLL_COLL_REDUCE,
+                              kcoll_hier_size(count, dt));
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
     }
+    if (h->pn == 1)
+        kcoll_hreq_alone(q);
     /* step 1: the node's result at its leader, in acc */
     if (leader && (all || is_root))
         acc = rbuf;
-    else if (leader && h->pn > 1 && !(acc = kcoll_hier_tmp(count, dt, &mem)))
-        rc = MPI_ERR_NO_MEM;
+    else if (leader && h->pn > 1 && !(acc = kcoll_hier_tmp(q, count, dt)))
+        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
     have = mine;
-    if (rc == MPI_SUCCESS && h->pn > 1) {
-        if (leader)
-            rc = MPI_Reduce(mine == acc ? MPI_IN_PLACE : mine, acc, count, dt, op, 0, h->node);
-        else
-            rc = MPI_Reduce(mine, NULL, count, dt, op, 0, h->node);
+    if (h->pn > 1) {
+        o = base;
+        o.kind = KCOLL_HOP_REDUCE;
+        o.where = KCOLL_HOP_NODE;
+        o.sbuf = leader && mine == acc ? MPI_IN_PLACE : mine;
+        o.rbuf = leader ? acc : NULL;
+        o.root = 0;
+        last = kcoll_hreq_add(q, o, last, -1);
         have = acc;
     }
     /* step 2: across the leaders */
-    if (rc == MPI_SUCCESS && leader) {
+    if (leader) {
+        o = base;
+        o.where = KCOLL_HOP_NET;
         if (all) {
-            KCOLL_HIER_HOST(rc, PMPI_Allreduce(have == rbuf ? MPI_IN_PLACE : have, rbuf, count,
-                                               dt, op, h->leaders));
-        } else if (h->me == a) {
-            /* pn == 1 here means the root is alone on its node: acc is rbuf */
-            void *dst = is_root ? rbuf : acc;
-            KCOLL_HIER_HOST(rc, PMPI_Reduce(have == dst ? MPI_IN_PLACE : have, dst, count, dt, op,
-                                            a, h->leaders));
+            o.kind = KCOLL_HOP_ALLREDUCE;
+            o.sbuf = have == rbuf ? MPI_IN_PLACE : have;
+            o.rbuf = rbuf;
         } else {
-            KCOLL_HIER_HOST(rc, PMPI_Reduce(have, NULL, count, dt, op, a, h->leaders));
+            /* pn == 1 on node a means the root is alone there: acc is rbuf */
+            void *dst = h->me != a ? NULL : is_root ? rbuf : acc;
+            o.kind = KCOLL_HOP_REDUCE;
+            o.sbuf = dst && have == dst ? MPI_IN_PLACE : have;
+            o.rbuf = dst;
+            o.root = a;
         }
+        last = kcoll_hreq_add(q, o, last, -1);
     }
     /* step 3 */
-    if (rc == MPI_SUCCESS && all && h->pn > 1) {
-        rc = MPI_Bcast(rbuf, count, dt, 0, h->node);
-    } else if (rc == MPI_SUCCESS && !all && h->me == a && h->lrank_of[root] != 0) {
-        if (leader)
-            KCOLL_HIER_HOST(rc, PMPI_Send(acc, count, dt, h->lrank_of[root], KCOLL_HIER_TAG,
-                                          h->node));
-        else if (is_root)
-            KCOLL_HIER_HOST(rc, PMPI_Recv(rbuf, count, dt, 0, KCOLL_HIER_TAG, h->node,
-                                          MPI_STATUS_IGNORE));
+    o = base;
+    if (all && h->pn > 1) {
+        o.kind = KCOLL_HOP_BCAST;
+        o.where = KCOLL_HOP_NODE;
+        o.rbuf = rbuf;
+        o.root = 0;
+        kcoll_hreq_add(q, o, last, -1);
+    } else if (!all && h->me == a && h->lrank_of[root] != 0 && (leader || is_root)) {
+        o.where = KCOLL_HOP_SELF;
+        o.kind = leader ? KCOLL_HOP_SEND : KCOLL_HOP_RECV;
+        o.sbuf = acc;
+        o.rbuf = rbuf;
+        o.peer = leader ? h->lrank_of[root] : 0;
+        kcoll_hreq_add(q, o, last, -1);
     }
-    free(mem);
-    kcoll_call_hier_end(c, h->pn == 1, KCOLL_R_NONE);
-    return rc;
+    return q;
 }
 
-int kcoll_hier_reduce_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf,
-                              void *rbuf, const int *rcounts, int rcount, MPI_Datatype dt,
-                              MPI_Op op)
+kcoll_hreq_t *kcoll_hier_reduce_scatter(const kcoll_call_t *c, kcoll_mode_t mode,
+                                        MPI_Comm comm, const void *sbuf, void *rbuf,
+                                        const int *rcounts, int rcount, MPI_Datatype dt,
+                                        MPI_Op op)
 {
     kcoll_hier_t *h = kcoll_comm_hier(comm);
+    kcoll_hreq_t *q = kcoll_hreq_new(h, c, mode, comm);
+    if (!q)
+        return NULL;
     const int p = h->p, leader = h->lr == 0;
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    int *disp = malloc((size_t)p * sizeof *disp);
-    int *lcount = malloc((size_t)h->pn * sizeof *lcount);
-    int *ldisp = malloc((size_t)h->pn * sizeof *ldisp);
-    int rc = MPI_SUCCESS, total = 0;
-    void *vec = NULL, *mem = NULL;
+    int *disp = kcoll_hreq_mem(q, (size_t)p * sizeof *disp);
+    int *lcount = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *lcount);
+    int *ldisp = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *ldisp);
+    int total = 0, last = -1;
+    void *vec = NULL;
     MPI_Aint lb, extent;
+    const kcoll_hop_t base = {.dt = dt, .op = op};
+    kcoll_hop_t o;
 
-    kcoll_call_hier_begin();
-    if (!kcoll_hier_order_ok(h, op) || !disp || !lcount || !ldisp) {
-        kcoll_call_hier_end(c, 0, KCOLL_R_MULTINODE);
-        if (rcounts)
-            KCOLL_HIER_HOST(rc, PMPI_Reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm));
-        else
-            KCOLL_HIER_HOST(rc, PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm));
-        goto out;
+    if (!kcoll_hier_order_ok(h, op)) {
+        kcoll_hreq_host(q, KCOLL_R_MULTINODE);
+        return q;
     }
-    for (int q = 0; q < p; q++) {
-        disp[q] = total;
-        total += rcounts ? rcounts[q] : rcount;
+    if (!disp || !lcount || !ldisp) {
+        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
+        return q;
+    }
+    for (int r = 0; r < p; r++) {
+        disp[r] = total;
+        total += rcounts ? rcounts[r] : rcount;
     }
     for (int i = 0; i < h->pn; i++) {
-        const int q = h->members[i];
-        lcount[i] = rcounts ? rcounts[q] : rcount;
-        ldisp[i] = disp[q];
+        const int r = h->members[i];
+        lcount[i] = rcounts ? rcounts[r] : rcount;
+        ldisp[i] = disp[r];
     }
+    /* the model sizes a Reduce_scatter by its (mean) block */
+    kcoll_reason_t why = kcoll_hier_pick(h, rcounts ? KCOLL_COLL_REDUCE_SCATTER
+                                                    : KCOLL_COLL_REDUCE_SCATTER_BLOCK,
+                                         kcoll_hier_size(total, dt) / (size_t)p);
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
+    }
+    if (h->pn == 1)
+        kcoll_hreq_alone(q);
     /* step 1: the node's whole vector at its leader (in scratch: the
      * receive buffer holds one block) */
-    if (leader && !(vec = kcoll_hier_tmp(total, dt, &mem)))
-        rc = MPI_ERR_NO_MEM;
-    if (rc == MPI_SUCCESS && h->pn > 1)
-        rc = MPI_Reduce(mine, vec, total, dt, op, 0, h->node);
-    /* step 2: every leader gets the whole result */
-    if (rc == MPI_SUCCESS && leader)
-        KCOLL_HIER_HOST(rc, PMPI_Allreduce(h->pn > 1 ? MPI_IN_PLACE : mine, vec, total, dt, op,
-                                           h->leaders));
-    /* step 3: each rank's block */
-    if (rc == MPI_SUCCESS && h->pn > 1) {
-        rc = MPI_Scatterv(vec, lcount, ldisp, dt, rbuf, lcount[h->lr], dt, 0, h->node);
-    } else if (rc == MPI_SUCCESS) {
-        PMPI_Type_get_extent(dt, &lb, &extent);
-        rc = kcoll_hier_copy((char *)vec + (MPI_Aint)disp[h->rank] * extent, rbuf,
-                             lcount[h->lr], dt);
+    if (leader && !(vec = kcoll_hier_tmp(q, total, dt)))
+        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
+    if (h->pn > 1) {
+        o = base;
+        o.kind = KCOLL_HOP_REDUCE;
+        o.where = KCOLL_HOP_NODE;
+        o.sbuf = mine;
+        o.rbuf = vec;
+        o.count = total;
+        o.root = 0;
+        last = kcoll_hreq_add(q, o, last, -1);
     }
-    kcoll_call_hier_end(c, h->pn == 1, KCOLL_R_NONE);
-out:
-    free(mem);
-    free(disp);
-    free(lcount);
-    free(ldisp);
-    return rc;
+    /* step 2: every leader gets the whole result */
+    if (leader) {
+        o = base;
+        o.kind = KCOLL_HOP_ALLREDUCE;
+        o.where = KCOLL_HOP_NET;
+        o.sbuf = h->pn > 1 ? MPI_IN_PLACE : mine;
+        o.rbuf = vec;
+        o.count = total;
+        last = kcoll_hreq_add(q, o, last, -1);
+    }
+    /* step 3: each rank's block */
+    o = base;
+    o.rbuf = rbuf;
+    if (h->pn > 1) {
+        o.kind = KCOLL_HOP_SCATTERV;
+        o.where = KCOLL_HOP_NODE;
+        o.sbuf = vec;
+        o.counts = lcount;
+        o.displs = ldisp;
+        o.rcount = lcount[h->lr];
+        o.rdt = dt;
+        o.root = 0;
+    } else {
+        PMPI_Type_get_extent(dt, &lb, &extent);
+        o.kind = KCOLL_HOP_LOCAL;
+        o.where = KCOLL_HOP_SELF;
+        o.fn = kcoll_hier_copy;
+        o.sbuf = vec ? (char *)vec + (MPI_Aint)disp[h->rank] * extent : NULL;
+        o.count = lcount[h->lr];
+    }
+    kcoll_hreq_add(q, o, last, -1);
+    return q;
 }

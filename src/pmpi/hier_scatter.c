@@ -4,14 +4,15 @@
  *
  * Every block is b bytes.
  *  1. The root lays its blocks out in node-major order (node 0's ranks,
- *     then node 1's..., packing datatypes with gaps); if it does not lead
+ *     then node 1's..., packing datatypes with gaps: local steps); if it does not lead
  *     its node a, it sends them to its leader (one on-node message, the
  *     only detour: the leaders' communicator is fixed).
  *  2. The leaders scatter the nodes' runs of blocks with the host MPI
  *     (MPI_Scatterv from node a on the leaders' communicator).
- *  3. Each node scatters its run from its leader (an on-node MPI_Scatter
- *     of bytes: kcoll's scatter algorithms); a rank whose datatype has
- *     gaps unpacks its block. With MPI_IN_PLACE the root keeps its block.
+ *  3. Each node scatters its run from its leader (an on-node scatter of
+ *     bytes: kcoll's scatter algorithms); a rank whose datatype has gaps
+ *     unpacks its block (a local step). With MPI_IN_PLACE the root keeps
+ *     its block.
  * Any placement, uneven nodes, any root. Where ranks lie in blocks per
  * node and the root's datatype has no gaps, step 1 copies nothing; a
  * rank whose receive datatype has no gaps gets its block in place.
@@ -21,35 +22,40 @@
  *   + T_net_scatterv(p b) + T_scatter_node(pn, b)
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, int scount,
-                       MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root)
+kcoll_hreq_t *kcoll_hier_scatter(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
+                                 const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                 int rcount, MPI_Datatype rtype, int root)
 {
     kcoll_hier_t *h = kcoll_comm_hier(comm);
+    kcoll_hreq_t *q = kcoll_hreq_new(h, c, mode, comm);
     const int is_root = h->rank == root, leader = h->lr == 0, a = h->node_of[root];
     const int keep = is_root && rbuf == MPI_IN_PLACE; /* the root's block stays */
     MPI_Aint lb, sext = 0;
-    int rc = MPI_SUCCESS;
-    kcoll_hier_blocks_t k = {0};
-    void *gmem = NULL, *lmem = NULL, *dmem = NULL, *pmem = NULL;
+    int last = -1;
+    kcoll_hier_blocks_t k;
     char *G = NULL, *L = NULL, *D = NULL;
+    kcoll_hop_t o;
 
+    if (!q)
+        return NULL;
     if (is_root)
         PMPI_Type_get_extent(stype, &lb, &sext);
     const size_t b = is_root ? kcoll_hier_size(scount, stype) : kcoll_hier_size(rcount, rtype);
-    kcoll_call_hier_begin();
-    if (kcoll_hier_blocks(h, NULL, b, 0, &k)) { /* the leaders' counts are ints */
-        kcoll_hier_blocks_free(&k);
-        kcoll_call_hier_end(c, 0, KCOLL_R_MULTINODE);
-        KCOLL_HIER_HOST(rc, PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
-        return rc;
+    if (kcoll_hier_blocks(q, NULL, b, 0, &k))
+        return q;
+    kcoll_reason_t why = kcoll_hier_pick(h, KCOLL_COLL_SCATTER, b);
+    if (why) {
+        kcoll_hreq_host(q, why);
+        return q;
     }
+    if (h->pn == 1)
+        kcoll_hreq_alone(q);
     if (!b)
-        goto out;
+        return q;
     /* The root's blocks are already in node-major order where that is
      * rank order and its datatype has no gaps; a rank's block lands in its
      * receive buffer itself where that has none. */
@@ -58,56 +64,91 @@ int kcoll_hier_scatter(const kcoll_call_t *c, MPI_Comm comm, const void *sbuf, i
     if (direct)
         G = (char *)sat;
     else if (is_root || (leader && h->me == a))
-        G = gmem = malloc(k.total);
+        G = kcoll_hreq_mem(q, k.total);
     if (!keep && kcoll_hier_contiguous(rbuf, rtype, &rat))
         D = (char *)rat;
     else if (!keep || !leader)
-        D = dmem = malloc(b); /* unpacked from here, or (in place) dropped */
+        D = kcoll_hreq_mem(q, b); /* unpacked from here, or (in place) dropped */
     if (is_root && leader)
         L = G + k.ndsp[h->me]; /* the node's run, in place */
     else if (leader && h->pn == 1)
         L = D;
     else if (leader)
-        L = lmem = malloc((size_t)h->pn * b);
-    if (((is_root || (leader && h->me == a)) && !G) || (leader && !L) || (!D && !(keep && leader))) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
+        L = kcoll_hreq_mem(q, (size_t)h->pn * b);
+    if (((is_root || (leader && h->me == a)) && !G) || (leader && !L) ||
+        (!D && !(keep && leader))) {
+        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
+        return q;
     }
-    /* 1: the root's blocks in node-major order, at its node's leader */
-    for (int q = 0; is_root && !direct && q < h->p; q++) {
-        const char *blk = kcoll_hier_bytes((const char *)sbuf + (MPI_Aint)q * scount * sext,
-                                           scount, stype, b, &pmem);
-        if (!blk) {
-            rc = MPI_ERR_NO_MEM;
-            break;
+    /* 1: the root's blocks in node-major order (a local step each), at
+     * its node's leader */
+    for (int r = 0; is_root && !direct && r < h->p; r++) {
+        const char *blk = (const char *)sbuf + (MPI_Aint)r * scount * sext;
+        const char *at;
+        o = (kcoll_hop_t){.kind = KCOLL_HOP_LOCAL,
+                          .where = KCOLL_HOP_SELF,
+                          .sbuf = blk,
+                          .count = scount,
+                          .dt = stype,
+                          .rbuf = G + k.at[r],
+                          .rcount = (int)b};
+        if (kcoll_hier_contiguous(blk, stype, &at)) { /* a copy of the bytes */
+            o.fn = kcoll_hier_memcpy;
+            o.sbuf = at;
+        } else {
+            o.fn = kcoll_hier_pack;
         }
-        memcpy(G + k.at[q], blk, b);
-        free(pmem);
-        pmem = NULL;
+        last = kcoll_hreq_add(q, o, last, -1);
     }
-    if (rc == MPI_SUCCESS && h->me == a && h->lrank_of[root] != 0) {
-        if (is_root)
-            KCOLL_HIER_HOST(rc, PMPI_Send(G, (int)k.total, MPI_BYTE, 0, KCOLL_HIER_TAG, h->node));
-        else if (leader)
-            KCOLL_HIER_HOST(rc, PMPI_Recv(G, (int)k.total, MPI_BYTE, h->lrank_of[root],
-                                          KCOLL_HIER_TAG, h->node, MPI_STATUS_IGNORE));
+    if (h->me == a && h->lrank_of[root] != 0 && (is_root || leader)) {
+        o = (kcoll_hop_t){.kind = is_root ? KCOLL_HOP_SEND : KCOLL_HOP_RECV,
+                          .where = KCOLL_HOP_SELF,
+                          .sbuf = G,
+                          .rbuf = G,
+                          .count = (int)k.total,
+                          .dt = MPI_BYTE,
+                          .peer = is_root ? 0 : h->lrank_of[root]};
+        last = kcoll_hreq_add(q, o, last, -1);
     }
     /* 2: across the leaders */
-    if (rc == MPI_SUCCESS && leader)
-        KCOLL_HIER_HOST(rc, PMPI_Scatterv(G, k.ncnt, k.ndsp, MPI_BYTE,
-                                          is_root ? MPI_IN_PLACE : L, k.ncnt[h->me], MPI_BYTE,
-                                          a, h->leaders));
+    if (leader) {
+        o = (kcoll_hop_t){.kind = kcoll_hier_runs_alike(&k, h->nn) ? KCOLL_HOP_SCATTER
+                                                                    : KCOLL_HOP_SCATTERV,
+                          .where = KCOLL_HOP_NET,
+                          .sbuf = G,
+                          .count = k.ncnt[0],
+                          .counts = k.ncnt,
+                          .displs = k.ndsp,
+                          .dt = MPI_BYTE,
+                          .rbuf = is_root ? MPI_IN_PLACE : L,
+                          .rcount = k.ncnt[h->me],
+                          .rdt = MPI_BYTE,
+                          .root = a};
+        last = kcoll_hreq_add(q, o, last, -1);
+    }
     /* 3: inside the node */
-    if (rc == MPI_SUCCESS && h->pn > 1)
-        rc = MPI_Scatter(L, (int)b, MPI_BYTE, keep && leader ? MPI_IN_PLACE : D, (int)b, MPI_BYTE,
-                         0, h->node);
-    if (rc == MPI_SUCCESS && !keep) /* a node of one: the block is in L */
-        rc = kcoll_hier_unbytes(h->pn == 1 ? L : D, b, rbuf, rcount, rtype);
-out:
-    kcoll_hier_blocks_free(&k);
-    free(gmem);
-    free(lmem);
-    free(dmem);
-    kcoll_call_hier_end(c, h->pn == 1, KCOLL_R_NONE);
-    return rc;
+    if (h->pn > 1) {
+        o = (kcoll_hop_t){.kind = KCOLL_HOP_SCATTER,
+                          .where = KCOLL_HOP_NODE,
+                          .sbuf = L,
+                          .count = (int)b,
+                          .dt = MPI_BYTE,
+                          .rbuf = keep && leader ? MPI_IN_PLACE : D,
+                          .rcount = (int)b,
+                          .rdt = MPI_BYTE,
+                          .root = 0};
+        last = kcoll_hreq_add(q, o, last, -1);
+    }
+    if (!keep) { /* a node of one: the block is in L */
+        o = (kcoll_hop_t){.kind = KCOLL_HOP_LOCAL,
+                          .where = KCOLL_HOP_SELF,
+                          .fn = kcoll_hier_unpack,
+                          .sbuf = h->pn == 1 ? L : D,
+                          .rcount = (int)b,
+                          .rbuf = rbuf,
+                          .count = rcount,
+                          .dt = rtype};
+        kcoll_hreq_add(q, o, last, -1);
+    }
+    return q;
 }

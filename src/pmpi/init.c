@@ -17,7 +17,9 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
+#include "xfer/direct.h"
 
 /* 0: not set up, 1: ready, 2: finalized */
 static _Atomic int kcoll_state;
@@ -42,6 +44,7 @@ static void kcoll_startup(int collective)
         return;
     }
     kcoll_progress_hook_init();
+    kcoll_call_outer_set(kcoll_hier_progress, kcoll_hier_pending); /* composed collectives */
     /* the keyval itself is freed at once: the attribute keeps it alive
      * until MPI_Finalize deletes it (MPI: freeing a keyval in use only
      * marks it) */
@@ -134,6 +137,7 @@ static void kcoll_end(void)
     kcoll_requests_handed_back();
     kcoll_requests_finalize();
     kcoll_teams_finalize();
+    kcoll_direct_fini(); /* peers' memory this process mapped */
     kcoll_dtype_finalize();
 }
 

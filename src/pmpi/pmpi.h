@@ -68,16 +68,44 @@ void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
 #define KCOLL_PMPI_DONE 1
 #define KCOLL_PMPI_HIER 2
 int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc);
-/* The same for a large-count (_c) call: KCOLL_PMPI_DONE or
- * KCOLL_PMPI_HOST; a communicator that spans nodes hands it to the host
- * MPI whole (counted mpi:multinode: the composed forms take int counts). */
-int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc);
-/* Start a non-blocking call through kcoll if it takes it: 1 with *request
- * set and the MPI result in *rc, or 0 when the host MPI must do it. */
+/* Start a non-blocking call through kcoll if it takes it: KCOLL_PMPI_DONE
+ * with *request set and the MPI result in *rc, KCOLL_PMPI_HOST, or
+ * KCOLL_PMPI_HIER as above. */
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
 /* A persistent request the host made (request): decide once whether kcoll
- * runs its starts. */
-void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
+ * runs its starts (KCOLL_PMPI_DONE, or KCOLL_PMPI_HOST: recorded), or
+ * KCOLL_PMPI_HIER: nothing recorded, the caller hands its composed form
+ * to kcoll_hier_persistent. */
+int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
+/* The same for the large-count (_c) forms: KCOLL_PMPI_DONE or
+ * KCOLL_PMPI_HOST; a communicator that spans nodes hands them to the host
+ * MPI whole (counted mpi:multinode: the composed forms take int counts). */
+int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc);
+int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
+void kcoll_pmpi_persistent_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
+/* Start a call on a node communicator as a kcoll request with no handle
+ * of its own (a composed collective's on-node phase): KCOLL_PMPI_DONE
+ * with *rc (MPI_SUCCESS: started, done(r, ctx) is called when it
+ * completes; else it failed), or KCOLL_PMPI_HOST: the host MPI must do it
+ * (counted). */
+int kcoll_pmpi_istart(const kcoll_call_t *c, MPI_Comm comm,
+                      void (*done)(kcoll_req_t *r, void *ctx), void *ctx, int *rc);
+/* The descriptions of the intercepted calls (bcast.c, reduce.c,
+ * gather.c, scatter.c), as their entry points make them. */
+void kcoll_pmpi_bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Datatype datatype,
+                           int root, MPI_Comm comm);
+void kcoll_pmpi_reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll,
+                            const void *sendbuf, void *recvbuf, int64_t count,
+                            const void *recvcounts, int wide, MPI_Datatype datatype, MPI_Op mop,
+                            int root, MPI_Comm comm);
+void kcoll_pmpi_gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
+                            int64_t sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int64_t recvcount, const void *recvcounts, const void *displs,
+                            int wide, MPI_Datatype recvtype, int root, MPI_Comm comm);
+void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
+                             int64_t sendcount, const void *sendcounts, const void *displs,
+                             int wide, MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
+                             MPI_Datatype recvtype, int root, MPI_Comm comm);
 /* Complete a host MPI request q started in place of a blocking
  * point-to-point call (rc: the result of starting it), advancing kcoll's
  * requests meanwhile (pmpi/blocking.c). */
@@ -85,11 +113,22 @@ int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status);
 /* Is there a host progress hook that advances kcoll's requests inside the
  * host's own waiting (pmpi/progress.c)? */
 int kcoll_progress_hook_active(void);
+/* Composed collectives started and not completed (pmpi/hier_req.c). */
+int kcoll_hier_pending(void);
 /* Must this process advance its kcoll requests itself around a blocking
- * host call? (requests pending, and no hook) */
+ * host collective? (requests pending, and no hook) */
 static inline int kcoll_must_drive(void)
 {
     return kcoll_pending() && !kcoll_progress_hook_active();
+}
+/* Must a blocking point-to-point call run as its non-blocking form,
+ * waited for in a loop that advances kcoll's requests? Where there is no
+ * hook: while kcoll requests are pending, and while composed collectives
+ * are (their operations are MPI calls, which the helper thread must not
+ * make). */
+static inline int kcoll_must_loop(void)
+{
+    return !kcoll_progress_hook_active() && (kcoll_pending() || kcoll_hier_pending());
 }
 /* Around a blocking host collective: when kcoll_must_drive, a helper
  * thread advances kcoll's requests until kcoll_drive_end (pmpi/drive.c).

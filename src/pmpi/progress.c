@@ -12,8 +12,18 @@
  * advance in kcoll's and the completion calls (pmpi/request.c) and through
  * the poll and wait functions of their generalized-request class.
  *
+ * Composed collectives across nodes (pmpi/hier_req.c) advance here too:
+ * their operations are MPI calls (a host non-blocking collective on the
+ * leaders' communicator, PMPI_Test), made from inside Open MPI's progress
+ * loop, where Open MPI's own non-blocking collectives (libnbc) start their
+ * point-to-point operations as well. So a rank blocked in any Open MPI
+ * call (a host collective on another communicator included) still starts
+ * its part of a composed collective that its peers wait for.
+ *
  * The callback does nothing while no kcoll request is pending, and
- * kcoll_progress does not recurse into itself.
+ * neither kcoll_progress nor the composed requests' progress recurse into
+ * themselves (the MPI calls they make run Open MPI's progress loop, and
+ * with it this callback, again).
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -27,7 +37,7 @@ static kcoll_host_register_t kcoll_host_unregister;
 
 static int kcoll_host_progress_cb(void)
 {
-    return kcoll_pending() ? kcoll_progress() : 0;
+    return kcoll_pending() || kcoll_hier_pending() ? kcoll_progress() : 0;
 }
 
 /* A function pointer from dlsym (ISO C has no cast between object and

@@ -8,9 +8,9 @@
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-static void reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, const void *sendbuf,
-                        void *recvbuf, int64_t count, const void *recvcounts, int wide,
-                        MPI_Datatype datatype, MPI_Op mop, int root, MPI_Comm comm)
+void kcoll_pmpi_reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, const void *sendbuf,
+                            void *recvbuf, int64_t count, const void *recvcounts, int wide,
+                            MPI_Datatype datatype, MPI_Op mop, int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = sendbuf == MPI_IN_PLACE;
@@ -29,11 +29,15 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op, root,
-                comm);
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype,
+                           op, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_reduce(&c, comm, sendbuf, recvbuf, count, datatype, op, root);
+        if (kcoll_hier_blocking(kcoll_hier_reduce(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, recvbuf,
+                                                  count, datatype, op, root),
+                                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -46,11 +50,15 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op, 0,
-                comm);
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
+                           datatype, op, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_reduce(&c, comm, sendbuf, recvbuf, count, datatype, op, -1);
+        if (kcoll_hier_blocking(kcoll_hier_reduce(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, recvbuf,
+                                                  count, datatype, op, -1),
+                                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -63,12 +71,15 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 0,
-                datatype, op, 0, comm);
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
+                           NULL, 0, datatype, op, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_reduce_scatter(&c, comm, sendbuf, recvbuf, NULL, recvcount,
-                                         datatype, op);
+        if (kcoll_hier_blocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf,
+                                                          recvbuf, NULL, recvcount, datatype, op),
+                                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -81,12 +92,15 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0, datatype,
-                op, 0, comm);
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0,
+                           datatype, op, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_reduce_scatter(&c, comm, sendbuf, recvbuf, recvcounts, 0,
-                                         datatype, op);
+        if (kcoll_hier_blocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf,
+                                                          recvbuf, recvcounts, 0, datatype, op),
+                                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -99,10 +113,17 @@ KCOLL_PUBLIC int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op, root,
-                comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype,
+                           op, root, comm);
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_reduce(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                     recvbuf, count, datatype, op, root),
+                                   comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
@@ -113,10 +134,17 @@ KCOLL_PUBLIC int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op, 0,
-                comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
+                           datatype, op, 0, comm);
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_reduce(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                     recvbuf, count, datatype, op, -1),
+                                   comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -127,10 +155,18 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, i
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 0,
-                datatype, op, 0, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
+                           NULL, 0, datatype, op, 0, comm);
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_NONBLOCKING, comm,
+                                                             sendbuf, recvbuf, NULL, recvcount,
+                                                             datatype, op),
+                                   comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
@@ -141,10 +177,18 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const i
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0, datatype,
-                op, 0, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0,
+                           datatype, op, 0, comm);
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_NONBLOCKING, comm,
+                                                             sendbuf, recvbuf, recvcounts, 0,
+                                                             datatype, op),
+                                   comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
@@ -157,9 +201,12 @@ KCOLL_PUBLIC int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
     kcoll_op_t kop;
     int rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op,
-                    root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0,
+                               datatype, op, root, comm);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_reduce(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                    recvbuf, count, datatype, op, root),
+                                  *request);
     }
     return rc;
 }
@@ -172,9 +219,12 @@ KCOLL_PUBLIC int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int coun
     kcoll_op_t kop;
     int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, datatype, op,
-                    0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
+                               datatype, op, 0, comm);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_reduce(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                    recvbuf, count, datatype, op, -1),
+                                  *request);
     }
     return rc;
 }
@@ -188,9 +238,13 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbu
     int rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                             info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 0,
-                    datatype, op, 0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
+                               recvcount, NULL, 0, datatype, op, 0, comm);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_PERSISTENT, comm,
+                                                            sendbuf, recvbuf, NULL, recvcount,
+                                                            datatype, op),
+                                  *request);
     }
     return rc;
 }
@@ -204,9 +258,13 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
     int rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
                                       request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0,
-                    datatype, op, 0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
+                               0, datatype, op, 0, comm);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_PERSISTENT, comm,
+                                                            sendbuf, recvbuf, recvcounts, 0,
+                                                            datatype, op),
+                                  *request);
     }
     return rc;
 }
@@ -219,8 +277,8 @@ KCOLL_PUBLIC int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op, root,
-                comm);
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype,
+                           op, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm));
@@ -232,8 +290,8 @@ KCOLL_PUBLIC int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count c
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op, 0,
-                comm);
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1,
+                           datatype, op, 0, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm));
@@ -246,8 +304,8 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 1,
-                datatype, op, 0, comm);
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
+                           NULL, 1, datatype, op, 0, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(
@@ -261,8 +319,8 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1, datatype,
-                op, 0, comm);
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1,
+                           datatype, op, 0, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm));
@@ -275,9 +333,9 @@ KCOLL_PUBLIC int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count cou
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op, root,
-                comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype,
+                           op, root, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
@@ -289,9 +347,9 @@ KCOLL_PUBLIC int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count 
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op, 0,
-                comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1,
+                           datatype, op, 0, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
@@ -303,9 +361,9 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, 1,
-                datatype, op, 0, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
+                           NULL, 1, datatype, op, 0, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                         request);
@@ -318,9 +376,9 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
-    reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1, datatype,
-                op, 0, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1,
+                           datatype, op, 0, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
@@ -334,9 +392,9 @@ KCOLL_PUBLIC int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count
     kcoll_op_t kop;
     int rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype, op,
-                    root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1,
+                               datatype, op, root, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -349,9 +407,9 @@ KCOLL_PUBLIC int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Co
     kcoll_op_t kop;
     int rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1, datatype,
-                    op, 0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1,
+                               datatype, op, 0, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -366,9 +424,9 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recv
     int rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                               info, request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
-                    1, datatype, op, 0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
+                               recvcount, NULL, 1, datatype, op, 0, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -383,9 +441,9 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
     int rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
                                         request);
     if (rc == MPI_SUCCESS) {
-        reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1,
-                    datatype, op, 0, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
+                               1, datatype, op, 0, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "pmpi/hier.h"
 #include "pmpi/request.h"
 
 /* ---------------------------------------------------------------------- */
@@ -87,16 +88,11 @@ static void kcoll_greq_complete(kcoll_greq_t *g)
     kcoll_greq_unref(g);
 }
 
-/* The call layer's completion callback: complete the generalized request
- * (or, on the helper thread, hand it back). */
-static void kcoll_greq_done(kcoll_req_t *r, void *ctx)
+/* The collective behind g has completed with the MPI result err: complete
+ * the generalized request (or, on the helper thread, hand it back). */
+static void kcoll_greq_finish(kcoll_greq_t *g, int err)
 {
-    kcoll_greq_t *g = ctx;
-    kcoll_status_t st = kcoll_req_status(r);
-    g->err = MPI_SUCCESS;
-    if (st != KCOLL_OK) {
-        g->err = kcoll_report(kcoll_req_coll(r), "", st, kcoll_req_error(r));
-    }
+    g->err = err;
     /* release: err is visible to whoever acquires done */
     atomic_store_explicit(&g->done, 1, memory_order_release);
     if (kcoll_drive_in_helper()) {
@@ -107,6 +103,22 @@ static void kcoll_greq_done(kcoll_req_t *r, void *ctx)
         return;
     }
     kcoll_greq_complete(g);
+}
+
+/* The call layer's completion callback. */
+static void kcoll_greq_done(kcoll_req_t *r, void *ctx)
+{
+    kcoll_status_t st = kcoll_req_status(r);
+    kcoll_greq_finish(ctx, st == KCOLL_OK ? MPI_SUCCESS
+                                          : kcoll_report(kcoll_req_coll(r), "", st,
+                                                         kcoll_req_error(r)));
+}
+
+/* A composed collective's (pmpi/hier_req.c): it is not needed any more. */
+static void kcoll_greq_hier_done(kcoll_hreq_t *q, void *ctx)
+{
+    kcoll_greq_finish(ctx, kcoll_hreq_result(q));
+    kcoll_hreq_free(q);
 }
 
 void kcoll_requests_handed_back(void)
@@ -141,41 +153,69 @@ static int kcoll_greq_wait(int count, void **states, double timeout, MPI_Status 
     (void)status;
     kcoll_pause_init(&pause);
     for (int i = 0; i < count; i++)
-        /* acquire: pairs with the release in kcoll_greq_done */
+        /* acquire: pairs with the release in kcoll_greq_finish */
         while (!atomic_load_explicit(&((kcoll_greq_t *)states[i])->done, memory_order_acquire))
             kcoll_pause_unless(&pause, kcoll_progress());
     return MPI_SUCCESS;
 }
 #endif
 
-int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request)
+/* A generalized request of the host MPI for a collective kcoll runs, or
+ * NULL when the host cannot make one. */
+static kcoll_greq_t *kcoll_greq_make(void)
 {
     kcoll_greq_t *g = calloc(1, sizeof *g);
-    int rc = MPI_ERR_NO_MEM;
-    if (g) {
-        atomic_init(&g->refs, 2);
+    if (!g)
+        return NULL;
+    atomic_init(&g->refs, 2);
 #ifdef KCOLL_HAVE_MPIX_GREQUEST
-        rc = PMPIX_Grequest_class_allocate(kcoll_greq_class, g, &g->handle);
+    int rc = PMPIX_Grequest_class_allocate(kcoll_greq_class, g, &g->handle);
 #else
-        rc = PMPI_Grequest_start(kcoll_greq_query, kcoll_greq_free, kcoll_greq_cancel, g,
+    int rc = PMPI_Grequest_start(kcoll_greq_query, kcoll_greq_free, kcoll_greq_cancel, g,
                                  &g->handle);
 #endif
-    }
     if (rc != MPI_SUCCESS) {
         free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static const char kcoll_greq_none[] = "no generalized request for a non-blocking collective";
+
+int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request)
+{
+    kcoll_greq_t *g = kcoll_greq_make();
+    if (!g) {
         /* prepared, not started: every rank started it, so it must run;
          * run it here, then report the failure of the handle */
         kcoll_coll_t coll = kcoll_req_coll(r);
         kcoll_req_start(r, NULL, NULL);
         kcoll_req_wait(r);
         kcoll_req_release(r);
-        return kcoll_fail(comm, coll, KCOLL_ERR_NOMEM,
-                          "no generalized request for a non-blocking collective");
+        return kcoll_fail(comm, coll, KCOLL_ERR_NOMEM, kcoll_greq_none);
     }
     *request = g->handle;
     kcoll_req_detach(r);
     kcoll_req_start(r, kcoll_greq_done, g);
     return MPI_SUCCESS;
+}
+
+int kcoll_hier_nonblocking(kcoll_hreq_t *q, MPI_Comm comm, MPI_Request *request, int *rc)
+{
+    if (!q || kcoll_hreq_handed(q))
+        return kcoll_hier_blocking(q, rc); /* the failure, or the host's call (0) */
+    kcoll_greq_t *g = kcoll_greq_make();
+    if (!g) { /* every rank started it: run it here, then report the handle's failure */
+        kcoll_coll_t coll = kcoll_hreq_call(q)->coll;
+        kcoll_hier_blocking(q, rc);
+        *rc = kcoll_fail(comm, coll, KCOLL_ERR_NOMEM, kcoll_greq_none);
+        return 1;
+    }
+    *request = g->handle;
+    *rc = MPI_SUCCESS;
+    kcoll_hreq_start(q, kcoll_greq_hier_done, g);
+    return 1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -184,7 +224,8 @@ int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request)
 typedef struct kcoll_plan {
     struct kcoll_plan *next;
     uint64_t key;          /* the handle's bits */
-    kcoll_req_t *r;        /* NULL: the host runs the starts */
+    kcoll_req_t *r;        /* kcoll runs the starts (or hq does), or both NULL: the host */
+    kcoll_hreq_t *hq;      /* a composed collective (pmpi/hier_req.c) runs them */
     kcoll_call_t call;     /* the host's starts are counted from it */
     kcoll_reason_t why;    /* why the host does (counted at every start) */
     int active;            /* started by kcoll and not yet completed by the user */
@@ -208,7 +249,8 @@ static _Atomic int kcoll_nactive_plans;
 static int kcoll_host_only(void)
 {
     /* relaxed: see kcoll_nactive_plans */
-    return !kcoll_pending() && !atomic_load_explicit(&kcoll_nactive_plans, memory_order_relaxed);
+    return !kcoll_pending() && !kcoll_hier_pending() &&
+           !atomic_load_explicit(&kcoll_nactive_plans, memory_order_relaxed);
 }
 
 static uint64_t kcoll_handle_key(MPI_Request h)
@@ -239,17 +281,13 @@ static kcoll_plan_t *kcoll_plan_active(MPI_Request h)
     return pl && pl->active ? pl : NULL;
 }
 
-void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
-                    kcoll_reason_t why)
+static kcoll_plan_t *kcoll_plan_new(MPI_Request handle, const kcoll_call_t *c,
+                                     kcoll_reason_t why)
 {
     kcoll_plan_t *pl = calloc(1, sizeof *pl);
-    if (!pl) {
-        if (r)
-            kcoll_req_release(r); /* prepared, never started: the host runs the starts */
-        return;
-    }
+    if (!pl)
+        return NULL;
     pl->key = kcoll_handle_key(handle);
-    pl->r = r;
     pl->call = *c;
     pl->call.op = NULL; /* the caller's; only the sizes are needed to count the starts */
     pl->why = why;
@@ -259,6 +297,29 @@ void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
     pthread_mutex_unlock(&kcoll_plans_lock);
     /* relaxed: a hint, ordering nothing */
     atomic_fetch_add_explicit(&kcoll_nplans, 1, memory_order_relaxed);
+    return pl;
+}
+
+void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
+                    kcoll_reason_t why)
+{
+    kcoll_plan_t *pl = kcoll_plan_new(handle, c, why);
+    if (pl)
+        pl->r = r;
+    else if (r)
+        kcoll_req_release(r); /* prepared, never started: the host runs the starts */
+}
+
+void kcoll_hier_persistent(kcoll_hreq_t *q, MPI_Request request)
+{
+    if (!q) /* out of memory: the host runs the starts, uncounted */
+        return;
+    kcoll_plan_t *pl = kcoll_plan_new(request, kcoll_hreq_call(q), kcoll_hreq_handed(q));
+    if (pl && !kcoll_hreq_handed(q)) {
+        pl->hq = q;
+        return;
+    }
+    kcoll_hreq_free(q);
 }
 
 static void kcoll_plan_remove(kcoll_plan_t *pl)
@@ -302,6 +363,14 @@ static int kcoll_plan_finish(kcoll_plan_t *pl, MPI_Status *status)
     return pl->err;
 }
 
+static void kcoll_plan_hier_done(kcoll_hreq_t *q, void *ctx)
+{
+    kcoll_plan_t *pl = ctx;
+    pl->err = kcoll_hreq_result(q);
+    /* release: err is visible to whoever acquires done */
+    atomic_store_explicit(&pl->done, 1, memory_order_release);
+}
+
 /* Advance until the plan's start has completed. */
 static void kcoll_plan_wait(kcoll_plan_t *pl)
 {
@@ -317,7 +386,7 @@ static int kcoll_start_one(MPI_Request *request)
     kcoll_plan_t *pl = kcoll_plan_find(*request);
     if (!pl)
         return PMPI_Start(request);
-    if (!pl->r) {
+    if (!pl->r && !pl->hq) {
         kcoll_call_host(&pl->call, KCOLL_MODE_PERSISTENT, pl->why);
         return PMPI_Start(request);
     }
@@ -326,7 +395,10 @@ static int kcoll_start_one(MPI_Request *request)
     pl->active = 1;
     /* relaxed: see kcoll_nactive_plans */
     atomic_fetch_add_explicit(&kcoll_nactive_plans, 1, memory_order_relaxed);
-    kcoll_req_start(pl->r, kcoll_plan_done, pl);
+    if (pl->hq)
+        kcoll_hreq_start(pl->hq, kcoll_plan_hier_done, pl);
+    else
+        kcoll_req_start(pl->r, kcoll_plan_done, pl);
     return MPI_SUCCESS;
 }
 
@@ -359,6 +431,7 @@ KCOLL_PUBLIC int MPI_Request_free(MPI_Request *request)
         kcoll_plan_remove(pl);
         if (pl->r)
             kcoll_req_release(pl->r);
+        kcoll_hreq_free(pl->hq);
         free(pl);
     }
     return PMPI_Request_free(request);
@@ -628,6 +701,8 @@ void kcoll_requests_finalize(void)
             kcoll_plans[b] = pl->next;
             if (pl->r && !pl->active)
                 kcoll_req_release(pl->r);
+            if (!pl->active)
+                kcoll_hreq_free(pl->hq);
             free(pl);
         }
     atomic_store_explicit(&kcoll_nplans, 0, memory_order_relaxed); /* relaxed: a hint */

@@ -104,9 +104,9 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
     return KCOLL_R_INVALID;
 }
 
-/* Hand a blocking or non-blocking call to the call layer: 0 when the host
- * MPI must do it; 1 with *rc when it failed; 2 with *r to run or start;
- * 3 when it runs hierarchically (blocking calls only). */
+/* Hand a call to the call layer: 0 when the host MPI must do it; 1 with
+ * *rc when it failed; 2 with *r to run or start; 3 when it runs
+ * hierarchically (composed: pmpi/hier.h). */
 static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode,
                            kcoll_req_t **r, int *rc)
 {
@@ -146,39 +146,78 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
     return KCOLL_PMPI_DONE;
 }
 
-int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc)
+/* A large-count call on a communicator that spans nodes: the host MPI
+ * (the composed forms take int counts). */
+static int kcoll_pmpi_not_composed(const kcoll_call_t *c, kcoll_mode_t mode, int took)
 {
-    int took = kcoll_pmpi_blocking(c, comm, rc);
     if (took != KCOLL_PMPI_HIER)
         return took;
-    kcoll_call_host(c, KCOLL_MODE_BLOCKING, KCOLL_R_MULTINODE);
+    kcoll_call_host(c, mode, KCOLL_R_MULTINODE);
     return KCOLL_PMPI_HOST;
+}
+
+int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc)
+{
+    return kcoll_pmpi_not_composed(c, KCOLL_MODE_BLOCKING, kcoll_pmpi_blocking(c, comm, rc));
 }
 
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
 {
     kcoll_req_t *r;
-    int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, &r, rc);
-    if (took == 2)
-        *rc = kcoll_greq_start(r, comm, request);
-    return took != 0;
+    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, &r, rc)) {
+    case 1: return KCOLL_PMPI_DONE;
+    case 2: *rc = kcoll_greq_start(r, comm, request); return KCOLL_PMPI_DONE;
+    case 3: return KCOLL_PMPI_HIER;
+    default: return KCOLL_PMPI_HOST;
+    }
 }
 
-void kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
+int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
+{
+    return kcoll_pmpi_not_composed(c, KCOLL_MODE_NONBLOCKING,
+                                   kcoll_pmpi_nonblocking(c, comm, request, rc));
+}
+
+int kcoll_pmpi_istart(const kcoll_call_t *c, MPI_Comm comm,
+                      void (*done)(kcoll_req_t *r, void *ctx), void *ctx, int *rc)
+{
+    kcoll_req_t *r;
+    *rc = MPI_SUCCESS;
+    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, &r, rc)) {
+    case 1: return KCOLL_PMPI_DONE;
+    case 2:
+        kcoll_req_detach(r);
+        kcoll_req_start(r, done, ctx);
+        return KCOLL_PMPI_DONE;
+    default: return KCOLL_PMPI_HOST;
+    }
+}
+
+int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
 {
     kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, comm);
     kcoll_req_t *r = NULL;
     char err[256];
     if (host_why == KCOLL_R_DISABLED && !kcoll_ready())
-        return; /* kcoll keeps no plans (nor statistics) outside MPI_Init..MPI_Finalize */
+        return KCOLL_PMPI_HOST; /* kcoll keeps no plans (nor statistics) outside MPI_Init..MPI_Finalize */
     /* the starts are counted, not the initialization (pmpi/request.c) */
     if (host_why == KCOLL_R_NONE) {
         kcoll_team_t *team = kcoll_pmpi_team(c, comm, KCOLL_MODE_PERSISTENT, &why);
-        if (kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r, &host_why, err,
-                               sizeof err) != KCOLL_CALL_KCOLL)
-            r = NULL;
+        switch (kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r, &host_why, err,
+                                   sizeof err)) {
+        case KCOLL_CALL_HIER: return KCOLL_PMPI_HIER;
+        case KCOLL_CALL_KCOLL: break;
+        default: r = NULL;
+        }
     }
     kcoll_plan_add(request, r, c, host_why);
+    return r ? KCOLL_PMPI_DONE : KCOLL_PMPI_HOST;
+}
+
+void kcoll_pmpi_persistent_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
+{
+    if (kcoll_pmpi_persistent(c, comm, request) == KCOLL_PMPI_HIER)
+        kcoll_plan_add(request, NULL, c, KCOLL_R_MULTINODE);
 }
 
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)

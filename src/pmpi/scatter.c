@@ -6,10 +6,10 @@
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
-static void scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
-                         int64_t sendcount, const void *sendcounts, const void *displs, int wide,
-                         MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm)
+void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
+                             int64_t sendcount, const void *sendcounts, const void *displs,
+                             int wide, MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
+                             MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     kcoll_pmpi_describe(c, coll, root, comm);
     c->in_place = recvbuf == MPI_IN_PLACE;
@@ -26,12 +26,16 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
-        return kcoll_hier_scatter(&c, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                  recvtype, root);
+        if (kcoll_hier_blocking(kcoll_hier_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf,
+                                                   sendcount, sendtype, recvbuf, recvcount,
+                                                   recvtype, root),
+                                &rc))
+            return rc;
+        break;
     case KCOLL_PMPI_DONE:
         return rc;
     }
@@ -45,8 +49,8 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
@@ -59,10 +63,18 @@ KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
-        return rc;
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
+    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
+    case KCOLL_PMPI_HIER:
+        if (kcoll_hier_nonblocking(kcoll_hier_scatter(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
+                                                      sendcount, sendtype, recvbuf, recvcount,
+                                                      recvtype, root),
+                                   comm, request, &rc))
+            return rc;
+        break;
+    case KCOLL_PMPI_DONE: return rc;
+    }
     return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                          request);
 }
@@ -74,8 +86,8 @@ KCOLL_PUBLIC int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], cons
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
@@ -91,9 +103,13 @@ KCOLL_PUBLIC int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Dataty
     int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                comm, info, request);
     if (rc == MPI_SUCCESS) {
-        scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype, recvbuf,
-                     recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
+                                recvbuf, recvcount, recvtype, root, comm);
+        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_scatter(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
+                                                     sendcount, sendtype, recvbuf, recvcount,
+                                                     recvtype, root),
+                                  *request);
     }
     return rc;
 }
@@ -107,8 +123,8 @@ KCOLL_PUBLIC int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
     int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                 recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype, recvbuf,
-                     recvcount, recvtype, root, comm);
+        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0,
+                                sendtype, recvbuf, recvcount, recvtype, root, comm);
         kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
@@ -122,8 +138,8 @@ KCOLL_PUBLIC int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -137,8 +153,8 @@ KCOLL_PUBLIC int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking_c(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf,
@@ -151,9 +167,9 @@ KCOLL_PUBLIC int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm, request);
@@ -166,9 +182,9 @@ KCOLL_PUBLIC int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts
 {
     kcoll_call_t c;
     int rc;
-    scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype, recvbuf,
-                 recvcount, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
+    kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm);
+    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
         return rc;
     return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                             root, comm, request);
@@ -184,9 +200,9 @@ KCOLL_PUBLIC int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount,
     int rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                  comm, info, request);
     if (rc == MPI_SUCCESS) {
-        scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
-                     recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
+                                recvbuf, recvcount, recvtype, root, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -201,9 +217,9 @@ KCOLL_PUBLIC int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendco
     int rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                   recvtype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
-        scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
-                     recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1,
+                                sendtype, recvbuf, recvcount, recvtype, root, comm);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

@@ -21,14 +21,16 @@
 static int kcoll_tuning_read(kcoll_tuning_t *t, char *err, size_t errlen)
 {
     const char *file = kcoll_param_str(KCOLL_P_TUNING);
-    memset(t, 0, sizeof *t);
-    kcoll_machine_defaults(&t->m);
+    kcoll_tuning_defaults(t);
     if (!file || !*file) {
         if (access(KCOLL_TUNING_DEFAULT, R_OK) != 0)
             return 0;
         file = KCOLL_TUNING_DEFAULT;
     }
-    return kcoll_tuning_load(file, t, err, errlen);
+    if (kcoll_tuning_load(file, t, err, errlen) == 0)
+        return 0;
+    kcoll_tuning_defaults(t); /* the file's half-read values are not used */
+    return -1;
 }
 
 void kcoll_tuning_startup(int collective)

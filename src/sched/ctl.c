@@ -1,12 +1,19 @@
 /* The control segment, seen from one rank (see ctl.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_* */
+#endif
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/params.h"
 #include "sched/ctl.h"
+#include "sched/dmap.h"
+#include "xfer/chan.h"
 
 static size_t kcoll_slot_size(void)
 {
@@ -18,10 +25,29 @@ static size_t kcoll_tables_off(int p)
     return sizeof(kcoll_seg_hdr_t) + (size_t)p * kcoll_slot_size();
 }
 
+/* Where the channel's area starts: after the tables, on a page */
+static size_t kcoll_chan_off(int p)
+{
+    size_t end = kcoll_tables_off(p) + (size_t)p * KCOLL_LANES * KCOLL_TABLE_LEN(p) * sizeof(size_t);
+    return (end + 4095) / 4096 * 4096;
+}
+
+/* KCOLL_SHM_CELL as a whole number of pages, 4 KiB to 16 MiB */
+static size_t kcoll_ctl_cell(void)
+{
+    int64_t v = kcoll_param_int(KCOLL_P_SHM_CELL);
+    if (v < 4096)
+        v = 4096;
+    if (v > (16 << 20))
+        v = 16 << 20;
+    return (size_t)(v + 4095) / 4096 * 4096;
+}
+
 size_t kcoll_ctl_seg_len(int p)
 {
-    /* the tables are touched only by agreements: pages never used cost nothing */
-    return kcoll_tables_off(p) + (size_t)p * KCOLL_LANES * KCOLL_TABLE_LEN(p) * sizeof(size_t);
+    /* the tables are touched only by agreements, the bounce cells only by
+     * two-sided transfers: pages never used cost nothing */
+    return kcoll_chan_off(p) + kcoll_chan_area_len(p, kcoll_ctl_cell());
 }
 
 void kcoll_ctl_seg_init(void *seg, int p)
@@ -30,6 +56,7 @@ void kcoll_ctl_seg_init(void *seg, int p)
     h->p = (uint32_t)p;
     h->slot_size = (uint32_t)kcoll_slot_size();
     h->lanes = KCOLL_LANES;
+    h->cell = kcoll_ctl_cell();
     h->magic = KCOLL_SEG_MAGIC;
 }
 
@@ -49,8 +76,10 @@ kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, in
 {
     memset(c, 0, sizeof *c);
     kcoll_seg_hdr_t *h = seg;
-    if (len < kcoll_ctl_seg_len(p) || h->magic != KCOLL_SEG_MAGIC || h->p != (uint32_t)p ||
-        h->slot_size != kcoll_slot_size() || h->lanes != KCOLL_LANES || rank < 0 || rank >= p)
+    if (len < sizeof *h || h->magic != KCOLL_SEG_MAGIC || h->p != (uint32_t)p ||
+        h->slot_size != kcoll_slot_size() || h->lanes != KCOLL_LANES || rank < 0 || rank >= p ||
+        h->cell < 4096 || h->cell % 4096 || h->cell > (16 << 20) ||
+        len < kcoll_chan_off(p) + kcoll_chan_area_len(p, h->cell))
         return KCOLL_ERR_PROTO;
     c->p = p;
     c->rank = rank;
@@ -59,15 +88,25 @@ kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, in
     c->slots = (kcoll_slot_t *)((char *)seg + sizeof(kcoll_seg_hdr_t));
     c->tables = (size_t *)((char *)seg + kcoll_tables_off(p));
     c->pids = calloc((size_t)p, sizeof *c->pids);
-    if (!c->pids)
+    c->chan = kcoll_chan_attach((char *)seg + kcoll_chan_off(p), p, rank, h->cell,
+                                kcoll_ctl_resolve, c);
+    if (!c->pids || !c->chan) {
+        kcoll_ctl_fini(c);
         return KCOLL_ERR_NOMEM;
+    }
 
     kcoll_slot_t *me = &c->slots[rank];
     uint64_t val;
     me->probe_addr = (uint64_t)(uintptr_t)kcoll_ctl_probe_word(&val);
     me->probe_val = val;
     me->pid = getpid();
-    /* release: publishes pid and probe word before peers see attached == 1 */
+    cpu_set_t set;
+    memset(me->cpus, 0, sizeof me->cpus);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int cpu = 0; cpu < KCOLL_CPU_WORDS * 64 && cpu < CPU_SETSIZE; cpu++)
+            if (CPU_ISSET(cpu, &set))
+                me->cpus[cpu / 64] |= 1ull << (cpu % 64);
+    /* release: publishes pid, probe word and cpus before peers see attached == 1 */
     atomic_store_explicit(&me->attached, 1, memory_order_release);
     return KCOLL_OK;
 }
@@ -92,10 +131,62 @@ kcoll_status_t kcoll_ctl_load_pids(kcoll_ctl_t *c)
     return KCOLL_OK;
 }
 
+int kcoll_ctl_cores(const kcoll_ctl_t *c)
+{
+    int n = 0;
+    for (int w = 0; w < KCOLL_CPU_WORDS; w++) {
+        uint64_t any = 0;
+        for (int r = 0; r < c->p; r++)
+            /* acquire: pairs with the release in attach, so cpus is visible */
+            if (atomic_load_explicit(&c->slots[r].attached, memory_order_acquire) == 1)
+                any |= c->slots[r].cpus[w];
+        n += __builtin_popcountll(any);
+    }
+    return n;
+}
+
 void kcoll_ctl_fini(kcoll_ctl_t *c)
 {
     free(c->pids);
     c->pids = NULL;
+    kcoll_chan_detach(c->chan);
+    c->chan = NULL;
+}
+
+kcoll_status_t kcoll_ctl_resolve(void *ctx, uint64_t seq, int buf, size_t off, size_t len,
+                                 kcoll_iovs_t *out, char *why, size_t whylen)
+{
+    const kcoll_ctl_t *c = ctx;
+    if (buf < 0 || buf >= KCOLL_NBUF) {
+        snprintf(why, whylen, "no buffer %d", buf);
+        return KCOLL_ERR_PROTO;
+    }
+    kcoll_expo_t *e = &kcoll_ctl_lane(c, c->rank, seq)->expose[buf];
+    /* acquire: pairs with the release in this rank's EXPOSE (maybe made by
+     * another thread of this process); addr, len and map are visible */
+    uint64_t at = atomic_load_explicit(&e->seq, memory_order_acquire);
+    if (at != seq) {
+        snprintf(why, whylen, "its %s buffer is exposed for collective %llu, not %llu",
+                 kcoll_buf_name(buf), (unsigned long long)at, (unsigned long long)seq);
+        return KCOLL_ERR_PROTO;
+    }
+    /* relaxed: ordered by the acquire load of seq above */
+    uint64_t addr = atomic_load_explicit(&e->addr, memory_order_relaxed);
+    /* relaxed: as above */
+    uint64_t blen = atomic_load_explicit(&e->len, memory_order_relaxed);
+    /* relaxed: as above */
+    uint64_t map = atomic_load_explicit(&e->map, memory_order_relaxed);
+    if (off > blen || len > blen - off) {
+        snprintf(why, whylen, "bytes %zu..%zu of its %s buffer, which has %llu", off, off + len,
+                 kcoll_buf_name(buf), (unsigned long long)blen);
+        return KCOLL_ERR_PROTO;
+    }
+    if (kcoll_dmap_iov((const kcoll_dmap_t *)(uintptr_t)map, (char *)(uintptr_t)addr, off, len,
+                       out)) {
+        snprintf(why, whylen, "out of memory");
+        return KCOLL_ERR_NOMEM;
+    }
+    return KCOLL_OK;
 }
 
 int kcoll_pid_alive(pid_t pid)

@@ -42,6 +42,7 @@
 
 #include "base/status.h"
 #include "sched/sched.h"
+#include "xfer/iovs.h"
 
 #define KCOLL_CACHELINE 64
 #define KCOLL_SEG_MAGIC 0x6b636f6c6c736567ull /* "kcollseg" */
@@ -54,8 +55,15 @@ static inline uint64_t kcoll_flag_word(uint64_t seq, uint32_t value)
     return (seq << KCOLL_SEQ_SHIFT) | value;
 }
 
+/* A word on a cache line of its own. v is written by the line's owner
+ * only. sleepers is the exception to "written only by its owner": it
+ * counts the peers asleep on v right now (sched/wait.h: a crowded node's
+ * waiters sleep in the kernel until v changes), each adding and removing
+ * itself with an atomic read-modify-write; an owner that stores v wakes
+ * them when it is not 0. */
 typedef struct {
     _Alignas(KCOLL_CACHELINE) _Atomic uint64_t v;
+    _Atomic uint32_t sleepers;
 } kcoll_line_t;
 
 typedef struct {
@@ -63,6 +71,9 @@ typedef struct {
     _Atomic uint64_t len;  /* logical bytes (sched/dmap.h) */
     _Atomic uint64_t seq;  /* collective this exposure belongs to; stored last */
     _Atomic uint64_t map;  /* address of the buffer's datatype map in its owner, or 0 */
+    /* the buffer lies in shareable memory peers may map: its reference in
+     * the owner's registry (xfer/direct.h), or 0 */
+    _Atomic uint64_t direct;
 } kcoll_expo_t;
 
 /* One lane of one rank's slot. */
@@ -77,11 +88,20 @@ typedef struct {
     kcoll_line_t seen;
 } kcoll_lane_t;
 
+/* CPUs a slot's owner may run on (its affinity mask), as 64-bit words:
+ * up to 1024 CPUs, as glibc's cpu_set_t. */
+#define KCOLL_CPU_WORDS 16
+
 typedef struct {
     kcoll_lane_t lane[KCOLL_LANES];
     _Alignas(KCOLL_CACHELINE) int64_t pid;
+    uint64_t cpus[KCOLL_CPU_WORDS]; /* the owner's CPU affinity mask, published by attach */
     uint64_t probe_addr; /* address of a word in private memory, for the engine probe */
     uint64_t probe_val;
+    int64_t dreg_fd;     /* the registry of shareable memory (xfer/direct.h): fd, */
+    uint64_t dreg_ino;   /*   inode (0: none); set while the team is set up */
+    char pipe[64];       /* the name of this rank's pipe (xfer/vmsplice.h) while the team
+                          * is set up */
     _Atomic uint64_t attached; /* 1 once the owner has mapped the segment */
 } kcoll_slot_t;
 
@@ -90,6 +110,8 @@ typedef struct {
     uint32_t p;
     uint32_t slot_size;
     uint32_t lanes;
+    uint32_t pad;
+    uint64_t cell; /* bytes of a bounce cell of the channel (xfer/chan.h): the creator's */
 } kcoll_seg_hdr_t;
 
 /* Values in one layout table: send counts, send displacements, receive
@@ -104,21 +126,44 @@ typedef struct kcoll_ctl {
     size_t seg_len;
     kcoll_slot_t *slots; /* slots[r] */
     size_t *tables;      /* rank r, lane l at tables + (r * KCOLL_LANES + l) * KCOLL_TABLE_LEN(p) */
+    /* the two-sided engines' mailboxes and bounce cells, after the tables,
+     * as this rank uses them (xfer/chan.h); its resolver serves this
+     * rank's exposures (kcoll_ctl_resolve) */
+    struct kcoll_chan *chan;
+    /* the direct engine is on: exposures in shareable memory say so, and
+     * steps on peers' buffers that say so are loads and stores */
+    int direct;
 } kcoll_ctl_t;
 
-/* Bytes needed for a segment of p slots. */
+/* Bytes needed for a segment of p slots, with bounce cells of
+ * KCOLL_SHM_CELL bytes. */
 size_t kcoll_ctl_seg_len(int p);
 /* Called once by the creating rank on a zero-filled segment. */
 void kcoll_ctl_seg_init(void *seg, int p);
-/* This rank's view of a mapped segment; publishes its pid and probe word.
- * The pids are read later, with kcoll_ctl_load_pids, once all attached. */
+/* This rank's view of a mapped segment (its length at least what the
+ * creator's header asks for); publishes its pid and probe word and sets up
+ * its side of the channel. The pids are read later, with
+ * kcoll_ctl_load_pids, once all attached. */
 kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, int rank);
 /* Has every rank attached? */
 int kcoll_ctl_all_attached(const kcoll_ctl_t *c);
 /* Fill c->pids from the slots (after every rank has attached). */
 kcoll_status_t kcoll_ctl_load_pids(kcoll_ctl_t *c);
+/* The CPUs the team's processes may run on, together (the union of
+ * their affinity masks; after every rank has attached): more ranks than
+ * that share cores, and a waiter then keeps a core from the rank it waits
+ * for. 0 if unknown. */
+int kcoll_ctl_cores(const kcoll_ctl_t *c);
 /* Release what attach allocated (not the mapping). */
 void kcoll_ctl_fini(kcoll_ctl_t *c);
+
+/* The owner's side of a two-sided transfer (xfer/chan.h's resolver, ctx
+ * a kcoll_ctl_t): the memory pieces of bytes [off, off + len) of this
+ * rank's buffer buf as exposed for collective seq, from its own lane
+ * (address, length, datatype map). An exposure of another collective, a
+ * range beyond the buffer: an error with the reason. */
+kcoll_status_t kcoll_ctl_resolve(void *ctx, uint64_t seq, int buf, size_t off, size_t len,
+                                 kcoll_iovs_t *out, char *why, size_t whylen);
 
 static inline int kcoll_lane_of(uint64_t seq)
 {

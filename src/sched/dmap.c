@@ -2,32 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
 #include "sched/dmap.h"
-
-static int kcoll_iovs_push(kcoll_iovs_t *out, char *p, size_t len)
-{
-    if (len == 0)
-        return 0;
-    if (out->n > 0) {
-        struct iovec *last = &out->v[out->n - 1];
-        if ((char *)last->iov_base + last->iov_len == p) {
-            last->iov_len += len;
-            return 0;
-        }
-    }
-    if (kcoll_grow((void **)&out->v, &out->cap, out->n, sizeof *out->v, 16))
-        return -1;
-    out->v[out->n++] = (struct iovec){p, len};
-    return 0;
-}
-
-void kcoll_iovs_free(kcoll_iovs_t *l)
-{
-    free(l->v);
-    l->v = NULL;
-    l->n = l->cap = 0;
-}
 
 /* The segment of m holding logical position w of an element (w < size) */
 static uint64_t kcoll_dmap_find(const kcoll_dmap_t *m, uint64_t w)

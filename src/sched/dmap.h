@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "xfer/iovs.h"
+
 typedef struct {
     int64_t off;    /* the first piece, from the element's origin (may be negative) */
     uint64_t len;   /* bytes of a piece, > 0 */
@@ -59,18 +61,11 @@ static inline size_t kcoll_dmap_bytes(uint64_t nseg)
     return sizeof(kcoll_dmap_t) + (size_t)nseg * sizeof(kcoll_dseg_t);
 }
 
-/* A growable iovec list. */
-typedef struct {
-    struct iovec *v;
-    int n, cap;
-} kcoll_iovs_t;
-
 /* Append the memory pieces of logical bytes [off, off + len) of a buffer
  * whose elements start at base and are laid out by m (NULL: contiguous,
  * one piece base + off), merging a piece with the previous entry where it
  * continues it. Returns 0, or -1 when out of memory. */
 int kcoll_dmap_iov(const kcoll_dmap_t *m, char *base, size_t off, size_t len, kcoll_iovs_t *out);
-void kcoll_iovs_free(kcoll_iovs_t *l);
 
 /* Copy logical bytes [0, len) of a buffer at base laid out by m into
  * packed (contiguous) memory, or back (unpack). */

@@ -67,6 +67,15 @@ void kcoll_sched_read(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
     kcoll_sched_data(s, KCOLL_STEP_READ, peer, pbuf, poff, lbuf, loff, len);
 }
 
+void kcoll_sched_read_staged(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
+                             kcoll_buf_t lbuf, size_t loff, size_t len)
+{
+    int n = s->n;
+    kcoll_sched_data(s, KCOLL_STEP_READ, peer, pbuf, poff, lbuf, loff, len);
+    if (s->n > n)
+        s->steps[n].flag = 1;
+}
+
 void kcoll_sched_write(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
                        kcoll_buf_t lbuf, size_t loff, size_t len)
 {
@@ -144,30 +153,60 @@ void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src)
         dst->err = src->err;
 }
 
-void kcoll_sched_append_phase(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
-                              uint32_t base, int send_is_recv)
+void kcoll_bufmap_init(kcoll_bufmap_t *m, int send_is_recv)
 {
+    for (int b = 0; b < KCOLL_NBUF; b++) {
+        m->buf[b] = (uint8_t)b;
+        m->off[b] = 0;
+    }
+    if (send_is_recv)
+        m->buf[KCOLL_BUF_SEND] = KCOLL_BUF_RECV;
+}
+
+void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
+                               uint32_t base, const kcoll_bufmap_t *map, int nmap, int me)
+{
+    kcoll_bufmap_t id;
+    kcoll_bufmap_init(&id, 0);
+    const kcoll_bufmap_t *mine = !map ? &id : nmap == 1 ? map : &map[me];
     for (int i = 0; i < src->n && !dst->err; i++) {
         kcoll_step_t *st = kcoll_sched_push(dst, (kcoll_step_kind_t)src->steps[i].kind);
         if (!st)
             break;
         *st = src->steps[i];
-        if (st->kind == KCOLL_STEP_SIGNAL || st->kind == KCOLL_STEP_WAIT) {
+        switch ((kcoll_step_kind_t)st->kind) {
+        case KCOLL_STEP_SIGNAL:
+        case KCOLL_STEP_WAIT:
             if (st->value >= KCOLL_PHASE_VALUES || base > KCOLL_FLAG_VALUE_MAX - st->value) {
                 dst->err = KCOLL_ERR_ARG; /* too many values for one phase */
                 break;
             }
             st->value += base;
-        }
-        if (st->kind == KCOLL_STEP_READ || st->kind == KCOLL_STEP_WRITE ||
-            st->kind == KCOLL_STEP_WAIT)
+            if (st->kind == KCOLL_STEP_WAIT)
+                st->peer = peer_of[st->peer];
+            break;
+        case KCOLL_STEP_READ:
+        case KCOLL_STEP_WRITE: {
+            const kcoll_bufmap_t *pm = !map ? &id : nmap == 1 ? map : &map[st->peer];
+            st->poff += pm->off[st->pbuf];
+            st->pbuf = pm->buf[st->pbuf];
+            st->loff += mine->off[st->lbuf];
+            st->lbuf = mine->buf[st->lbuf];
             st->peer = peer_of[st->peer];
-        if (send_is_recv && st->kind != KCOLL_STEP_SIGNAL && st->kind != KCOLL_STEP_WAIT &&
-            st->kind != KCOLL_STEP_EXTERN) {
-            if (st->lbuf == KCOLL_BUF_SEND)
-                st->lbuf = KCOLL_BUF_RECV;
-            if (st->pbuf == KCOLL_BUF_SEND)
-                st->pbuf = KCOLL_BUF_RECV;
+            break;
+        }
+        case KCOLL_STEP_COPY:
+        case KCOLL_STEP_REDUCE: /* both buffers local */
+            st->poff += mine->off[st->pbuf];
+            st->pbuf = mine->buf[st->pbuf];
+            st->loff += mine->off[st->lbuf];
+            st->lbuf = mine->buf[st->lbuf];
+            break;
+        case KCOLL_STEP_EXPOSE: /* the whole buffer */
+            st->lbuf = mine->buf[st->lbuf];
+            break;
+        default: /* EXTERN: an operation of the whole collective */
+            break;
         }
     }
     if (src->err && !dst->err)
@@ -196,8 +235,9 @@ void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
             fprintf(out, "EXPOSE %s\n", kcoll_buf_name(st->lbuf));
             break;
         case KCOLL_STEP_READ:
-            fprintf(out, "READ   %s[%zu..+%zu] <- rank %d %s[%zu]\n", kcoll_buf_name(st->lbuf),
-                    st->loff, st->len, st->peer, kcoll_buf_name(st->pbuf), st->poff);
+            fprintf(out, "READ   %s[%zu..+%zu] <- rank %d %s[%zu]%s\n", kcoll_buf_name(st->lbuf),
+                    st->loff, st->len, st->peer, kcoll_buf_name(st->pbuf), st->poff,
+                    st->flag ? " (staged)" : "");
             break;
         case KCOLL_STEP_WRITE:
             fprintf(out, "WRITE  %s[%zu..+%zu] -> rank %d %s[%zu]\n", kcoll_buf_name(st->lbuf),

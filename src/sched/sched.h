@@ -57,7 +57,10 @@ typedef enum {
 
 typedef enum {
     KCOLL_STEP_EXPOSE, /* publish local buffer lbuf (address, length) */
-    KCOLL_STEP_READ,   /* peer's pbuf[poff..+len) -> local lbuf[loff..+len) */
+    KCOLL_STEP_READ,   /* peer's pbuf[poff..+len) -> local lbuf[loff..+len);
+                        * flag 1 (staged): the next step is the REDUCE of
+                        * exactly these local bytes, and nothing else reads
+                        * them before they are written again */
     KCOLL_STEP_WRITE,  /* local lbuf[loff..+len) -> peer's pbuf[poff..+len) */
     KCOLL_STEP_COPY,   /* local lbuf[loff..+len) -> local pbuf[poff..+len) */
     KCOLL_STEP_SIGNAL, /* own flag `flag` := value */
@@ -106,6 +109,15 @@ void kcoll_sched_read(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
                       kcoll_buf_t lbuf, size_t loff, size_t len);
 void kcoll_sched_write(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
                        kcoll_buf_t lbuf, size_t loff, size_t len);
+/* A READ into scratch whose only use is the REDUCE that the caller
+ * appends next (dbuf[doff..+len) = lbuf[loff..+len) op dbuf[...]): where
+ * the peer's buffer can be mapped (the direct engine), the executor
+ * reduces straight from the peer's memory and leaves the scratch alone
+ * (paper 004 IV.A, the peers' vectors read in place). The simulator holds
+ * a builder to it: the next step must be that REDUCE, and the scratch
+ * bytes are scrambled after it, so a later read of them shows. */
+void kcoll_sched_read_staged(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
+                             kcoll_buf_t lbuf, size_t loff, size_t len);
 void kcoll_sched_copy(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff,
                       kcoll_buf_t sbuf, size_t soff, size_t len);
 /* dbuf[doff..+len) = sbuf[soff..+len) op dbuf[doff..+len): the operation
@@ -122,15 +134,27 @@ void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t va
 void kcoll_sched_extern(kcoll_sched_t *s, int op);
 /* Copy src's steps to the end of dst (dst->err on failure). */
 void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src);
+/* Where one phase's buffers lie in a composed schedule: the phase's buffer
+ * b is buf[b], from byte off[b] on (a subgroup's SEND may be an earlier
+ * phase's result in RECV, or a leader's partial result in TMP). */
+typedef struct {
+    uint8_t buf[KCOLL_NBUF];
+    size_t off[KCOLL_NBUF];
+} kcoll_bufmap_t;
+/* Every buffer where it is; with send_is_recv, SEND is RECV. */
+void kcoll_bufmap_init(kcoll_bufmap_t *m, int send_is_recv);
+
 /* Append src, built for a subgroup, as one phase of a composed schedule:
  * peer i of src is team rank peer_of[i]; every SIGNAL and WAIT value v
  * becomes base + v (phases of one collective take increasing bases, so
- * each phase's values lie above the last's: flags keep growing); with
- * send_is_recv, the SEND buffer of src (local and peers') is RECV (a
- * phase whose operands are an earlier phase's results). */
+ * each phase's values lie above the last's: flags keep growing); the
+ * buffers of subgroup rank i lie as map[i] says (nmap == 1: map[0] for
+ * every rank; map NULL: where they are), those of this rank as map[me]:
+ * a step's local buffer and offset follow this rank's map, the peer's
+ * buffer and offset of a READ or WRITE the peer's. */
 #define KCOLL_PHASE_VALUES (1u << 20) /* values a phase may use; bases step by this */
-void kcoll_sched_append_phase(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
-                              uint32_t base, int send_is_recv);
+void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
+                               uint32_t base, const kcoll_bufmap_t *map, int nmap, int me);
 
 /* One line per step, prefixed with "rank R:" (KCOLL_TRACE). */
 void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out);

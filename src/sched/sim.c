@@ -384,6 +384,15 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
             st->lbuf >= KCOLL_NBUF)
             return kcoll_sim_fail(s, "collective %d rank %d step %d: bad peer %d or buffer", ci,
                                   r, c->pc[r], st->peer);
+        if (st->kind == KCOLL_STEP_READ && st->flag) {
+            const kcoll_sched_t *sc = &c->sched[r];
+            const kcoll_step_t *nx = c->pc[r] + 1 < sc->n ? st + 1 : NULL;
+            if (!nx || nx->kind != KCOLL_STEP_REDUCE || nx->lbuf != st->lbuf ||
+                nx->loff != st->loff || nx->len != st->len)
+                return kcoll_sim_fail(s, "collective %d rank %d step %d: a staged READ not "
+                                      "followed by the REDUCE of exactly its bytes",
+                                      ci, r, c->pc[r]);
+        }
         const kcoll_sim_expo_t *e = kcoll_sim_expo(s, st->peer, lane, st->pbuf);
         if (e->seq < (uint64_t)ci + 1)
             return KCOLL_IN_PROGRESS;
@@ -440,6 +449,11 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
     switch ((kcoll_step_kind_t)st->kind) {
     case KCOLL_STEP_EXPOSE: {
         kcoll_sim_expo_t *e = kcoll_sim_expo(s, r, lane, st->lbuf);
+        /* exposed again in the same collective: peers may access the
+         * buffer from the first exposure on (the executor's word already
+         * holds this collective), so its clock stays the first's */
+        if (e->seq == (uint64_t)ci + 1)
+            break;
         free(e->vc);
         if (!(e->vc = kcoll_sim_snapshot(s, r)))
             return KCOLL_ERR_NOMEM;
@@ -511,6 +525,13 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
         for (size_t i = 0; i < st->len; i++)
             if (w[i] < UINT16_MAX)
                 w[i]++;
+        /* the second half of a staged READ: where the executor fuses the
+         * two, the scratch bytes are never written, so here they are
+         * scrambled; a later step that relied on them shows it */
+        const kcoll_step_t *pv = c->pc[r] ? st - 1 : NULL;
+        if (pv && pv->kind == KCOLL_STEP_READ && pv->flag)
+            for (size_t i = 0; i < st->len; i++)
+                c->data[r][st->lbuf][st->loff + i] ^= (uint8_t)(0xa5 + i);
         break;
     }
     }

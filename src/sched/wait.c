@@ -1,7 +1,12 @@
 /* Waiting on peers (see wait.h). */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -24,9 +29,92 @@ static inline void kcoll_cpu_relax(void)
 #endif
 }
 
+/* ---- crowding ---- */
+
+/* relaxed, both: see wait.h */
+_Atomic int kcoll_wait_crowded_now;
+static _Atomic int kcoll_crowd_cores;
+
+int kcoll_wait_crowd_cores(int ranks, int cores)
+{
+    const int64_t forced = kcoll_param_int(KCOLL_P_CORES);
+    if (forced > 0)
+        cores = forced > INT_MAX ? INT_MAX : (int)forced;
+    return cores > 0 && ranks > cores ? cores : 0;
+}
+
+void kcoll_wait_crowd_note(int cores)
+{
+    if (cores <= 0 || kcoll_wait_crowded())
+        return;
+    /* relaxed: see wait.h */
+    atomic_store_explicit(&kcoll_crowd_cores, cores, memory_order_relaxed);
+    /* relaxed: see wait.h */
+    atomic_store_explicit(&kcoll_wait_crowded_now, 1, memory_order_relaxed);
+}
+
+int kcoll_wait_cores(void)
+{
+    /* relaxed: see wait.h */
+    return kcoll_wait_crowded() ? atomic_load_explicit(&kcoll_crowd_cores, memory_order_relaxed)
+                                : 0;
+}
+
+/* ---- sleeping on a flag word ---- */
+
+/* The 32 bits of a flag word that futex compares: its low half, where the
+ * value and the low bits of the collective number change with every store
+ * a waiter can see (a lane's word cannot pass 2^32 values while one of its
+ * waiters still waits). */
+static uint32_t *kcoll_futex_word(kcoll_line_t *line)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (uint32_t *)(void *)&line->v;
+#else
+    return (uint32_t *)(void *)&line->v + 1;
+#endif
+}
+
+void kcoll_wake_all(kcoll_line_t *line)
+{
+    /* shared (not FUTEX_PRIVATE): the sleepers are other processes mapping the segment */
+    syscall(SYS_futex, kcoll_futex_word(line), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleeps until line->v changes from below want, at most KCOLL_SLEEP_NS.
+ * 1 if the owner's store ended the wait (it woke the sleeper, or came
+ * before the sleep), 0 if the time limit did. */
+static int kcoll_sleep_on(kcoll_line_t *line, uint64_t want)
+{
+    int woken = 1;
+    /* seq_cst: this increment is ordered before the load of v below, as the
+     * owner's seq_cst store of v is before its load of sleepers
+     * (kcoll_flag_store): one of the two sees the other's write */
+    atomic_fetch_add_explicit(&line->sleepers, 1, memory_order_seq_cst);
+    /* seq_cst: see above; only decides whether to sleep (the caller acquires
+     * v again afterwards) */
+    uint64_t seen = atomic_load_explicit(&line->v, memory_order_seq_cst);
+    if (seen < want) {
+        struct timespec limit = {0, KCOLL_SLEEP_NS};
+        /* returns at once if the word no longer holds what was seen (the
+         * owner stored meanwhile), else when woken or after the limit */
+        if (syscall(SYS_futex, kcoll_futex_word(line), FUTEX_WAIT, (uint32_t)seen, &limit, NULL,
+                    0) != 0 &&
+            errno == ETIMEDOUT)
+            woken = 0;
+    }
+    /* relaxed: the count orders nothing the sleeper reads afterwards */
+    atomic_fetch_sub_explicit(&line->sleepers, 1, memory_order_relaxed);
+    return woken;
+}
+
+/* ---- pauses ---- */
+
 void kcoll_pause_init(kcoll_pause_t *p)
 {
-    p->spin = kcoll_param_int(KCOLL_P_SPIN);
+    p->crowded = kcoll_wait_crowded();
+    p->spin = p->crowded ? 0 : kcoll_param_int(KCOLL_P_SPIN);
+    p->slept = p->woken = 0;
     kcoll_pause_reset(p);
 }
 
@@ -34,6 +122,7 @@ void kcoll_pause_reset(kcoll_pause_t *p)
 {
     p->polls = 0;
     p->nap_after = 0;
+    p->since = 0;
 }
 
 void kcoll_pause(kcoll_pause_t *p)
@@ -54,6 +143,27 @@ void kcoll_pause(kcoll_pause_t *p)
         }
     }
     sched_yield();
+}
+
+void kcoll_pause_on(kcoll_pause_t *p, kcoll_line_t *line, uint64_t want)
+{
+    if (!p->crowded || !line) {
+        kcoll_pause(p);
+        return;
+    }
+    /* a short wait yields: the awaited rank may only need this core for a
+     * moment, and a yield hands it over without the wake-up a sleeper
+     * needs (an inter-processor interrupt, expensive in a virtual machine);
+     * a wait that lasts sleeps until the word changes, off the run queue */
+    int64_t now = kcoll_now_ns();
+    if (!p->since)
+        p->since = now;
+    if (now - p->since < KCOLL_SLEEP_AFTER_NS) {
+        sched_yield();
+        return;
+    }
+    p->slept++;
+    p->woken += kcoll_sleep_on(line, want);
 }
 
 void kcoll_watch_init(kcoll_watch_t *w)

@@ -39,14 +39,23 @@ typedef struct {
 } kcoll_sched_entry_t;
 
 typedef struct kcoll_team {
-    kcoll_ctl_t ctl;              /* p, rank, slots, pids */
-    const kcoll_engine_t *engine; /* agreed at set-up */
+    kcoll_ctl_t ctl;              /* p, rank, slots, pids, the channel */
+    const kcoll_engine_t *engine; /* the transfers' engine, agreed at set-up */
+    unsigned engines;             /* every engine the team can use (KCOLL_ENGINE_BIT) */
+    int forced;                   /* KCOLL_ENGINE at set-up: an engine id, or -1 (auto) */
     uint64_t seq;                 /* number of the last collective started */
     /* the request running in each lane, and the next collective number
      * each lane admits (lanes are used in sequence order) */
     struct kcoll_req *lane[KCOLL_LANES];
     uint64_t lane_next[KCOLL_LANES];
     kcoll_decisions_t decisions;
+    /* the previous call of each collective that the call layer looked at
+     * (its size as the selector reads it, its root): the same again is
+     * estimated to find its data in cache (call/call.c) */
+    struct {
+        size_t bytes;
+        int root, valid;
+    } last[KCOLL_NCOLL];
     kcoll_levels_t levels;        /* topology groups of the ranks (flat until set) */
     kcoll_sched_entry_t scache[KCOLL_SCHED_CACHE];
     unsigned scache_next;         /* the entry a miss replaces next (if unused) */
@@ -71,14 +80,17 @@ typedef struct {
  *  2. All agree that everyone attached; rank 0 then unlinks the name at
  *     once, so nothing is left in /dev/shm even if a rank is killed later:
  *     the memory lives exactly as long as some process maps it.
- *  3. For each transfer engine in turn: every process lets its peers reach
- *     it, really reads a word of its right neighbour's private memory
- *     through the engine, and all agree on the outcome. The first engine
- *     that works for everyone is the team's.
- * Returns KCOLL_OK; KCOLL_ERR_PERM when no engine is permitted (the lowest
- * failing rank prints one warning line per process naming the cause and
- * the fix); another error when the segment could not be set up (with a
- * warning line). On error nothing is left mapped. */
+ *  3. The engines (KCOLL_ENGINE, docs/engines.md): shm works wherever the
+ *     segment does. For cma (auto, cma, direct) every process lets its
+ *     peers reach it, really reads a word of its right neighbour's private
+ *     memory through it, and all agree on the outcome. The team's engine
+ *     is the forced one, else cma where it works, else shm.
+ * Returns KCOLL_OK; KCOLL_ERR_PERM when the forced engine cannot run here;
+ * another error when the segment could not be set up (with a warning
+ * line). Where cma does not work, the lowest failing rank prints one
+ * warning line per process naming the cause, the fix and what kcoll does
+ * instead (two copies; with KCOLL_ENGINE=cma, the host MPI). On error
+ * nothing is left mapped. */
 kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_team_host_t *h);
 
 /* The team's topology levels from every rank's raw ids (ids[l * p + q],

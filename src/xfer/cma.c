@@ -56,6 +56,7 @@
 #define _GNU_SOURCE /* process_vm_readv, process_vm_writev */
 #endif
 #include "xfer/cma.h"
+#include "xfer/iovs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -164,93 +165,27 @@ kcoll_status_t kcoll_cma_write(pid_t pid, const void *local, void *remote, size_
     return kcoll_cma_rw1(process_vm_writev, pid, (char *)(uintptr_t)local, remote, len);
 }
 
-/* A position in an iovec list: entry i, byte off inside it. */
-typedef struct {
-    const struct iovec *v;
-    int n;
-    int i;
-    size_t off;
-} kcoll_cma_cursor_t;
-
-static void kcoll_cma_cursor_advance(kcoll_cma_cursor_t *c, size_t bytes)
-{
-    while (bytes > 0 && c->i < c->n) {
-        size_t left = c->v[c->i].iov_len - c->off;
-
-        if (bytes < left) {
-            c->off += bytes;
-            return;
-        }
-        bytes -= left;
-        c->i++;
-        c->off = 0;
-    }
-}
-
-/* Copy into out[] the entries from the cursor on, at most KCOLL_CMA_IOV_MAX
- * of them and at most limit bytes (the last entry is cut short); empty
- * entries are skipped. The cursor is not moved. Returns the entry count;
- * *bytes receives their total. */
-static int kcoll_cma_window(const kcoll_cma_cursor_t *c, struct iovec *out, size_t limit,
-                            size_t *bytes)
-{
-    size_t total = 0, off = c->off;
-    int k = 0;
-
-    for (int i = c->i; i < c->n && k < KCOLL_CMA_IOV_MAX && total < limit; i++, off = 0) {
-        size_t len = c->v[i].iov_len - off;
-
-        if (len == 0)
-            continue;
-        if (len > limit - total)
-            len = limit - total;
-        out[k].iov_base = (char *)c->v[i].iov_base + off;
-        out[k].iov_len = len;
-        total += len;
-        k++;
-    }
-    *bytes = total;
-    return k;
-}
-
-static kcoll_status_t kcoll_cma_sum(const struct iovec *v, int n, size_t *total)
-{
-    size_t sum = 0;
-
-    if (n < 0 || (n > 0 && !v))
-        return KCOLL_ERR_ARG;
-    for (int i = 0; i < n; i++) {
-        if (v[i].iov_len > SIZE_MAX - sum)
-            return KCOLL_ERR_ARG;
-        sum += v[i].iov_len;
-    }
-    *total = sum;
-    return KCOLL_OK;
-}
-
 /* The general case: any number of entries on either side, partial
  * transfers resumed (section 3 of the header). */
 static kcoll_status_t kcoll_cma_rwv(kcoll_cma_call_fn fn, pid_t pid,
                                     const struct iovec *local, int nlocal,
                                     const struct iovec *remote, int nremote)
 {
-    kcoll_cma_cursor_t cl = { local, nlocal, 0, 0 }, cr = { remote, nremote, 0, 0 };
+    kcoll_iovcur_t cl, cr;
     struct iovec *win = NULL;
     size_t total, rtotal, done = 0;
     kcoll_status_t st;
     ssize_t n;
     int saved;
 
-    st = kcoll_cma_sum(local, nlocal, &total);
-    if (st != KCOLL_OK)
-        return st;
-    st = kcoll_cma_sum(remote, nremote, &rtotal);
-    if (st != KCOLL_OK)
-        return st;
+    if (kcoll_iovs_total(local, nlocal, &total) || kcoll_iovs_total(remote, nremote, &rtotal))
+        return KCOLL_ERR_ARG;
     if (total != rtotal)
         return KCOLL_ERR_ARG;
     if (total == 0)
         return KCOLL_OK;
+    kcoll_iovcur_init(&cl, local, nlocal);
+    kcoll_iovcur_init(&cr, remote, nremote);
 
     /* Common case: the caller's lists fit one call as they are. */
     if (nlocal <= KCOLL_CMA_IOV_MAX && nremote <= KCOLL_CMA_IOV_MAX &&
@@ -266,8 +201,8 @@ static kcoll_status_t kcoll_cma_rwv(kcoll_cma_call_fn fn, pid_t pid,
         if ((size_t)n == total)
             return KCOLL_OK;
         done = (size_t)n;
-        kcoll_cma_cursor_advance(&cl, done);
-        kcoll_cma_cursor_advance(&cr, done);
+        kcoll_iovcur_advance(&cl, done);
+        kcoll_iovcur_advance(&cr, done);
     }
 
     /* Windows of both sides, built afresh for every call. */
@@ -282,10 +217,10 @@ static kcoll_status_t kcoll_cma_rwv(kcoll_cma_call_fn fn, pid_t pid,
 
         if (limit > KCOLL_CMA_MAX_CALL)
             limit = KCOLL_CMA_MAX_CALL;
-        nl = kcoll_cma_window(&cl, lw, limit, &lbytes);
-        nr = kcoll_cma_window(&cr, rw, lbytes, &rbytes);
+        nl = kcoll_iovcur_window(&cl, lw, KCOLL_CMA_IOV_MAX, limit, &lbytes);
+        nr = kcoll_iovcur_window(&cr, rw, KCOLL_CMA_IOV_MAX, lbytes, &rbytes);
         if (rbytes < lbytes) /* the remote side ran out of entries first */
-            nl = kcoll_cma_window(&cl, lw, rbytes, &lbytes);
+            nl = kcoll_iovcur_window(&cl, lw, KCOLL_CMA_IOV_MAX, rbytes, &lbytes);
 
         n = kcoll_cma_call(fn, pid, lw, (unsigned long)nl, rw, (unsigned long)nr);
         if (n < 0) {
@@ -298,8 +233,8 @@ static kcoll_status_t kcoll_cma_rwv(kcoll_cma_call_fn fn, pid_t pid,
             goto err_free;
         }
         done += (size_t)n;
-        kcoll_cma_cursor_advance(&cl, (size_t)n);
-        kcoll_cma_cursor_advance(&cr, (size_t)n);
+        kcoll_iovcur_advance(&cl, (size_t)n);
+        kcoll_iovcur_advance(&cr, (size_t)n);
     }
     free(win);
     return KCOLL_OK;

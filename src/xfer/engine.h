@@ -7,8 +7,20 @@
  * that the engine works between all its processes (team/team.c);
  * algorithms declare which engines they can run on (coll/coll.h).
  *
- * Today there is one engine, cma (xfer/cma.c). The two-copy, vmsplice and
- * direct engines plug in here.
+ * The engines (docs/engines.md):
+ *  - cma (xfer/cma.c): process_vm_readv/writev, one copy made by the
+ *    rank that runs the step; one-sided: the readv/writev below.
+ *  - shm (xfer/chan.c): two copies through bounce cells in the team's
+ *    segment, the owner of the exposed buffer making one of them.
+ *  - direct (xfer/direct.c): plain loads and stores on memory every rank
+ *    maps (MPI_Alloc_mem's), no system call at all.
+ *  - vmsplice (xfer/vmsplice.c): the source splices its pages into a pipe,
+ *    the destination reads them out: one copy, both sides acting.
+ * A two-sided engine moves a step through the channel (xfer/chan.h), the
+ * owner serving while it executes or waits. direct is not a pair of copy
+ * functions but a mapping of the peer's buffer, which the executor copies
+ * from or to itself, on top of the team's engine: a step whose peer
+ * buffer is not shareable memory goes through that one.
  */
 #ifndef KCOLL_XFER_ENGINE_H
 #define KCOLL_XFER_ENGINE_H
@@ -21,7 +33,10 @@
 #include "base/status.h"
 
 typedef enum {
-    KCOLL_ENGINE_CMA = 0, /* process_vm_readv/writev: one copy, kernel-assisted */
+    KCOLL_ENGINE_CMA = 0,      /* process_vm_readv/writev: one copy, kernel-assisted */
+    KCOLL_ENGINE_SHM = 1,      /* two copies through the team's bounce cells */
+    KCOLL_ENGINE_DIRECT = 2,   /* loads and stores on memory both processes map */
+    KCOLL_ENGINE_VMSPLICE = 3, /* pages spliced into a pipe, one copy out of it */
     KCOLL_NENGINES
 } kcoll_engine_id_t;
 
@@ -33,6 +48,10 @@ typedef struct kcoll_engine {
     kcoll_engine_id_t id;
     const char *name;                   /* "cma" */
     const char *read_call, *write_call; /* what a failure message names */
+    /* two-sided: the step goes through the channel (xfer/chan.h) on this
+     * path, and readv/writev are NULL */
+    int two_sided;
+    int path;
     /* Copy from the peer's memory (remote list, addresses in process pid)
      * into this process's (local list), or the other way round. Both lists
      * describe the same number of bytes; any number of entries. Maps errno
@@ -53,5 +72,7 @@ typedef struct kcoll_engine {
 
 /* The engine with this id (NULL for an unknown id). */
 const kcoll_engine_t *kcoll_engine(kcoll_engine_id_t id);
+/* The id of the engine called name, or -1. */
+int kcoll_engine_by_name(const char *name);
 
 #endif

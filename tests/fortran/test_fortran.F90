@@ -52,6 +52,7 @@ program test_fortran
   call t_barrier()
   call t_types()
   call t_userop()
+  call t_allocmem()
   if (me == 0) then
     if (nfail == 0) then
       print '(a,i0,a,i0,a)', 'test_fortran: ', nchecks, ' checks passed at ', p, ' ranks'
@@ -77,6 +78,35 @@ contains
     do i = 1, size(a)
       a(i) = val(r, i, seed)
     end do
+  end subroutine
+
+  ! MPI_ALLOC_MEM gives kcoll's shareable memory (under Open MPI through
+  ! kcoll's own Fortran entry point), a broadcast on it moves by loads and
+  ! stores (the direct engine), MPI_FREE_MEM frees it
+  subroutine t_allocmem()
+    integer, parameter :: n = 8192
+    integer(kind=MPI_ADDRESS_KIND) :: sz, base
+    integer, pointer :: a(:)
+    integer :: x(n)
+    type(c_ptr) :: cp
+    integer(c_int64_t) :: calls, d0, d1
+    sz = 4 * n
+    call kcoll_on(.true.)
+    call MPI_ALLOC_MEM(sz, MPI_INFO_NULL, base, ierr)
+    call check(ierr == MPI_SUCCESS, 'MPI_ALLOC_MEM')
+    cp = transfer(base, cp)
+    call c_f_pointer(cp, a, [n])
+    call fill(a, me, 5)
+    call fill(x, 0, 5)
+    if (kcoll_stats_get("transfers"//c_null_char, "engine:direct"//c_null_char, calls, d0) /= 0) &
+      d0 = 0
+    call MPI_BCAST(a, n, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+    if (kcoll_stats_get("transfers"//c_null_char, "engine:direct"//c_null_char, calls, d1) /= 0) &
+      d1 = 0
+    call check(ierr == MPI_SUCCESS .and. all(a == x), 'MPI_BCAST on MPI_ALLOC_MEM memory')
+    call check(p == 1 .or. d1 > d0, 'MPI_BCAST on MPI_ALLOC_MEM memory: no loads and stores')
+    call MPI_FREE_MEM(a, ierr)
+    call check(ierr == MPI_SUCCESS, 'MPI_FREE_MEM')
   end subroutine
 
   subroutine t_bcast(n)

@@ -28,12 +28,69 @@ void mt_free_shapes(MPI_Comm comms[MT_NSHAPES])
         MPI_Comm_free(&comms[i]);
 }
 
+int mt_open_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n - 1; /* the descriptor of the open directory itself */
+}
+
+int mt_maps_of(const char *what)
+{
+    char line[1024];
+    int n = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, what) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
 uint64_t mt_calls(const char *coll, const char *path)
 {
     uint64_t calls = 0, bytes = 0;
     if (kcoll_stats_get(coll, path, &calls, &bytes))
         return 0;
     return calls;
+}
+
+mt_opts_t mt_options(int argc, char **argv)
+{
+    mt_opts_t o = {0, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q"))
+            o.quick = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            o.only = argv[++i];
+    }
+    return o;
+}
+
+/* Is the name of spec ("name[:params]") in the comma-separated list? */
+static int mt_named(const char *spec, const char *list)
+{
+    const size_t nlen = strcspn(spec, ":");
+    for (const char *l = list; l && *l; l += strcspn(l, ","), l += *l == ',') {
+        size_t llen = strcspn(l, ",");
+        if (llen == nlen && !strncmp(spec, l, nlen))
+            return 1;
+    }
+    return 0;
+}
+
+int mt_algo_wanted(const mt_opts_t *o, const char *spec, int ai, const char *levels_only)
+{
+    if (ai == 0)
+        return 1;
+    if (o->only)
+        return mt_named(spec, o->only);
+    return !mt_named(spec, levels_only);
 }
 
 uint64_t mt_calls_any(const char *coll, const char *const *algos, int n)
@@ -155,16 +212,4 @@ int mt_finish(const char *name)
         fflush(stdout);
     }
     return sum[1] ? 1 : 0;
-}
-
-int mt_count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n - 1; /* the descriptor of the open directory itself */
 }

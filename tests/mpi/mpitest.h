@@ -37,6 +37,21 @@ typedef struct {
 const char *mt_verdict(int rc1, int rc2, const void *ref, const void *got, size_t span,
                        int expect_kcoll, int forced, int bad, mt_rows_t before, mt_rows_t after);
 
+/* The options of the matrix programs: -q, the thinner matrix (MPICH
+ * above 3 ranks, the topology-levels runs), and --only NAMES, "auto" and
+ * the forced algorithms with a name in the comma-separated list NAMES
+ * only (the topology-levels runs: --only hier,ring_levels). */
+typedef struct {
+    int quick;
+    const char *only;
+} mt_opts_t;
+mt_opts_t mt_options(int argc, char **argv);
+/* Is forced algorithm spec ("name" or "name:param=N"; ai 0 is "auto",
+ * always wanted) in o's matrix? Without --only, every one but those
+ * named in the comma-separated list `levels_only` (NULL: none), which
+ * the topology-levels runs cover. */
+int mt_algo_wanted(const mt_opts_t *o, const char *spec, int ai, const char *levels_only);
+
 /* A non-contiguous datatype kcoll does not map (a darray: every second
  * int of four, extent four ints), so its calls go to the host MPI as
  * mpi:noncontig_datatype; committed. */
@@ -50,8 +65,6 @@ void mt_check_fallbacks(const char *coll, const char *collv);
 /* A 64-bit hash (the MurmurHash3 finalizer): reproducible test data from
  * the numbers of a case. */
 uint64_t mt_mix(uint64_t x);
-/* File descriptors this process has open. */
-int mt_count_fds(void);
 
 /* A reproducible generator: mt_seed, then 24-bit numbers from mt_rnd. */
 void mt_seed(unsigned seed);
@@ -60,6 +73,11 @@ unsigned mt_rnd(void);
  * (order: p ints of scratch), with a gap of 0-2 elements before the first
  * block and after every block. Returns the end, in elements. */
 int mt_shuffle(int p, const int *counts, int *displs, int *order);
+
+/* Open file descriptors of this process. */
+int mt_open_fds(void);
+/* Lines of /proc/self/maps that contain `what` (mappings of a file). */
+int mt_maps_of(const char *what);
 
 /* Record a failure (printed for the first few) or a pass. */
 void mt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,7 +1,8 @@
 /* MPI_Allgather and MPI_Allgatherv through kcoll against the host MPI's
  * PMPI_* calls, byte for byte.
  *
- * Matrix: communicator shapes x algorithm (auto, every one forced,
+ * Matrix: communicator shapes x algorithm (auto, every one forced (hier
+ * and ring_levels only with --only, in the topology-levels runs),
  * ring_neighbor with j = 1, 2, 3 and 0: j = 2 is illegal for even p and
  * j = 3 where 3 divides p, both must fall back as mpi:bad_algo, j = 0
  * does not parse) x uniform and v (random counts with zeros, per-rank
@@ -22,7 +23,8 @@
 
 static const char *const algos[] = {"auto", "gather_bcast", "ring_neighbor", "ring_neighbor:j=2",
                                     "ring_neighbor:j=3", "ring_neighbor:j=0", "ring_source_read",
-                                    "ring_source_write", "recursive_doubling", "bruck"};
+                                    "ring_source_write", "recursive_doubling", "bruck", "hier",
+                                    "ring_levels"};
 #define NALGOS (int)(sizeof algos / sizeof algos[0])
 static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5};
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])
@@ -32,7 +34,7 @@ static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5};
 enum { DT_BYTE, DT_INT, DT_VECTOR, DT_DARRAY, NDT };
 static const char *const dt_names[NDT] = {"MPI_BYTE", "MPI_INT", "vector(2,1,2 x int)",
                                           "darray(cyclic)"};
-static int quick;
+static int quick, only;
 
 static int gcd(int x, int y)
 {
@@ -71,7 +73,8 @@ static int wanted(int ai, int shape, int si, int pass, int dt, int v, int ip)
         return 0;
     if (quick && (dt == DT_INT || shape == 1 || shape == 2 || (ip && v && shape)))
         return 0;
-    if (quick && ai > 0 && (dt != DT_BYTE || si != 3))
+    /* --only (the levels runs): the forced one also at 0 and 1 bytes */
+    if (quick && ai > 0 && (dt != DT_BYTE || (si != 3 && !(only && si < 2))))
         return 0;
     return 1;
 }
@@ -79,7 +82,9 @@ static int wanted(int ai, int shape, int si, int pass, int dt, int v, int ip)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    quick = argc > 1 && !strcmp(argv[1], "-q");
+    const mt_opts_t opts = mt_options(argc, argv);
+    quick = opts.quick;
+    only = opts.only != NULL;
     MPI_Datatype types[NDT] = {MPI_BYTE, MPI_INT};
     MPI_Type_vector(2, 1, 2, MPI_INT, &types[DT_VECTOR]);
     MPI_Type_commit(&types[DT_VECTOR]);
@@ -98,6 +103,8 @@ int main(int argc, char **argv)
         int *counts = malloc((size_t)p * sizeof(int)), *displs = malloc((size_t)p * sizeof(int));
         int *order = malloc((size_t)p * sizeof(int));
         for (int ai = 0; ai < NALGOS; ai++) {
+            if (!mt_algo_wanted(&opts, algos[ai], ai, "hier,ring_levels"))
+                continue;
             kcoll_param_set("ALLGATHER_ALGO", algos[ai]);
             const int st = algo_status(ai, p);
             char path[64];
@@ -125,14 +132,16 @@ int main(int argc, char **argv)
                                 /* counts: same on all ranks; displacements: this rank's own */
                                 mt_seed((unsigned)case_no * 7919u + 1);
                                 size_t largest = 0;
+                                /* every fifth v case uniform: the v call runs the uniform schedule */
+                                const int uni = v && case_no % 5 == 0;
                                 for (int q = 0; q < p; q++) {
-                                    counts[q] = !v ? cnt : mt_rnd() % 4 == 0 ? 0 : (int)(mt_rnd() % (unsigned)(2 * cnt + 1));
+                                    counts[q] = !v || uni ? cnt : mt_rnd() % 4 == 0 ? 0 : (int)(mt_rnd() % (unsigned)(2 * cnt + 1));
                                     if ((size_t)counts[q] * (size_t)tsize > largest)
                                         largest = (size_t)counts[q] * (size_t)tsize;
                                     displs[q] = q * cnt;
                                 }
                                 int end = p * cnt;
-                                if (v) {
+                                if (v && !uni) {
                                     mt_seed((unsigned)case_no * 31u + (unsigned)rank * 1009u + 5);
                                     end = mt_shuffle(p, counts, displs, order);
                                 }

@@ -69,6 +69,7 @@ int main(int argc, char **argv)
             uint64_t before_k = mt_calls("MPI_Barrier", "kcoll:dissemination") +
                                 mt_calls("MPI_Barrier", "kcoll:hier");
             uint64_t before_bad = mt_calls("MPI_Barrier", "mpi:bad_algo");
+            uint64_t before_model = mt_calls("MPI_Barrier", "mpi:below_min_bytes");
             for (int k = 1; k <= rounds; k++) {
                 if (k % p == rank)
                     nap_ms(2);
@@ -91,6 +92,12 @@ int main(int argc, char **argv)
                                mt_calls("MPI_Barrier", "kcoll:hier");
             uint64_t after_bad = mt_calls("MPI_Barrier", "mpi:bad_algo");
             uint64_t want_k = p > 1 && !host && !bad ? (uint64_t)rounds : 0;
+            /* auto: the model may hand every barrier to the host instead
+             * (more ranks than cores: waiters give their cores away, and
+             * the host's barrier is then cheaper), but all of them alike */
+            if (ai == 0 && p > 1 && after_k == before_k &&
+                mt_calls("MPI_Barrier", "mpi:below_min_bytes") - before_model == (uint64_t)rounds)
+                want_k = 0;
             if (after_k - before_k != want_k) {
                 mt_fail("%s, %s: %llu barriers through kcoll, expected %llu", names[shape],
                         host ? "PMPI_Barrier" : algos[ai],

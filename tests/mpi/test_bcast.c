@@ -76,13 +76,9 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     /* -q, and --only NAME: "auto" and the algorithms called NAME only */
-    const char *only = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-q"))
-            quick = 1;
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-            only = argv[++i];
-    }
+    const mt_opts_t opts = mt_options(argc, argv);
+    const char *only = opts.only;
+    quick = opts.quick;
     MPI_Datatype types[NDT] = {MPI_BYTE, MPI_INT, MPI_DOUBLE};
     MPI_Type_contiguous(3, MPI_INT, &types[DT_CONTIG]);
     MPI_Type_commit(&types[DT_CONTIG]);
@@ -105,7 +101,7 @@ int main(int argc, char **argv)
         MPI_Comm_rank(comm, &rank);
         for (int ai = 0; ai < NALGOS; ai++) {
             const size_t nlen = strcspn(algos[ai], ":");
-            if (ai > 0 && only && (strlen(only) != nlen || strncmp(algos[ai], only, nlen)))
+            if (!mt_algo_wanted(&opts, algos[ai], ai, NULL))
                 continue;
             /* the tree's 4 KiB segments: in the full matrix only */
             if (quick && !only && strchr(algos[ai], ':') && !strncmp(algos[ai], "hier", nlen))

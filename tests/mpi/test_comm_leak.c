@@ -15,17 +15,8 @@
 
 #include "mpitest.h"
 
-static int count_segment_maps(void)
-{
-    char line[1024];
-    int n = 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    while (f && fgets(line, sizeof line, f))
-        n += strstr(line, "/kcoll-") != NULL;
-    if (f)
-        fclose(f);
-    return n;
-}
+/* Mappings of kcoll's segments: their names in /proc/self/maps. */
+#define count_segment_maps() mt_maps_of("/kcoll-")
 
 /* Names of this job's segments: rank 0 of every communicator here is
  * world rank 0, whose pid starts the name ("kcoll-<pid>-..."). */
@@ -62,7 +53,7 @@ int main(int argc, char **argv)
         MPI_Bcast(buf, BYTES, MPI_BYTE, 0, c);
         MPI_Comm_free(&c);
     }
-    int fds0 = mt_count_fds(), maps0 = count_segment_maps();
+    int fds0 = mt_open_fds(), maps0 = count_segment_maps();
     /* on one node split_rw or knomial; across (fake) nodes the hierarchy */
     uint64_t calls0 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial") +
                       mt_calls("MPI_Bcast", "kcoll:hier(*");
@@ -81,7 +72,7 @@ int main(int argc, char **argv)
     }
     uint64_t calls1 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial") +
                       mt_calls("MPI_Bcast", "kcoll:hier(*");
-    int fds1 = mt_count_fds(), maps1 = count_segment_maps();
+    int fds1 = mt_open_fds(), maps1 = count_segment_maps();
 
     if (calls1 - calls0 != ITER)
         mt_fail("kcoll ran %llu of %d broadcasts", (unsigned long long)(calls1 - calls0), ITER);

@@ -22,7 +22,9 @@
  *     (plus MPI_DOUBLE_INT, which kcoll hands to the host: not contiguous),
  *     for all four collectives, in place and not, count 13;
  *  2. algorithms (auto and every one forced, partitioned also with 4 KiB
- *     chunks) x counts 0, 1, 7, 1003, 70001 (world and reversed only) x
+ *     chunks; hier with --only hier, the topology-levels runs, where
+ *     part 1 and the double sums are left out: with levels the grouped
+ *     order gives other bits than the flat reference) x counts 0, 1, 7, 1003, 70001 (world and reversed only) x
  *     every root (roots 0 and p-1 where large or in other shapes) x in
  *     place x int32 SUM, double SUM and a non-commutative user operation
  *     (2x2 integer matrix product, wrong if the order is) x shapes;
@@ -287,9 +289,10 @@ static char *sendb, *recvb, *hostb, *want, *contrib;
 
 static uint64_t kcoll_calls(int coll)
 {
-    static const char *const paths[] = {"kcoll:partitioned", "kcoll:serial", "kcoll:reduce_bcast"};
+    static const char *const paths[] = {"kcoll:partitioned", "kcoll:serial", "kcoll:reduce_bcast",
+                                        "kcoll:hier"};
     uint64_t s = 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         s += mt_calls(coll_names[coll], paths[i]);
     return s;
 }
@@ -408,7 +411,8 @@ static void run_case(MPI_Comm comm, const char *cname, int coll, const tinfo_t *
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    quick = argc > 1 && !strcmp(argv[1], "-q");
+    const mt_opts_t opts = mt_options(argc, argv);
+    quick = opts.quick;
     MPI_Datatype mat_t;
     MPI_Type_contiguous(4, MPI_INT, &mat_t);
     MPI_Type_commit(&mat_t);
@@ -466,9 +470,10 @@ int main(int argc, char **argv)
     contrib = malloc(maxbytes * (size_t)wsize + CANARY);
     uint64_t salt = 1;
 
-    /* 1. every operation x datatype, every collective, count 13 */
+    /* 1. every operation x datatype, every collective, count 13 (not in
+     * the topology-levels runs: nothing there depends on the levels) */
     kcoll_param_set("MIN_BYTES", "0");
-    for (int coll = 0; coll < NCOLL; coll++) {
+    for (int coll = 0; coll < NCOLL && !opts.only; coll++) {
         MPI_Comm comm = comms[0];
         int p;
         MPI_Comm_size(comm, &p);
@@ -487,11 +492,11 @@ int main(int argc, char **argv)
     }
 
     /* 2. algorithms x counts x roots x in place x shapes */
-    static const char *const algos[NCOLL][5] = {
-        {"auto", "partitioned", "partitioned:chunk=4", "serial", NULL},
-        {"auto", "partitioned", "partitioned:chunk=4", "reduce_bcast", NULL},
-        {"auto", "partitioned", "partitioned:chunk=4", NULL},
-        {"auto", "partitioned", "partitioned:chunk=4", NULL},
+    static const char *const algos[NCOLL][6] = {
+        {"auto", "partitioned", "partitioned:chunk=4", "serial", "hier", NULL},
+        {"auto", "partitioned", "partitioned:chunk=4", "reduce_bcast", "hier", NULL},
+        {"auto", "partitioned", "partitioned:chunk=4", "hier", NULL},
+        {"auto", "partitioned", "partitioned:chunk=4", "hier", NULL},
     };
     static const size_t counts[] = {0, 1, 7, 1003, 70001};
     const int tsel[3] = {T_INT, T_DOUBLE, T_MAT};
@@ -506,6 +511,8 @@ int main(int argc, char **argv)
         salt = 1000000u * (uint64_t)(shape + 1);
         for (int coll = 0; coll < NCOLL; coll++)
             for (int ai = 0; algos[coll][ai]; ai++) {
+                if (!mt_algo_wanted(&opts, algos[coll][ai], ai, "hier"))
+                    continue;
                 kcoll_param_set(coll_env[coll], algos[coll][ai]);
                 for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
                     for (int tk = 0; tk < 3; tk++) {
@@ -514,6 +521,11 @@ int main(int argc, char **argv)
                                              (shape != 0 && shape != 3)))
                             continue;
                         if ((quick || shape != 0) && tk == 1 && count < 1003)
+                            continue;
+                        /* levels: a double sum's bits follow the grouping,
+                         * not the flat reference (the simulator checks the
+                         * grouped order); the exact ones compare */
+                        if (opts.only && tk == 1)
                             continue;
                         if (count > 1003 && (coll == RSB || coll == RS))
                             count = 70001 / (size_t)p + 1;
@@ -555,7 +567,7 @@ int main(int argc, char **argv)
     run_case(comms[0], names[0], ALLRED, &types[T_INT], O_SUM, MPI_SUM, 1003, 0, 0,
              "partitioned", wsize > 1, salt++);
     kcoll_param_set(coll_env[ALLRED], "auto");
-    if (wsize > 1 && mt_calls("MPI_Allreduce", "mpi:unsupported_op") +
+    if (wsize > 1 && !opts.only && mt_calls("MPI_Allreduce", "mpi:unsupported_op") +
                      mt_calls("MPI_Allreduce", "mpi:noncontig_datatype") == 0)
         mt_fail("MPI_DOUBLE_INT was not counted as a fallback");
 

@@ -3,7 +3,8 @@
  *
  * Matrix: communicator shapes (world, dup, odd/even split, reversed split)
  * x collective x algorithm (auto and every one forced, the throttled ones
- * with k = 1 and 2) x block size (0, 1, 4095, 16 KiB + 3, 1 MiB + 5) x
+ * with k = 1 and 2; hier only with --only hier, in the topology-levels
+ * runs) x block size (0, 1, 4095, 16 KiB + 3, 1 MiB + 5) x
  * every root x the root's MPI_IN_PLACE or not x datatype (MPI_BYTE; at
  * 4095 bytes also MPI_INT, a contiguous derived type, a non-contiguous
  * vector, which kcoll moves through its datatype map, and a darray, which
@@ -28,10 +29,12 @@ static const char *const coll_names[NCOLL] = {"MPI_Scatter", "MPI_Scatterv", "MP
                                               "MPI_Gatherv"};
 static const char *const coll_env[NCOLL] = {"SCATTER_ALGO", "SCATTER_ALGO", "GATHER_ALGO",
                                             "GATHER_ALGO"};
-#define NALGOS 5
+#define NALGOS 6
 static const char *const algos[2][NALGOS] = {
-    {"auto", "parallel_read", "sequential_write", "throttled_read:k=1", "throttled_read:k=2"},
-    {"auto", "parallel_write", "sequential_read", "throttled_write:k=1", "throttled_write:k=2"}};
+    {"auto", "parallel_read", "sequential_write", "throttled_read:k=1", "throttled_read:k=2",
+     "hier"},
+    {"auto", "parallel_write", "sequential_read", "throttled_write:k=1", "throttled_write:k=2",
+     "hier"}};
 static const size_t sizes[] = {0, 1, 4095, 16384 + 3, (1 << 20) + 5};
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])
 #define SMALL 16384
@@ -45,7 +48,9 @@ static const char *const dt_names[NDT] = {"MPI_BYTE", "MPI_INT", "contig(3 x int
 static uint64_t kcoll_calls_any(int c)
 {
     uint64_t sum = 0;
-    for (int a = 1; a < 4; a++) {
+    for (int a = 1; a < NALGOS; a++) {
+        if (a == 4) /* throttled with k = 2: the row of k = 1 */
+            continue;
         char path[64];
         snprintf(path, sizeof path, "kcoll:%.*s", (int)strcspn(algos[c >= GATHER][a], ":"),
                  algos[c >= GATHER][a]);
@@ -55,7 +60,8 @@ static uint64_t kcoll_calls_any(int c)
 }
 
 /* -q (quick): roots 0 and p-1, no derived datatypes, fewer algorithms,
- * no duplicate of MPI_COMM_WORLD.
+ * no duplicate of MPI_COMM_WORLD. --only hier (the topology-levels runs,
+ * which alone run the hierarchical algorithms): auto and hier only.
  * For MPICH beyond a few ranks: its own collectives busy-poll, which
  * costs milliseconds per call when ranks outnumber cores. */
 static int quick;
@@ -68,9 +74,9 @@ static int wanted(int si, int dt, int root, int p, int shape, int ai)
         return 0;
     if ((dt != DT_BYTE && n != 4095) || (dt == DT_DARRAY && ai > 0))
         return 0;
-    /* 1 byte: auto and one forced algorithm; 16 KiB + 3: the throttled
-     * ones with k = 2 only (k = 1 differs only in its chains) */
-    if ((n == 1 && ai > 1) || (n == 16384 + 3 && ai == 3))
+    /* 1 byte: auto and one forced algorithm (and the tree); 16 KiB + 3:
+     * the throttled ones with k = 2 only (k = 1 differs only in its chains) */
+    if ((n == 1 && ai > 1 && ai != NALGOS - 1) || (n == 16384 + 3 && ai == 3))
         return 0;
     if (n >= (1u << 20))
         return dt == DT_BYTE && (shape == 0 || shape == 3) && (root == 0 || root == p - 1);
@@ -212,7 +218,8 @@ static void bad_args(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    quick = argc > 1 && !strcmp(argv[1], "-q");
+    const mt_opts_t opts = mt_options(argc, argv);
+    quick = opts.quick;
     types[DT_BYTE] = MPI_BYTE;
     types[DT_INT] = MPI_INT;
     MPI_Type_contiguous(3, MPI_INT, &types[DT_CONTIG]);
@@ -237,6 +244,8 @@ int main(int argc, char **argv)
         for (int c = 0; c < NCOLL; c++) {
             for (int ai = 0; ai < NALGOS; ai++) {
                 const char *algo = algos[c >= GATHER][ai];
+                if (!mt_algo_wanted(&opts, algo, ai, "hier"))
+                    continue;
                 kcoll_param_set(coll_env[c], algo);
                 for (int si = 0; si < NSIZES; si++)
                     for (int pass = 0; pass < (sizes[si] < SMALL && ai == 0 ? 2 : 1); pass++) {

@@ -4,7 +4,8 @@
  * with gaps, in place and not. The run must be free of deadlocks, races
  * and use-after-return; every receive block must hold the right bytes,
  * written exactly once (in place: the own block never), and the gaps
- * between blocks must stay untouched. ring_neighbor runs with every legal
+ * between blocks must stay untouched; the Allgathers along the levels
+ * (hier, ring_levels) also on 2- and 3-level shapes with uneven groups. ring_neighbor runs with every legal
  * j of small p (and a few for large p); its illegal j must be refused.
  * The dissemination barrier also runs for real on forked processes. */
 #include <sched.h>
@@ -133,7 +134,7 @@ static void layout_free(layout_t *L)
 }
 
 static int check_one(const kcoll_algo_t *algo, int k, int p, int v, size_t n, int in_place,
-                     unsigned seed)
+                     unsigned seed, const kcoll_levels_t *lv, int shape)
 {
     const kcoll_coll_t fam = algo->family;
     layout_t L;
@@ -143,12 +144,13 @@ static int check_one(const kcoll_algo_t *algo, int k, int p, int v, size_t n, in
     uint8_t **tb = calloc((size_t)p, sizeof *tb);
     int ok = 1;
     char what[160];
-    snprintf(what, sizeof what, "%s %s k=%d p=%d %s n=%zu%s seed=%u", kcoll_coll_name(fam),
-             algo->name, k, p, v ? "v" : "uniform", n, in_place ? " in place" : "", seed);
+    snprintf(what, sizeof what, "%s %s k=%d p=%d %s n=%zu%s shape %d seed=%u",
+             kcoll_coll_name(fam), algo->name, k, p, v ? "v" : "uniform", n,
+             in_place ? " in place" : "", shape, seed);
 
     for (int r = 0; r < p; r++) {
         kcoll_args_t a = {.coll = fam, .p = p, .rank = r, .bytes = n, .lay = v ? L.lay : NULL,
-                          .in_place = in_place, .prm = with_param(algo, k)};
+                          .in_place = in_place, .prm = with_param(algo, k), .lv = lv};
         sb[r] = malloc(L.slen[r] + 1);
         rb[r] = malloc(L.rlen[r] + 1);
         memset(rb[r], 0xee, L.rlen[r]);
@@ -184,7 +186,7 @@ static int check_one(const kcoll_algo_t *algo, int k, int p, int v, size_t n, in
     }
     for (int r = 0; ok && r < p; r++) {
         kcoll_args_t a = {.coll = fam, .p = p, .rank = r, .bytes = n, .lay = v ? L.lay : NULL,
-                          .in_place = in_place, .prm = with_param(algo, k)};
+                          .in_place = in_place, .prm = with_param(algo, k), .lv = lv};
         const uint16_t *w = kcoll_sim_writes(sim, r, KCOLL_BUF_RECV);
         uint8_t *inblock = calloc(L.rlen[r] + 1, 1);
         for (int j = 0; j < p && ok; j++) {
@@ -239,7 +241,13 @@ static long run_algo(const kcoll_algo_t *algo)
 {
     static const size_t sizes[] = {0, 1, 13, 4099};
     long runs = 0;
-    for (int p = 1; p <= 64; p++) {
+    /* the hierarchical ones on every level shape (levels_fixture.h; the
+     * flat one up to 16 ranks) */
+    const int hier = algo->levels;
+    for (int shape = 0; shape < (hier ? LEVEL_SHAPES : 1); shape++)
+    for (int p = 1; p <= (hier && !shape ? 16 : 64); p++) {
+        kcoll_levels_t lv;
+        levels_fixture(&lv, p, shape);
         int js[8], nj = 0;
         if (first_param(algo)) { /* ring_neighbor: every j <= 2p for small p, a few for large */
             for (int j = 1; j <= 2 * p + 1 && nj < 8; j++) {
@@ -263,9 +271,12 @@ static long run_algo(const kcoll_algo_t *algo)
                             continue;
                         if (p > 24 && v && si != 2 && p % 5)
                             continue;
-                        check_one(algo, js[ji], p, v, n, ip, (unsigned)(p + si + (size_t)v) % 3);
+                        check_one(algo, js[ji], p, v, n, ip,
+                                  (unsigned)(p + si + (size_t)v + (size_t)shape) % 3,
+                                  shape ? &lv : NULL, shape);
                         runs++;
                     }
+        kcoll_levels_free(&lv);
     }
     return runs;
 }
@@ -324,7 +335,7 @@ static long run_barrier(const kcoll_algo_t *algo)
 {
     long runs = 0;
     /* the hierarchical barrier also on 2- and 3-level topologies */
-    const int shapes = strcmp(algo->name, "hier") ? 1 : LEVEL_SHAPES;
+    const int shapes = algo->levels ? LEVEL_SHAPES : 1;
     for (int shape = 0; shape < shapes; shape++)
     for (int p = 1; p <= 64; p++) {
         kcoll_sim_t *sim = kcoll_sim_new(p);

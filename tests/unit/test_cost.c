@@ -13,6 +13,7 @@
 #include "check.h"
 #include "coll/coll.h"
 #include "model/cost.h"
+#include "xfer/engine.h"
 #include "model/machine.h"
 #include "model/select.h"
 
@@ -30,6 +31,8 @@ static kcoll_machine_t hand(void)
     return m;
 }
 
+static int price_engine; /* the engine price() prices steps for (0: cma) */
+
 static double price(const kcoll_machine_t *m, kcoll_coll_t c, const char *spec, int p,
                     size_t bytes, kcoll_price_t *pr)
 {
@@ -43,7 +46,7 @@ static double price(const kcoll_machine_t *m, kcoll_coll_t c, const char *spec, 
         CHECK(0, "spec %s: %s", spec, err);
         return -1;
     }
-    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = bytes};
+    kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = bytes, .engine = price_engine};
     if (kcoll_price(m, a, &prm, &pc, pr)) {
         CHECK(0, "%s p=%d n=%zu: not priced", spec, p, bytes);
         return -1;
@@ -109,6 +112,30 @@ int main(void)
     CHECK(near(t, (1 + 40.96 + 4.0) * 1e-6), "4 readers: %.6f us", t * 1e6);
     CHECK(fabs(pr.cmax - 4) < 1e-9, "contention seen: %.3f", pr.cmax);
 
+    /* a crowded node, 5 ranks on 2 cores: the 4 readers take turns two at
+     * a time (contention 2, not 4), each pair after the other, and every
+     * reader that waited for the root's exposure gets its core back a
+     * handover later (the root exposes at once: nobody waits for it) */
+    {
+        const kcoll_algo_t *dr;
+        kcoll_aparam_t prm;
+        char err[160];
+        kcoll_algo_parse(KCOLL_COLL_BCAST, "direct_read", &dr, &prm, err, sizeof err);
+        kcoll_pcall_t pc = {.coll = KCOLL_COLL_BCAST, .p = 5, .bytes = n, .cores = 2};
+        CHECK(kcoll_price(&m, dr, &prm, &pc, &pr) == 0, "crowded: priced");
+        CHECK(pr.cmax <= 2 + 1e-9, "crowded: at most 2 copies at once (%.3f)", pr.cmax);
+        CHECK(near(pr.t, 2 * (1 + 40.96 + 2.0) * 1e-6),
+              "crowded: two rounds of two readers: %.6f us", pr.t * 1e6);
+        pc.cores = 5; /* a core each: as before */
+        CHECK(kcoll_price(&m, dr, &prm, &pc, &pr) == 0 &&
+                  near(pr.t, (1 + 40.96 + 4.0) * 1e-6),
+              "a core per rank: not crowded: %.6f us", pr.t * 1e6);
+        kcoll_pcall_t hc = {.coll = KCOLL_COLL_BCAST, .p = 8, .bytes = n};
+        double spread = kcoll_price_host(&m, &hc);
+        hc.cores = 2;
+        CHECK(near(kcoll_price_host(&m, &hc), 4 * spread), "crowded host: 4 ranks a core");
+    }
+
     /* the root writes to each in turn: one accessor per destination, but
      * sequential: 4 copies, alpha each (different peers) */
     t = price(&m, KCOLL_COLL_BCAST, "direct_write", 5, n, NULL);
@@ -120,6 +147,52 @@ int main(void)
     CHECK(near(t, 4 * (1 + 20.48 + 1.0) * 1e-6), "direct write at beta_write: %.6f us", t * 1e6);
     t = price(&mw, KCOLL_COLL_BCAST, "direct_read", 2, n, NULL);
     CHECK(near(t, (1 + 40.96 + 1.0) * 1e-6), "a read keeps beta: %.6f us", t * 1e6);
+
+    /* copies between packages share the links' bandwidth: two readers on
+     * package 1 of the root on package 0, at once, each at 2 / link_bw
+     * per byte where that is above beta (the walks settle there within
+     * their 0.5%); on one package, or with no link_bw, nothing changes */
+    {
+        const int pkg2[3] = {0, 1, 1}, pkg1[3] = {0, 0, 0};
+        kcoll_machine_t ml = m;
+        ml.link_bw = 1e9; /* 2 crossing at once: 2 ns per byte */
+        const kcoll_algo_t *dr = kcoll_algo_find(KCOLL_COLL_BCAST, "direct_read");
+        kcoll_aparam_t prm;
+        kcoll_algo_defaults(dr, &prm);
+        kcoll_pcall_t pc = {.coll = KCOLL_COLL_BCAST, .p = 3, .bytes = n, .pkg = pkg2};
+        CHECK(!kcoll_price(&ml, dr, &prm, &pc, &pr), "priced");
+        CHECK(fabs(pr.t - (1 + 81.92 + 2.0) * 1e-6) < 0.01 * 84.92e-6,
+              "2 readers across the link: %.3f us, want about 84.92", pr.t * 1e6);
+        pc.pkg = pkg1;
+        CHECK(!kcoll_price(&ml, dr, &prm, &pc, &pr) && near(pr.t, (1 + 40.96 + 2.0) * 1e-6),
+              "2 readers on the root's package: %.6f us", pr.t * 1e6);
+        pc.pkg = pkg2;
+        CHECK(!kcoll_price(&m, dr, &prm, &pc, &pr) && near(pr.t, (1 + 40.96 + 2.0) * 1e-6),
+              "no link_bw: %.6f us", pr.t * 1e6);
+    }
+    /* the other engines (docs/engines.md): loads and stores at a COPY's
+     * price, no lock; two copies at shm_beta times the owner's load, one
+     * cell at copy_beta: an idle owner (a root waiting for its reader)
+     * has load 1, one that copies at the same time (a pairwise exchange,
+     * both reading) load 2 */
+    kcoll_machine_t me = m;
+    me.copy_alpha = 0.5e-6;
+    me.copy_beta = 0.5e-9;
+    me.shm_alpha = 2e-6;
+    me.shm_beta = 0.25e-9;
+    me.shm_cell = 4096;
+    price_engine = KCOLL_ENGINE_DIRECT;
+    t = price(&me, KCOLL_COLL_BCAST, "direct_read", 2, n, &pr);
+    CHECK(near(t, (0.5 + 20.48) * 1e-6) && pr.lock == 0, "direct: %.6f us", t * 1e6);
+    price_engine = KCOLL_ENGINE_SHM;
+    t = price(&me, KCOLL_COLL_BCAST, "direct_read", 2, n, &pr);
+    CHECK(near(t, (2 + 10.24 + 2.048) * 1e-6), "shm, the owner idle: %.6f us", t * 1e6);
+    t = price(&me, KCOLL_COLL_ALLTOALL, "pairwise", 2, n, &pr);
+    const double copies = 2 * 0.5e-9 * (double)n; /* both ranks copy their own block too */
+    CHECK(fabs(pr.bytes - (2 * 10.24 + 2.048) * 1e-6) < 0.05 * pr.bytes,
+          "shm, the owner copying too: bytes term %.3f us (%.3f us of local copies aside)",
+          pr.bytes * 1e6, copies * 1e6);
+    price_engine = 0;
 
     /* reductions: the in-cache rate, plus the stream of operands no
      * recent step touched. Serial Reduce, root 0: the chunks read from

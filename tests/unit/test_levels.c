@@ -2,7 +2,8 @@
  * groups nest and are numbered by their lowest rank, that leaders are the
  * root where the group holds it and the lowest rank elsewhere, and that
  * every rank's parent chain reaches the root within levels + 1 steps for
- * every root, on the simulator tests' shapes and p = 1..64. */
+ * every root, on the simulator tests' shapes and p = 1..64; the whole tree
+ * and the members of a composed phase agree with those. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -45,6 +46,61 @@ static void kept(void)
     kcoll_levels_free(&lv);
 }
 
+/* The whole tree (kcoll_tree_make) against kcoll_levels_parent: the same
+ * parents (a forest cuts those of ranks that lead at every level),
+ * children in rank order, and a preorder in which every subtree is one
+ * range holding exactly the ranks whose parent chain passes its top. */
+static void whole_tree(const kcoll_levels_t *lv, int p, int root, int shape, int forest)
+{
+    kcoll_tree_t t;
+    CHECK(kcoll_tree_make(&t, lv, p, root, forest) == 0, "tree make");
+    int bad = 0;
+    for (int q = 0; q < p && !bad; q++) {
+        int want = kcoll_levels_parent(lv, q, root);
+        int top = 1;
+        for (int l = 0; l < lv->n; l++)
+            top &= kcoll_levels_leader(lv, l, q, root) == q;
+        if (forest && top)
+            want = -1;
+        bad |= t.parent[q] != want;
+        for (int c = t.first[q]; c < t.first[q + 1]; c++)
+            bad |= t.parent[t.kids[c]] != q || (c > t.first[q] && t.kids[c] <= t.kids[c - 1]);
+        bad |= t.order[t.at[q]] != q;
+        for (int x = 0; x < p; x++) { /* x under q: q on x's chain of parents */
+            int y = x;
+            while (y >= 0 && y != q)
+                y = t.parent[y];
+            bad |= (y == q) != kcoll_tree_under(&t, x, q);
+        }
+    }
+    if (!forest)
+        bad |= t.order[0] != root || t.size[root] != p;
+    CHECK(!bad, "shape %d p=%d root %d%s: whole tree differs", shape, p, root,
+          forest ? " (forest)" : "");
+    kcoll_tree_free(&t);
+}
+
+/* The members of a composed phase: level k's active ranks (every rank at
+ * level 0, then the leaders of level k-1) in rank order, r's index. */
+static void members(const kcoll_levels_t *lv, int p, int root, int shape)
+{
+    int *mem = malloc((size_t)p * sizeof *mem), bad = 0;
+    for (int k = 0; k <= lv->n && !bad; k++)
+        for (int r = 0; r < p && !bad; r++) {
+            if (!kcoll_levels_active(lv, k, r, root))
+                continue;
+            int me = -1, m = kcoll_levels_members(lv, k, r, root, mem, &me), i = 0;
+            bad |= me < 0 || mem[me] != r;
+            for (int q = 0; q < p; q++)
+                if (kcoll_levels_active(lv, k, q, root) &&
+                    (k == lv->n || lv->group[k][q] == lv->group[k][r]))
+                    bad |= i >= m || mem[i++] != q;
+            bad |= i != m;
+        }
+    CHECK(!bad, "shape %d p=%d root %d: members differ", shape, p, root);
+    free(mem);
+}
+
 static void trees(void)
 {
     for (int shape = 0; shape < LEVEL_SHAPES; shape++)
@@ -70,6 +126,9 @@ static void trees(void)
                     CHECK(x == root, "shape %d p=%d root %d: rank %d does not reach the root in %d hops",
                           shape, p, root, q, lv.n + 1);
                 }
+                whole_tree(&lv, p, root, shape, 0);
+                whole_tree(&lv, p, root, shape, 1);
+                members(&lv, p, root, shape);
             }
             kcoll_levels_free(&lv);
         }

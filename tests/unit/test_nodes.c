@@ -132,5 +132,40 @@ int main(void)
                   3 * 1024 * m.host_beta + 1024 * m.copy_beta;
     CHECK(near(np.flat, want), "Scatter 2 x 4 flat: %.4f us, want %.4f", np.flat * 1e6,
           want * 1e6);
+
+    /* KCOLL_HIER=auto: composed exactly where the composition's price at
+     * the size class's middle is at most the host's alone; both ways occur */
+    static const kcoll_coll_t comp[] = {KCOLL_COLL_BARRIER,   KCOLL_COLL_BCAST,
+                                        KCOLL_COLL_REDUCE,    KCOLL_COLL_ALLREDUCE,
+                                        KCOLL_COLL_GATHER,    KCOLL_COLL_SCATTER,
+                                        KCOLL_COLL_ALLGATHER, KCOLL_COLL_REDUCE_SCATTER_BLOCK};
+    static const size_t sizes[] = {1000, 70000, 1500000, 20000000};
+    static const int layouts[][2] = {{2, 2}, {4, 16}, {8, 8}};
+    int yes = 0, no = 0;
+    for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+                const int N = layouts[l][0], q = layouts[l][1];
+                size_t b = comp[i] == KCOLL_COLL_BARRIER ? 0 : sizes[k];
+                kcoll_price_nodes(&m, comp[i], N, q, kcoll_class_bytes(b), 1 << 19, &np);
+                int want_c = np.hier <= np.flat, got = kcoll_nodes_compose(&m, comp[i], N, q, b,
+                                                                           1 << 19);
+                CHECK(got == want_c, "%s %d x %d, %zu bytes: compose %d, want %d",
+                      kcoll_coll_name(comp[i]), N, q, b, got, want_c);
+                yes += got;
+                no += !got;
+            }
+    CHECK(yes > 0 && no > 0, "the model composes some calls (%d) and hands others (%d) over", yes,
+          no);
+    /* one rank per node: the composition would be the host's call plus
+     * bookkeeping (a tie in price): the host MPI whole */
+    kcoll_price_nodes(&m, KCOLL_COLL_ALLREDUCE, 4, 1, kcoll_class_bytes(n), 0, &np);
+    CHECK(np.composed && np.hier == np.flat &&
+              !kcoll_nodes_compose(&m, KCOLL_COLL_ALLREDUCE, 4, 1, n, 0),
+          "4 x 1 Allreduce: a tie, handed to the host MPI (hier %.3f, flat %.3f us)", np.hier * 1e6,
+          np.flat * 1e6);
+    CHECK(!kcoll_nodes_compose(&m, KCOLL_COLL_ALLTOALL, 4, 4, n, 0) &&
+              !kcoll_nodes_compose(&m, KCOLL_COLL_GATHERV, 4, 4, n, 0),
+          "Alltoall, Gatherv: never composed");
     return check_report("test_nodes");
 }

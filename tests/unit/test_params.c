@@ -148,10 +148,14 @@ int main(void)
      * decision cache */
     static kcoll_tuning_t tu;
     kcoll_machine_defaults(&tu.m);
-    tu.nrules = 3;
-    tu.rules[0] = (kcoll_trule_t){KCOLL_COLL_BCAST, 3, 0, 0, 1 << 20, "direct_write"};
-    tu.rules[1] = (kcoll_trule_t){KCOLL_COLL_ALLGATHER, 2, 0, 0, 0, "ring_neighbor:j=2"};
-    tu.rules[2] = (kcoll_trule_t){KCOLL_COLL_REDUCE, 2, 0, 0, 0, "host"};
+    tu.nrules = 4;
+    tu.rules[0] = (kcoll_trule_t){KCOLL_COLL_BCAST, 3, 0, 0, 1 << 20, KCOLL_CACHE_ANY,
+                                  "direct_write"};
+    tu.rules[1] = (kcoll_trule_t){KCOLL_COLL_ALLGATHER, 2, 0, 0, 0, KCOLL_CACHE_ANY,
+                                  "ring_neighbor:j=2"};
+    tu.rules[2] = (kcoll_trule_t){KCOLL_COLL_REDUCE, 2, 0, 0, 0, KCOLL_CACHE_ANY, "host"};
+    /* on-cache calls only: the model decides the off-cache ones */
+    tu.rules[3] = (kcoll_trule_t){KCOLL_COLL_ALLTOALL, 2, 0, 0, 0, KCOLL_CACHE_HOT, "host"};
     memset(d, 0, sizeof *d);
     kcoll_select(d, KCOLL_COLL_BCAST, 8, NULL, 1, 4096, &ch); /* cached before the tuning */
     kcoll_tuning_set(&tu);
@@ -171,6 +175,14 @@ int main(void)
           "rule: host");
     CHECK(kcoll_select(d, KCOLL_COLL_REDUCE, 4, NULL, 0, 1 << 20, &ch) == KCOLL_SELECT_KCOLL,
           "rule: host passed over where KCOLL_MIN_BYTES says kcoll");
+    CHECK(kcoll_select_cache(d, KCOLL_COLL_ALLTOALLV, 2, NULL, 1, 1 << 20, KCOLL_CACHE_HOT, &ch) ==
+              KCOLL_SELECT_HOST,
+          "rule: an on-cache call matches the hot rule");
+    CHECK(kcoll_select_cache(d, KCOLL_COLL_ALLTOALLV, 2, NULL, 1, 1 << 20, KCOLL_CACHE_COLD,
+                             &ch) == KCOLL_SELECT_KCOLL &&
+              kcoll_select(d, KCOLL_COLL_ALLTOALLV, 2, NULL, 1, 1 << 20, &ch) ==
+                  KCOLL_SELECT_KCOLL,
+          "rule: an off-cache call does not (the model's pick, kcoll at 1 MiB)");
     kcoll_params_set("BCAST_ALGO", "knomial:k=3");
     CHECK(kcoll_select(d, KCOLL_COLL_BCAST, 8, NULL, 1, 4096, &ch) == KCOLL_SELECT_KCOLL &&
               !strcmp(ch.algo->name, "knomial") && ch.prm.k == 3,

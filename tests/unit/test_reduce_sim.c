@@ -81,51 +81,51 @@ static void ref_combine(const uint8_t *in, uint8_t *inout)
     }
 }
 
-/* The hierarchical Allreduce's order (coll/allreduce/hier.c): element i
- * of each level's group result, folded right to left over the group's
- * active ranks in rank order, from level 0 up to the outer leaders. */
-static void ref_grouped(const kcoll_levels_t *lv, int p, size_t i, size_t es, uint8_t *out)
+/* The hierarchical reductions' order (coll/allreduce/hier.c,
+ * coll/reduce/hier.c): level by level, every group's active ranks fold
+ * element i right to left in rank order into the group's leader (the
+ * root where the group holds it, else its lowest rank), which alone stays
+ * active; the top level is one group of all that are left. */
+static void ref_grouped(const kcoll_levels_t *lv, int p, int root, size_t i, size_t es,
+                        uint8_t *out)
 {
     uint8_t *val = malloc((size_t)p * es);
-    int *active = malloc((size_t)p * sizeof *active);
+    int *active = malloc((size_t)p * sizeof *active), *g = malloc((size_t)p * sizeof *g);
+    char *done = malloc((size_t)p);
     for (int q = 0; q < p; q++) {
         input_elem(q, i, val + (size_t)q * es);
         active[q] = 1;
     }
     for (int k = 0; k <= lv->n; k++) {
-        /* every group at level k (k == n: one group of all) folds into its lowest active rank */
-        for (int lead = 0; lead < p; lead++) {
-            if (!active[lead])
+        memset(done, 0, (size_t)p);
+        for (int q0 = 0; q0 < p; q0++) {
+            if (!active[q0] || done[q0])
                 continue;
-            int first = 1;
-            for (int q = 0; q < lead && first; q++)
-                first = !(active[q] && (k == lv->n || lv->group[k][q] == lv->group[k][lead]));
-            if (!first)
-                continue;
-            int last = -1;
-            for (int q = p - 1; q > lead && last < 0; q--)
-                if (active[q] && (k == lv->n || lv->group[k][q] == lv->group[k][lead]))
-                    last = q;
-            if (last < 0)
-                continue;
-            uint8_t acc[8];
-            memcpy(acc, val + (size_t)last * es, es);
-            for (int q = last - 1; q >= lead; q--)
-                if (active[q] && (k == lv->n || lv->group[k][q] == lv->group[k][lead])) {
-                    ref_combine(val + (size_t)q * es, acc);
-                    if (q != lead)
-                        active[q] = 0;
+            int m = 0, lead = q0;
+            for (int q = q0; q < p; q++)
+                if (active[q] && (k == lv->n || lv->group[k][q] == lv->group[k][q0])) {
+                    g[m++] = q;
+                    done[q] = 1;
+                    if (q == root)
+                        lead = root;
                 }
-            active[last] = 0;
+            uint8_t acc[8];
+            memcpy(acc, val + (size_t)g[m - 1] * es, es);
+            for (int x = m - 2; x >= 0; x--)
+                ref_combine(val + (size_t)g[x] * es, acc);
+            for (int x = 0; x < m; x++)
+                active[g[x]] = g[x] == lead;
             memcpy(val + (size_t)lead * es, acc, es);
         }
     }
-    memcpy(out, val, es);
+    memcpy(out, val + (size_t)root * es, es);
     free(val);
     free(active);
+    free(g);
+    free(done);
 }
 
-/* Does the hierarchical Allreduce group by levels here (else it runs flat)? */
+/* Does a hierarchical reduction group by levels here (else it runs flat)? */
 static int grouped(const kcoll_levels_t *lv, const kcoll_op_t *op)
 {
     if (!lv || lv->n == 0)
@@ -181,7 +181,7 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
             kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, send[r], vec);
             kcoll_sim_alias(sim, r, KCOLL_BUF_SEND, KCOLL_BUF_RECV);
         }
-        size_t tl = kcoll_reduce_tmp_len(&a);
+        size_t tl = algo->tmp ? algo->tmp(&a) : 0; /* what the call layer gives it */
         tmp[r] = malloc(tl);
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, tmp[r], tl);
         if (algo->build(&a, kcoll_sim_sched(sim, r))) {
@@ -191,10 +191,10 @@ static int check_one(const kcoll_algo_t *algo, kcoll_coll_t coll, int p, int roo
     }
     /* the expected vector, right to left */
     uint8_t *want = malloc(nel ? vec : 1), elem[8];
-    const int by_levels = !strcmp(algo->name, "hier") && grouped(lv, op);
+    const int by_levels = algo->levels && grouped(lv, op);
     for (size_t i = 0; i < nel; i++) {
         if (by_levels) {
-            ref_grouped(lv, p, i, es, want + i * es);
+            ref_grouped(lv, p, coll == KCOLL_COLL_REDUCE ? root : 0, i, es, want + i * es);
             continue;
         }
         input_elem(p - 1, i, want + i * es);
@@ -278,7 +278,8 @@ int main(void)
         kcoll_coll_t coll = colls[ci];
         for (int ai = 0; ai < kcoll_nalgos; ai++) {
             const kcoll_algo_t *algo = &kcoll_algos[ai];
-            if (algo->family != kcoll_coll_family(coll))
+            /* hier: below, with levels (without, it is partitioned) */
+            if (algo->family != kcoll_coll_family(coll) || algo->levels)
                 continue;
             for (int p = 1; p <= (use_double ? 24 : 64); p++)
                 for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {
@@ -302,27 +303,41 @@ int main(void)
                 }
         }
     }
-    /* the hierarchical Allreduce on 2- and 3-level topologies: grouped by
-     * the levels (the affine operation only where the groups are runs of
-     * ranks: elsewhere it runs flat), both operations */
-    const kcoll_algo_t *hier = kcoll_algo_find(KCOLL_COLL_ALLREDUCE, "hier");
-    for (use_double = 0; hier && use_double < 2; use_double++)
-        for (int shape = 1; shape < LEVEL_SHAPES; shape++)
-            for (int p = 1; p <= (use_double ? 24 : 64); p++) {
+    /* the hierarchical algorithms on 2- and 3-level topologies: grouped
+     * by the levels (the affine operation only where the groups are runs
+     * of ranks: elsewhere they run flat), both operations; every root of
+     * a Reduce up to 8 ranks, four beyond; without levels (shape 0, the
+     * flat partitioned algorithm) up to 8 ranks */
+    for (use_double = 0; use_double < 2; use_double++)
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
+        const kcoll_algo_t *hier = kcoll_algo_find(colls[ci], "hier");
+        for (int shape = 0; hier && shape < LEVEL_SHAPES; shape++)
+            for (int p = 1; p <= (shape ? use_double ? 24 : 64 : 8); p++) {
                 kcoll_levels_t lv;
                 levels_fixture(&lv, p, shape);
+                int nroots = colls[ci] == KCOLL_COLL_REDUCE ? p : 1;
                 for (size_t si = 0; si < sizeof counts / sizeof counts[0]; si++) {
-                    if (counts[si] > 1000 && p > 16)
+                    /* the large count: block collectives get p times it */
+                    if (counts[si] > 1000 &&
+                        (p > 16 || (colls[ci] != KCOLL_COLL_REDUCE &&
+                                    colls[ci] != KCOLL_COLL_ALLREDUCE && p > 6)))
                         continue;
-                    for (int in_place = 0; in_place < 2; in_place++) {
-                        int k = counts[si] > 1000 && in_place ? 4 : 128;
-                        check_one(hier, KCOLL_COLL_ALLREDUCE, p, 0, counts[si], in_place, k,
-                                  (unsigned)(si + (size_t)in_place + (size_t)shape) % 3, &lv);
-                        runs++;
+                    for (int root = 0; root < nroots; root++) {
+                        if ((p > 8 || counts[si] > 1000) && root != 0 && root != 1 &&
+                            root != p / 2 && root != p - 1)
+                            continue;
+                        for (int in_place = 0; in_place < 2; in_place++) {
+                            /* 4 KiB chunks (small scratch) but for half of the large counts */
+                            int k = counts[si] > 1000 && (in_place + root) % 2 ? 128 : 4;
+                            check_one(hier, colls[ci], p, root, counts[si], in_place, k,
+                                      (unsigned)(si + (size_t)in_place + (size_t)shape) % 3, &lv);
+                            runs++;
+                        }
                     }
                 }
                 kcoll_levels_free(&lv);
             }
+    }
     printf("%ld simulated reductions\n", runs);
     return check_report("test_reduce_sim");
 }

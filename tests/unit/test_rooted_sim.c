@@ -4,7 +4,9 @@
  * ones up to 32 ranks, then at 48 and 64), uniform blocks and v-layouts
  * (random counts with zeros, blocks placed in shuffled order with gaps),
  * with and without the root's MPI_IN_PLACE, and for the throttled ones
- * k = 1..p+1 (a thinner set of k for large p). The run must be free of
+ * k = 1..p+1 (a thinner set of k for large p); the hierarchical ones on
+ * 2- and 3-level shapes with uneven groups (levels_fixture.h), a thinner
+ * set of roots and sizes (run_hier). The run must be free of
  * deadlocks, races and use-after-return; then:
  *  Scatter: every rank's receive buffer holds its block of the root's send
  *    buffer, each byte written exactly once, the canary bytes after it
@@ -20,6 +22,7 @@
 #include "algo_param.h"
 #include "check.h"
 #include "coll/coll.h"
+#include "levels_fixture.h"
 #include "sched/sim.h"
 
 #define CANARY 16
@@ -72,7 +75,7 @@ static uint8_t pat(int r, size_t i)
 }
 
 static void check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n, int v,
-                      int in_place, unsigned seed)
+                      int in_place, unsigned seed, const kcoll_levels_t *lv, int shape)
 {
     const int scatter = algo->family == KCOLL_COLL_SCATTER;
     size_t *count = malloc((size_t)p * sizeof *count), *displ = malloc((size_t)p * sizeof *displ);
@@ -88,10 +91,12 @@ static void check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n
     /* blocked[r] is the root's blocked buffer, own[r] each rank's block
      * (with CANARY bytes after it); the root in place has no own buffer */
     uint8_t *blocked = malloc(span + 1), **own = calloc((size_t)p, sizeof *own);
+    uint8_t **tmp = calloc((size_t)p, sizeof *tmp);
     kcoll_sim_t *sim = kcoll_sim_new(p);
     char what[160];
-    snprintf(what, sizeof what, "%s k=%d p=%d root=%d n=%zu %s%s seed=%u", algo->name, k, p, root,
-             n, v ? "v" : "uniform", in_place ? " in place" : "", seed);
+    snprintf(what, sizeof what, "%s %s k=%d p=%d root=%d n=%zu %s%s shape %d seed=%u",
+             kcoll_coll_name(algo->family), algo->name, k, p, root, n, v ? "v" : "uniform",
+             in_place ? " in place" : "", shape, seed);
     for (size_t i = 0; i < span; i++)
         blocked[i] = scatter ? pat(root, i) : 0xee;
     kcoll_buf_t bb = scatter ? KCOLL_BUF_SEND : KCOLL_BUF_RECV;
@@ -109,7 +114,11 @@ static void check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n
         kcoll_args_t a = {.coll = scatter ? (v ? KCOLL_COLL_SCATTERV : KCOLL_COLL_SCATTER)
                                           : (v ? KCOLL_COLL_GATHERV : KCOLL_COLL_GATHER),
                           .p = p, .rank = r, .root = root, .bytes = v ? 0 : n,
-                          .lay = v ? lay : NULL, .in_place = r == root && in_place, .prm = with_param(algo, k)};
+                          .lay = v ? lay : NULL, .in_place = r == root && in_place, .prm = with_param(algo, k),
+                          .lv = lv};
+        size_t tlen = algo->tmp ? algo->tmp(&a) : 0; /* what the call layer gives it */
+        tmp[r] = malloc(tlen + 1);
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, tmp[r], tlen);
         if (algo->build(&a, kcoll_sim_sched(sim, r)) != KCOLL_OK) {
             CHECK(0, "%s: builder failed on rank %d", what, r);
             ok = 0;
@@ -158,9 +167,12 @@ static void check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n
     }
     if (ok)
         CHECK(1, "ok");
-    for (int r = 0; r < p; r++)
+    for (int r = 0; r < p; r++) {
         free(own[r]);
+        free(tmp[r]);
+    }
     free(own);
+    free(tmp);
     free(want);
     free(wantw);
     free(blocked);
@@ -170,6 +182,38 @@ static void check_one(const kcoll_algo_t *algo, int k, int p, int root, size_t n
     kcoll_sim_free(sim);
 }
 
+/* The hierarchical algorithms on every level shape (coll/levels.h; the
+ * flat one up to 16 ranks), thinner: every root up to 8 ranks, then 0, 1, p/2, p-1;
+ * large blocks up to 16 ranks and at 32, 48, 64; in place at two roots
+ * beyond 8 ranks. */
+static long run_hier(const kcoll_algo_t *algo)
+{
+    long runs = 0;
+    for (int shape = 0; shape < LEVEL_SHAPES; shape++)
+        for (int p = 1; p <= (shape ? 64 : 16); p++) {
+            kcoll_levels_t lv;
+            levels_fixture(&lv, p, shape);
+            for (int root = 0; root < p; root++) {
+                if (p > 8 && root != 0 && root != 1 && root != p / 2 && root != p - 1)
+                    continue;
+                for (int si = 0; si < NSIZES; si++) {
+                    if (sizes[si] > 2000 && p > 16 && p % 16)
+                        continue;
+                    for (int v = 0; v < 2; v++)
+                        for (int in_place = 0; in_place < 2; in_place++) {
+                            if (in_place && p > 8 && root != 1 && root != p - 1)
+                                continue;
+                            check_one(algo, 0, p, root, sizes[si], v, in_place,
+                                      (unsigned)(root + si + v + shape) % 3, &lv, shape);
+                            runs++;
+                        }
+                }
+            }
+            kcoll_levels_free(&lv);
+        }
+    return runs;
+}
+
 int main(void)
 {
     long runs = 0;
@@ -177,6 +221,10 @@ int main(void)
         const kcoll_algo_t *algo = &kcoll_algos[ai];
         if (algo->family != KCOLL_COLL_SCATTER && algo->family != KCOLL_COLL_GATHER)
             continue;
+        if (algo->levels) {
+            runs += run_hier(algo);
+            continue;
+        }
         for (int p = 1; p <= 64; p++)
             for (int k = first_param(algo) ? 1 : 0; k <= (first_param(algo) ? p + 1 : 0); k++) {
                 /* beyond 12 ranks: k = 1, 2, 3, 4, p/2, p-1, p, p+1 */
@@ -201,7 +249,7 @@ int main(void)
                                     continue;
                                 /* alternate interleavings: the verdicts must not depend on them */
                                 check_one(algo, k, p, root, n, v, in_place,
-                                          (unsigned)(root + si + v) % 3);
+                                          (unsigned)(root + si + v) % 3, NULL, 0);
                                 runs++;
                             }
             }

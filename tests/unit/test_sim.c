@@ -1,6 +1,6 @@
 /* The simulator must accept a correct schedule and catch broken ones:
  * a missing copy, a deadlock, a read that is not ordered after the write
- * of the data it reads, a peer access after the owner returned, a flag
+ * of the data it reads (also where the owner exposed the buffer twice), a peer access after the owner returned, a flag
  * that goes down, an access out of bounds, a buffer never exposed. */
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +111,23 @@ int main(void)
         kcoll_sched_read(s2, 1, KCOLL_BUF_RECV, 0, KCOLL_BUF_RECV, 0, N); /* no WAIT */
         kcoll_sched_signal(s2, KCOLL_FLAG_DONE, 1);
         CHECK(expect_finding(&f, "race", seed), "race, seed %u", seed);
+    }
+
+    /* race behind a second exposure: rank 0 exposes RECV, changes it,
+     * exposes it again (a composed schedule's next phase), and rank 1
+     * reads it without waiting. The executor lets the read happen from
+     * the first exposure on, so it races with the change even when the
+     * run happens to order it after the second. */
+    for (unsigned seed = 0; seed < 6; seed++) {
+        fixture_init(&f, 2);
+        kcoll_sched_t *s0 = kcoll_sim_sched(f.sim, 0), *s1 = kcoll_sim_sched(f.sim, 1);
+        kcoll_sched_expose(s0, KCOLL_BUF_RECV);
+        kcoll_sched_copy(s0, KCOLL_BUF_RECV, 0, KCOLL_BUF_RECV, N / 2, N / 2);
+        kcoll_sched_expose(s0, KCOLL_BUF_RECV);
+        kcoll_sched_wait(s0, 1, KCOLL_FLAG_DONE, 1);
+        kcoll_sched_read(s1, 0, KCOLL_BUF_RECV, 0, KCOLL_BUF_RECV, 0, N); /* no WAIT */
+        kcoll_sched_signal(s1, KCOLL_FLAG_DONE, 1);
+        CHECK(expect_finding(&f, "race", seed), "race behind a second exposure, seed %u", seed);
     }
 
     /* use after return: the root does not wait for the reader */

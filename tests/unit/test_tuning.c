@@ -26,7 +26,7 @@ static const char *machine_diff(const kcoll_machine_t *a, const kcoll_machine_t 
         return #f;
     if (strcmp(a->source, b->source))
         return "source";
-    D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw) D(stream_beta)
+    D(alpha) D(beta) D(beta_write) D(l) D(page) D(pkg_cores) D(copy_alpha) D(copy_beta) D(package_bw) D(link_bw) D(stream_beta)
     D(flag) D(step) D(call) D(call_data) D(host_alpha) D(host_beta) D(net_alpha) D(net_beta)
     for (int i = 0; i < KCOLL_NRCLASS; i++)
         D(reduce_beta[i])
@@ -62,7 +62,7 @@ static const char *tuning_diff(const kcoll_tuning_t *a, const kcoll_tuning_t *b)
     for (int i = 0; i < a->nrules; i++) {
         const kcoll_trule_t *x = &a->rules[i], *y = &b->rules[i];
         if (x->coll != y->coll || x->pmin != y->pmin || x->pmax != y->pmax || x->bmin != y->bmin ||
-            x->bmax != y->bmax || strcmp(x->spec, y->spec))
+            x->bmax != y->bmax || x->cache != y->cache || strcmp(x->spec, y->spec))
             return "rules";
     }
     return NULL;
@@ -130,7 +130,7 @@ static const char full[] =
     "    \"intra\": {\"poly\": [0.5, 1.5, 0.25], \"measured\": [1, 1.4, 2.5]},\n" /* 7 */
     "    \"inter\": {\"poly\": [-1, 3, 0.5e-1], \"measured\": []}\n"             /* 8 */
     "  },\n"                                                                     /* 9 */
-    "  \"memory\": {\"copy_alpha_us\": 0.07, \"copy_GBps\": 20, \"package_GBps\": 60,\n"
+    "  \"memory\": {\"copy_alpha_us\": 0.07, \"copy_GBps\": 20, \"package_GBps\": 60, \"link_GBps\": 30,\n"
     "             \"reduce_GBps\": {\"int\": 10, \"float\": 6, \"double\": 5, \"user\": 0.5},\n"
     "             \"stream_GBps\": 25},\n"
     "  \"sync\": {\"flag_us\": 0.3, \"step_us\": 0, \"call_us\": 0.45, \"call_data_us\": 1.5},\n"
@@ -162,7 +162,8 @@ static void check_full(const kcoll_tuning_t *t)
               m->gamma_inter.nmeasured == 0,
           "gamma inter");
     CHECK(close_to(m->copy_alpha, 0.07e-6) && close_to(m->copy_beta, 1 / 20e9) &&
-              close_to(m->package_bw, 60e9) && close_to(m->stream_beta, 1 / 25e9),
+              close_to(m->package_bw, 60e9) && close_to(m->link_bw, 30e9) &&
+              close_to(m->stream_beta, 1 / 25e9),
           "memory");
     CHECK(close_to(m->reduce_beta[KCOLL_RCLASS_INT], 1 / 10e9) &&
               close_to(m->reduce_beta[KCOLL_RCLASS_FLOAT], 1 / 6e9) &&
@@ -227,7 +228,7 @@ int main(void)
     static const char *const names[] = {
         "\"cma\"", "\"beta_GBps\"", "\"write_GBps\"", "\"l_us\"", "\"package_cores\"", "\"gamma\"", "\"intra\"",
         "\"inter\"", "\"poly\"", "\"measured\"", "\"memory\"", "\"copy_alpha_us\"",
-        "\"copy_GBps\"", "\"package_GBps\"", "\"reduce_GBps\"", "\"stream_GBps\"", "\"int\"", "\"float\"",
+        "\"copy_GBps\"", "\"package_GBps\"", "\"link_GBps\"", "\"reduce_GBps\"", "\"stream_GBps\"", "\"int\"", "\"float\"",
         "\"double\"", "\"user\"", "\"sync\"", "\"flag_us\"", "\"step_us\"", "\"call_us\"", "\"call_data_us\"", "\"host\"",
         "\"times\"", "\"net\"", "\"GBps\"", "\"MPI_Bcast\"", "\"MPI_Alltoallv\"", "\"rules\""};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -266,7 +267,7 @@ int main(void)
     odd.nrules = KCOLL_TUNING_RULES;
     for (int i = 0; i < KCOLL_TUNING_RULES; i++)
         odd.rules[i] = (kcoll_trule_t){KCOLL_COLL_ALLREDUCE, 2, 0, 4294967296.0 + i, 0,
-                                       "partitioned:chunk=64"};
+                                       i % 3, "partitioned:chunk=64"};
     text = write_str(&odd, &rc);
     CHECK(rc == 0, "write full lists");
     rc = parse_str(text, &back, err, sizeof err);
@@ -431,6 +432,10 @@ int main(void)
                  "{\"kcoll_tuning\": 1, \"rules\": [{\"collective\": \"MPI_Bcast\",\n"
                  "\"algo\": \"host\"}]}",
                  2, "rule 1: unknown field \"algo\"", NULL);
+    expect_error("bad cache state",
+                 "{\"kcoll_tuning\": 1, \"rules\": [{\"collective\": \"MPI_Bcast\",\n"
+                 "\"cache\": \"warm\", \"algorithm\": \"host\"}]}",
+                 2, "rule 1: \"cache\" must be \"cold\" or \"hot\"", NULL);
     expect_error("rule not an object", "{\"kcoll_tuning\": 1, \"rules\": [\n\"MPI_Bcast\"]}", 2,
                  "rule 1 must be an object", NULL);
     expect_error("bad procs",

@@ -17,6 +17,7 @@
  * Restriction: gcd(p, j) = 1. Any n, layout; in place or not.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "coll/coll.h"
 
@@ -41,21 +42,18 @@ int kcoll_allgather_ring_neighbor_check(int p, const kcoll_aparam_t *prm, char *
     return -1;
 }
 
-kcoll_status_t kcoll_allgather_ring_neighbor(const kcoll_args_t *a, kcoll_sched_t *s)
+kcoll_status_t kcoll_allgather_ring_order(const kcoll_args_t *a, kcoll_sched_t *s,
+                                          const int *order, int pos)
 {
     const int p = a->p, r = a->rank;
-    char why[96];
-    if (kcoll_allgather_ring_neighbor_check(p, &a->prm, why, sizeof why))
-        return KCOLL_ERR_ARG;
-    const int j = p > 1 ? a->prm.j % p : 0;
-    const int from = (r - j + p) % p, reader = (r + j) % p;
+    const int from = order[(pos + p - 1) % p], reader = order[(pos + 1) % p];
     size_t off, len, poff;
 
     kcoll_allgather_own_block(a, s);
     if (p == 1)
         return s->err;
     for (int i = 1; i < p; i++) {
-        int b = (int)((r - (long)i * j % p + p) % p);
+        const int b = order[(pos + p - i) % p];
         kcoll_buf_t pb = KCOLL_BUF_RECV;
         if (i == 1)
             pb = kcoll_ag_own(a, from, &poff);
@@ -69,4 +67,26 @@ kcoll_status_t kcoll_allgather_ring_neighbor(const kcoll_args_t *a, kcoll_sched_
     }
     kcoll_sched_wait(s, reader, KCOLL_FLAG_DATA, (uint32_t)(p - 1));
     return s->err;
+}
+
+kcoll_status_t kcoll_allgather_ring_neighbor(const kcoll_args_t *a, kcoll_sched_t *s)
+{
+    const int p = a->p;
+    char why[96];
+    if (kcoll_allgather_ring_neighbor_check(p, &a->prm, why, sizeof why))
+        return KCOLL_ERR_ARG;
+    /* the ring's k-th place holds rank k*j mod p; this rank's place is
+     * rank * j^-1 mod p */
+    const int j = p > 1 ? a->prm.j % p : 0;
+    int *order = malloc((size_t)p * sizeof *order), pos = 0;
+    if (!order)
+        return KCOLL_ERR_NOMEM;
+    for (int k = 0; k < p; k++) {
+        order[k] = (int)((long)k * j % p);
+        if (order[k] == a->rank)
+            pos = k;
+    }
+    kcoll_status_t rc = kcoll_allgather_ring_order(a, s, order, pos);
+    free(order);
+    return rc;
 }

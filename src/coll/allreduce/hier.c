@@ -3,8 +3,8 @@
  * IV's leaders; paper 004's partitioned reduction at every level).
  *
  * Composed of other builders' schedules, one phase each, for the ranks
- * of one group (kcoll_sched_append_phase maps group ranks to team ranks
- * and gives each phase its own range of flag values):
+ * of one group (kcoll_phase_append maps group ranks to team ranks and
+ * gives each phase its own range of flag values):
  *  up, level k = 0 .. L-1: in every level-k group, the ranks still active
  *     (all at level 0; at level k the leaders of level k-1) run the
  *     partitioned Reduce to the group's leader (its lowest rank): every
@@ -41,43 +41,17 @@
 #include <stdlib.h>
 
 #include "coll/reduce/common.h"
-#include "op/op.h"
 
-
-/* Is rank q active at level k: every rank at level 0, a leader of its
- * level k-1 group above it. */
-static int kcoll_allreduce_hier_active(const kcoll_levels_t *lv, int k, int q)
-{
-    return k == 0 || kcoll_levels_leader(lv, k - 1, q, 0) == q;
-}
-
-/* The active ranks of rank r's group at level k (k == lv->n: the top, one
- * group of all outermost leaders), in rank order; returns how many and
- * r's index in *me. */
-static int kcoll_allreduce_hier_members(const kcoll_levels_t *lv, int k, int r, int *members,
-                                        int *me)
-{
-    int m = 0;
-    for (int q = 0; q < lv->p; q++) {
-        int same = k == lv->n ? 1 : lv->group[k][q] == lv->group[k][r];
-        if (same && kcoll_allreduce_hier_active(lv, k, q)) {
-            if (q == r)
-                *me = m;
-            members[m++] = q;
-        }
-    }
-    return m;
-}
-
-/* One phase: the builder `build` for the m members (this rank is index
- * me), appended with base `base`; `sync`: members first raise AUX to the
- * base and wait for each other's (their RECV is final). */
+/* One phase among the m members (this rank is index me) with the builder
+ * `build`, on RECV when send_is_recv (the members' operands are earlier
+ * phases' results); `sync`: members first raise AUX to the base and wait
+ * for each other's (their RECV is final). */
 static void kcoll_allreduce_hier_phase(const kcoll_args_t *a, kcoll_sched_t *s, kcoll_coll_t coll,
                                        kcoll_builder_fn build, const int *members, int m, int me,
                                        uint32_t base, int send_is_recv, int sync)
 {
-    kcoll_sched_t sub;
     kcoll_args_t b = *a;
+    kcoll_bufmap_t map;
     b.coll = coll;
     b.p = m;
     b.rank = me;
@@ -85,25 +59,15 @@ static void kcoll_allreduce_hier_phase(const kcoll_args_t *a, kcoll_sched_t *s, 
     b.lv = NULL;
     b.in_place = send_is_recv || a->in_place;
     b.bytes = a->count * a->esize;
-    if (sync && m > 1) {
-        kcoll_sched_signal(s, KCOLL_FLAG_AUX, base);
-        for (int i = 0; i < m; i++)
-            if (i != me)
-                kcoll_sched_wait(s, members[i], KCOLL_FLAG_AUX, base);
-    }
-    kcoll_sched_init(&sub);
-    if (build(&b, &sub) != KCOLL_OK && !s->err)
-        s->err = sub.err ? sub.err : KCOLL_ERR_ARG;
-    kcoll_sched_append_phase(s, &sub, members, base, send_is_recv);
-    kcoll_sched_free(&sub);
+    kcoll_bufmap_init(&map, send_is_recv);
+    kcoll_phase_append(s, &b, build, members, base, &map, 1, sync, NULL);
 }
 
 kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s)
 {
     const kcoll_levels_t *lv = a->lv;
     const int r = a->rank;
-    if (!lv || lv->n == 0 || a->p < 2 ||
-        (a->op && a->op->kind == KCOLL_OP_USER && !kcoll_levels_runs(lv)))
+    if (!kcoll_red_by_levels(a))
         return kcoll_reduce_partitioned(a, s);
     int *members = malloc((size_t)a->p * sizeof *members);
     if (!members)
@@ -113,9 +77,9 @@ kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s)
     /* up */
     for (int k = 0; k < lv->n; k++, phase++) {
         base = phase * KCOLL_PHASE_VALUES;
-        if (!kcoll_allreduce_hier_active(lv, k, r))
+        if (!kcoll_levels_active(lv, k, r, 0))
             continue;
-        m = kcoll_allreduce_hier_members(lv, k, r, members, &me);
+        m = kcoll_levels_members(lv, k, r, 0, members, &me);
         if (m > 1)
             kcoll_allreduce_hier_phase(a, s, KCOLL_COLL_REDUCE, kcoll_reduce_partitioned, members,
                                        m, me, base, k > 0, k > 0);
@@ -125,8 +89,8 @@ kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s)
     }
     /* top */
     base = phase++ * KCOLL_PHASE_VALUES;
-    if (kcoll_allreduce_hier_active(lv, lv->n, r)) {
-        m = kcoll_allreduce_hier_members(lv, lv->n, r, members, &me);
+    if (kcoll_levels_active(lv, lv->n, r, 0)) {
+        m = kcoll_levels_members(lv, lv->n, r, 0, members, &me);
         if (m > 1)
             kcoll_allreduce_hier_phase(a, s, KCOLL_COLL_ALLREDUCE, kcoll_reduce_partitioned,
                                        members, m, me, base, 1, 1);
@@ -134,9 +98,9 @@ kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s)
     /* down */
     for (int k = lv->n - 1; k >= 0; k--, phase++) {
         base = phase * KCOLL_PHASE_VALUES;
-        if (!kcoll_allreduce_hier_active(lv, k, r))
+        if (!kcoll_levels_active(lv, k, r, 0))
             continue;
-        m = kcoll_allreduce_hier_members(lv, k, r, members, &me);
+        m = kcoll_levels_members(lv, k, r, 0, members, &me);
         if (m > 1)
             kcoll_allreduce_hier_phase(a, s, KCOLL_COLL_BCAST, kcoll_bcast_hier, members, m, me,
                                        base, 0, 0);

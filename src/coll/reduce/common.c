@@ -88,7 +88,8 @@ void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t
             if (q == r) {
                 kcoll_sched_reduce(s, ab, ao, KCOLL_BUF_SEND, off + x, m);
             } else {
-                kcoll_sched_read(s, q, KCOLL_BUF_SEND, off + x, KCOLL_BUF_TMP, 0, m);
+                /* staged: with the direct engine, reduced from q's SEND in place */
+                kcoll_sched_read_staged(s, q, KCOLL_BUF_SEND, off + x, KCOLL_BUF_TMP, 0, m);
                 kcoll_sched_reduce(s, ab, ao, KCOLL_BUF_TMP, 0, m);
             }
         }
@@ -97,6 +98,12 @@ void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t
         else if (d->staged)
             kcoll_sched_write(s, d->peer, d->dst, d->dst_off + x, KCOLL_BUF_TMP, c, m);
     }
+}
+
+int kcoll_red_by_levels(const kcoll_args_t *a)
+{
+    return a->lv && a->lv->n > 0 && a->p > 1 &&
+           !(a->op && a->op->kind == KCOLL_OP_USER && !kcoll_levels_runs(a->lv));
 }
 
 void kcoll_red_wait_all(const kcoll_args_t *a, kcoll_sched_t *s, kcoll_flag_t flag)

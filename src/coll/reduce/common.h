@@ -45,10 +45,32 @@ typedef struct {
  * operands reversed, acc = acc op r_{p-1}, which saves copying its SEND;
  * a user function cannot be reversed, so there it COPYs), and each other
  * rank's chunk is READ
- * into TMP[0..chunk) and REDUCEd into it (this rank's own chunk is
- * reduced from SEND directly). Every peer must have exposed SEND. */
+ * into TMP[0..chunk) and REDUCEd into it (a staged READ: where the direct
+ * engine maps q's SEND, the executor reduces from it in place; this
+ * rank's own chunk is reduced from SEND directly). Every peer must have
+ * exposed SEND. */
 void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t len,
                      const kcoll_red_dest_t *d);
+
+/* Do the hierarchical reductions combine by levels (else they run the
+ * flat partitioned algorithm)? Where the team has levels, p > 1, and the
+ * operation commutes (the predefined ones) or every group is a run of
+ * consecutive ranks (then combining the groups in order is rank order). */
+int kcoll_red_by_levels(const kcoll_args_t *a);
+
+/* The hierarchical reduction up the levels to `root` (reduce/hier.c) of
+ * the whole vector (kcoll_red_vector), one partitioned Reduce per group
+ * and level, flag values from 0 to (lv->n + 1) * KCOLL_PHASE_VALUES: the
+ * result lands in root's RECV, or with res_tmp in its TMP at
+ * kcoll_red_up_tmp's offset (where every rank, the root too, keeps its
+ * partial results: a Reduce_scatter's root has no room for the vector in
+ * RECV). For teams with levels (kcoll_red_by_levels). */
+void kcoll_red_up(const kcoll_args_t *a, kcoll_sched_t *s, int root, int res_tmp);
+/* TMP bytes this rank needs for it: two chunks of scratch (the
+ * partitioned algorithm's), then, from kcoll_red_up_off on, the vector
+ * where the rank keeps partial results. */
+size_t kcoll_red_up_tmp(const kcoll_args_t *a, int root, int res_tmp);
+size_t kcoll_red_up_off(const kcoll_args_t *a);
 
 /* Wait until every other rank has raised `flag` to 1. */
 void kcoll_red_wait_all(const kcoll_args_t *a, kcoll_sched_t *s, kcoll_flag_t flag);
