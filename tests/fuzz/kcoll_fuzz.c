@@ -1207,31 +1207,31 @@ static void one_call(long num)
 
 static void check_placement(const char *list)
 {
-    int want[MAXP], n = 0, len;
-    char name[MPI_MAX_PROCESSOR_NAME], *all;
+    int want[MAXP], n = 0;
     for (const char *s = list; *s && n < MAXP; n++) {
         want[n] = atoi(s);
         s += strcspn(s, ",");
         if (*s == ',')
             s++;
     }
-    memset(name, 0, sizeof name);
-    MPI_Get_processor_name(name, &len);
-    all = malloc((size_t)wsize * MPI_MAX_PROCESSOR_NAME);
-    PMPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                   MPI_COMM_WORLD);
-    int got[MAXP], nodes = 0;
+    /* a node: the processes of one MPI_COMM_TYPE_SHARED communicator (as
+     * the host sees them), named by its lowest world rank */
+    MPI_Comm node;
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int leader = wrank, leaders[MAXP], got[MAXP], nodes = 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
+    PMPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
     for (int i = 0; i < wsize && i < MAXP; i++) {
         got[i] = nodes;
         for (int k = 0; k < i; k++)
-            if (!strcmp(all + (size_t)k * MPI_MAX_PROCESSOR_NAME, all + (size_t)i * MPI_MAX_PROCESSOR_NAME)) {
+            if (leaders[k] == leaders[i]) {
                 got[i] = got[k];
                 break;
             }
         if (got[i] == nodes)
             nodes++;
     }
-    free(all);
     for (int i = 0; i < wsize; i++)
         if (i >= n || got[i] != want[i]) {
             if (wrank == 0)
