@@ -55,9 +55,9 @@
  * saturates 8/16-bit sums (its op/avx) and compares unsigned long MIN/MAX
  * as signed and its in-place PMPI_Ialltoallv leaves the next non-blocking
  * collective hanging, MPICH 4.0.2 has wrong unsigned MIN/MAX on some ranks,
- * hangs in PMPI_Iallgatherv (and Open MPI 4.1.4 in PMPI_Allgatherv) when
- * the ranks' layouts of the signature differ (the ranks of an Allgatherv
- * draw one),
+ * hangs in PMPI_Iallgatherv (and Open MPI 4.1.4 in PMPI_(I)Allgather(v))
+ * when the ranks' layouts of the signature differ (the ranks of an
+ * Allgather(v) draw one),
  * crashes in PMPI_Reduce in place at a non-zero root (the host's reference
  * gets an in-place input as a separate send buffer), and its own persistent
  * collectives are broken (a persistent call kcoll hands to MPICH is
@@ -635,9 +635,10 @@ static long draw_units(long cap)
 /* Elements per unit and the layout of side `side` of this rank. */
 static const layout_t *pick_layout(const fcall_t *f, int side)
 {
-    /* Open MPI 4.1.4's MPI_Allgatherv and MPICH 4.0.2's MPI_Iallgatherv
-     * hang when the ranks' layouts of the signature differ: one for all */
-    const uint64_t who = f->c == ALLGATHERV ? 0 : (uint64_t)wrank;
+    /* Open MPI 4.1.4's MPI_Allgather(v) and MPI_Iallgather(v) and MPICH
+     * 4.0.2's MPI_Iallgatherv hang when the ranks' layouts of the
+     * signature differ: one for all */
+    const uint64_t who = f->c == ALLGATHER || f->c == ALLGATHERV ? 0 : (uint64_t)wrank;
     const uint64_t h = mt_mix(f->salt * 31 + who * 2 + (uint64_t)side);
     return &lays[f->sig][h % (uint64_t)nlays[f->sig]];
 }
