@@ -33,6 +33,13 @@ const char *kcoll_param_get(const char *name);
  * row and path exist. */
 int kcoll_stats_get(const char *coll, const char *path, uint64_t *calls, uint64_t *bytes);
 
+/* kcoll's scratch memory in this process (docs/resources.md): the bytes it
+ * holds now for collectives' temporary buffers (an algorithm's TMP, packed
+ * derived datatypes), which finished requests keep for reuse until their
+ * communicator is freed, and the most it held at once since the peak was
+ * last reset. reset_peak: start the peak again from what is held now. */
+void kcoll_scratch_get(uint64_t *held, uint64_t *peak, int reset_peak);
+
 /* The cost model's prediction for one call of collective coll
  * ("MPI_Bcast") by nranks processes of one node, with no levels inside
  * it, of `bytes` sized as kcoll sizes a call (one rank's block for

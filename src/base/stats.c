@@ -37,3 +37,30 @@ void kcoll_stats_read(int row, int path, uint64_t *calls, uint64_t *bytes)
     /* relaxed: reading counters, ordering nothing */
     *bytes = atomic_load_explicit(&kcoll_stats[row][path][1], memory_order_relaxed);
 }
+
+/* Relaxed: a count read on its own (a snapshot for a test or a tool);
+ * the peak may miss a concurrent add by another thread, never exceed
+ * what was held. */
+static _Atomic int64_t kcoll_scratch_held;
+static _Atomic int64_t kcoll_scratch_peak;
+
+void kcoll_scratch_add(int64_t delta)
+{
+    /* relaxed: see above */
+    int64_t now = atomic_fetch_add_explicit(&kcoll_scratch_held, delta, memory_order_relaxed) + delta;
+    int64_t peak = atomic_load_explicit(&kcoll_scratch_peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&kcoll_scratch_peak, &peak, now,
+                                                                memory_order_relaxed,
+                                                                memory_order_relaxed))
+        ;
+}
+
+void kcoll_scratch_read(uint64_t *held, uint64_t *peak, int reset_peak)
+{
+    /* relaxed: see above */
+    int64_t h = atomic_load_explicit(&kcoll_scratch_held, memory_order_relaxed);
+    *held = h > 0 ? (uint64_t)h : 0;
+    *peak = (uint64_t)atomic_load_explicit(&kcoll_scratch_peak, memory_order_relaxed);
+    if (reset_peak)
+        atomic_store_explicit(&kcoll_scratch_peak, h, memory_order_relaxed);
+}

@@ -29,4 +29,11 @@ void kcoll_stats_read(int row, int path, uint64_t *calls, uint64_t *bytes);
  * ranks. */
 void kcoll_stats_snapshot(uint64_t out[KCOLL_STATS_LEN]);
 
+/* Scratch memory: bytes the call layer holds for collectives' temporary
+ * buffers (an algorithm's TMP, packed datatypes), counted when allocated
+ * (delta > 0) and freed (delta < 0); the most held at once since the last
+ * reset of the peak. */
+void kcoll_scratch_add(int64_t delta);
+void kcoll_scratch_read(uint64_t *held, uint64_t *peak, int reset_peak);
+
 #endif

@@ -339,7 +339,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
     else {
         r->cache = kcoll_call_cache(r);
-        reason = (kcoll_reason_t)kcoll_call_select(r, 0);
+        reason = (kcoll_reason_t)kcoll_call_select(r);
         selected = 1;
     }
     if (reason == KCOLL_R_HIER) { /* nothing taken, nothing counted yet */
@@ -383,7 +383,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
             if (kcoll_call_below_min(r->policy_bytes))
                 host = KCOLL_R_SMALL;
             else
-                host = kcoll_call_select(r, 0);
+                host = kcoll_call_select(r);
         }
         kcoll_call_remember(r);
         if (host) {

@@ -96,8 +96,15 @@ static void rooted_shared(kcoll_req_t *r)
     r->policy_bytes = v || !valid ? KCOLL_BYTES_UNKNOWN : r->mine;
 
     /* this rank's layout: contiguous own block; the root's blocked buffer
-     * packed, from its lowest non-empty block on */
-    int contig = !valid || in_place || kcoll_side_contig(o, (size_t)o->count);
+     * packed, from its lowest non-empty block on. A non-blocking or
+     * persistent call decides from this alone on every rank, so there the
+     * own block's datatype is judged for any count: a rank of a v-variant
+     * with nothing to move must not take a datatype kcoll cannot address
+     * for one it can, and so run kcoll's protocol while the ranks that
+     * move data with that datatype call the host MPI (a blocking call's
+     * agreement settles it for every rank alike) */
+    int contig = !valid || in_place || kcoll_side_blocked(o) ||
+                 (r->mode == KCOLL_MODE_BLOCKING && kcoll_side_contig(o, (size_t)o->count));
     r->base[0] = r->base[1] = NULL;
     r->span[0] = r->span[1] = 0;
     if (is_root && valid) {

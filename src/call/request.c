@@ -156,6 +156,7 @@ static void *kcoll_req_room(void **mem, size_t *cap, size_t len)
     size_t want = (len + 4095) / 4096 * 4096;
     if (posix_memalign(&fresh, 4096, want ? want : 4096))
         return NULL;
+    kcoll_scratch_add((int64_t)(want ? want : 4096) - (int64_t)(*mem ? *cap : 0));
     free(*mem);
     *mem = fresh;
     *cap = want ? want : 4096;
@@ -214,7 +215,7 @@ static void kcoll_req_fail(kcoll_req_t *r, kcoll_status_t st, const char *why)
     kcoll_req_finish(r, st);
 }
 
-int kcoll_call_select(kcoll_req_t *r, int must_run)
+int kcoll_call_select(kcoll_req_t *r)
 {
     /* the decision cache is the team's: under its lock when threads may
      * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
@@ -225,14 +226,8 @@ int kcoll_call_select(kcoll_req_t *r, int must_run)
     kcoll_team_unlock(r->team);
     if (s == KCOLL_SELECT_BAD)
         return KCOLL_R_BAD_ALGO;
-    if (s == KCOLL_SELECT_HOST && !must_run)
+    if (s == KCOLL_SELECT_HOST)
         return KCOLL_R_SMALL;
-    if (s == KCOLL_SELECT_HOST) /* the family's first algorithm, with defaults */
-        for (int i = 0; i < kcoll_nalgos && !r->choice.algo; i++)
-            if (kcoll_algos[i].family == kcoll_coll_family(r->call.coll)) {
-                r->choice.algo = &kcoll_algos[i];
-                kcoll_algo_defaults(r->choice.algo, &r->choice.prm);
-            }
     return 0;
 }
 
@@ -399,7 +394,15 @@ static void kcoll_req_agreed(kcoll_req_t *r)
         kcoll_req_finish(r, KCOLL_ERR_ARG);
         return;
     }
-    if (kcoll_call_select(r, 1)) {
+    /* the algorithm: one forced at the start stays; otherwise the rules
+     * or the model choose among kcoll's own (the call is committed) for
+     * the agreed sizes. Not from the parameters in force now: the program
+     * may have changed them (alike on every rank) after the start, and
+     * another rank's agreement may have come in before that change */
+    if (!r->choice.forced &&
+        kcoll_select_unforced(r->call.coll, r->call.p, &r->team->levels, 0, r->policy_bytes,
+                              r->cache, r->team->decisions.engine,
+                              &r->choice) != KCOLL_SELECT_KCOLL) {
         kcoll_req_fail(r, KCOLL_ERR_ARG, "no valid algorithm for this call");
         return;
     }
@@ -631,6 +634,8 @@ void kcoll_req_release(kcoll_req_t *r)
 
 static void kcoll_req_free(kcoll_req_t *r)
 {
+    kcoll_scratch_add(-(int64_t)((r->tmp ? r->tmp_cap : 0) + (r->packed[0] ? r->packed_cap[0] : 0) +
+                                 (r->packed[1] ? r->packed_cap[1] : 0)));
     kcoll_sched_free(&r->sched);
     free(r->mapcopy[0]);
     free(r->mapcopy[1]);

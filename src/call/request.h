@@ -129,11 +129,8 @@ struct kcoll_req {
 
 /* Count r's call on `path` (its statistics row, or its sink). */
 void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes);
-/* Selection for r: 0, or the reason for the host MPI.
- * must_run: the call is committed to kcoll already (a non-blocking call
- * choosing after its agreement), so a rule preferring the host MPI is
- * passed over. */
-int kcoll_call_select(kcoll_req_t *r, int must_run);
+/* Selection for r: 0, or the reason for the host MPI. */
+int kcoll_call_select(kcoll_req_t *r);
 /* Build r's schedule and start executing it: state RUN. */
 void kcoll_req_build(kcoll_req_t *r);
 /* Advance everything until r has reached `state` (or DONE). */

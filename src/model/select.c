@@ -280,6 +280,25 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
     return res;
 }
 
+kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                                     int host_ok, size_t bytes, kcoll_cache_t cache, int engine,
+                                     kcoll_choice_t *out)
+{
+    const kcoll_coll_t family = kcoll_coll_family(c);
+    const int hot = cache == KCOLL_CACHE_HOT;
+    kcoll_select_t res;
+    out->algo = NULL;
+    memset(&out->prm, 0, sizeof out->prm);
+    out->forced = 0;
+    if (!kcoll_select_rules(
+            kcoll_tuning(), family, p, kcoll_class_bytes(bytes), hot ? cache : KCOLL_CACHE_COLD,
+            host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), &res, out))
+        res = kcoll_select_model(c, p, lv, host_ok, bytes, engine, out);
+    if (res != KCOLL_SELECT_KCOLL)
+        out->algo = NULL;
+    return res;
+}
+
 kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                             const kcoll_levels_t *lv, int host_ok, size_t bytes,
                             kcoll_choice_t *out)
@@ -306,6 +325,7 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     if (e->key == key) {
         out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
         out->prm = e->prm;
+        out->forced = d->forced[family].state == 2;
         return (kcoll_select_t)e->result;
     }
 
@@ -325,6 +345,7 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     }
     out->algo = NULL;
     memset(&out->prm, 0, sizeof out->prm);
+    out->forced = f->state == 2;
     if (f->state == 3) {
         res = KCOLL_SELECT_BAD;
     } else if (f->state == 2) {
@@ -337,11 +358,8 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
             out->algo = NULL;
             res = KCOLL_SELECT_BAD;
         }
-    } else if (!kcoll_select_rules(
-                   kcoll_tuning(), family, p, kcoll_class_bytes(bytes), hot ? cache : KCOLL_CACHE_COLD,
-                   host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), &res,
-                   out)) {
-        res = kcoll_select_model(c, p, lv, host_ok, bytes, d->engine, out);
+    } else {
+        res = kcoll_select_unforced(c, p, lv, host_ok, bytes, cache, d->engine, out);
     }
     if (res != KCOLL_SELECT_KCOLL)
         out->algo = NULL;

@@ -28,10 +28,13 @@
 #include "coll/coll.h"
 #include "model/cost.h"
 
-/* A choice: an algorithm and its parameters, or the host MPI (algo NULL). */
+/* A choice: an algorithm and its parameters, or the host MPI (algo NULL);
+ * forced: the algorithm was forced (KCOLL_<FAMILY>_ALGO), not chosen for
+ * the size. */
 typedef struct {
     const kcoll_algo_t *algo;
     kcoll_aparam_t prm;
+    int forced;
 } kcoll_choice_t;
 
 typedef enum {
@@ -90,6 +93,13 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
 kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                                   const kcoll_levels_t *lv, int host_ok, size_t bytes,
                                   kcoll_cache_t cache, kcoll_choice_t *out);
+/* The same without a forced algorithm and without the cache of decisions:
+ * the tuning file's rules, else the cost model (pricing steps for
+ * `engine`). For a call whose size is known only after its agreement,
+ * chosen then with what was forced at its start (call/request.c). */
+kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                                     int host_ok, size_t bytes, kcoll_cache_t cache, int engine,
+                                     kcoll_choice_t *out);
 
 /* The size the model prices a size class at (see above). */
 size_t kcoll_class_bytes(size_t bytes);

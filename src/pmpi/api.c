@@ -55,6 +55,11 @@ KCOLL_PUBLIC int kcoll_stats_get(const char *coll, const char *path, uint64_t *c
     return found;
 }
 
+KCOLL_PUBLIC void kcoll_scratch_get(uint64_t *held, uint64_t *peak, int reset_peak)
+{
+    kcoll_scratch_read(held, peak, reset_peak);
+}
+
 KCOLL_PUBLIC int kcoll_predict(const char *coll, const char *algo, int nranks, uint64_t bytes,
                                const char *rclass, double *seconds, char *chosen,
                                size_t chosen_len)

@@ -16,6 +16,9 @@
 /* Clock readings are cheap but not free: a watch reads the clock once
  * every this many idle calls. */
 #define KCOLL_WATCH_EVERY 16
+/* Ranks other than the awaited one a check looks at (in turn), so that a
+ * check costs a bounded number of system calls in a large team. */
+#define KCOLL_WATCH_SWEEP 8
 
 static inline void kcoll_cpu_relax(void)
 {
@@ -166,6 +169,7 @@ void kcoll_pause_on(kcoll_pause_t *p, kcoll_line_t *line, uint64_t want)
 void kcoll_watch_init(kcoll_watch_t *w)
 {
     w->quiet = -1; /* the parameters are read when a wait first gets idle */
+    w->sweep = 0;
     kcoll_watch_reset(w);
 }
 
@@ -191,15 +195,37 @@ kcoll_status_t kcoll_watch(kcoll_watch_t *w, const kcoll_ctl_t *c, int peer, uin
         w->start = w->last_check = now;
         return KCOLL_OK;
     }
-    if (peer < 0 || w->check_ns <= 0 || now - w->last_check < w->check_ns)
+    if (w->check_ns <= 0 || now - w->last_check < w->check_ns)
         return KCOLL_OK;
     w->last_check = now;
-    if (!kcoll_pid_alive(c->pids[peer])) {
+    if (peer >= 0 && !kcoll_pid_alive(c->pids[peer])) {
         snprintf(err, errlen,
                  "rank %d (pid %d) of this communicator died while this rank waited for it",
                  peer, (int)c->pids[peer]);
         return KCOLL_ERR_PEER_DEAD;
     }
+    /* Then a few of the others, in turn: a collective needs every rank of
+     * its communicator, and the live rank this one waits for may itself
+     * have given up the collective because a third one died (it will
+     * never arrive); without this the wait would last until that rank
+     * exits. */
+    for (int k = 0; k < KCOLL_WATCH_SWEEP && k < c->p; k++) {
+        const int q = (int)(w->sweep++ % (uint64_t)c->p);
+        if (q != c->rank && q != peer && !kcoll_pid_alive(c->pids[q])) {
+            if (peer >= 0)
+                snprintf(err, errlen,
+                         "rank %d (pid %d) of this communicator died while this rank waited "
+                         "for rank %d",
+                         q, (int)c->pids[q], peer);
+            else
+                snprintf(err, errlen,
+                         "rank %d (pid %d) of this communicator died while this rank waited",
+                         q, (int)c->pids[q]);
+            return KCOLL_ERR_PEER_DEAD;
+        }
+    }
+    if (peer < 0)
+        return KCOLL_OK;
     if (w->warn_ns > 0 && !w->warned && now - w->start >= w->warn_ns) {
         /* Alive but absent: stuck elsewhere, or it called the host MPI for
          * this collective while this rank runs kcoll's (ranks passing

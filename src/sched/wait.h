@@ -26,7 +26,9 @@
  *
  * A watch belongs to one collective: whenever it makes no headway it
  * calls kcoll_watch, which every KCOLL_PEER_CHECK_MS checks that the peer
- * it waits for is alive (a zombie counts as dead) and after
+ * it waits for is alive (a zombie counts as dead), and up to 8 of the
+ * team's other ranks in turn (a live peer may never arrive because a third
+ * rank died: every rank is needed), and after
  * KCOLL_WAIT_WARN_MS warns once, naming the live peer that does not
  * arrive. Headway resets it. For its first KCOLL_SPIN idle calls it does
  * nothing at all, not even read the clock: most waits end within them.
@@ -140,6 +142,7 @@ typedef struct {
     int64_t check_ns, warn_ns, quiet;
     int64_t start, last_check;
     int64_t idle; /* calls without headway */
+    uint64_t sweep; /* the next other rank a check looks at */
     int warned;
 } kcoll_watch_t;
 

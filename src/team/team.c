@@ -21,6 +21,20 @@
 
 int kcoll_team_threads;
 
+/* A segment that could not be made or mapped: one warning line per
+ * process (a program that makes communicators past an operating-system
+ * limit, such as the descriptors of ulimit -n, gets one line, not one per
+ * communicator); every such communicator uses the host MPI. */
+static void kcoll_team_map_warn(const char *what, const char *name, int err)
+{
+    /* relaxed: at most one warning per process; orders nothing */
+    static _Atomic int warned;
+    if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
+        kcoll_warn("%s%s%s failed: %s; this communicator and every later one whose shared memory "
+                   "cannot be set up use the host MPI (warned once)",
+                   what, name[0] ? " " : "", name, strerror(err));
+}
+
 /* Steps 1-2: the shared control segment. Returns 0 when every rank has it
  * mapped and attached; otherwise -1 on every rank, nothing left mapped. */
 static int kcoll_team_map(kcoll_team_t *t, int p, int rank, const kcoll_team_host_t *h)
@@ -38,16 +52,16 @@ static int kcoll_team_map(kcoll_team_t *t, int p, int rank, const kcoll_team_hos
                  (unsigned long)kcoll_now_ns());
         int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0) {
-            kcoll_warn("shm_open(%s) failed: %s; this communicator uses the host MPI", name,
-                       strerror(errno));
+            kcoll_team_map_warn("shm_open", name, errno);
             name[0] = '\0';
         } else {
+            int err = 0;
             if (ftruncate(fd, (off_t)len) == 0)
                 seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            err = errno;
             close(fd);
             if (seg == MAP_FAILED) {
-                kcoll_warn("sizing or mapping %zu bytes of shared memory failed: %s; this "
-                           "communicator uses the host MPI", len, strerror(errno));
+                kcoll_team_map_warn("sizing or mapping the shared memory", name, err);
                 shm_unlink(name);
                 name[0] = '\0';
             } else {
@@ -64,12 +78,20 @@ static int kcoll_team_map(kcoll_team_t *t, int p, int rank, const kcoll_team_hos
         /* the creator's length: its KCOLL_SHM_CELL sized the bounce cells */
         int fd = shm_open(name, O_RDWR, 0600);
         struct stat sb;
-        if (fd >= 0) {
-            if (fstat(fd, &sb) == 0 && sb.st_size > 0) {
+        if (fd < 0) {
+            kcoll_team_map_warn("shm_open", name, errno);
+        } else {
+            int err = EINVAL; /* an empty segment: its creator failed to size it */
+            if (fstat(fd, &sb) != 0) {
+                err = errno;
+            } else if (sb.st_size > 0) {
                 len = (size_t)sb.st_size;
                 seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+                err = errno;
             }
             close(fd);
+            if (seg == MAP_FAILED)
+                kcoll_team_map_warn("mapping the shared memory", name, err);
         }
     }
     if (seg == MAP_FAILED || kcoll_ctl_attach(&t->ctl, seg, len, p, rank) != KCOLL_OK)

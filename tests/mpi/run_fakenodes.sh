@@ -15,6 +15,7 @@
 #   placed round robin (rank i on node i mod 2), 4 nodes x 2 (8 ranks); Open MPI also
 #   2 x 2 with each node in its own PID namespace (process ids repeat
 #   across nodes) with its own /dev/shm.
+# FAKENODES_ONLY=<regex>: only the layouts whose name matches it.
 # One line per layout with its command, the program's output, then its
 # verdict and run time. After each run no kcoll-* segment may be left in
 # /dev/shm (new ones only: a concurrent job's live segments would count
@@ -75,6 +76,9 @@ failed=() summary=()
 #   HOSTS: name:slots,...  EXPECTED_NODES: node of each world rank
 run_layout() {
   local name=$1 np=$2 expect=$3 hosts=$4 mode=${5:-} cmd=() q=()
+  if [ -n "${FAKENODES_ONLY:-}" ] && ! [[ $name =~ $FAKENODES_ONLY ]]; then
+    return
+  fi
   if [ "$flavor" = mpich ] && [ "$np" -gt 2 ]; then
     q=(-q)
   fi

@@ -59,6 +59,11 @@
  *  9. Derived datatypes: MPI_Ibcast and MPI_Iallgather of a vector on
  *     kcoll's path (freed before the wait; two layouts of one signature),
  *     a darray on the host's (mpi:noncontig_datatype); the host's result.
+ * 10. MPI_Iscatterv and MPI_Igatherv of a darray with nothing to move on
+ *     rank 0: on the host's path on every rank (rank 0 decides alone too).
+ * 11. KCOLL_ALLTOALL_ALGO changed between an MPI_Ialltoallv's start and its
+ *     wait, one rank's agreement completed before the change: the
+ *     algorithm forced at the start runs on every rank.
  *
  * Freeing a completed non-blocking collective request (5.) goes beyond the
  * MPI standard, which calls it erroneous; kcoll supports it for its own
@@ -848,6 +853,111 @@ static void noncontig(MPI_Comm comm)
     free(send);
 }
 
+/* 10. MPI_Iscatterv and MPI_Igatherv of a datatype kcoll cannot address (a
+ * darray) on every rank, where rank 0 has nothing to move: each rank
+ * decides at the start on its own, so rank 0 too must give the call to the
+ * host MPI (judging its datatype although its count is 0); running kcoll's
+ * protocol alone it would wait for ever (the watchdog names that). Against
+ * the host's result; kcoll must count the call on no rank. */
+static void zero_count_unmapped(MPI_Comm comm)
+{
+    int p, rank;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &rank);
+    wd_note("non-blocking rooted v-variants of a darray, nothing to move on rank 0");
+    const int n = 1500, root = p - 1;
+    MPI_Datatype t = mt_unmapped_type();
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(t, &lb, &ext);
+    int counts[MAXP], displs[MAXP];
+    for (int q = 0; q < p; q++) {
+        counts[q] = q == 0 ? 0 : n;
+        displs[q] = q * n;
+    }
+    const size_t all = (size_t)p * (size_t)n * (size_t)ext + CANARY;
+    const size_t one = (size_t)n * (size_t)ext + CANARY;
+    char *rref = malloc(all), *rgot = malloc(all), *oref = malloc(one), *ogot = malloc(one);
+    for (int c = 0; c < 2; c++) {
+        const char *row = c ? "MPI_Igatherv" : "MPI_Iscatterv";
+        fill(rref, all, K_BYTE, (uint64_t)(rank * 5 + c + 11));
+        fill(oref, one, K_BYTE, (uint64_t)(rank * 5 + c + 13));
+        memcpy(rgot, rref, all);
+        memcpy(ogot, oref, one);
+        const uint64_t k0 = mt_calls(row, "kcoll:*");
+        MPI_Request q;
+        int rc;
+        if (c) {
+            PMPI_Gatherv(oref, counts[rank], t, rref, counts, displs, t, root, comm);
+            rc = MPI_Igatherv(ogot, counts[rank], t, rgot, counts, displs, t, root, comm, &q);
+        } else {
+            PMPI_Scatterv(rref, counts, displs, t, oref, counts[rank], t, root, comm);
+            rc = MPI_Iscatterv(rgot, counts, displs, t, ogot, counts[rank], t, root, comm, &q);
+        }
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || memcmp(rref, rgot, all) || memcmp(oref, ogot, one))
+            mt_fail("%s of a darray, nothing on rank 0: wrong result or an error", row);
+        else if (mt_calls(row, "kcoll:*") != k0)
+            mt_fail("%s of a darray, nothing on rank 0: kcoll ran it on this rank", row);
+        else
+            mt_pass();
+    }
+    MPI_Type_free(&t);
+    free(rref);
+    free(rgot);
+    free(oref);
+    free(ogot);
+}
+
+/* 11. KCOLL_ALLTOALL_ALGO changed (alike on every rank) between the start
+ * of an MPI_Ialltoallv, whose size only its agreement tells, and its wait,
+ * while rank 1 has completed the agreement before the change (an MPI_Test
+ * between two host barriers) and the others, without a progress hook in
+ * the host MPI (MPICH), only after it: every rank must run the algorithm
+ * forced at the start. Against the host's result (the watchdog names a
+ * hang). */
+static void algo_changed_before_wait(MPI_Comm comm)
+{
+    int p, rank;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &rank);
+    wd_note("MPI_Ialltoallv whose forced algorithm changes before its wait");
+    const int n = 3000; /* ints per block */
+    int counts[MAXP], displs[MAXP];
+    for (int q = 0; q < p; q++) {
+        counts[q] = n;
+        displs[q] = q * n;
+    }
+    const size_t len = (size_t)p * (size_t)n * sizeof(int) + CANARY;
+    char *send = malloc(len), *ref = malloc(len), *got = malloc(len);
+    fill(send, len, K_BYTE, (uint64_t)rank + 21);
+    fill(ref, len, K_BYTE, 22);
+    memcpy(got, ref, len);
+    kcoll_param_set("MIN_BYTES", "0");
+    kcoll_param_set("ALLTOALL_ALGO", "pairwise");
+    PMPI_Alltoallv(send, counts, displs, MPI_INT, ref, counts, displs, MPI_INT, comm);
+    MPI_Request q;
+    int rc = MPI_Ialltoallv(send, counts, displs, MPI_INT, got, counts, displs, MPI_INT, comm, &q);
+    PMPI_Barrier(comm);
+    if (rank == 1 && rc == MPI_SUCCESS) {
+        int flag;
+        rc = MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+    }
+    PMPI_Barrier(comm);
+    kcoll_param_set("ALLTOALL_ALGO", "bruck");
+    if (rc == MPI_SUCCESS && q != MPI_REQUEST_NULL)
+        rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || memcmp(ref, got, len))
+        mt_fail("MPI_Ialltoallv with its algorithm changed before the wait: wrong result or an error");
+    else
+        mt_pass();
+    kcoll_param_set("ALLTOALL_ALGO", "auto");
+    kcoll_param_set("MIN_BYTES", "16384");
+    free(send);
+    free(ref);
+    free(got);
+}
+
 /* ---------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -893,6 +1003,10 @@ int main(int argc, char **argv)
     late_waiter(MPI_COMM_WORLD);
     no_team();
     noncontig(comms[3]);
+    if (wsize > 1)
+        zero_count_unmapped(comms[3]);
+    if (wsize > 1)
+        algo_changed_before_wait(MPI_COMM_WORLD);
     /* last: a hang here aborts the run */
     progress_cases(MPI_COMM_WORLD);
     wd_arm(0);
