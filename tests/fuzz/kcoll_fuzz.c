@@ -1063,6 +1063,15 @@ static void one_call(long num)
     while (!slots[f->slot].live);
     f->root_draw = below(1u << 30);
     f->ip = has_in_place(f->c) && chance(30);
+#ifdef OPEN_MPI
+    /* Open MPI 4.1.4's in-place PMPI_Ialltoallv leaves the next
+     * non-blocking collective on the communicator hanging, and kcoll hands
+     * some calls to it unchanged (a darray, sizes below what kcoll takes):
+     * seed 1 at 3 ranks, call 21026 went so, and the host's reference of
+     * call 21028 never completed on any rank */
+    if (f->c == ALLTOALLV && f->form != FORM_B)
+        f->ip = 0;
+#endif
     f->salt = rnd();
     /* (not for reductions: a duplicate of a predefined type is derived,
      * which predefined operations refuse) */
