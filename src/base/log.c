@@ -48,6 +48,18 @@ void kcoll_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+void kcoll_warn_once(_Atomic int *once, const char *fmt, ...)
+{
+    /* relaxed: at most one line per flag; orders nothing */
+    if (atomic_exchange_explicit(once, 1, memory_order_relaxed) ||
+        !atomic_load_explicit(&kcoll_log_warnings, memory_order_relaxed))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    kcoll_vlog("warning: ", fmt, ap);
+    va_end(ap);
+}
+
 void kcoll_error(const char *fmt, ...)
 {
     va_list ap;

@@ -14,6 +14,10 @@
 void kcoll_log_set_warnings(int on);
 /* "kcoll: warning: ..." unless switched off. */
 void kcoll_warn(const char *fmt, ...) KCOLL_PRINTF(1, 2);
+/* kcoll_warn the first time a process passes *once (a static flag of the
+ * caller's, initially 0), nothing after: a condition that every later
+ * communicator would meet again gets one line. */
+void kcoll_warn_once(_Atomic int *once, const char *fmt, ...) KCOLL_PRINTF(2, 3);
 /* "kcoll: error: ..." always. */
 void kcoll_error(const char *fmt, ...) KCOLL_PRINTF(1, 2);
 /* Format a reason into a caller's buffer (nothing if out is NULL or empty). */

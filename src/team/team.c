@@ -27,12 +27,11 @@ int kcoll_team_threads;
  * communicator); every such communicator uses the host MPI. */
 static void kcoll_team_map_warn(const char *what, const char *name, int err)
 {
-    /* relaxed: at most one warning per process; orders nothing */
     static _Atomic int warned;
-    if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
-        kcoll_warn("%s%s%s failed: %s; this communicator and every later one whose shared memory "
-                   "cannot be set up use the host MPI (warned once)",
-                   what, name[0] ? " " : "", name, strerror(err));
+    kcoll_warn_once(&warned,
+                    "%s%s%s failed: %s; this communicator and every later one whose shared "
+                    "memory cannot be set up use the host MPI (warned once)",
+                    what, name[0] ? " " : "", name, strerror(err));
 }
 
 /* Steps 1-2: the shared control segment. Returns 0 when every rank has it
@@ -246,9 +245,7 @@ static int kcoll_team_probe_vmsplice(kcoll_team_t *t, const kcoll_team_host_t *h
 static void kcoll_team_warn(const char *line)
 {
     static _Atomic int warned;
-    /* relaxed: at most one warning per process; orders nothing */
-    if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
-        kcoll_warn("%s", line);
+    kcoll_warn_once(&warned, "%s", line);
 }
 
 /* KCOLL_ENGINE forces an engine that cannot run here (what): the lowest
@@ -274,11 +271,10 @@ static int kcoll_team_forced_engine(void)
     int id = kcoll_engine_by_name(v);
     if (id < 0) {
         static _Atomic int warned;
-        /* relaxed: at most one warning per process; orders nothing */
-        if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
-            kcoll_warn("KCOLL_ENGINE=%s is not an engine (auto, cma, shm, direct, vmsplice): "
-                       "using auto",
-                       v);
+        kcoll_warn_once(&warned,
+                        "KCOLL_ENGINE=%s is not an engine (auto, cma, shm, direct, vmsplice): "
+                        "using auto",
+                        v);
     }
     return id;
 }
