@@ -2,7 +2,7 @@
 # The test suite (what CI runs): installs what is missing, builds kcoll for
 # Open MPI and MPICH with warnings as errors, then runs
 #   - the unit tests (simulator, executor, parameters) once, and
-#   - the MPI tests under both MPIs (np 1..8, oversubscribed).
+#   - the MPI tests under both MPIs (np 1..8, oversubscribed; MPICH 1..5 and 8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
