@@ -51,7 +51,10 @@ void kcoll_scratch_get(uint64_t *held, uint64_t *peak, int reset_peak);
  * MPI, or an algorithm spec ("knomial:k=4"). rclass prices reductions:
  * "int" (32-bit elements), "float", "double" or "user" (NULL: "double").
  * Sets *seconds and, when chosen is not NULL, the spec that was priced
- * ("host" for the host MPI). Returns 0, or -1 for an unknown collective,
+ * ("host" for the host MPI; "spec@shm" where the call would run on another
+ * engine than the team's, KCOLL_ENGINE=auto: docs/engines.md). The
+ * engine is the one a communicator made now would use with
+ * cross-memory attach permitted. Returns 0, or -1 for an unknown collective,
  * class, or an algorithm that is invalid or cannot run at nranks. */
 int kcoll_predict(const char *coll, const char *algo, int nranks, uint64_t bytes,
                   const char *rclass, double *seconds, char *chosen, size_t chosen_len);

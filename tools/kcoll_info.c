@@ -343,6 +343,44 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes,
     return 0;
 }
 
+/* A rule's choice as a spec, with "@engine" where it runs on another
+ * engine than the team's. */
+static void kcoll_info_choice_spec(const kcoll_choice_t *ch, char *out, size_t len)
+{
+    kcoll_algo_spec(ch->algo, &ch->prm, out, len);
+    if (ch->engine >= 0) {
+        const size_t n = strlen(out);
+        snprintf(out + n, len - n, "@%s", kcoll_engine((kcoll_engine_id_t)ch->engine)->name);
+    }
+}
+
+/* One engine per call (KCOLL_ENGINE=auto on cma, docs/engines.md): the
+ * best on shm against cma's best, and which runs the call. */
+static void kcoll_info_percall(const kcoll_machine_t *m, const kcoll_pcall_t *pc,
+                               const kcoll_cand_t *best)
+{
+    static kcoll_cand_t alt[KCOLL_MAX_CANDS];
+    kcoll_pcall_t on = *pc;
+    char spec[128] = "the host MPI";
+    on.engine = KCOLL_ENGINE_SHM;
+    if (!kcoll_model_rank(m, &on, 1, alt, KCOLL_MAX_CANDS))
+        return;
+    if (alt[0].ch.algo)
+        kcoll_algo_spec(alt[0].ch.algo, &alt[0].ch.prm, spec, sizeof spec);
+    const int shm = alt[0].ch.algo && alt[0].t < best->t * (1 - KCOLL_PERCALL_MARGIN);
+    char stays[128];
+    snprintf(stays, sizeof stays,
+             "the call runs on cma (shm runs a call priced at least %.0f%% "
+             "cheaper)",
+             KCOLL_PERCALL_MARGIN * 100);
+    printf("one engine per call (KCOLL_ENGINE=auto): on shm the best is %s at %.2f us "
+           "(%.2fx the best above): %s\n",
+           spec, alt[0].t * 1e6, best->t > 0 ? alt[0].t / best->t : 1.0,
+           shm             ? "the call runs on shm"
+           : best->ch.algo ? stays
+                           : "the host MPI is predicted fastest: kcoll hands this call to it");
+}
+
 static int kcoll_info_explain(const char *coll, const char *procs, const char *size,
                               const char *machine, int nodes, int cores, int engine)
 {
@@ -376,6 +414,10 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     if (t.m.pkg_cores > 0 && (pkg = malloc((size_t)p * sizeof *pkg)))
         for (int q = 0; q < p; q++)
             pkg[q] = q / t.m.pkg_cores;
+    /* no --engine: an auto team's, cma with single calls on shm */
+    const int percall = engine < 0 && kcoll_param_int(KCOLL_P_SHM_PERCALL) > 0;
+    if (engine < 0)
+        engine = KCOLL_ENGINE_CMA;
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = (size_t)bytes, .lv = n > 0 ? &lv : NULL,
                         .pkg = pkg, .cores = cores, .engine = engine};
     static kcoll_cand_t cand[KCOLL_MAX_CANDS];
@@ -384,7 +426,10 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     printf("%s, %d processes, %lld bytes%s\n", kcoll_coll_name(c), p, (long long)bytes,
            kcoll_coll_is_v(c) ? " (priced as uniform blocks)" : "");
     printf("machine: %s%s%s\n", t.m.source, file && *file ? ", file " : "", file ? file : "");
-    if (engine)
+    if (percall)
+        printf("engine: auto (cma, and single calls on shm where priced cheaper: "
+               "docs/engines.md)\n");
+    else if (engine)
         printf("engine: %s (docs/engines.md)\n", kcoll_engine((kcoll_engine_id_t)engine)->name);
     if (n > 0) {
         kcoll_levels_describe(&lv, line, sizeof line);
@@ -401,20 +446,22 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     const char *forced = kcoll_params_get(pname);
     kcoll_select_t rres;
     kcoll_choice_t rch;
-    const int rule = kcoll_select_rules(&t, kcoll_coll_family(c), p,
-                                        kcoll_class_bytes((size_t)bytes), KCOLL_CACHE_COLD, 1,
-                                        &rres, &rch);
+    const kcoll_decisions_t team = {.engine = engine,
+                                    .percall = percall ? KCOLL_ENGINE_BIT(KCOLL_ENGINE_SHM) : 0};
+    const int rule =
+        kcoll_select_rules(&t, kcoll_coll_family(c), p, kcoll_class_bytes((size_t)bytes),
+                           KCOLL_CACHE_COLD, 1, &team, &rres, &rch);
     if (rule && rres == KCOLL_SELECT_KCOLL)
-        kcoll_algo_spec(rch.algo, &rch.prm, rspec, sizeof rspec);
+        kcoll_info_choice_spec(&rch, rspec, sizeof rspec);
     kcoll_select_t hres;
     kcoll_choice_t hch;
-    const int hrule = kcoll_select_rules(&t, kcoll_coll_family(c), p,
-                                         kcoll_class_bytes((size_t)bytes), KCOLL_CACHE_HOT, 1,
-                                         &hres, &hch);
+    const int hrule =
+        kcoll_select_rules(&t, kcoll_coll_family(c), p, kcoll_class_bytes((size_t)bytes),
+                           KCOLL_CACHE_HOT, 1, &team, &hres, &hch);
     if (hrule && hrule != rule && !(forced && strcmp(forced, "auto"))) {
         char hspec[128] = "host";
         if (hres == KCOLL_SELECT_KCOLL)
-            kcoll_algo_spec(hch.algo, &hch.prm, hspec, sizeof hspec);
+            kcoll_info_choice_spec(&hch, hspec, sizeof hspec);
         printf("on-cache (a repeat of the previous call on buffers that fit in the cache): "
                "rule %d of the tuning decides it: %s\n", hrule, hspec);
     }
@@ -441,9 +488,11 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
                "contention %.1f; %d steps\n",
                w->crit, w->alpha * 1e6, w->bytes * 1e6, w->lock * 1e6, w->copy * 1e6,
                w->reduce * 1e6, w->sync * 1e6, w->wait * 1e6, w->call * 1e6, w->cmax, w->steps);
-    } else if (nc && !rule && !(forced && strcmp(forced, "auto"))) {
+    } else if (nc && !rule && !(forced && strcmp(forced, "auto")) && !percall) {
         printf("the host MPI is predicted fastest: kcoll hands this call to it\n");
     }
+    if (percall && nc && !rule && !(forced && strcmp(forced, "auto")))
+        kcoll_info_percall(&t.m, &pc, &cand[0]);
     free(pkg);
     kcoll_levels_free(&lv);
     return 0;
@@ -463,7 +512,7 @@ int main(int argc, char **argv)
             only_params = 1;
         } else if (strcmp(argv[i], "--explain") == 0 && i + 3 < argc) {
             const char *machine = NULL;
-            int nodes = 0, cores = 0, engine = 0;
+            int nodes = 0, cores = 0, engine = -1;
             for (int k = i + 4; k + 1 < argc; k += 2) {
                 if (!strcmp(argv[k], "--machine")) {
                     machine = argv[k + 1];

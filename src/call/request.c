@@ -335,12 +335,17 @@ void kcoll_req_build(kcoll_req_t *r)
     }
     kcoll_req_seen(r); /* the layouts are not read after the build */
     kcoll_call_stat(r, kcoll_algo_index(r->choice.algo), r->stat_bytes);
+    /* the team's engine, or the one the selector chose for this call
+     * (every rank chose alike, from the same inputs) */
+    const kcoll_engine_t *engine =
+        r->choice.engine >= 0 ? kcoll_engine((kcoll_engine_id_t)r->choice.engine) : t->engine;
     if (kcoll_param_int(KCOLL_P_TRACE)) {
         char spec[96], row[48];
         kcoll_algo_spec(r->choice.algo, &r->args.prm, spec, sizeof spec);
-        fprintf(stderr, "kcoll: trace: %s %s, %zu bytes, root %d, collective %" PRIu64 "\n",
-                kcoll_stats_row_name(r->row, row, sizeof row), spec, r->stat_bytes,
-                r->args.root, r->seq);
+        fprintf(stderr,
+                "kcoll: trace: %s %s, %zu bytes, root %d, collective %" PRIu64 ", engine %s\n",
+                kcoll_stats_row_name(r->row, row, sizeof row), spec, r->stat_bytes, r->args.root,
+                r->seq, engine->name);
         kcoll_sched_print(r->run, t->ctl.rank, stderr);
     }
     void *bufs[KCOLL_NBUF] = {NULL, NULL, r->bufs[KCOLL_BUF_TMP]};
@@ -349,7 +354,7 @@ void kcoll_req_build(kcoll_req_t *r)
         kcoll_req_fail(r, KCOLL_ERR_NOMEM, "out of memory for packing a datatype's data");
         return;
     }
-    kcoll_exec_start(&r->x, &t->ctl, t->engine, r->run, bufs, r->lens, r->seq);
+    kcoll_exec_start(&r->x, &t->ctl, engine, r->run, bufs, r->lens, r->seq);
     r->x.op = r->args.op;
     for (int b = 0; b < KCOLL_NBUF; b++)
         r->x.maps[b] = maps[b];
@@ -401,8 +406,7 @@ static void kcoll_req_agreed(kcoll_req_t *r)
      * another rank's agreement may have come in before that change */
     if (!r->choice.forced &&
         kcoll_select_unforced(r->call.coll, r->call.p, &r->team->levels, 0, r->policy_bytes,
-                              r->cache, r->team->decisions.engine,
-                              &r->choice) != KCOLL_SELECT_KCOLL) {
+                              r->cache, &r->team->decisions, &r->choice) != KCOLL_SELECT_KCOLL) {
         kcoll_req_fail(r, KCOLL_ERR_ARG, "no valid algorithm for this call");
         return;
     }

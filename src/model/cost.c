@@ -39,10 +39,15 @@
  *     the links; without link_bw, crossing costs nothing more).
  *     Other engines (c->engine, docs/engines.md): direct, loads and
  *     stores, a COPY's price and no lock; shm, shm_alpha (per batch) +
- *     n shm_beta u + min(n, cell) copy_beta, u the owner's load: the
- *     average number of copies the owner makes meanwhile, its own data
- *     steps and the streams it serves (itself included: 1 when it is idle,
- *     2 when it also copies), since the owner makes one of the two copies;
+ *     (n u + max(0, 2 - u) min(n, cell)) shm_beta, u the owner's load:
+ *     the average number of copies the owner makes meanwhile, its own
+ *     data steps and the streams it serves (itself included: 1 when it is
+ *     idle, 2 when it also copies), since the owner makes one of the two
+ *     copies; the second term is the pipeline's fill (one cell one side
+ *     copies while the other waits), which an owner busy with copies of
+ *     its own hides (measured at two ranks: an exchange of n bytes each
+ *     way costs about 2 n shm_beta, a transfer from an idle owner n +
+ *     min(n, cell));
  *     vmsplice, vms_alpha + n vms_beta u likewise (the owner splices).
  *   COPY of n bytes: copy_alpha + n copy_beta' + step (same sharing).
  *   REDUCE of n bytes: n reduce_beta[class] + u stream_beta + step, with
@@ -630,11 +635,17 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                         lk = 0;
                         target = -1;
                         break;
-                    case KCOLL_ENGINE_SHM: /* the owner copies in, this rank out */
+                    case KCOLL_ENGINE_SHM: { /* the owner copies in, this rank out */
+                        /* the pipeline's fill, one cell copied while the
+                         * other side waits, shows only where the owner has
+                         * little else to do: under a load of 2 (an
+                         * exchange) each side's serving fills its gaps */
+                        const double fill = u < 2 ? 2 - u : 0;
                         a = batched ? 0 : m->shm_alpha;
-                        beta = m->shm_beta * u + (n < m->shm_cell ? n : m->shm_cell) / n * m->copy_beta;
+                        beta = m->shm_beta * (u + fill * (n < m->shm_cell ? n : m->shm_cell) / n);
                         lk = 0;
                         break;
+                    }
                     case KCOLL_ENGINE_VMSPLICE: /* the owner splices, this rank copies */
                         a = batched ? 0 : m->vms_alpha;
                         beta = m->vms_beta * u;

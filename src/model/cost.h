@@ -43,6 +43,9 @@ typedef struct {
     /* the engine READ and WRITE steps are priced for (kcoll_engine_id_t,
      * xfer/engine.h; 0: cma) */
     int engine;
+    /* engines the selector may run the call on instead of `engine`, per
+     * call (KCOLL_ENGINE_BIT; model/select.h: kcoll_decisions_t) */
+    unsigned percall;
 } kcoll_pcall_t;
 
 /* A prediction, and the terms of the rank that ends last (seconds; they

@@ -10,6 +10,7 @@
 #include "model/machine.h"
 #include "model/select.h"
 #include "sched/wait.h"
+#include "xfer/engine.h"
 
 /* KCOLL_<FAMILY>_ALGO of each family. */
 static kcoll_param_id_t kcoll_algo_param_of(kcoll_coll_t family)
@@ -49,10 +50,21 @@ static void kcoll_select_warn(kcoll_coll_t family, const char *spec, int p, cons
                    kcoll_coll_name(family));
 }
 
-int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
-                       kcoll_cache_t cache, int host_ok, kcoll_select_t *res,
-                       kcoll_choice_t *out)
+int kcoll_spec_engine(const char *spec, char *algo, size_t len)
 {
+    const char *at = strchr(spec, '@');
+    snprintf(algo, len, "%.*s", at ? (int)(at - spec) : (int)strlen(spec), spec);
+    if (!at)
+        return -1;
+    const int e = kcoll_engine_by_name(at + 1);
+    return e >= 0 ? e : -2;
+}
+
+int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
+                       kcoll_cache_t cache, int host_ok, const kcoll_decisions_t *d,
+                       kcoll_select_t *res, kcoll_choice_t *out)
+{
+    const unsigned engines = KCOLL_ENGINE_BIT(d->engine) | d->percall;
     for (int i = 0; i < t->nrules; i++) {
         const kcoll_trule_t *r = &t->rules[i];
         if (r->coll != (int)family || p < r->pmin || (r->pmax && p > r->pmax) ||
@@ -65,10 +77,14 @@ int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size
             *res = KCOLL_SELECT_HOST;
             return i + 1;
         }
-        char err[160];
-        if (kcoll_algo_parse(family, r->spec, &out->algo, &out->prm, err, sizeof err) ||
-            !out->algo || (out->algo->check && out->algo->check(p, &out->prm, err, sizeof err)))
+        char err[160], algo[sizeof r->spec];
+        const int e = kcoll_spec_engine(r->spec, algo, sizeof algo);
+        if (e == -2 || (e >= 0 && !(engines & KCOLL_ENGINE_BIT(e))))
             continue;
+        if (kcoll_algo_parse(family, algo, &out->algo, &out->prm, err, sizeof err) || !out->algo ||
+            (out->algo->check && out->algo->check(p, &out->prm, err, sizeof err)))
+            continue;
+        out->engine = e >= 0 && e != d->engine ? e : -1;
         *res = KCOLL_SELECT_KCOLL;
         return i + 1;
     }
@@ -156,6 +172,7 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
     int n = 0;
     if (host_ok && n < max) {
         memset(&out[n], 0, sizeof out[n]);
+        out[n].ch.engine = -1;
         out[n].t = kcoll_price_host(m, c);
         n++;
     }
@@ -181,6 +198,8 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
                 if (!kcoll_price_capped(m, a, &prm, c, &pr)) {
                     out[n].ch.algo = a;
                     out[n].ch.prm = prm;
+                    out[n].ch.forced = 0;
+                    out[n].ch.engine = -1;
                     out[n].pr = pr;
                     out[n].t = pr.t;
                     n++;
@@ -200,7 +219,7 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
 /* The model's choice, priced now (cands: room for the candidates). */
 static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
                                           int host_ok, size_t bytes, int engine,
-                                          kcoll_cand_t *cands, kcoll_choice_t *out)
+                                          kcoll_cand_t *cands, kcoll_choice_t *out, double *t)
 {
     if (bytes == KCOLL_BYTES_UNKNOWN) {
         /* no size: a barrier moves no bytes; the v-variants' sizes are not
@@ -216,9 +235,11 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv,
                         .cores = kcoll_wait_cores(), .engine = engine};
     int n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
+    *t = n ? cands[0].t : 0;
     if (!n || !cands[0].ch.algo)
         return KCOLL_SELECT_HOST;
     *out = cands[0].ch;
+    out->engine = -1; /* the caller says which engine it priced */
     return KCOLL_SELECT_KCOLL;
 }
 
@@ -237,13 +258,15 @@ static struct {
     int16_t key;  /* as a team's decision key */
     int16_t algo; /* index in kcoll_algos, or -1: the host MPI */
     kcoll_aparam_t prm;
+    double t; /* its predicted time */
 } kcoll_model_memo[KCOLL_MODEL_MEMO];
 static pthread_mutex_t kcoll_model_memo_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The model's choice for a call: the cheapest candidate. */
+/* The model's choice for a call with steps on `engine`: the cheapest
+ * candidate, its predicted time in *t. */
 static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                         int host_ok, size_t bytes, int engine,
-                                         kcoll_choice_t *out)
+                                         int host_ok, size_t bytes, int engine, kcoll_choice_t *out,
+                                         double *t)
 {
     static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
     const int memo = !lv || lv->n == 0;
@@ -260,12 +283,13 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
             hit = 1;
             out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
             out->prm = e->prm;
+            *t = e->t;
         }
         pthread_mutex_unlock(&kcoll_model_memo_lock);
         if (hit)
             return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
     }
-    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, engine, cands, out);
+    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, engine, cands, out, t);
     if (memo) {
         pthread_mutex_lock(&kcoll_model_memo_lock);
         e->gen = gen;
@@ -275,13 +299,14 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
         e->key = (int16_t)key;
         e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
         e->prm = out->prm;
+        e->t = *t;
         pthread_mutex_unlock(&kcoll_model_memo_lock);
     }
     return res;
 }
 
-kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                     int host_ok, size_t bytes, kcoll_cache_t cache, int engine,
+kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv, int host_ok,
+                                     size_t bytes, kcoll_cache_t cache, const kcoll_decisions_t *d,
                                      kcoll_choice_t *out)
 {
     const kcoll_coll_t family = kcoll_coll_family(c);
@@ -290,12 +315,34 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
     out->algo = NULL;
     memset(&out->prm, 0, sizeof out->prm);
     out->forced = 0;
+    out->engine = -1;
     if (!kcoll_select_rules(
             kcoll_tuning(), family, p, kcoll_class_bytes(bytes), hot ? cache : KCOLL_CACHE_COLD,
-            host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), &res, out))
-        res = kcoll_select_model(c, p, lv, host_ok, bytes, engine, out);
-    if (res != KCOLL_SELECT_KCOLL)
+            host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), d, &res,
+            out)) {
+        double t;
+        res = kcoll_select_model(c, p, lv, host_ok, bytes, d->engine, out, &t);
+        /* the same call on each engine the team may switch to: its best
+         * runs where it undercuts the team's engine's (the host MPI, among
+         * both, costs the same in each) */
+        for (int e = 0; e < KCOLL_NENGINES; e++) {
+            kcoll_choice_t alt = {.engine = e};
+            double te;
+            if (e == d->engine || !(d->percall & KCOLL_ENGINE_BIT(e)))
+                continue;
+            if (kcoll_select_model(c, p, lv, host_ok, bytes, e, &alt, &te) == KCOLL_SELECT_KCOLL &&
+                te < t * (1 - KCOLL_PERCALL_MARGIN)) {
+                *out = alt;
+                out->engine = e;
+                res = KCOLL_SELECT_KCOLL;
+                t = te;
+            }
+        }
+    }
+    if (res != KCOLL_SELECT_KCOLL) {
         out->algo = NULL;
+        out->engine = -1;
+    }
     return res;
 }
 
@@ -316,15 +363,18 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     const int key = (((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok) * 2 + hot + 1;
     if (d->gen != gen || d->p != p) {
         const int engine = d->engine;
+        const unsigned percall = d->percall;
         memset(d, 0, sizeof *d);
         d->gen = gen;
         d->p = p;
         d->engine = engine;
+        d->percall = percall;
     }
     __typeof__(d->e[0]) *e = &d->e[key % KCOLL_DECISIONS];
     if (e->key == key) {
         out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
         out->prm = e->prm;
+        out->engine = e->engine;
         out->forced = d->forced[family].state == 2;
         return (kcoll_select_t)e->result;
     }
@@ -346,6 +396,7 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     out->algo = NULL;
     memset(&out->prm, 0, sizeof out->prm);
     out->forced = f->state == 2;
+    out->engine = -1;
     if (f->state == 3) {
         res = KCOLL_SELECT_BAD;
     } else if (f->state == 2) {
@@ -359,13 +410,14 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
             res = KCOLL_SELECT_BAD;
         }
     } else {
-        res = kcoll_select_unforced(c, p, lv, host_ok, bytes, cache, d->engine, out);
+        res = kcoll_select_unforced(c, p, lv, host_ok, bytes, cache, d, out);
     }
     if (res != KCOLL_SELECT_KCOLL)
         out->algo = NULL;
     e->key = (int16_t)key;
     e->algo = out->algo ? (int16_t)kcoll_algo_index(out->algo) : -1;
     e->prm = out->prm;
+    e->engine = (int8_t)out->engine;
     e->result = (int8_t)res;
     return res;
 }
@@ -375,6 +427,7 @@ int kcoll_model_predict(const kcoll_pcall_t *c, const char *spec, int host_ok,
 {
     const kcoll_machine_t *m = &kcoll_tuning()->m;
     memset(ch, 0, sizeof *ch);
+    ch->engine = -1;
     if (spec && !strcmp(spec, "host")) {
         *t = kcoll_price_host(m, c);
         return 0;
@@ -384,6 +437,7 @@ int kcoll_model_predict(const kcoll_pcall_t *c, const char *spec, int host_ok,
         kcoll_decisions_t d;
         memset(&d, 0, sizeof d);
         d.engine = c->engine;
+        d.percall = c->percall;
         if (kcoll_select(&d, c->coll, c->p, c->lv, host_ok, c->bytes, ch) != KCOLL_SELECT_KCOLL) {
             ch->algo = NULL;
             *t = kcoll_price_host(m, c);
@@ -397,7 +451,10 @@ int kcoll_model_predict(const kcoll_pcall_t *c, const char *spec, int host_ok,
             return -1;
     }
     kcoll_price_t pr;
-    if (kcoll_price_capped(m, ch->algo, &ch->prm, c, &pr))
+    kcoll_pcall_t on = *c;
+    if (ch->engine >= 0)
+        on.engine = ch->engine; /* the engine the selector chose for this call */
+    if (kcoll_price_capped(m, ch->algo, &ch->prm, &on, &pr))
         return -1;
     *t = pr.t;
     return 0;

@@ -30,11 +30,14 @@
 
 /* A choice: an algorithm and its parameters, or the host MPI (algo NULL);
  * forced: the algorithm was forced (KCOLL_<FAMILY>_ALGO), not chosen for
- * the size. */
+ * the size; engine: the transfer engine its steps run on, -1 for the
+ * team's own, or one the model chose for this call instead (see
+ * kcoll_decisions_t's percall). */
 typedef struct {
     const kcoll_algo_t *algo;
     kcoll_aparam_t prm;
     int forced;
+    int engine;
 } kcoll_choice_t;
 
 typedef enum {
@@ -56,10 +59,16 @@ typedef struct {
     uint64_t gen; /* parameter generation of the entries; 0: empty */
     int p;        /* the process count they are for (a team's never changes) */
     int engine;   /* the engine the model prices steps for (the team's; 0: cma) */
+    /* engines the model may choose for a call instead of `engine`
+     * (KCOLL_ENGINE_BIT; 0: none): it prices the call for each and runs
+     * the cheapest (an auto team on cma whose bounce cells are resident
+     * may run a call on shm, team/team.c) */
+    unsigned percall;
     struct {
         int16_t key;   /* ((coll * 65 + size class) * 2 + host_ok) * 2 + hot + 1; 0: empty */
         int16_t algo;  /* index in kcoll_algos, or -1 */
         int8_t result; /* kcoll_select_t */
+        int8_t engine; /* the choice's engine (-1: the team's) */
         kcoll_aparam_t prm;
     } e[KCOLL_DECISIONS];
     /* the forced spec of each family, parsed for generation `gen` */
@@ -95,11 +104,19 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                                   kcoll_cache_t cache, kcoll_choice_t *out);
 /* The same without a forced algorithm and without the cache of decisions:
  * the tuning file's rules, else the cost model (pricing steps for
- * `engine`). For a call whose size is known only after its agreement,
- * chosen then with what was forced at its start (call/request.c). */
-kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                     int host_ok, size_t bytes, kcoll_cache_t cache, int engine,
+ * d->engine, and for each of d->percall: the cheapest engine runs the
+ * call where it undercuts d->engine's best by KCOLL_PERCALL_MARGIN). For
+ * a call whose size is known only after its agreement, chosen then with
+ * what was forced at its start (call/request.c). */
+kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv, int host_ok,
+                                     size_t bytes, kcoll_cache_t cache, const kcoll_decisions_t *d,
                                      kcoll_choice_t *out);
+
+/* How much cheaper (a fraction of the price) another engine's best must
+ * be priced than the team's engine's for a call to run on it: prices
+ * within a few percent are the model's noise, and a call switching
+ * engines on them would only make its times harder to read. */
+#define KCOLL_PERCALL_MARGIN 0.10
 
 /* The size the model prices a size class at (see above). */
 size_t kcoll_class_bytes(size_t bytes);
@@ -123,10 +140,16 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
  * KCOLL_CACHE_ANY: a rule of either state matches): its number (1-based),
  * with *res KCOLL_SELECT_HOST for a rule naming "host" (only when host_ok)
  * or KCOLL_SELECT_KCOLL and *out; 0 when none matches. A rule whose
- * algorithm cannot run at p is skipped. */
+ * algorithm cannot run at p is skipped, and so is one that names an
+ * engine ("partitioned@shm") the team cannot run its calls on: neither
+ * d->engine nor one of d->percall. */
 int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
-                       kcoll_cache_t cache, int host_ok, kcoll_select_t *res,
-                       kcoll_choice_t *out);
+                       kcoll_cache_t cache, int host_ok, const kcoll_decisions_t *d,
+                       kcoll_select_t *res, kcoll_choice_t *out);
+
+/* A rule's spec "ALGO[@ENGINE]": the algorithm part into algo, and the
+ * engine's id, -1 when it names none, or -2 for an unknown engine. */
+int kcoll_spec_engine(const char *spec, char *algo, size_t len);
 
 /* The model's time for call c run as spec says: NULL or "auto", what the
  * selector decides for it (forced spec, rules, model; the host MPI's time

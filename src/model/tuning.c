@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/select.h"
 #include "model/tuning.h"
 
 #define US 1e-6
@@ -862,9 +863,14 @@ static int tj_rule(tj_t *j, int i, int no, kcoll_trule_t *r)
     if (strcmp(spec, "host")) {
         const kcoll_algo_t *a;
         kcoll_aparam_t prm;
-        char why[256];
+        char why[256], aspec[sizeof r->spec];
+        if (kcoll_spec_engine(spec, aspec, sizeof aspec) == -2)
+            return tj_fail(j, j->v[algo].line,
+                           "rule %d: \"%s\" names no engine after '@' "
+                           "(cma, shm, vmsplice, direct)",
+                           no, spec);
         /* the collective as written, so that the message names it */
-        if (kcoll_algo_parse((kcoll_coll_t)c, spec, &a, &prm, why, sizeof why))
+        if (kcoll_algo_parse((kcoll_coll_t)c, aspec, &a, &prm, why, sizeof why))
             return tj_fail(j, j->v[algo].line, "rule %d: %s", no, why);
         if (!a)
             return tj_fail(j, j->v[algo].line, "rule %d: \"%s\" is not an algorithm (a rule "

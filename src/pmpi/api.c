@@ -85,6 +85,11 @@ KCOLL_PUBLIC int kcoll_predict(const char *coll, const char *algo, int nranks, u
     const int auto_pick = !algo || !*algo || !strcmp(algo, "auto");
     if (auto_pick && min >= 0 && bytes < (uint64_t)min)
         algo = "host";
+    /* as a team made now would be: on cma, single calls on shm where
+     * KCOLL_ENGINE is auto and the bounce memory budget is not 0 */
+    const char *engine = kcoll_param_str(KCOLL_P_ENGINE);
+    if ((!engine[0] || !strcmp(engine, "auto")) && kcoll_param_int(KCOLL_P_SHM_PERCALL) > 0)
+        pc.percall = KCOLL_ENGINE_BIT(KCOLL_ENGINE_SHM);
     kcoll_choice_t ch;
     if (kcoll_model_predict(&pc, algo, min < 0, &ch, seconds))
         return -1;
@@ -93,6 +98,11 @@ KCOLL_PUBLIC int kcoll_predict(const char *coll, const char *algo, int nranks, u
             kcoll_algo_spec(ch.algo, &ch.prm, chosen, chosen_len);
         else
             snprintf(chosen, chosen_len, "host");
+        if (ch.engine >= 0) { /* a call on another engine than the team's: "...@shm" */
+            const size_t len = strlen(chosen);
+            snprintf(chosen + len, chosen_len - len, "@%s",
+                     kcoll_engine((kcoll_engine_id_t)ch.engine)->name);
+        }
     }
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -279,6 +280,66 @@ static int kcoll_team_forced_engine(void)
     return id;
 }
 
+/* Bounce memory this process holds for calls on shm in teams on cma
+ * (KCOLL_SHM_PERCALL). */
+static _Atomic size_t kcoll_team_percall_held;
+
+/* Take ring bytes of the budget: 1 if they fit (and /dev/shm keeps half
+ * its room free after them), else 0 and nothing taken. */
+static int kcoll_team_percall_take(size_t ring)
+{
+    const size_t budget = (size_t)kcoll_param_int(KCOLL_P_SHM_PERCALL);
+    struct statvfs vfs;
+    if (!ring || statvfs("/dev/shm", &vfs) != 0 ||
+        ((double)vfs.f_bavail - (double)ring / (double)vfs.f_frsize) * 2.0 < (double)vfs.f_blocks)
+        return 0;
+    /* relaxed: a counter of this process's own bytes; nothing else is ordered by it */
+    size_t held = atomic_load_explicit(&kcoll_team_percall_held, memory_order_relaxed);
+    do {
+        if (held + ring > budget)
+            return 0;
+        /* relaxed: as above */
+    } while (!atomic_compare_exchange_weak_explicit(&kcoll_team_percall_held, &held, held + ring,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return 1;
+}
+
+static void kcoll_team_percall_give(size_t ring)
+{
+    /* relaxed: as in kcoll_team_percall_take */
+    atomic_fetch_sub_explicit(&kcoll_team_percall_held, ring, memory_order_relaxed);
+}
+
+/* An auto team on cma: may single calls run on shm (one engine per call,
+ * docs/engines.md)? Their two-copy transfers go through the bounce cells,
+ * which must then be resident on every rank (a /dev/shm too small shows
+ * here, not as SIGBUS in a transfer): each rank takes them from its
+ * process's budget and reserves them, and all agree. Where any rank
+ * cannot, the team stays on cma for every call, silently (nothing is lost
+ * but the option). 0, or -1 when the host's collective failed. */
+static int kcoll_team_percall(kcoll_team_t *t, const kcoll_team_host_t *h)
+{
+    const size_t ring = kcoll_chan_ring_bytes(t->ctl.chan);
+    char why[320];
+    int ok = kcoll_team_percall_take(ring);
+    if (ok && kcoll_chan_reserve(t->ctl.chan, why, sizeof why) != 0) {
+        kcoll_team_percall_give(ring);
+        ok = 0;
+    }
+    if (ok)
+        t->percall_bytes = ring;
+    int all = ok;
+    if (h->allmin(h->ctx, &all, 1)) {
+        if (ok)
+            kcoll_team_percall_give(ring);
+        t->percall_bytes = 0;
+        return -1;
+    }
+    if (all)
+        t->decisions.percall = KCOLL_ENGINE_BIT(KCOLL_ENGINE_SHM);
+    return 0;
+}
+
 /* Step 3: the engines. Returns 0 with t->engine and t->engines set, or
  * -1 when the engine KCOLL_ENGINE forces cannot run here (warned). */
 static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
@@ -340,7 +401,11 @@ static int kcoll_team_engines_setup(kcoll_team_t *t, const kcoll_team_host_t *h)
      * stores where direct is forced (the program says its buffers are
      * MPI_Alloc_mem's), else the team's engine */
     t->decisions.engine = forced == KCOLL_ENGINE_DIRECT ? KCOLL_ENGINE_DIRECT : (int)t->engine->id;
-    return t->engines & KCOLL_ENGINE_BIT(t->engine->id) ? 0 : -1;
+    if (!(t->engines & KCOLL_ENGINE_BIT(t->engine->id)))
+        return -1;
+    if (forced < 0 && t->engine->id == KCOLL_ENGINE_CMA && kcoll_team_percall(t, h))
+        return -1;
+    return 0;
 }
 
 kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_team_host_t *h)
@@ -382,6 +447,8 @@ void kcoll_team_unref(kcoll_team_t *t, void (*release)(kcoll_team_t *t))
         return;
     if (release)
         release(t);
+    if (t->percall_bytes)
+        kcoll_team_percall_give(t->percall_bytes);
     for (int i = 0; i < KCOLL_SCHED_CACHE; i++)
         kcoll_sched_free(&t->scache[i].sched);
     kcoll_levels_free(&t->levels);

@@ -43,6 +43,7 @@ typedef struct kcoll_team {
     const kcoll_engine_t *engine; /* the transfers' engine, agreed at set-up */
     unsigned engines;             /* every engine the team can use (KCOLL_ENGINE_BIT) */
     int forced;                   /* KCOLL_ENGINE at set-up: an engine id, or -1 (auto) */
+    size_t percall_bytes;         /* bounce cells held for calls on shm (KCOLL_SHM_PERCALL) */
     uint64_t seq;                 /* number of the last collective started */
     /* the request running in each lane, and the next collective number
      * each lane admits (lanes are used in sequence order) */
@@ -84,7 +85,10 @@ typedef struct {
  *     segment does. For cma (auto, cma, direct) every process lets its
  *     peers reach it, really reads a word of its right neighbour's private
  *     memory through it, and all agree on the outcome. The team's engine
- *     is the forced one, else cma where it works, else shm.
+ *     is the forced one, else cma where it works, else shm. An auto team
+ *     on cma also makes its bounce cells resident where the budget
+ *     KCOLL_SHM_PERCALL allows on every rank, and then lets the model run
+ *     single calls on shm (decisions.percall).
  * Returns KCOLL_OK; KCOLL_ERR_PERM when the forced engine cannot run here;
  * another error when the segment could not be set up (with a warning
  * line). Where cma does not work, the lowest failing rank prints one

@@ -175,6 +175,11 @@ int kcoll_chan_reserve(kcoll_chan_t *ch, char *why, size_t whylen)
     return 0;
 }
 
+size_t kcoll_chan_ring_bytes(const kcoll_chan_t *ch)
+{
+    return ch->rsize;
+}
+
 void kcoll_chan_set_pipes(kcoll_chan_t *ch, int *fds)
 {
     ch->fds = fds;

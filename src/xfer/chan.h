@@ -106,6 +106,9 @@ void kcoll_chan_detach(kcoll_chan_t *ch);
  * first touch. 0, or -1 with a reason (a kernel without
  * MADV_POPULATE_WRITE, before 5.14, cannot tell: 0). */
 int kcoll_chan_reserve(kcoll_chan_t *ch, char *why, size_t whylen);
+/* Bytes of this rank's ring (two cells): what kcoll_chan_reserve makes
+ * resident for it. */
+size_t kcoll_chan_ring_bytes(const kcoll_chan_t *ch);
 /* The vmsplice path's pipes (xfer/vmsplice.c): fds[q] is an fd of rank
  * q's pipe (this rank's own at fds[rank]), each open for reading and
  * writing; the channel owns them from now on. */

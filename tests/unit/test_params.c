@@ -12,6 +12,7 @@
 #include "coll/coll.h"
 #include "model/machine.h"
 #include "model/select.h"
+#include "xfer/engine.h"
 
 int main(void)
 {
@@ -188,6 +189,56 @@ int main(void)
               !strcmp(ch.algo->name, "knomial") && ch.prm.k == 3,
           "the environment variable before the rules");
     kcoll_params_set("BCAST_ALGO", "auto");
+
+    /* one engine per call (docs/engines.md): a rule naming an engine
+     * applies to teams that may run calls on it, its choice carries the
+     * engine; a team that may not passes it over */
+    tu.nrules = 1;
+    tu.rules[0] = (kcoll_trule_t){KCOLL_COLL_ALLREDUCE, 2, 2, 0, 0, KCOLL_CACHE_ANY,
+                                  "partitioned:chunk=64@shm"};
+    kcoll_tuning_set(&tu);
+    kcoll_decisions_t *pd = calloc(1, sizeof *pd);
+    CHECK(pd != NULL, "memory");
+    pd->percall = KCOLL_ENGINE_BIT(KCOLL_ENGINE_SHM);
+    CHECK(kcoll_select(pd, KCOLL_COLL_ALLREDUCE, 2, NULL, 1, 8192, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "partitioned") && ch.prm.chunk == 64 &&
+              ch.engine == KCOLL_ENGINE_SHM,
+          "rule with @shm: the call runs on shm (engine %d)", ch.engine);
+    CHECK(kcoll_select(pd, KCOLL_COLL_ALLREDUCE, 2, NULL, 1, 8192, &ch) == KCOLL_SELECT_KCOLL &&
+              ch.engine == KCOLL_ENGINE_SHM,
+          "rule with @shm: the same from the decision cache");
+    memset(d, 0, sizeof *d);
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLREDUCE, 2, NULL, 1, 8192, &ch) != KCOLL_SELECT_KCOLL ||
+              ch.engine == -1,
+          "rule with @shm: passed over by a team without shm per call");
+    pd->engine = KCOLL_ENGINE_SHM;
+    pd->percall = 0;
+    pd->gen = 0;
+    CHECK(kcoll_select(pd, KCOLL_COLL_ALLREDUCE, 2, NULL, 1, 8192, &ch) == KCOLL_SELECT_KCOLL &&
+              !strcmp(ch.algo->name, "partitioned") && ch.engine == -1,
+          "rule with @shm on a team on shm: its own engine");
+    /* the model: a two-copy engine priced far below cma takes the call,
+     * one priced above leaves it on cma; a team without it stays on cma */
+    tu.nrules = 0;
+    tu.m.shm_alpha = 0.01e-6;
+    tu.m.shm_beta = 0.001e-9;
+    kcoll_tuning_set(&tu);
+    memset(pd, 0, sizeof *pd);
+    pd->percall = KCOLL_ENGINE_BIT(KCOLL_ENGINE_SHM);
+    CHECK(kcoll_select(pd, KCOLL_COLL_ALLREDUCE, 2, NULL, 1, 1 << 20, &ch) == KCOLL_SELECT_KCOLL &&
+              ch.engine == KCOLL_ENGINE_SHM,
+          "model: shm priced far cheaper runs the call (engine %d)", ch.engine);
+    memset(d, 0, sizeof *d);
+    CHECK(kcoll_select(d, KCOLL_COLL_ALLREDUCE, 2, NULL, 1, 1 << 20, &ch) != KCOLL_SELECT_KCOLL ||
+              ch.engine == -1,
+          "model: a team without shm per call stays on its engine");
+    tu.m.shm_alpha = 50e-6;
+    tu.m.shm_beta = 10e-9;
+    kcoll_tuning_set(&tu);
+    CHECK(kcoll_select(pd, KCOLL_COLL_ALLREDUCE, 2, NULL, 1, 1 << 20, &ch) != KCOLL_SELECT_KCOLL ||
+              ch.engine == -1,
+          "model: shm priced dearer leaves the call on cma (engine %d)", ch.engine);
+    free(pd);
     kcoll_machine_defaults(&tu.m);
     tu.nrules = 0;
     kcoll_tuning_set(&tu);
