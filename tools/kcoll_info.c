@@ -562,7 +562,9 @@ int main(int argc, char **argv)
     /* what KCOLL_ENGINE=auto makes of that (docs/engines.md) */
     printf("engines: auto runs %s; loads and stores on MPI_Alloc_mem memory where processes can "
            "map each other's (direct); KCOLL_ENGINE=cma|shm|vmsplice|direct forces one\n",
-           st == KCOLL_OK ? "cma (one copy)" : "shm (two copies through shared memory)");
+           st == KCOLL_OK ? "cma (one copy; single calls two copies through shared memory where "
+                            "that is faster)"
+                          : "shm (two copies through shared memory)");
 
     if (kcoll_topo_summary(topo, sizeof topo) == 0)
         printf("topology: %s\n", topo);

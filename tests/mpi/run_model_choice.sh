@@ -56,7 +56,10 @@ for coll in bcast scatter gather allgather alltoall reduce allreduce reduce_scat
     mid=$(awk -v b="$b" 'BEGIN { printf "%d", b * 1.4142135623730951 }')
     KCOLL_TUNING="$dir/cal.json" "$info" --explain "$coll" 2 "$mid" >"$dir/x" 2>&1
     pick=$(sed -n 's/^rule [0-9]* of the tuning file decides this call: \([^;]*\);.*/\1/p' "$dir/x")
+    # one engine per call: the model may run the call on shm instead
+    [ -n "$pick" ] || pick=$(sed -n 's/^one engine per call.*: on shm the best is \([^ ]*\) at .*: the call runs on shm$/\1/p' "$dir/x")
     [ -n "$pick" ] || pick=$(awk '$1 == "best" { print ($2 == "host" ? "host" : $2) }' "$dir/x")
+    pick=${pick%%@*}
     if [ "$pick" = host ]; then echo mpi:below_min_bytes; else echo "kcoll:${pick%%:*}"; fi >>"$dir/want"
   done
   sort "$dir/want" | uniq -c | awk '{ print $2, $1 }' | sort >"$dir/want.n"
