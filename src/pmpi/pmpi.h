@@ -195,6 +195,11 @@ void kcoll_progress_hook_finalize(void);
  * NULL (a predefined type, or one kcoll cannot flatten). init and
  * finalize make and free the attribute keyval. */
 const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint extent, MPI_Aint tlb);
+/* dt's size when it is a predefined datatype whose elements are one run
+ * of bytes, back to back (extent and true extent its size, lower bounds
+ * 0), from answers asked once at start-up; 0 for any other datatype (ask
+ * the host). */
+size_t kcoll_dtype_plain(MPI_Datatype dt);
 int kcoll_dtype_init(void);
 void kcoll_dtype_finalize(void);
 
