@@ -8,7 +8,10 @@
  * agreeing and waiting, plus the copy of a few cache lines. kcoll
  * (MPI_<coll>) and the host (PMPI_<coll>) alternate within every
  * repetition; the best of the repetitions is printed per variant, since
- * noise only ever adds time.
+ * noise only ever adds time. The 16 KiB MPI_Reduce and MPI_Allreduce (ints,
+ * MPI_SUM) are sizes the built-in tuning hands to the host MPI under one
+ * MPI or the other: there the kcoll column is the host's call through
+ * kcoll's wrapper (KCOLL_STATS=1 says which path each took).
  *
  * usage: kcoll-overhead [-n CALLS] [-r REPETITIONS]
  * prints one line per case: case, kcoll us/call, host us/call, host/kcoll.
@@ -19,12 +22,14 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { C_BARRIER, C_BCAST16K, C_BCAST64K, C_ALLREDUCE8, NCASES };
-static const char *case_name[NCASES] = {"MPI_Barrier", "MPI_Bcast 16 KiB",
-                                        "MPI_Bcast 64 KiB", "MPI_Allreduce 8 B"};
+enum { C_BARRIER, C_BCAST16K, C_BCAST64K, C_ALLREDUCE8, C_REDUCE16K, C_ALLREDUCE16K, NCASES };
+static const char *case_name[NCASES] = {"MPI_Barrier",       "MPI_Bcast 16 KiB",
+                                        "MPI_Bcast 64 KiB",  "MPI_Allreduce 8 B",
+                                        "MPI_Reduce 16 KiB", "MPI_Allreduce 16 KiB"};
 
 static void one_call(int c, int host, char *buf, double *x)
 {
+    int *in = (int *)(void *)buf, *out = in + 4096; /* 16 KiB each, in buf's 64 KiB */
     switch (c) {
     case C_BARRIER:
         (host ? PMPI_Barrier : MPI_Barrier)(MPI_COMM_WORLD);
@@ -33,6 +38,12 @@ static void one_call(int c, int host, char *buf, double *x)
     case C_BCAST64K:
         (host ? PMPI_Bcast : MPI_Bcast)(buf, c == C_BCAST16K ? 16384 : 65536, MPI_BYTE, 0,
                                         MPI_COMM_WORLD);
+        break;
+    case C_REDUCE16K:
+        (host ? PMPI_Reduce : MPI_Reduce)(in, out, 4096, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        break;
+    case C_ALLREDUCE16K:
+        (host ? PMPI_Allreduce : MPI_Allreduce)(in, out, 4096, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         break;
     default:
         (host ? PMPI_Allreduce : MPI_Allreduce)(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM,
@@ -66,7 +77,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    static char buf[65536];
+    static int words[16384]; /* 64 KiB, int-aligned for the reductions */
+    char *buf = (char *)words;
     double x[1] = {1.0};
     double best[NCASES][2];
     for (int c = 0; c < NCASES; c++)
@@ -75,7 +87,7 @@ int main(int argc, char **argv)
         for (int c = 0; c < NCASES; c++)
             for (int h = 0; h < 2; h++) {
                 /* the larger broadcasts take longer per call: fewer calls */
-                int calls = c == C_BCAST16K || c == C_BCAST64K ? n / 8 : n;
+                int calls = c == C_BARRIER || c == C_ALLREDUCE8 ? n : n / 8;
                 PMPI_Barrier(MPI_COMM_WORLD);
                 double t = MPI_Wtime();
                 for (int i = 0; i < calls; i++)

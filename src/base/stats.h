@@ -16,8 +16,10 @@
 #define KCOLL_STATS_LEN (KCOLL_STATS_ROWS * KCOLL_STATS_PATHS * 2)
 
 /* One call more on (row, path), moving `bytes`. Out-of-range indices are
- * ignored. */
-void kcoll_stats_add(int row, int path, size_t bytes);
+ * ignored. shared: other threads may count at the same time (atomic
+ * additions); 0: this thread is the only one counting (plain additions,
+ * cheaper on a path every call takes). */
+void kcoll_stats_add(int row, int path, size_t bytes, int shared);
 /* Calls and bytes of (row, path) within a snapshot. */
 static inline const uint64_t *kcoll_stats_cell(const uint64_t *table, int row, int path)
 {

@@ -219,7 +219,7 @@ void kcoll_call_sink_set(int *sink)
 void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes)
 {
     if (!r->sink)
-        kcoll_stats_add(r->row, path, bytes);
+        kcoll_stats_add(r->row, path, bytes, kcoll_team_threads); /* threads: team.h */
     else if (*r->sink < 0)
         *r->sink = path;
 }

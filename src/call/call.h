@@ -30,6 +30,7 @@
 #ifndef KCOLL_CALL_H
 #define KCOLL_CALL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -218,8 +219,14 @@ int kcoll_progress(void);
 /* progress: the outer progress; pending: whether it has work (a waiter
  * alone may then sleep on its flag). */
 void kcoll_call_outer_set(int (*progress)(void), int (*pending)(void));
-/* Requests started and not yet completed, in this process. */
-int kcoll_pending(void);
+/* Requests started and not yet completed, in this process: read inline,
+ * since the host MPI's progress loop asks at every turn (pmpi/progress.c). */
+extern _Atomic int kcoll_npending;
+static inline int kcoll_pending(void)
+{
+    /* relaxed: a hint, ordering nothing */
+    return atomic_load_explicit(&kcoll_npending, memory_order_relaxed);
+}
 
 /* A team the call layer no longer needs: frees its pooled requests (pass to
  * kcoll_team_unref). */

@@ -84,7 +84,8 @@ void kcoll_stats_engines(const kcoll_exec_t *x)
 {
     for (int e = 0; e < KCOLL_NENGINES; e++)
         if (x->moved[e])
-            kcoll_stats_add(KCOLL_ROW_TRANSFERS, KCOLL_PATH_ENGINE(e), x->moved[e]);
+            kcoll_stats_add(KCOLL_ROW_TRANSFERS, KCOLL_PATH_ENGINE(e), x->moved[e],
+                            kcoll_team_threads);
 }
 
 void kcoll_stats_print(const uint64_t *table, int nranks, void *file)

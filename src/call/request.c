@@ -37,7 +37,7 @@
 static kcoll_req_t *kcoll_active; /* started, not completed */
 static pthread_mutex_t kcoll_active_lock = PTHREAD_MUTEX_INITIALIZER;
 /* relaxed: a count read as a hint (is anything pending?), ordering nothing */
-static _Atomic int kcoll_npending;
+_Atomic int kcoll_npending;
 /* 1 while this thread runs kcoll_progress: a host MPI that calls back into
  * kcoll from its own progress (pmpi/progress.c) must not recurse */
 static __thread __attribute__((tls_model("initial-exec"))) int kcoll_in_progress;
@@ -79,12 +79,6 @@ static void kcoll_active_remove(kcoll_req_t *r)
     r->next = r->prev = NULL;
     /* relaxed: a hint, ordering nothing */
     atomic_fetch_sub_explicit(&kcoll_npending, 1, memory_order_relaxed);
-}
-
-int kcoll_pending(void)
-{
-    /* relaxed: a hint, ordering nothing */
-    return atomic_load_explicit(&kcoll_npending, memory_order_relaxed);
 }
 
 const kcoll_layout_t *kcoll_req_layouts(kcoll_req_t *r)

@@ -18,8 +18,19 @@
  * (mpi:noncontig_datatype). A non-blocking or persistent call copies the map
  * it uses (call layer), since MPI lets the program free a datatype while a
  * call that uses it is pending.
+ *
+ * Describing a call asks the host three questions about its datatype
+ * (size, extent, true extent). For the predefined types whose elements
+ * are one run of bytes, back to back (MPI_INT, MPI_DOUBLE, MPI_BYTE, ...),
+ * the answers are asked once at start-up and kept in a small table keyed
+ * by the handle, so that a call on them, the common case and the one
+ * whose cost shows when the call goes to the host, asks nothing. Only
+ * predefined handles are kept: MPI never frees them, and no datatype the
+ * program creates can have one of their handles, so an entry is never
+ * stale; every other datatype is asked about at each call, as before.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,8 +243,82 @@ static int kcoll_dtype_delete(MPI_Datatype dt, int keyval, void *attr, void *ext
     return MPI_SUCCESS;
 }
 
+/* The table of predefined types (see above): a handle's bytes as the key,
+ * open addressing with linear probing, half full at most. size 0: empty. */
+#define KCOLL_PLAIN_SLOTS 64
+static struct {
+    uint64_t key;
+    size_t size;
+} kcoll_plain[KCOLL_PLAIN_SLOTS];
+/* acquire/release: the table is filled before a reader sees it on */
+static _Atomic int kcoll_plain_on;
+
+static uint64_t kcoll_plain_key(MPI_Datatype dt)
+{
+    uint64_t k = 0;
+    memcpy(&k, &dt, sizeof dt < sizeof k ? sizeof dt : sizeof k);
+    return k;
+}
+
+static unsigned kcoll_plain_slot(uint64_t key)
+{
+    return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 58); /* 6 bits: 64 slots */
+}
+
+/* The entry of key: its slot, or the empty slot that ends its probe. */
+static unsigned kcoll_plain_find(uint64_t key)
+{
+    unsigned i = kcoll_plain_slot(key);
+    while (kcoll_plain[i].size && kcoll_plain[i].key != key)
+        i = (i + 1) % KCOLL_PLAIN_SLOTS;
+    return i;
+}
+
+size_t kcoll_dtype_plain(MPI_Datatype dt)
+{
+    /* acquire: pairs with the release in kcoll_plain_fill */
+    if (!atomic_load_explicit(&kcoll_plain_on, memory_order_acquire))
+        return 0;
+    return kcoll_plain[kcoll_plain_find(kcoll_plain_key(dt))].size;
+}
+
+/* Ask the host about the predefined types once (after PMPI_Init). */
+static void kcoll_plain_fill(void)
+{
+    const MPI_Datatype named[] = {
+        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_WCHAR, MPI_SHORT,
+        MPI_UNSIGNED_SHORT, MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG,
+        MPI_LONG_LONG_INT, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE,
+        MPI_LONG_DOUBLE, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+        MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_BOOL, MPI_C_FLOAT_COMPLEX,
+        MPI_C_DOUBLE_COMPLEX, MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_2INT, MPI_FLOAT_INT,
+        MPI_LONG_INT};
+    int n = 0;
+    memset(kcoll_plain, 0, sizeof kcoll_plain);
+    for (size_t t = 0; t < sizeof named / sizeof named[0]; t++) {
+        int size;
+        MPI_Aint lb, ext, tlb, text;
+        /* an optional type this MPI lacks is MPI_DATATYPE_NULL: not asked about */
+        if (named[t] == MPI_DATATYPE_NULL || PMPI_Type_size(named[t], &size) != MPI_SUCCESS ||
+            PMPI_Type_get_extent(named[t], &lb, &ext) != MPI_SUCCESS ||
+            PMPI_Type_get_true_extent(named[t], &tlb, &text) != MPI_SUCCESS)
+            continue;
+        const uint64_t key = kcoll_plain_key(named[t]);
+        const unsigned i = kcoll_plain_find(key);
+        if (size <= 0 || lb != 0 || tlb != 0 || ext != size || text != size ||
+            kcoll_plain[i].size || 2 * (n + 1) > KCOLL_PLAIN_SLOTS)
+            continue; /* with a gap (MPI_LONG_INT), a second name of one type, or full */
+        kcoll_plain[i].key = key;
+        kcoll_plain[i].size = (size_t)size;
+        n++;
+    }
+    /* release: the entries are written before a reader sees the table on */
+    atomic_store_explicit(&kcoll_plain_on, 1, memory_order_release);
+}
+
 int kcoll_dtype_init(void)
 {
+    kcoll_plain_fill();
     return PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, kcoll_dtype_delete, &kcoll_dtype_keyval,
                                    NULL) == MPI_SUCCESS
                ? 0
@@ -242,6 +327,9 @@ int kcoll_dtype_init(void)
 
 void kcoll_dtype_finalize(void)
 {
+    /* relaxed: after MPI_Finalize nothing may ask about a datatype; the
+     * host answers (with its error) as it did before MPI_Init */
+    atomic_store_explicit(&kcoll_plain_on, 0, memory_order_relaxed);
     if (kcoll_dtype_keyval != MPI_KEYVAL_INVALID)
         PMPI_Type_free_keyval(&kcoll_dtype_keyval);
 }

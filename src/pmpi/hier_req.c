@@ -74,7 +74,7 @@ struct kcoll_hreq {
 static kcoll_hreq_t *kcoll_hreqs, *kcoll_hreqs_last;
 static pthread_mutex_t kcoll_hreqs_lock = PTHREAD_MUTEX_INITIALIZER;
 /* relaxed: a count read as a hint (is anything pending?), ordering nothing */
-static _Atomic int kcoll_hreqs_pending;
+_Atomic int kcoll_hreqs_pending;
 /* 1 while this thread advances composed requests: an operation's start
  * runs kcoll_progress, which must not come back here */
 static __thread __attribute__((tls_model("initial-exec"))) int kcoll_hreqs_inside;
@@ -89,12 +89,6 @@ static void kcoll_hreqs_lock_drop(void)
 {
     if (kcoll_team_threads)
         pthread_mutex_unlock(&kcoll_hreqs_lock);
-}
-
-int kcoll_hier_pending(void)
-{
-    /* relaxed: a hint, ordering nothing */
-    return atomic_load_explicit(&kcoll_hreqs_pending, memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -113,8 +113,14 @@ int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status);
 /* Is there a host progress hook that advances kcoll's requests inside the
  * host's own waiting (pmpi/progress.c)? */
 int kcoll_progress_hook_active(void);
-/* Composed collectives started and not completed (pmpi/hier_req.c). */
-int kcoll_hier_pending(void);
+/* Composed collectives started and not completed (pmpi/hier_req.c): read
+ * inline, as kcoll_pending. */
+extern _Atomic int kcoll_hreqs_pending;
+static inline int kcoll_hier_pending(void)
+{
+    /* relaxed: a hint, ordering nothing */
+    return atomic_load_explicit(&kcoll_hreqs_pending, memory_order_relaxed);
+}
 /* Must this process advance its kcoll requests itself around a blocking
  * host collective? (requests pending, and no hook) */
 static inline int kcoll_must_drive(void)
@@ -195,6 +201,11 @@ void kcoll_progress_hook_finalize(void);
  * NULL (a predefined type, or one kcoll cannot flatten). init and
  * finalize make and free the attribute keyval. */
 const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint extent, MPI_Aint tlb);
+/* dt's size when it is a predefined datatype whose elements are one run
+ * of bytes, back to back (extent and true extent its size, lower bounds
+ * 0), from answers asked once at start-up; 0 for any other datatype (ask
+ * the host). */
+size_t kcoll_dtype_plain(MPI_Datatype dt);
 int kcoll_dtype_init(void);
 void kcoll_dtype_finalize(void);
 

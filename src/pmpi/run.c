@@ -40,12 +40,18 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int64_t count, const void
     s->counts = counts;
     s->displs = displs;
     s->wide = wide;
+    size_t plain;
     if (like && like->type) { /* the same datatype, asked about already */
         s->size = like->size;
         s->extent = like->extent;
         s->lb = like->lb;
         s->type = like->type;
         s->map = like->map;
+    } else if ((plain = kcoll_dtype_plain(dt)) != 0) { /* predefined: asked at start-up */
+        s->size = s->extent = plain;
+        s->lb = 0;
+        s->type = KCOLL_TYPE_VALID | KCOLL_TYPE_DENSE | KCOLL_TYPE_PACKED;
+        s->map = NULL;
     } else {
         s->size = s->extent = 0;
         s->lb = 0;

@@ -16,7 +16,8 @@
  * freed before the wait. Counts 0, 1, 700 and 9000 units. Both host MPIs
  * refuse predefined operations on derived datatypes (MPI_ERR_OP) but the
  * contiguous one's: there the reductions must give the host's error class
- * and not run on kcoll's path.
+ * and not run on kcoll's path. Then datatypes freed and made again (their
+ * handles reused) and a predefined type with a gap, as Bcast.
  * Run twice by the tests: with the default KCOLL_DTYPE_PACK_BELOW (these
  * layouts' short pieces are packed) and with 0 (every piece moved
  * straight from memory to memory). */
@@ -269,6 +270,35 @@ int main(int argc, char **argv)
                 rc2 = MPI_Wait(&q, MPI_STATUS_IGNORE);
             verdict("MPI_Iallreduce", "MPI_Iallreduce", before, rc1, rc2, &b, sp, p, what);
         }
+    /* Handles the program frees and MPI hands out again: a dense dup of
+     * MPI_INT and MPI_INT resized with a gap (extent 8) made in turn, each
+     * freed after its call, so that one often gets the handle the other
+     * just had; then MPI_SHORT_INT, a predefined type with a gap. An answer
+     * about a datatype kept by handle past its free (or a predefined
+     * type's taken for another's) shows as bytes unlike the host's. */
+    for (int i = 0; i < 7; i++) {
+        MPI_Datatype x = MPI_SHORT_INT;
+        const int n = 700, root = i % p;
+        if (i < 6) {
+            if (i % 2)
+                MPI_Type_create_resized(MPI_INT, 0, 8, &x);
+            else
+                MPI_Type_dup(MPI_INT, &x);
+            MPI_Type_commit(&x);
+        }
+        size_t sp[2] = {span_of(x, (size_t)n), 0};
+        char what[64];
+        snprintf(what, sizeof what, "reused handles, type %d of 7", i + 1);
+        prepare(&b, 0, sp[0], (unsigned)(rank * 101 + i));
+        int rc1 = PMPI_Bcast(b.ref[0], n, x, root, comm);
+        int rc2 = MPI_Bcast(b.got[0], n, x, root, comm);
+        if (rc1 != rc2 || memcmp(b.ref[0], b.got[0], sp[0]))
+            mt_fail("MPI_Bcast: result differs from the host MPI (%s)", what);
+        else
+            mt_pass();
+        if (i < 6)
+            MPI_Type_free(&x);
+    }
     for (int w = 0; w < 2; w++) {
         free(b.ref[w]);
         free(b.got[w]);
