@@ -86,6 +86,10 @@
  *    timed as the host's are (7.), minus the model's price of their
  *    schedules on the machine measured so far: call is the Barrier's
  *    difference, call_data the median of the others' minus call.
+ *    Then the two-copy engine (docs/engines.md): the Bcast direct_read
+ *    at 4 KiB-1 MiB on a communicator made with KCOLL_ENGINE=shm, minus
+ *    the price of its schedule without the engine's terms, is
+ *    shm_alpha + (n + min(n, cell)) shm_beta: a weighted line gives both.
  * 7. The host MPI: MPI_Bcast, Scatter, Gather, Allgather, Alltoall,
  *    Barrier, Reduce, Allreduce and Reduce_scatter_block (double sum),
  *    called as PMPI_*, at the process counts of -p (default: the running
@@ -152,8 +156,9 @@
 #include "sched/sched.h"
 #include "topo/topo.h"
 #include "xfer/cma.h"
+#include "xfer/engine.h"
 
-#define CAL_NPHASES 11
+#define CAL_NPHASES 12
 #define CAL_ATTEMPTS 3   /* calibrations until one starts and ends at one speed */
 #define CAL_DRIFT 1.15   /* the most the CMA rate may differ between start and end */
 #define CAL_DEFAULT_LLC ((size_t)32 << 20) /* when hwloc knows no cache */
@@ -1676,6 +1681,106 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
 }
 
 /* ---------------------------------------------------------------------- */
+/* 6b. The two-copy engine (libkcoll preloaded)                            */
+
+static const size_t cal_shm_sizes[] = {(size_t)4 << 10, (size_t)64 << 10, (size_t)256 << 10,
+                                       (size_t)1 << 20};
+#define CAL_NSHM ((int)(sizeof cal_shm_sizes / sizeof cal_shm_sizes[0]))
+
+/* shm_alpha and shm_beta: kcoll's Bcast direct_read between ranks 0 and 1
+ * on a communicator made with KCOLL_ENGINE=shm (one transfer from an idle
+ * owner), timed as the host's calls are, minus the model's price of its
+ * schedule with the engine's own terms set to 0. What is left is
+ * shm_alpha + (n + min(n, cell)) shm_beta (model/cost.c: the owner idle
+ * shows the pipeline's fill); the line through the sizes, weighted by
+ * 1 / t^2 (relative errors), gives both. Without them a calibrated file
+ * would price cma as measured and shm as built in, and the per-call
+ * choice between them (docs/engines.md) would compare the two. Needs
+ * libkcoll preloaded; otherwise the defaults stay. */
+static void cal_shm(cal_t *c, kcoll_machine_t *m)
+{
+    int (*pset)(const char *, const char *);
+    const char *(*pget)(const char *);
+    int (*sget)(const char *, const char *, uint64_t *, uint64_t *);
+    *(void **)&pset = dlsym(RTLD_DEFAULT, "kcoll_param_set");
+    *(void **)&pget = dlsym(RTLD_DEFAULT, "kcoll_param_get");
+    *(void **)&sget = dlsym(RTLD_DEFAULT, "kcoll_stats_get");
+    if (!pset || !pget || !sget) {
+        cal_phase(c, "the two-copy engine: libkcoll is not preloaded, shm_alpha_us and "
+                     "shm_GBps keep the defaults");
+        return;
+    }
+    cal_phase(c, "the two-copy engine: kcoll's Bcast direct_read at 2 ranks on it against "
+                 "the model's price without its terms");
+    char engine[32], stats[32], minb[32], algo[64];
+    const char *v;
+    snprintf(engine, sizeof engine, "%s", (v = pget("KCOLL_ENGINE")) ? v : "auto");
+    snprintf(stats, sizeof stats, "%s", (v = pget("KCOLL_STATS")) ? v : "0");
+    snprintf(minb, sizeof minb, "%s", (v = pget("KCOLL_MIN_BYTES")) ? v : "auto");
+    snprintf(algo, sizeof algo, "%s", (v = pget("KCOLL_BCAST_ALGO")) ? v : "auto");
+    MPI_Comm comm;
+    const int member = c->rank < 2;
+    pset("KCOLL_ENGINE", "shm"); /* read when the pair's team is set up */
+    MPI_Comm_split(c->world, member ? 0 : MPI_UNDEFINED, c->rank, &comm);
+    pset("KCOLL_ENGINE", engine);
+    static kcoll_tuning_t priced;
+    priced.m = *m;
+    priced.m.shm_alpha = priced.m.shm_beta = 0;
+    kcoll_tuning_set(&priced);
+    double x[CAL_NSHM], y[CAL_NSHM], w[CAL_NSHM];
+    int n = 0;
+    if (member) {
+        cal_calls_t k;
+        cal_calls_open(c, 2, &k);
+        pset("KCOLL_STATS", "1");
+        pset("KCOLL_MIN_BYTES", "0");
+        pset("KCOLL_BCAST_ALGO", "direct_read");
+        for (int i = 0; i < CAL_NSHM; i++) {
+            const size_t b = cal_shm_sizes[i];
+            uint64_t before = 0, after = 0, bytes;
+            /* the root counts the call (its reader, the bytes on shm) */
+            sget("MPI_Bcast", "kcoll:direct_read", &before, &bytes);
+            const double t = cal_time(c, H_BCAST, b, 2, 1, &k, comm);
+            if (c->rank != 0 || t <= 0)
+                continue;
+            const kcoll_pcall_t pc = {.coll = KCOLL_COLL_BCAST, .p = 2, .bytes = b,
+                                      .engine = KCOLL_ENGINE_SHM};
+            kcoll_choice_t ch;
+            double base;
+            if (sget("MPI_Bcast", "kcoll:direct_read", &after, &bytes) != 0 || after == before ||
+                kcoll_model_predict(&pc, "direct_read", 0, &ch, &base)) {
+                cal_say(c, "  %zu bytes: kcoll did not run it as direct_read (KCOLL_STATS), "
+                           "skipped",
+                        b);
+                continue;
+            }
+            x[n] = (double)b + ((double)b < m->shm_cell ? (double)b : m->shm_cell);
+            y[n] = t - base;
+            w[n] = 1 / (t * t);
+            cal_say(c, "  %7zu bytes: %.2f us, the model without the engine's terms %.2f us", b,
+                    t * 1e6, base * 1e6);
+            n++;
+        }
+        pset("KCOLL_BCAST_ALGO", algo);
+        pset("KCOLL_STATS", stats);
+        pset("KCOLL_MIN_BYTES", minb);
+        cal_calls_close(&k);
+        MPI_Comm_free(&comm);
+    }
+    cal_sync(c);
+    if (c->rank != 0)
+        return;
+    double a, b;
+    if (cal_fit_line(x, y, w, n, &a, &b)) {
+        cal_say(c, "  warning: too few points; shm_alpha_us and shm_GBps keep the defaults");
+        return;
+    }
+    cal_store(c, "shm_alpha", &m->shm_alpha, a);
+    cal_store(c, "shm_beta", &m->shm_beta, b);
+    cal_say(c, "  shm_alpha %.2f us, shm %.2f GB/s", m->shm_alpha * 1e6, 1e-9 / m->shm_beta);
+}
+
+/* ---------------------------------------------------------------------- */
 /* 8. Did the machine's speed hold?                                        */
 
 /* The CMA probes of 1. again, after everything else: this VM's copy rate
@@ -1924,6 +2029,7 @@ int main(int argc, char **argv)
         cal_reductions(&c, m);
         cal_sync_terms(&c, m);
         cal_kcoll(&c, m);
+        cal_shm(&c, m);
         cal_phase(&c, "host MPI collectives (PMPI_*) at p = %s, 1 KiB..4 MiB, us per call", qtext);
         if (c.oversub)
             cal_say(&c, "  oversubscribed: these times are the scheduler's");

@@ -81,7 +81,8 @@ typedef struct {
                               * not in cache (streams from memory) */
     /* the other engines (docs/engines.md): a READ or WRITE of n bytes
      * costs shm_alpha + n shm_beta (times the owner's load, see
-     * model/cost.c) + a cell at copy_beta through the bounce cells,
+     * model/cost.c) + a cell at shm_beta where the owner is idle (the
+     * pipeline's fill) through the bounce cells,
      * vms_alpha + n vms_beta through a pipe, and a COPY's copy_alpha +
      * n copy_beta as loads and stores (direct) */
     double shm_alpha, shm_beta;

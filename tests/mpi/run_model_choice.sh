@@ -27,9 +27,12 @@ if ! "$@" 2 env LD_PRELOAD="$lib" "$cal" --quick -o "$dir/cal.json" 2>"$dir/cal.
   exit 1
 fi
 tail -3 "$dir/cal.err"
-grep -q '\[11/11\] writing' "$dir/cal.err" || say "no progress lines on stderr"
+grep -q '\[12/12\] writing' "$dir/cal.err" || say "no progress lines on stderr"
 grep -q 'call [0-9.]* us per call, call_data [0-9.]* us more' "$dir/cal.err" ||
   { cat "$dir/cal.err"; say "kcoll's own calls were not timed"; }
+grep -q 'shm_alpha [0-9.]* us, shm [0-9.]* GB/s' "$dir/cal.err" ||
+  { cat "$dir/cal.err"; say "the two-copy engine was not timed"; }
+grep -q '"shm_GBps": [0-9]' "$dir/cal.json" || say "no engines.shm_GBps in the file"
 grep -q 'skipped' "$dir/cal.err" && { cat "$dir/cal.err"; say "kcoll did not run a forced call"; }
 [ "$(ls /dev/shm | grep -c '^kcoll-cal-' || true)" -eq "$shm_before" ] || say "left files in /dev/shm"
 grep -q '"alpha_us": [0-9]' "$dir/cal.json" || say "no cma.alpha_us in the file"
