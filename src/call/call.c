@@ -15,6 +15,11 @@
  *   preferring the host MPI                              below_min_bytes
  *   blocking calls that agree: the agreement        else its reason
  *
+ * A blocking call identical to its team's last one of the collective that
+ * these checks sent to the host MPI before any agreement takes the same
+ * way at once (the memo, below: the same decision, counted and traced
+ * alike, without deciding again).
+ *
  * A request keeps its team referenced until it is released.
  */
 #include <stdatomic.h>
@@ -41,6 +46,14 @@ static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
     }
 }
 
+/* Does a call of collective c, of `bytes` as the selector reads them,
+ * with root, repeat team t's previous call of c? */
+static int kcoll_call_repeats(const kcoll_team_t *t, kcoll_coll_t c, size_t bytes, int root)
+{
+    return bytes != KCOLL_BYTES_UNKNOWN && t->last[c].valid && t->last[c].bytes == bytes &&
+           t->last[c].root == root;
+}
+
 /* The cache state r's data is estimated to be in (model/machine.h): hot
  * when the call repeats the team's previous call of the same collective
  * (the same size, as the selector reads it, and root) and all ranks'
@@ -59,8 +72,7 @@ static kcoll_cache_t kcoll_call_cache(const kcoll_req_t *r)
     const kcoll_team_t *t = r->team;
     const kcoll_coll_t c = r->call.coll, f = kcoll_coll_family(c);
     const int p = r->call.p;
-    if (!t || r->policy_bytes == KCOLL_BYTES_UNKNOWN || !t->last[c].valid ||
-        t->last[c].bytes != r->policy_bytes || t->last[c].root != r->call.root)
+    if (!t || !kcoll_call_repeats(t, c, r->policy_bytes, r->call.root))
         return KCOLL_CACHE_COLD;
     if (!llc && !(llc = kcoll_topo_llc_bytes()))
         llc = 1;
@@ -72,16 +84,21 @@ static kcoll_cache_t kcoll_call_cache(const kcoll_req_t *r)
     return all <= (double)llc ? KCOLL_CACHE_HOT : KCOLL_CACHE_COLD;
 }
 
+/* Team t remembers a call of collective c (bytes as the selector read
+ * them, root) as its previous one (the caller holds the team's lock). */
+static void kcoll_call_remember_in(kcoll_team_t *t, kcoll_coll_t c, size_t bytes, int root)
+{
+    t->last[c].bytes = bytes;
+    t->last[c].root = root;
+    t->last[c].valid = bytes != KCOLL_BYTES_UNKNOWN;
+}
+
 /* The team remembers r's call as its collective's previous one. */
 static void kcoll_call_remember(kcoll_req_t *r)
 {
-    kcoll_team_t *t = r->team;
-    const kcoll_coll_t c = r->call.coll;
-    kcoll_team_lock(t);
-    t->last[c].bytes = r->policy_bytes;
-    t->last[c].root = r->call.root;
-    t->last[c].valid = r->policy_bytes != KCOLL_BYTES_UNKNOWN;
-    kcoll_team_unlock(t);
+    kcoll_team_lock(r->team);
+    kcoll_call_remember_in(r->team, r->call.coll, r->policy_bytes, r->call.root);
+    kcoll_team_unlock(r->team);
 }
 
 /* Size the per-rank arrays of r for p ranks. 0 or -1 (out of memory). */
@@ -246,19 +263,137 @@ static int kcoll_call_below_min(size_t bytes)
     return min >= 0 && bytes < (size_t)min;
 }
 
+/* KCOLL_TRACE: the choice of the host MPI for a call of statistics row
+ * `row`, as a kcoll call traces its own. */
+static void kcoll_call_trace_host(int row, kcoll_reason_t why, size_t bytes)
+{
+    if (kcoll_param_int(KCOLL_P_TRACE)) {
+        char name[48];
+        fprintf(stderr, "kcoll: trace: %s host MPI (%s), %zu bytes\n",
+                kcoll_stats_row_name(row, name, sizeof name), kcoll_reason_name(why), bytes);
+    }
+}
+
 static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why,
                                               kcoll_reason_t *out)
 {
     const size_t bytes = why == KCOLL_R_INVALID ? 0 : r->stat_bytes; /* unsized when invalid */
     if (r->mode != KCOLL_MODE_PERSISTENT)
         kcoll_call_stat(r, KCOLL_PATH_REASON(why), bytes);
-    if (kcoll_param_int(KCOLL_P_TRACE)) { /* the choice, as a kcoll call traces its own */
-        char row[48];
-        fprintf(stderr, "kcoll: trace: %s host MPI (%s), %zu bytes\n",
-                kcoll_stats_row_name(r->row, row, sizeof row), kcoll_reason_name(why), bytes);
-    }
+    kcoll_call_trace_host(r->row, why, bytes);
     *out = why;
     return KCOLL_CALL_HOST;
+}
+
+/* The memo. A program that repeats a call (a benchmark's loop, an
+ * iterative solver's reduction) repeats its decision; where that decision
+ * is the host MPI's, taken before any agreement, deciding it again costs
+ * more than remembering it: describing the call for its family, a request
+ * from the pool, the cache-state estimate, the decision cache, bookkeeping
+ * (about 600 instructions of a call Open MPI does in 1.6 us). So each
+ * team keeps, per collective, the key of its last such call and what
+ * deciding found (team.h, kcoll_memo_t), and a blocking call whose key
+ * matches is counted, traced and handed to the host MPI at once.
+ *
+ * The key holds everything the decision reads, so a match decides alike
+ * on every rank, as deciding again would: the parameter generation
+ * (KCOLL_DISABLE, KCOLL_MIN_BYTES, forced algorithms, the tuning), the
+ * collective, p, rank, root, MPI_IN_PLACE, and both sides' buffer, count,
+ * element size, extent, lower bound and layout flags, as values, not
+ * datatype handles (a freed datatype's handle may name another later),
+ * and whether an operation applies, which one on which type. Calls the
+ * key cannot hold are never memoized: v sides (their counts are the
+ * caller's arrays), datatype maps, user operations. A decision the
+ * selector took also read the team's previous call of the collective (the
+ * cache state) and its decision cache: a match requires the previous call
+ * to be repeated, or not, as it was, and the decision cache entry to be
+ * the one that decided, still saying the same; the team's previous call
+ * is then updated as kcoll_call_remember would. Invalid calls, composed
+ * ones (a sink is set), non-blocking and persistent calls and calls kcoll
+ * takes are never memoized. */
+
+/* The memo's key for call c in parameter generation gen, or 0 when c is
+ * one the key cannot hold. */
+static int kcoll_call_memo_key(const kcoll_call_t *c, uint64_t gen,
+                               uint64_t key[KCOLL_MEMO_WORDS])
+{
+    const kcoll_side_t *sd[2] = {&c->send, &c->recv};
+    const kcoll_op_t *op = c->op;
+    if (op && op->kind == KCOLL_OP_USER)
+        return 0;
+    key[0] = gen;
+    key[1] = (uint64_t)c->coll | (uint64_t)(c->in_place != 0) << 8 | (uint64_t)(op != NULL) << 9 |
+             (op ? (uint64_t)op->kind << 16 | (uint64_t)op->type << 24 : 0) |
+             (uint64_t)(sd[0]->type & 0xff) << 32 | (uint64_t)(sd[1]->type & 0xff) << 40 |
+             1ull << 63; /* never all 0, the empty entry */
+    key[2] = (uint64_t)(uint32_t)c->p | (uint64_t)(uint32_t)c->rank << 32;
+    key[3] = (uint64_t)(uint32_t)c->root | (uint64_t)(op ? op->esize : 0) << 32;
+    for (int i = 0; i < 2; i++) {
+        const kcoll_side_t *s = sd[i];
+        if (s->counts || s->displs || s->map || s->type > 0xff)
+            return 0;
+        key[4 + 6 * i] = (uint64_t)(uintptr_t)s->buf;
+        key[5 + 6 * i] = (uint64_t)s->count;
+        key[6 + 6 * i] = s->size;
+        key[7 + 6 * i] = s->extent;
+        key[8 + 6 * i] = (uint64_t)s->lb;
+        key[9 + 6 * i] = 0;
+    }
+    return 1;
+}
+
+/* Team t's memo of c's collective matches key: count and trace the call,
+ * update the team's previous call where deciding would have, and return 1
+ * with the reason in *why; else 0. */
+static int kcoll_call_memo_hit(kcoll_team_t *t, const kcoll_call_t *c,
+                               const uint64_t key[KCOLL_MEMO_WORDS], kcoll_reason_t *why)
+{
+    const kcoll_memo_t *m = &t->memo[c->coll];
+    kcoll_team_lock(t);
+    int hit = !memcmp(m->key, key, sizeof m->key);
+    if (hit && m->selected) {
+        const int slot = m->dkey % KCOLL_DECISIONS;
+        hit = kcoll_call_repeats(t, c->coll, m->policy_bytes, c->root) == m->repeat &&
+              t->decisions.e[slot].key == m->dkey && t->decisions.e[slot].result == m->result;
+        if (hit)
+            kcoll_call_remember_in(t, c->coll, m->policy_bytes, c->root);
+    }
+    const kcoll_reason_t w = (kcoll_reason_t)m->why;
+    const size_t bytes = m->bytes;
+    kcoll_team_unlock(t);
+    if (!hit)
+        return 0;
+    const int row = kcoll_stats_row(c->coll, KCOLL_MODE_BLOCKING);
+    kcoll_stats_add(row, KCOLL_PATH_REASON(w), bytes, kcoll_team_threads); /* threads: team.h */
+    kcoll_call_trace_host(row, w, bytes);
+    *why = w;
+    return 1;
+}
+
+/* Keep r's call, which goes to the host MPI for `why`, in its team's memo
+ * under key. selected: the selector decided, on a call that did or did
+ * not repeat the team's previous one (repeat). */
+static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_MEMO_WORDS],
+                                 kcoll_reason_t why, int selected, int repeat)
+{
+    kcoll_team_t *t = r->team;
+    kcoll_memo_t *m = &t->memo[r->call.coll];
+    const int dkey = selected ? kcoll_decision_key(r->call.coll, r->policy_bytes,
+                                                   kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
+                                                   r->cache == KCOLL_CACHE_HOT)
+                              : 0;
+    kcoll_team_lock(t);
+    memcpy(m->key, key, sizeof m->key);
+    m->bytes = r->stat_bytes;
+    m->policy_bytes = r->policy_bytes;
+    m->why = (int)why;
+    m->selected = selected;
+    m->repeat = repeat;
+    m->dkey = dkey;
+    m->result = selected ? t->decisions.e[dkey % KCOLL_DECISIONS].result : 0;
+    if (selected && t->decisions.e[dkey % KCOLL_DECISIONS].key != dkey)
+        m->key[1] = 0; /* not the entry that decided (another thread's since): none */
+    kcoll_team_unlock(t);
 }
 
 /* A request from the team's pool (or a new one). */
@@ -295,7 +430,12 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
                                        size_t errlen)
 {
     kcoll_req_t local, *r = &local;
+    uint64_t key[KCOLL_MEMO_WORDS];
     *req = NULL;
+    const int memo = team && mode == KCOLL_MODE_BLOCKING && !kcoll_sink &&
+                     kcoll_call_memo_key(c, kcoll_params_generation(), key);
+    if (memo && kcoll_call_memo_hit(team, c, key, why))
+        return KCOLL_CALL_HOST;
     if (team && (r = kcoll_req_get(team)) == NULL) {
         snprintf(err, errlen, "out of memory for a request");
         return KCOLL_CALL_FAILED;
@@ -320,6 +460,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
 
     const int agrees = r->fam->vote != NULL;
     int selected = 0; /* the call reached the selection: the team remembers it */
+    int repeat = 0;   /* then: it repeats the team's previous call of its collective */
     kcoll_reason_t reason = KCOLL_R_NONE;
     if (r->invalid)
         reason = KCOLL_R_INVALID;
@@ -338,6 +479,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     else if (!team)
         reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
     else {
+        repeat = kcoll_call_repeats(team, c->coll, r->policy_bytes, c->root);
         r->cache = kcoll_call_cache(r);
         reason = (kcoll_reason_t)kcoll_call_select(r);
         selected = 1;
@@ -349,6 +491,8 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     if (reason != KCOLL_R_NONE || !team) {
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
         if (team) {
+            if (memo && reason != KCOLL_R_INVALID)
+                kcoll_call_memo_keep(r, key, reason, selected, repeat);
             if (selected)
                 kcoll_call_remember(r);
             kcoll_req_release(r);

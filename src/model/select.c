@@ -360,7 +360,7 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     const kcoll_coll_t family = kcoll_coll_family(c);
     const uint64_t gen = kcoll_params_generation();
     const int hot = cache == KCOLL_CACHE_HOT;
-    const int key = (((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok) * 2 + hot + 1;
+    const int key = kcoll_decision_key(c, bytes, host_ok, hot);
     if (d->gen != gen || d->p != p) {
         const int engine = d->engine;
         const unsigned percall = d->percall;

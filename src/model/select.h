@@ -53,6 +53,14 @@ static inline int kcoll_size_class(size_t bytes)
     return bytes ? 64 - __builtin_clzll((unsigned long long)bytes) : 0;
 }
 
+/* A decision's key in a team's cache: ((coll * 65 + size class) * 2 +
+ * host_ok) * 2 + hot + 1 (never 0, the empty entry's); its entry is
+ * e[key % KCOLL_DECISIONS]. */
+static inline int kcoll_decision_key(kcoll_coll_t c, size_t bytes, int host_ok, int hot)
+{
+    return (((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok) * 2 + !!hot + 1;
+}
+
 #define KCOLL_DECISIONS 32
 /* A team's decision cache (direct-mapped; a collision just decides again). */
 typedef struct {
@@ -65,7 +73,7 @@ typedef struct {
      * may run a call on shm, team/team.c) */
     unsigned percall;
     struct {
-        int16_t key;   /* ((coll * 65 + size class) * 2 + host_ok) * 2 + hot + 1; 0: empty */
+        int16_t key;   /* kcoll_decision_key; 0: empty */
         int16_t algo;  /* index in kcoll_algos, or -1 */
         int8_t result; /* kcoll_select_t */
         int8_t engine; /* the choice's engine (-1: the team's) */

@@ -38,6 +38,20 @@ typedef struct {
     kcoll_sched_t sched;
 } kcoll_sched_entry_t;
 
+/* The call layer's memo of one collective's last call that went to the
+ * host MPI before any agreement (call/call.c says what the key holds and
+ * why a repeat may skip deciding again): the key, and what deciding found. */
+#define KCOLL_MEMO_WORDS 16
+typedef struct {
+    uint64_t key[KCOLL_MEMO_WORDS]; /* all 0: empty */
+    size_t bytes;                   /* counted with the statistics */
+    size_t policy_bytes;            /* the size the selector read */
+    int why;                        /* the reason (the call layer's kcoll_reason_t) */
+    /* the selector decided: the decision cache entry dkey said `result`,
+     * the call did (repeat) or did not repeat last[] of its collective */
+    int selected, repeat, dkey, result;
+} kcoll_memo_t;
+
 typedef struct kcoll_team {
     kcoll_ctl_t ctl;              /* p, rank, slots, pids, the channel */
     const kcoll_engine_t *engine; /* the transfers' engine, agreed at set-up */
@@ -57,6 +71,7 @@ typedef struct kcoll_team {
         size_t bytes;
         int root, valid;
     } last[KCOLL_NCOLL];
+    kcoll_memo_t memo[KCOLL_NCOLL];
     kcoll_levels_t levels;        /* topology groups of the ranks (flat until set) */
     kcoll_sched_entry_t scache[KCOLL_SCHED_CACHE];
     unsigned scache_next;         /* the entry a miss replaces next (if unused) */

@@ -7,7 +7,15 @@
  * to the host MPI; the model decides every off-cache call (neither of
  * those at 2 ranks and 64 KiB). Results are checked against the host.
  * (The bound by the last-level cache is not exercised: the cache hwloc
- * reports differs between machines, up to hundreds of MiB in a VM.) */
+ * reports differs between machines, up to hundreds of MiB in a VM.)
+ *
+ * The same rule checks the call layer's memo of host decisions: repeated
+ * host-bound Bcasts, then a changed parameter (KCOLL_MIN_BYTES, a forced
+ * algorithm) must move the next identical call to kcoll; a call that no
+ * longer repeats its predecessor (another size or root in between) must
+ * be decided off-cache again; calls sent to the host by KCOLL_MIN_BYTES
+ * must not count as predecessors; alternating datatypes of equal size
+ * count every call with its bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +38,50 @@ static void alltoall(int p, int rank, size_t block, int round)
     MPI_Alltoall(sbuf, (int)block, MPI_BYTE, rbuf, (int)block, MPI_BYTE, MPI_COMM_WORLD);
     if (memcmp(rbuf, ref, block * (size_t)p))
         mt_fail("Alltoall of %zu bytes, round %d: differs from the host's", block, round);
+}
+
+/* One Bcast of `count` elements of `type` (`bytes` in all) from root,
+ * checked. */
+static void bcast(int rank, size_t bytes, int count, MPI_Datatype type, int root, int round)
+{
+    for (size_t i = 0; i < bytes; i++)
+        sbuf[i] = rank == root ? (char)mt_mix(i ^ (uint64_t)round << 32) : 0;
+    MPI_Bcast(sbuf, count, type, root, MPI_COMM_WORLD);
+    for (size_t i = 0; i < bytes; i++)
+        if (sbuf[i] != (char)mt_mix(i ^ (uint64_t)round << 32)) {
+            mt_fail("Bcast round %d: byte %zu differs", round, i);
+            break;
+        }
+}
+
+/* Bcasts so far: to the host MPI by a rule or KCOLL_MIN_BYTES (calls and
+ * bytes), and on any of kcoll's algorithms. */
+typedef struct {
+    uint64_t host, bytes, kcoll;
+} tally_t;
+static tally_t tally(void)
+{
+    tally_t t = {0, 0, 0};
+    uint64_t b;
+    if (kcoll_stats_get("MPI_Bcast", "mpi:below_min_bytes", &t.host, &t.bytes))
+        t.host = t.bytes = 0;
+    if (kcoll_stats_get("MPI_Bcast", "kcoll:*", &t.kcoll, &b))
+        t.kcoll = 0;
+    return t;
+}
+
+/* Since t0: host calls, their bytes and kcoll calls as wanted. */
+static void expect(const char *what, tally_t t0, uint64_t host, uint64_t bytes, uint64_t kc)
+{
+    tally_t t = tally();
+    if (t.host - t0.host != host || t.bytes - t0.bytes != bytes || t.kcoll - t0.kcoll != kc)
+        mt_fail("%s: %llu Bcasts to the host MPI (%llu bytes), %llu on kcoll; want %llu (%llu "
+                "bytes), %llu",
+                what, (unsigned long long)(t.host - t0.host),
+                (unsigned long long)(t.bytes - t0.bytes), (unsigned long long)(t.kcoll - t0.kcoll),
+                (unsigned long long)host, (unsigned long long)bytes, (unsigned long long)kc);
+    else
+        mt_pass();
 }
 
 /* kcoll's Alltoalls on pairwise and on any algorithm since *last. */
@@ -98,16 +150,8 @@ int main(int argc, char **argv)
     /* Bcast: a hot rule sends the repeats to the host MPI (counted as the
      * model's below_min_bytes) */
     uint64_t host0 = mt_calls("MPI_Bcast", "mpi:below_min_bytes");
-    for (int round = 0; round < 3; round++) {
-        for (size_t i = 0; i < small; i++)
-            sbuf[i] = rank == 0 ? (char)mt_mix(i ^ (uint64_t)round << 32) : 0;
-        MPI_Bcast(sbuf, (int)small, MPI_BYTE, 0, MPI_COMM_WORLD);
-        for (size_t i = 0; i < small; i++)
-            if (sbuf[i] != (char)mt_mix(i ^ (uint64_t)round << 32)) {
-                mt_fail("Bcast round %d: byte %zu differs", round, i);
-                break;
-            }
-    }
+    for (int round = 0; round < 3; round++)
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round);
     uint64_t host = mt_calls("MPI_Bcast", "mpi:below_min_bytes") - host0;
     kcoll_predict("MPI_Bcast", "auto", p, small, NULL, &t, pick, sizeof pick);
     if (p > 1 && strcmp(pick, "host") && host != 2)
@@ -115,6 +159,77 @@ int main(int argc, char **argv)
                 (unsigned long long)host);
     else
         mt_pass();
+
+    /* the memo (call/call.c): the model must take both sizes off-cache
+     * to kcoll for the counts below to tell a stale decision */
+    const size_t half = small / 2;
+    char pick2[64] = "";
+    kcoll_predict("MPI_Bcast", "auto", p, half, NULL, &t, pick2, sizeof pick2);
+    const char *algos = "";
+    char list[512] = "";
+    if (kcoll_algorithms("MPI_Bcast", p, list, sizeof list) > 0)
+        algos = strtok(list, ",");
+    if (p > 1 && strcmp(pick, "host") && strcmp(pick2, "host") && algos && *algos) {
+        int round = 100;
+        tally_t t0 = tally();
+        for (int i = 0; i < 4; i++) /* on-cache repeats: the host MPI */
+            bcast(rank, small, (int)small, MPI_BYTE, 0, round++);
+        expect("4 more equal Bcasts", t0, 4, 4 * small, 0);
+
+        t0 = tally(); /* MIN_BYTES 0: the host is no candidate, the rule does not apply */
+        kcoll_param_set("MIN_BYTES", "0");
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round++);
+        expect("the same Bcast with KCOLL_MIN_BYTES=0", t0, 0, 0, 1);
+        t0 = tally();
+        kcoll_param_set("MIN_BYTES", "auto");
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round++);
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round++);
+        expect("the same Bcasts with KCOLL_MIN_BYTES=auto again", t0, 2, 2 * small, 0);
+
+        t0 = tally(); /* a forced algorithm comes before the rules */
+        const uint64_t forced0 = mt_calls("MPI_Bcast", (snprintf(pick2, sizeof pick2, "kcoll:%s",
+                                                                 algos), pick2));
+        kcoll_param_set("BCAST_ALGO", algos);
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round++);
+        const uint64_t forced = mt_calls("MPI_Bcast", pick2) - forced0;
+        kcoll_param_set("BCAST_ALGO", "auto");
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round++);
+        expect("a Bcast with KCOLL_BCAST_ALGO forced, one with auto", t0, 1, small, 1);
+        if (forced != 1)
+            mt_fail("forced %s: %llu calls on it, want 1", algos, (unsigned long long)forced);
+
+        /* below KCOLL_MIN_BYTES: the host MPI, and not the predecessor of
+         * the next call (the previous one, `small`, stays it) */
+        t0 = tally();
+        kcoll_param_set("MIN_BYTES", "1M");
+        for (int i = 0; i < 3; i++)
+            bcast(rank, half, (int)half, MPI_BYTE, 0, round++);
+        kcoll_param_set("MIN_BYTES", "auto");
+        bcast(rank, half, (int)half, MPI_BYTE, 0, round++);
+        expect("3 Bcasts below KCOLL_MIN_BYTES, then the same above (off-cache)", t0, 3,
+               3 * half, 1);
+
+        /* a repeat that no longer repeats its predecessor: off-cache */
+        t0 = tally();
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round++); /* off-cache: kcoll */
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round++); /* on-cache: host */
+        bcast(rank, half, (int)half, MPI_BYTE, 0, round++);   /* off-cache: kcoll */
+        bcast(rank, small, (int)small, MPI_BYTE, 0, round++); /* off-cache again: kcoll */
+        expect("sizes small, small, half, small", t0, 1, small, 3);
+
+        /* alternating roots: every call off-cache */
+        t0 = tally();
+        for (int i = 0; i < 4; i++)
+            bcast(rank, small, (int)small, MPI_BYTE, 1 - i % 2, round++);
+        expect("roots 1, 0, 1, 0", t0, 0, 0, 4);
+
+        /* alternating datatypes of one size: each a repeat, on-cache, counted with its bytes */
+        t0 = tally();
+        for (int i = 0; i < 4; i++)
+            bcast(rank, small, i % 2 ? (int)(small / sizeof(int)) : (int)small,
+                  i % 2 ? MPI_INT : MPI_BYTE, 0, round++);
+        expect("MPI_BYTE and MPI_INT Bcasts of one size", t0, 4, 4 * small, 0);
+    }
 
     free(sbuf);
     free(rbuf);
