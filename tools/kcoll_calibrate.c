@@ -1575,6 +1575,72 @@ static double cal_kcoll_price(int i, size_t n)
     return kcoll_model_predict(&pc, cal_krefs[i].algo, 0, &ch, &t) ? -1 : t;
 }
 
+/* libkcoll's public functions the phases below use (it is preloaded, so
+ * its MPI_* functions are kcoll's): 0, or -1 when it is not loaded. */
+typedef struct {
+    int (*pset)(const char *, const char *);
+    const char *(*pget)(const char *);
+    int (*sget)(const char *, const char *, uint64_t *, uint64_t *);
+} cal_api_t;
+static int cal_api(cal_api_t *a)
+{
+    *(void **)&a->pset = dlsym(RTLD_DEFAULT, "kcoll_param_set");
+    *(void **)&a->pget = dlsym(RTLD_DEFAULT, "kcoll_param_get");
+    *(void **)&a->sget = dlsym(RTLD_DEFAULT, "kcoll_stats_get");
+    return a->pset && a->pget && a->sget ? 0 : -1;
+}
+
+/* A phase timing kcoll's own calls between ranks 0 and 1, on a
+ * communicator of their own (MPI_Comm_split, not PMPI_: kcoll gives the
+ * pair a team, on the engine KCOLL_ENGINE names when engine is not NULL),
+ * with KCOLL_STATS on and KCOLL_MIN_BYTES 0 (a size from the environment
+ * would send small calls to the host); the user's settings are put back
+ * at the close (KCOLL_STATS=1 prints its table at MPI_Finalize). */
+typedef struct {
+    cal_api_t api;
+    MPI_Comm comm;
+    int member;
+    char stats[32], minb[32];
+} cal_pair_t;
+
+/* 0 with the pair open, or -1 (libkcoll not preloaded: says absent). */
+static int cal_pair_open(cal_t *c, cal_pair_t *pr, const char *engine, const char *absent,
+                         const char *what)
+{
+    if (cal_api(&pr->api)) {
+        cal_phase(c, "%s", absent);
+        return -1;
+    }
+    cal_phase(c, "%s", what);
+    if (c->oversub)
+        cal_say(c, "  oversubscribed: these times are the scheduler's");
+    const char *v;
+    char saved[32];
+    snprintf(pr->stats, sizeof pr->stats, "%s", (v = pr->api.pget("KCOLL_STATS")) ? v : "0");
+    snprintf(pr->minb, sizeof pr->minb, "%s", (v = pr->api.pget("KCOLL_MIN_BYTES")) ? v : "auto");
+    snprintf(saved, sizeof saved, "%s", (v = pr->api.pget("KCOLL_ENGINE")) ? v : "auto");
+    pr->member = c->rank < 2;
+    if (engine)
+        pr->api.pset("KCOLL_ENGINE", engine); /* read when the pair's team is set up */
+    MPI_Comm_split(c->world, pr->member ? 0 : MPI_UNDEFINED, c->rank, &pr->comm);
+    if (engine)
+        pr->api.pset("KCOLL_ENGINE", saved);
+    if (pr->member) {
+        pr->api.pset("KCOLL_STATS", "1");
+        pr->api.pset("KCOLL_MIN_BYTES", "0");
+    }
+    return 0;
+}
+
+static void cal_pair_close(cal_pair_t *pr)
+{
+    if (!pr->member)
+        return;
+    pr->api.pset("KCOLL_STATS", pr->stats);
+    pr->api.pset("KCOLL_MIN_BYTES", pr->minb);
+    MPI_Comm_free(&pr->comm);
+}
+
 /* call and call_data: the time of kcoll's own calls between ranks 0 and
  * 1, timed as the host MPI's are (cal_time), minus the model's price of
  * their schedules on the machine measured so far. call is the Barrier's
@@ -1585,25 +1651,16 @@ static double cal_kcoll_price(int i, size_t n)
  * (its MPI_* functions are then kcoll's); otherwise the defaults stay. */
 static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
 {
-    int (*pset)(const char *, const char *);
-    const char *(*pget)(const char *);
-    int (*sget)(const char *, const char *, uint64_t *, uint64_t *);
-    *(void **)&pset = dlsym(RTLD_DEFAULT, "kcoll_param_set");
-    *(void **)&pget = dlsym(RTLD_DEFAULT, "kcoll_param_get");
-    *(void **)&sget = dlsym(RTLD_DEFAULT, "kcoll_stats_get");
-    if (!pset || !pget || !sget) {
-        cal_phase(c, "kcoll's fixed cost per call: libkcoll is not preloaded (LD_PRELOAD), "
-                     "call_us and call_data_us keep the defaults");
+    cal_pair_t pr;
+    if (cal_pair_open(c, &pr, NULL,
+                      "kcoll's fixed cost per call: libkcoll is not preloaded (LD_PRELOAD), "
+                      "call_us and call_data_us keep the defaults",
+                      "kcoll's fixed cost per call: its own calls at 2 ranks against the "
+                      "model's price of their schedules"))
         return;
-    }
-    cal_phase(c, "kcoll's fixed cost per call: its own calls at 2 ranks against the model's "
-                 "price of their schedules");
-    if (c->oversub)
-        cal_say(c, "  oversubscribed: these times are the scheduler's");
-    MPI_Comm comm;
-    const int member = c->rank < 2;
-    /* MPI_Comm_split, not PMPI_: kcoll gives the pair a team */
-    MPI_Comm_split(c->world, member ? 0 : MPI_UNDEFINED, c->rank, &comm);
+    const cal_api_t api = pr.api;
+    MPI_Comm comm = pr.comm;
+    const int member = pr.member;
     /* the model this tool carries prices with what was measured so far,
      * without the terms this phase measures */
     static kcoll_tuning_t priced;
@@ -1615,20 +1672,12 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
     if (member) {
         cal_calls_t k;
         cal_calls_open(c, 2, &k);
-        /* the user's settings, put back afterwards (KCOLL_STATS=1 prints
-         * its table at MPI_Finalize) */
-        char stats[32], minb[32];
-        const char *st = pget("KCOLL_STATS"), *mb = pget("KCOLL_MIN_BYTES");
-        snprintf(stats, sizeof stats, "%s", st ? st : "0");
-        snprintf(minb, sizeof minb, "%s", mb ? mb : "auto");
-        pset("KCOLL_STATS", "1");
-        pset("KCOLL_MIN_BYTES", "0"); /* a size from the environment would send 1 KiB to the host */
         for (int i = 0; i < CAL_NKREFS; i++) {
             const int h = cal_krefs[i].h;
             const char *name = cal_hcolls[h].name;
             char path[64];
             snprintf(path, sizeof path, "kcoll:%s", cal_krefs[i].algo);
-            if (pset(cal_krefs[i].param, cal_krefs[i].algo) != 0) {
+            if (api.pset(cal_krefs[i].param, cal_krefs[i].algo) != 0) {
                 cal_say(c, "  %s: kcoll does not know %s=%s, skipped", name, cal_krefs[i].param,
                         cal_krefs[i].algo);
                 continue;
@@ -1636,12 +1685,12 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
             for (int si = 0; si < (h == H_BARRIER ? 1 : CAL_NKSIZES); si++) {
                 const size_t n = h == H_BARRIER ? 0 : cal_ksizes[si];
                 uint64_t before = 0, after = 0, bytes;
-                sget(name, path, &before, &bytes);
+                api.sget(name, path, &before, &bytes);
                 const double t = cal_time(c, h, n, 2, 1, &k, comm);
                 if (c->rank != 0 || t < 0)
                     continue;
                 const double price = cal_kcoll_price(i, n);
-                if (sget(name, path, &after, &bytes) != 0 || after == before || price < 0) {
+                if (api.sget(name, path, &after, &bytes) != 0 || after == before || price < 0) {
                     cal_say(c, "  %s %zu bytes: kcoll did not run it as %s (KCOLL_STATS), "
                                "skipped", name, n, path);
                     continue;
@@ -1655,13 +1704,11 @@ static void cal_kcoll(cal_t *c, kcoll_machine_t *m)
                     resid[nres++] = t - price;
                 }
             }
-            pset(cal_krefs[i].param, "auto");
+            api.pset(cal_krefs[i].param, "auto");
         }
-        pset("KCOLL_STATS", stats);
-        pset("KCOLL_MIN_BYTES", minb);
         cal_calls_close(&k);
-        MPI_Comm_free(&comm);
     }
+    cal_pair_close(&pr);
     cal_sync(c);
     if (c->rank != 0)
         return;
@@ -1699,56 +1746,41 @@ static const size_t cal_shm_sizes[] = {(size_t)4 << 10, (size_t)64 << 10, (size_
  * libkcoll preloaded; otherwise the defaults stay. */
 static void cal_shm(cal_t *c, kcoll_machine_t *m)
 {
-    int (*pset)(const char *, const char *);
-    const char *(*pget)(const char *);
-    int (*sget)(const char *, const char *, uint64_t *, uint64_t *);
-    *(void **)&pset = dlsym(RTLD_DEFAULT, "kcoll_param_set");
-    *(void **)&pget = dlsym(RTLD_DEFAULT, "kcoll_param_get");
-    *(void **)&sget = dlsym(RTLD_DEFAULT, "kcoll_stats_get");
-    if (!pset || !pget || !sget) {
-        cal_phase(c, "the two-copy engine: libkcoll is not preloaded, shm_alpha_us and "
-                     "shm_GBps keep the defaults");
+    cal_pair_t pr;
+    if (cal_pair_open(c, &pr, "shm",
+                      "the two-copy engine: libkcoll is not preloaded, shm_alpha_us and "
+                      "shm_GBps keep the defaults",
+                      "the two-copy engine: kcoll's Bcast direct_read at 2 ranks on it against "
+                      "the model's price without its terms"))
         return;
-    }
-    cal_phase(c, "the two-copy engine: kcoll's Bcast direct_read at 2 ranks on it against "
-                 "the model's price without its terms");
-    char engine[32], stats[32], minb[32], algo[64];
-    const char *v;
-    snprintf(engine, sizeof engine, "%s", (v = pget("KCOLL_ENGINE")) ? v : "auto");
-    snprintf(stats, sizeof stats, "%s", (v = pget("KCOLL_STATS")) ? v : "0");
-    snprintf(minb, sizeof minb, "%s", (v = pget("KCOLL_MIN_BYTES")) ? v : "auto");
-    snprintf(algo, sizeof algo, "%s", (v = pget("KCOLL_BCAST_ALGO")) ? v : "auto");
-    MPI_Comm comm;
-    const int member = c->rank < 2;
-    pset("KCOLL_ENGINE", "shm"); /* read when the pair's team is set up */
-    MPI_Comm_split(c->world, member ? 0 : MPI_UNDEFINED, c->rank, &comm);
-    pset("KCOLL_ENGINE", engine);
+    const cal_api_t api = pr.api;
+    const char *v = api.pget("KCOLL_BCAST_ALGO");
+    char algo[64];
+    snprintf(algo, sizeof algo, "%s", v ? v : "auto");
     static kcoll_tuning_t priced;
     priced.m = *m;
     priced.m.shm_alpha = priced.m.shm_beta = 0;
     kcoll_tuning_set(&priced);
     double x[CAL_NSHM], y[CAL_NSHM], w[CAL_NSHM];
     int n = 0;
-    if (member) {
+    if (pr.member) {
         cal_calls_t k;
         cal_calls_open(c, 2, &k);
-        pset("KCOLL_STATS", "1");
-        pset("KCOLL_MIN_BYTES", "0");
-        pset("KCOLL_BCAST_ALGO", "direct_read");
+        api.pset("KCOLL_BCAST_ALGO", "direct_read");
         for (int i = 0; i < CAL_NSHM; i++) {
             const size_t b = cal_shm_sizes[i];
             uint64_t before = 0, after = 0, bytes;
             /* the root counts the call (its reader, the bytes on shm) */
-            sget("MPI_Bcast", "kcoll:direct_read", &before, &bytes);
-            const double t = cal_time(c, H_BCAST, b, 2, 1, &k, comm);
+            api.sget("MPI_Bcast", "kcoll:direct_read", &before, &bytes);
+            const double t = cal_time(c, H_BCAST, b, 2, 1, &k, pr.comm);
             if (c->rank != 0 || t <= 0)
                 continue;
             const kcoll_pcall_t pc = {.coll = KCOLL_COLL_BCAST, .p = 2, .bytes = b,
                                       .engine = KCOLL_ENGINE_SHM};
             kcoll_choice_t ch;
             double base;
-            if (sget("MPI_Bcast", "kcoll:direct_read", &after, &bytes) != 0 || after == before ||
-                kcoll_model_predict(&pc, "direct_read", 0, &ch, &base)) {
+            if (api.sget("MPI_Bcast", "kcoll:direct_read", &after, &bytes) != 0 ||
+                after == before || kcoll_model_predict(&pc, "direct_read", 0, &ch, &base)) {
                 cal_say(c, "  %zu bytes: kcoll did not run it as direct_read (KCOLL_STATS), "
                            "skipped",
                         b);
@@ -1761,12 +1793,10 @@ static void cal_shm(cal_t *c, kcoll_machine_t *m)
                     t * 1e6, base * 1e6);
             n++;
         }
-        pset("KCOLL_BCAST_ALGO", algo);
-        pset("KCOLL_STATS", stats);
-        pset("KCOLL_MIN_BYTES", minb);
+        api.pset("KCOLL_BCAST_ALGO", algo);
         cal_calls_close(&k);
-        MPI_Comm_free(&comm);
     }
+    cal_pair_close(&pr);
     cal_sync(c);
     if (c->rank != 0)
         return;
