@@ -343,17 +343,6 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes,
     return 0;
 }
 
-/* A rule's choice as a spec, with "@engine" where it runs on another
- * engine than the team's. */
-static void kcoll_info_choice_spec(const kcoll_choice_t *ch, char *out, size_t len)
-{
-    kcoll_algo_spec(ch->algo, &ch->prm, out, len);
-    if (ch->engine >= 0) {
-        const size_t n = strlen(out);
-        snprintf(out + n, len - n, "@%s", kcoll_engine((kcoll_engine_id_t)ch->engine)->name);
-    }
-}
-
 /* One engine per call (KCOLL_ENGINE=auto on cma, docs/engines.md): the
  * best on shm against cma's best, and which runs the call. */
 static void kcoll_info_percall(const kcoll_machine_t *m, const kcoll_pcall_t *pc,
@@ -367,7 +356,7 @@ static void kcoll_info_percall(const kcoll_machine_t *m, const kcoll_pcall_t *pc
         return;
     if (alt[0].ch.algo)
         kcoll_algo_spec(alt[0].ch.algo, &alt[0].ch.prm, spec, sizeof spec);
-    const int shm = alt[0].ch.algo && alt[0].t < best->t * (1 - KCOLL_PERCALL_MARGIN);
+    const int shm = kcoll_percall_takes(alt[0].ch.algo != NULL, alt[0].t, best->t);
     char stays[128];
     snprintf(stays, sizeof stays,
              "the call runs on cma (shm runs a call priced at least %.0f%% "
@@ -452,7 +441,7 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
         kcoll_select_rules(&t, kcoll_coll_family(c), p, kcoll_class_bytes((size_t)bytes),
                            KCOLL_CACHE_COLD, 1, &team, &rres, &rch);
     if (rule && rres == KCOLL_SELECT_KCOLL)
-        kcoll_info_choice_spec(&rch, rspec, sizeof rspec);
+        kcoll_choice_spec(&rch, rspec, sizeof rspec);
     kcoll_select_t hres;
     kcoll_choice_t hch;
     const int hrule =
@@ -461,7 +450,7 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
     if (hrule && hrule != rule && !(forced && strcmp(forced, "auto"))) {
         char hspec[128] = "host";
         if (hres == KCOLL_SELECT_KCOLL)
-            kcoll_info_choice_spec(&hch, hspec, sizeof hspec);
+            kcoll_choice_spec(&hch, hspec, sizeof hspec);
         printf("on-cache (a repeat of the previous call on buffers that fit in the cache): "
                "rule %d of the tuning decides it: %s\n", hrule, hspec);
     }

@@ -332,12 +332,11 @@ static int kcoll_call_memo_key(const kcoll_call_t *c, uint64_t gen,
         const kcoll_side_t *s = sd[i];
         if (s->counts || s->displs || s->map || s->type > 0xff)
             return 0;
-        key[4 + 6 * i] = (uint64_t)(uintptr_t)s->buf;
-        key[5 + 6 * i] = (uint64_t)s->count;
-        key[6 + 6 * i] = s->size;
-        key[7 + 6 * i] = s->extent;
-        key[8 + 6 * i] = (uint64_t)s->lb;
-        key[9 + 6 * i] = 0;
+        key[4 + 5 * i] = (uint64_t)(uintptr_t)s->buf;
+        key[5 + 5 * i] = (uint64_t)s->count;
+        key[6 + 5 * i] = s->size;
+        key[7 + 5 * i] = s->extent;
+        key[8 + 5 * i] = (uint64_t)s->lb;
     }
     return 1;
 }

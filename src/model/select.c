@@ -60,6 +60,18 @@ int kcoll_spec_engine(const char *spec, char *algo, size_t len)
     return e >= 0 ? e : -2;
 }
 
+void kcoll_choice_spec(const kcoll_choice_t *ch, char *out, size_t len)
+{
+    if (!ch->algo) {
+        snprintf(out, len, "host");
+        return;
+    }
+    kcoll_algo_spec(ch->algo, &ch->prm, out, len);
+    const size_t n = strlen(out);
+    if (ch->engine >= 0 && n < len)
+        snprintf(out + n, len - n, "@%s", kcoll_engine((kcoll_engine_id_t)ch->engine)->name);
+}
+
 int kcoll_select_rules(const kcoll_tuning_t *t, kcoll_coll_t family, int p, size_t bytes,
                        kcoll_cache_t cache, int host_ok, const kcoll_decisions_t *d,
                        kcoll_select_t *res, kcoll_choice_t *out)
@@ -283,6 +295,8 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
             hit = 1;
             out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
             out->prm = e->prm;
+            out->forced = 0;
+            out->engine = -1;
             *t = e->t;
         }
         pthread_mutex_unlock(&kcoll_model_memo_lock);
@@ -326,12 +340,13 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
          * runs where it undercuts the team's engine's (the host MPI, among
          * both, costs the same in each) */
         for (int e = 0; e < KCOLL_NENGINES; e++) {
-            kcoll_choice_t alt = {.engine = e};
+            kcoll_choice_t alt;
             double te;
             if (e == d->engine || !(d->percall & KCOLL_ENGINE_BIT(e)))
                 continue;
-            if (kcoll_select_model(c, p, lv, host_ok, bytes, e, &alt, &te) == KCOLL_SELECT_KCOLL &&
-                te < t * (1 - KCOLL_PERCALL_MARGIN)) {
+            const int kcoll =
+                kcoll_select_model(c, p, lv, host_ok, bytes, e, &alt, &te) == KCOLL_SELECT_KCOLL;
+            if (kcoll_percall_takes(kcoll, te, t)) {
                 *out = alt;
                 out->engine = e;
                 res = KCOLL_SELECT_KCOLL;

@@ -125,6 +125,17 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
  * within a few percent are the model's noise, and a call switching
  * engines on them would only make its times harder to read. */
 #define KCOLL_PERCALL_MARGIN 0.10
+/* Does another engine's best, priced t_alt (a kcoll algorithm: alt_kcoll),
+ * take a call whose best on the team's engine is priced t_team? */
+static inline int kcoll_percall_takes(int alt_kcoll, double t_alt, double t_team)
+{
+    return alt_kcoll && t_alt < t_team * (1 - KCOLL_PERCALL_MARGIN);
+}
+
+/* A choice as a spec: "host" for the host MPI, else the algorithm's spec
+ * ("partitioned:chunk=256"), with "@engine" where the call runs on another
+ * engine than the team's ("...@shm"). */
+void kcoll_choice_spec(const kcoll_choice_t *ch, char *out, size_t len);
 
 /* The size the model prices a size class at (see above). */
 size_t kcoll_class_bytes(size_t bytes);

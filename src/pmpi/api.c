@@ -93,17 +93,8 @@ KCOLL_PUBLIC int kcoll_predict(const char *coll, const char *algo, int nranks, u
     kcoll_choice_t ch;
     if (kcoll_model_predict(&pc, algo, min < 0, &ch, seconds))
         return -1;
-    if (chosen && chosen_len) {
-        if (ch.algo)
-            kcoll_algo_spec(ch.algo, &ch.prm, chosen, chosen_len);
-        else
-            snprintf(chosen, chosen_len, "host");
-        if (ch.engine >= 0) { /* a call on another engine than the team's: "...@shm" */
-            const size_t len = strlen(chosen);
-            snprintf(chosen + len, chosen_len - len, "@%s",
-                     kcoll_engine((kcoll_engine_id_t)ch.engine)->name);
-        }
-    }
+    if (chosen && chosen_len)
+        kcoll_choice_spec(&ch, chosen, chosen_len);
     return 0;
 }
 
