@@ -175,23 +175,28 @@ static void run_engine(const char *engine, int p)
 }
 
 /* One Allreduce of n ints on comm, by kcoll and by the host MPI, blocking
- * and non-blocking: 0 when all agree byte for byte. */
-static int percall_allreduce(MPI_Comm comm, int n, int seed)
+ * and non-blocking, in place or not: 0 when all agree byte for byte. */
+static int percall_allreduce(MPI_Comm comm, int n, int seed, int in_place)
 {
-    int *in = malloc((size_t)n * sizeof *in), *out = malloc((size_t)n * sizeof *out),
-        *nb = malloc((size_t)n * sizeof *nb), *ref = malloc((size_t)n * sizeof *ref);
+    const size_t len = (size_t)n * sizeof(int);
+    int *in = malloc(len + 1), *out = malloc(len + 1), *nb = malloc(len + 1),
+        *ref = malloc(len + 1);
     int rank, bad = !in || !out || !nb || !ref;
     MPI_Comm_rank(comm, &rank);
     for (int i = 0; !bad && i < n; i++)
         in[i] = (i * 7 + seed) ^ (rank * 131);
     if (!bad) {
         MPI_Request req;
+        const void *send = in_place ? MPI_IN_PLACE : in;
+        if (in_place) {
+            memcpy(out, in, len);
+            memcpy(nb, in, len);
+        }
         bad |= PMPI_Allreduce(in, ref, n, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS;
-        bad |= MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS;
-        bad |= MPI_Iallreduce(in, nb, n, MPI_INT, MPI_SUM, comm, &req) != MPI_SUCCESS ||
+        bad |= MPI_Allreduce(send, out, n, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS;
+        bad |= MPI_Iallreduce(send, nb, n, MPI_INT, MPI_SUM, comm, &req) != MPI_SUCCESS ||
                MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS;
-        bad |=
-            memcmp(out, ref, (size_t)n * sizeof *ref) || memcmp(nb, ref, (size_t)n * sizeof *ref);
+        bad |= memcmp(out, ref, len) || memcmp(nb, ref, len);
     }
     free(in);
     free(out);
@@ -202,8 +207,9 @@ static int percall_allreduce(MPI_Comm comm, int n, int seed)
 
 /* One engine per call (docs/engines.md): a communicator on cma
  * (KCOLL_ENGINE=auto) runs the Allreduce sizes the built-in tuning pins
- * on shm at 2 ranks (8 KiB, 64-256 KiB) through the two-copy engine and
- * the others through cma, with the host's results; with
+ * on shm at 2 ranks (8 KiB, 64-256 KiB; odd sizes, in place too) through
+ * the two-copy engine and the others through cma, with the host's
+ * results (count 0 too); with
  * KCOLL_SHM_PERCALL=0 every call through cma; at other process counts no
  * rule applies and the model keeps cma. Needs cross-memory attach. */
 static void run_percall(int p)
@@ -211,9 +217,11 @@ static void run_percall(int p)
     static const struct {
         int bytes;
         int shm; /* at 2 ranks, with the bounce memory budget */
-    } cases[] = {{8192, 1}, {98304, 1}, {1 << 20, 0}, {32768, 0}};
+        int in_place;
+    } cases[] = {{8192, 1, 0},    {8204, 1, 1},  {98304, 1, 0}, {98308, 1, 1},
+                 {1 << 20, 0, 0}, {32768, 0, 1}, {0, 0, 0}};
     const uint64_t probe0 = engine_bytes("cma");
-    if (percall_allreduce(MPI_COMM_WORLD, (1 << 20) / 4, 0) == 0 && p > 1 &&
+    if (percall_allreduce(MPI_COMM_WORLD, (1 << 20) / 4, 0, 0) == 0 && p > 1 &&
         engine_bytes("cma") == probe0) {
         int rank;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -229,16 +237,16 @@ static void run_percall(int p)
         kcoll_param_set("SHM_PERCALL", "4MiB");
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             const uint64_t cma0 = engine_bytes("cma"), shm0 = engine_bytes("shm");
-            wd_note("test_engines: one engine per call, budget %d, %d bytes", budget,
-                    cases[k].bytes);
-            int bad = percall_allreduce(comm, cases[k].bytes / 4, (int)k);
+            wd_note("test_engines: one engine per call, budget %d, %d bytes, in place %d", budget,
+                    cases[k].bytes, cases[k].in_place);
+            int bad = percall_allreduce(comm, cases[k].bytes / 4, (int)k, cases[k].in_place);
             const uint64_t cma = engine_bytes("cma") - cma0, shm = engine_bytes("shm") - shm0;
             const int want_shm = budget && p == 2 && cases[k].shm;
             if (bad)
-                mt_fail("one engine per call: Allreduce of %d bytes (budget %d) differs from "
-                        "the host's",
-                        cases[k].bytes, budget);
-            else if (p > 1 && (want_shm ? !shm || cma : shm || !cma))
+                mt_fail("one engine per call: Allreduce of %d bytes (budget %d, in place %d) "
+                        "differs from the host's",
+                        cases[k].bytes, budget, cases[k].in_place);
+            else if (p > 1 && cases[k].bytes && (want_shm ? !shm || cma : shm || !cma))
                 mt_fail("one engine per call: Allreduce of %d bytes (budget %d) moved %llu "
                         "bytes on shm and %llu on cma; want all on %s",
                         cases[k].bytes, budget, (unsigned long long)shm, (unsigned long long)cma,
