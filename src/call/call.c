@@ -160,6 +160,41 @@ static int kcoll_req_own_maps(kcoll_req_t *r)
     return 0;
 }
 
+/* A non-blocking or persistent call's own copies of its sides' v-arrays
+ * (request.h, varrays). 0, or -1 when out of memory. */
+static int kcoll_req_own_arrays(kcoll_req_t *r)
+{
+    kcoll_side_t *sides[2] = {&r->call.send, &r->call.recv};
+    const size_t p = (size_t)(r->call.p > 0 ? r->call.p : 0);
+    size_t need = 0;
+    for (int i = 0; i < 2; i++)
+        need += ((sides[i]->counts != NULL) + (sides[i]->displs != NULL)) * p *
+                (sides[i]->wide ? sizeof(int64_t) : sizeof(int));
+    if (!need)
+        return 0;
+    if (need > r->varrays_cap) {
+        void *fresh = malloc(need);
+        if (!fresh)
+            return -1;
+        free(r->varrays);
+        r->varrays = fresh;
+        r->varrays_cap = need;
+    }
+    char *at = r->varrays;
+    for (int i = 0; i < 2; i++) {
+        const size_t len = p * (sides[i]->wide ? sizeof(int64_t) : sizeof(int));
+        const void **arrays[2] = {&sides[i]->counts, &sides[i]->displs};
+        for (int k = 0; k < 2; k++) {
+            if (!*arrays[k])
+                continue;
+            memcpy(at, *arrays[k], len);
+            *arrays[k] = at;
+            at += len;
+        }
+    }
+    return 0;
+}
+
 /* this thread's sink (initial-exec TLS: no __tls_get_addr in a preloaded
  * library) */
 static __thread __attribute__((tls_model("initial-exec"))) int *kcoll_sink;
@@ -451,9 +486,9 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     }
     kcoll_call_describe(r, c, mode);
     r->sink = kcoll_sink;
-    if (team && mode != KCOLL_MODE_BLOCKING && kcoll_req_own_maps(r)) {
+    if (team && mode != KCOLL_MODE_BLOCKING && (kcoll_req_own_maps(r) || kcoll_req_own_arrays(r))) {
         kcoll_req_release(r);
-        snprintf(err, errlen, "out of memory for a datatype map");
+        snprintf(err, errlen, "out of memory for a datatype map or the counts");
         return KCOLL_CALL_FAILED;
     }
 
@@ -535,6 +570,11 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
             return res;
         }
         kcoll_req_build(r);
+        if (r->state == KCOLL_REQ_DONE) { /* the build failed: the others learn it (gave up) */
+            snprintf(err, errlen, "%s", r->errmsg);
+            kcoll_req_release(r);
+            return KCOLL_CALL_FAILED;
+        }
     } else {
         kcoll_call_remember(r);
     }

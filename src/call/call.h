@@ -198,6 +198,8 @@ kcoll_status_t kcoll_req_wait(kcoll_req_t *r);
 kcoll_status_t kcoll_req_status(const kcoll_req_t *r);
 const char *kcoll_req_error(const kcoll_req_t *r);
 kcoll_coll_t kcoll_req_coll(const kcoll_req_t *r);
+/* A reduction's operation as the request keeps it (NULL: none). */
+const kcoll_op_t *kcoll_req_op(const kcoll_req_t *r);
 /* Give a completed request back (a persistent one when it is freed). */
 void kcoll_req_release(kcoll_req_t *r);
 /* Release r by itself when it completes (a non-blocking request whose

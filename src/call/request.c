@@ -112,6 +112,8 @@ static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
 {
     kcoll_team_t *t = r->team;
     if (r->state >= KCOLL_REQ_AGREE) {
+        if (st != KCOLL_OK) /* the peers must not wait for this rank here */
+            kcoll_ctl_give_up(&t->ctl, r->seq);
         kcoll_req_seen(r);
         kcoll_team_lock(t);
         t->lane[kcoll_lane_of(r->seq)] = NULL;
@@ -301,9 +303,23 @@ static void kcoll_req_unschedule(kcoll_req_t *r)
     r->run = &r->sched;
 }
 
+/* KCOLL_TEST_FAIL: does r's collective fail on purpose on this rank? */
+static int kcoll_req_fails_on_purpose(const kcoll_req_t *r)
+{
+    const char *v = kcoll_param_str(KCOLL_P_TEST_FAIL);
+    int rank;
+    unsigned long long seq;
+    return v[0] && sscanf(v, "%d:%llu", &rank, &seq) == 2 && rank == r->team->ctl.rank &&
+           seq == r->seq;
+}
+
 void kcoll_req_build(kcoll_req_t *r)
 {
     const kcoll_team_t *t = r->team;
+    if (kcoll_req_fails_on_purpose(r)) {
+        kcoll_req_fail(r, KCOLL_ERR_PROTO, "failed on purpose (KCOLL_TEST_FAIL)");
+        return;
+    }
     if (!r->built) {
         const kcoll_algo_t *a = r->choice.algo;
         r->args.prm = r->choice.prm;
@@ -601,6 +617,11 @@ kcoll_coll_t kcoll_req_coll(const kcoll_req_t *r)
     return r->call.coll;
 }
 
+const kcoll_op_t *kcoll_req_op(const kcoll_req_t *r)
+{
+    return r->args.op;
+}
+
 void kcoll_req_detach(kcoll_req_t *r)
 {
     r->detached = 1;
@@ -637,6 +658,7 @@ static void kcoll_req_free(kcoll_req_t *r)
     kcoll_sched_free(&r->sched);
     free(r->mapcopy[0]);
     free(r->mapcopy[1]);
+    free(r->varrays);
     free(r->packed[0]);
     free(r->packed[1]);
     free(r->votes);

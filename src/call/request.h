@@ -110,6 +110,14 @@ struct kcoll_req {
     /* a non-blocking or persistent call's own copies of its sides' maps
      * (MPI lets the program free a datatype while such a call is pending) */
     kcoll_dmap_t *mapcopy[2];
+    /* ...and of their v-arrays (counts, displacements): MPI requires them
+     * unchanged until the call completes, but the host MPIs read them at
+     * the start (their schedules are made then), so programs (mpi4py
+     * 4.1.2's Iallgatherv) that let them go sooner work there; kcoll reads
+     * them at the agreement and the build, later: its own copy, made at
+     * the start (p entries each; kept with the pooled request) */
+    void *varrays;
+    size_t varrays_cap;
     /* SEND and RECV of maps with short segments, packed for the run
      * (request.c, kcoll_req_pack); unpack: 1 + the buffer RECV's result is
      * in, or 0 */

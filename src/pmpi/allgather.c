@@ -104,11 +104,11 @@ KCOLL_PUBLIC int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Data
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
                                                     sendcount, sendtype, recvbuf, NULL, NULL,
                                                     recvcount, recvtype, -1),
-                                  *request);
+                                  *request, comm);
     }
     return rc;
 }
@@ -124,11 +124,11 @@ KCOLL_PUBLIC int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Dat
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
                                                     sendcount, sendtype, recvbuf, recvcounts,
                                                     displs, 0, recvtype, -1),
-                                  *request);
+                                  *request, comm);
     }
     return rc;
 }
@@ -204,7 +204,7 @@ KCOLL_PUBLIC int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }
@@ -221,7 +221,7 @@ KCOLL_PUBLIC int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, 0, recvcounts, displs, recvtype, 1, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }

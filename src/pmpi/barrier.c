@@ -42,8 +42,8 @@ KCOLL_PUBLIC int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req
     int rc = PMPI_Barrier_init(comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_barrier(&c, KCOLL_MODE_PERSISTENT, comm), *request);
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
+            kcoll_hier_persistent(kcoll_hier_barrier(&c, KCOLL_MODE_PERSISTENT, comm), *request, comm);
     }
     return rc;
 }

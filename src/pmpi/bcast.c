@@ -55,10 +55,10 @@ KCOLL_PUBLIC int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, 
     int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(
                 kcoll_hier_bcast(&c, KCOLL_MODE_PERSISTENT, comm, buffer, count, datatype, root),
-                *request);
+                *request, comm);
     }
     return rc;
 }
@@ -95,7 +95,7 @@ KCOLL_PUBLIC int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype da
     int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }

@@ -376,3 +376,10 @@ const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint ext, 
     pthread_mutex_unlock(&kcoll_dtype_lock);
     return attr == &kcoll_dtype_none ? NULL : attr;
 }
+
+KCOLL_PUBLIC int MPI_Type_free(MPI_Datatype *datatype)
+{
+    if (kcoll_retained_type_free(datatype))
+        return MPI_SUCCESS; /* a pending request uses it: freed after (pmpi/retain.c) */
+    return PMPI_Type_free(datatype);
+}

@@ -105,11 +105,11 @@ KCOLL_PUBLIC int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                                recvcount, NULL, NULL, 0, recvtype, root, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
                                                     sendcount, sendtype, recvbuf, NULL, NULL,
                                                     recvcount, recvtype, root),
-                                  *request);
+                                  *request, comm);
     }
     return rc;
 }
@@ -125,7 +125,7 @@ KCOLL_PUBLIC int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                                recvcounts, displs, 0, recvtype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }
@@ -202,7 +202,7 @@ KCOLL_PUBLIC int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                                recvcount, NULL, NULL, 1, recvtype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }
@@ -219,7 +219,7 @@ KCOLL_PUBLIC int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                                recvcounts, displs, 1, recvtype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }

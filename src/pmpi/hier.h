@@ -161,8 +161,10 @@ int kcoll_hier_blocking(kcoll_hreq_t *q, int *rc);
  * in *rc, or 0 when the host MPI must do it (counted). */
 int kcoll_hier_nonblocking(kcoll_hreq_t *q, MPI_Comm comm, MPI_Request *request, int *rc);
 /* A persistent call whose host request is `request`: kcoll runs each of
- * its starts with q, or (handed over) the host does. */
-void kcoll_hier_persistent(kcoll_hreq_t *q, MPI_Request request);
+ * its starts with q, or (handed over) the host does. q was composed on
+ * own, the request's private communicator (pmpi/run.c), which the request
+ * keeps until it is freed (handed over: freed at once). */
+void kcoll_hier_persistent(kcoll_hreq_t *q, MPI_Request request, MPI_Comm own);
 /* Start q (each start of a persistent one). done(q, ctx) is called once
  * it has completed, from the progress of whichever call advanced it. */
 void kcoll_hreq_start(kcoll_hreq_t *q, void (*done)(kcoll_hreq_t *q, void *ctx), void *ctx);

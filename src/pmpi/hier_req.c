@@ -128,6 +128,16 @@ int kcoll_hreq_next(const kcoll_hreq_t *q)
     return q->nops;
 }
 
+/* Retain (or release) the datatypes and operation an operation hands to
+ * the host MPI or a local step (pmpi/retain.c). */
+static void kcoll_hop_retain(const kcoll_hop_t *o, int retain)
+{
+    void (*type)(MPI_Datatype) = retain ? kcoll_retain_type : kcoll_release_type;
+    type(o->dt);
+    type(o->rdt);
+    (retain ? kcoll_retain_op : kcoll_release_op)(o->op);
+}
+
 int kcoll_hreq_add(kcoll_hreq_t *q, kcoll_hop_t op, int dep0, int dep1)
 {
     if (q->nops == q->cap) {
@@ -143,6 +153,8 @@ int kcoll_hreq_add(kcoll_hreq_t *q, kcoll_hop_t op, int dep0, int dep1)
     op.dep[0] = dep0;
     op.dep[1] = dep1;
     op.state = KCOLL_HOP_IDLE;
+    if (!q->blocking) /* it may start after the call has returned: the program may free them */
+        kcoll_hop_retain(&op, 1);
     op.q = MPI_REQUEST_NULL;
     atomic_init(&op.kdone, 0);
     q->ops[q->nops] = op;
@@ -242,6 +254,9 @@ void kcoll_hreq_free(kcoll_hreq_t *q)
     if (!q)
         return;
     kcoll_hier_t *h = q->h;
+    for (int i = 0; !q->blocking && i < q->nops; i++)
+        kcoll_hop_retain(&q->ops[i], 0);
+    q->nops = 0;
     kcoll_hreq_scratch_keep(q);
     kcoll_hreqs_lock_take();
     q->next = h->pool;

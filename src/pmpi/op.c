@@ -65,10 +65,13 @@ KCOLL_PUBLIC int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *
 
 KCOLL_PUBLIC int MPI_Op_free(MPI_Op *op)
 {
+    if (kcoll_retained_op_free(op))
+        return MPI_SUCCESS; /* a pending request uses it: freed after (pmpi/retain.c) */
     if (op)
         kcoll_pmpi_op_forget(*op);
     return PMPI_Op_free(op);
 }
+
 
 /* The record of a user operation kcoll saw created; 0 if op is not one.
  * (Its commutativity does not matter: kcoll combines the contributions in
@@ -84,6 +87,12 @@ static int kcoll_user_op_lookup(MPI_Op op, kcoll_user_op_t *u)
         }
     pthread_mutex_unlock(&kcoll_ops_lock);
     return found;
+}
+
+int kcoll_pmpi_op_is_user(MPI_Op op)
+{
+    kcoll_user_op_t rec;
+    return op != MPI_OP_NULL && kcoll_user_op_lookup(op, &rec);
 }
 
 /* ---- predefined operations and datatypes ---- */
@@ -278,4 +287,13 @@ int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_o
     op->user = kcoll_call_user;
     memcpy(op->ctx, &u, sizeof u);
     return 1;
+}
+
+MPI_Datatype kcoll_pmpi_op_type(const kcoll_op_t *op)
+{
+    kcoll_user_ctx_t u;
+    if (!op || op->kind != KCOLL_OP_USER)
+        return MPI_DATATYPE_NULL;
+    memcpy(&u, op->ctx, sizeof u);
+    return u.dt;
 }

@@ -14,8 +14,9 @@
  *               return PMPI_Ibcast(...);
  *   MPI_Bcast_init (where the host declares it): the host's own persistent
  *               request is made first (it is the handle the user gets);
- *               kcoll_pmpi_persistent(&c, comm, *request) then decides
- *               once whether kcoll runs its starts.
+ *               kcoll_pmpi_persistent(&c, &comm, *request) then decides
+ *               once whether kcoll runs its starts (on a private copy of
+ *               comm: see run.c).
  *
  * The MPI-4 large-count forms (MPI_Bcast_c, MPI_Ibcast_c, MPI_Bcast_init_c,
  * where the host declares them: KCOLL_HAVE_LARGE_COUNT) sit beside their
@@ -74,15 +75,19 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc);
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
 /* A persistent request the host made (request): decide once whether kcoll
  * runs its starts (KCOLL_PMPI_DONE, or KCOLL_PMPI_HOST: recorded), or
- * KCOLL_PMPI_HIER: nothing recorded, the caller hands its composed form
- * to kcoll_hier_persistent. */
-int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
+ * KCOLL_PMPI_HIER: nothing recorded, *comm replaced by the request's own
+ * duplicate of it, on which the caller composes the request and hands
+ * both to kcoll_hier_persistent. */
+int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm *comm, MPI_Request request);
 /* The same for the large-count (_c) forms: KCOLL_PMPI_DONE or
  * KCOLL_PMPI_HOST; a communicator that spans nodes hands them to the host
  * MPI whole (counted mpi:multinode: the composed forms take int counts). */
 int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc);
 int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
-void kcoll_pmpi_persistent_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
+/* kcoll_pmpi_persistent for the forms that are never composed (the
+ * large-count ones, the all-to-alls, Gatherv, Scatterv): across nodes the
+ * host runs them, counted mpi:multinode. */
+void kcoll_pmpi_persistent_flat(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
 /* Start a call on a node communicator as a kcoll request with no handle
  * of its own (a composed collective's on-node phase): KCOLL_PMPI_DONE
  * with *rc (MPI_SUCCESS: started, done(r, ctx) is called when it
@@ -217,6 +222,25 @@ int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_o
  * subroutine, called with Fortran handles), and one about to be freed. */
 void kcoll_pmpi_op_record(MPI_Op op, MPI_User_function *fn, int fortran);
 void kcoll_pmpi_op_forget(MPI_Op op);
+/* Is op a user operation kcoll saw created? */
+int kcoll_pmpi_op_is_user(MPI_Op op);
+/* The MPI datatype a user operation's function gets (op made by
+ * kcoll_pmpi_op), or MPI_DATATYPE_NULL for a predefined one. */
+MPI_Datatype kcoll_pmpi_op_type(const kcoll_op_t *op);
+
+/* Retained handles (pmpi/retain.c): a request that hands a user's derived
+ * datatype or operation to the host MPI or to a user function after the
+ * call returned retains it until it lets go; MPI_Type_free and MPI_Op_free
+ * of a retained handle then only mark it (the user's variable is set to
+ * the null handle) and the host frees it when the last request lets go.
+ * Predefined handles are ignored. The *_free functions: 1 when the handle
+ * was retained and is now marked, 0 when the caller frees it itself. */
+void kcoll_retain_type(MPI_Datatype dt);
+void kcoll_release_type(MPI_Datatype dt);
+void kcoll_retain_op(MPI_Op op);
+void kcoll_release_op(MPI_Op op);
+int kcoll_retained_type_free(MPI_Datatype *dt);
+int kcoll_retained_op_free(MPI_Op *op);
 
 /* One error line for a failed collective (form: "" or " (persistent)");
  * returns the MPI error class of st. */

@@ -203,10 +203,10 @@ KCOLL_PUBLIC int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0,
                                datatype, op, root, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_reduce(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
                                                     recvbuf, count, datatype, op, root),
-                                  *request);
+                                  *request, comm);
     }
     return rc;
 }
@@ -221,10 +221,10 @@ KCOLL_PUBLIC int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int coun
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
                                datatype, op, 0, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_reduce(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
                                                     recvbuf, count, datatype, op, -1),
-                                  *request);
+                                  *request, comm);
     }
     return rc;
 }
@@ -240,11 +240,11 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbu
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
                                recvcount, NULL, 0, datatype, op, 0, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_PERSISTENT, comm,
                                                             sendbuf, recvbuf, NULL, recvcount,
                                                             datatype, op),
-                                  *request);
+                                  *request, comm);
     }
     return rc;
 }
@@ -260,11 +260,11 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
                                0, datatype, op, 0, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_PERSISTENT, comm,
                                                             sendbuf, recvbuf, recvcounts, 0,
                                                             datatype, op),
-                                  *request);
+                                  *request, comm);
     }
     return rc;
 }
@@ -394,7 +394,7 @@ KCOLL_PUBLIC int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1,
                                datatype, op, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }
@@ -409,7 +409,7 @@ KCOLL_PUBLIC int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Co
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1,
                                datatype, op, 0, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }
@@ -426,7 +426,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recv
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
                                recvcount, NULL, 1, datatype, op, 0, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }
@@ -443,7 +443,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
                                1, datatype, op, 0, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }

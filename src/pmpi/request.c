@@ -35,6 +35,7 @@ typedef struct kcoll_greq {
     int err;            /* the MPI result, once completed */
     _Atomic int done;   /* kcoll has completed it */
     _Atomic int refs;   /* the host's request and kcoll's: freed by the last */
+    MPI_Datatype held;  /* retained while the collective runs (a user operation's), or null */
     struct kcoll_greq *next; /* handed back by the helper thread (pmpi/drive.c) */
 } kcoll_greq_t;
 
@@ -84,6 +85,8 @@ static int kcoll_greq_cancel(void *extra, int complete)
 
 static void kcoll_greq_complete(kcoll_greq_t *g)
 {
+    if (g->held != MPI_DATATYPE_NULL)
+        kcoll_release_type(g->held);
     PMPI_Grequest_complete(g->handle);
     kcoll_greq_unref(g);
 }
@@ -168,6 +171,7 @@ static kcoll_greq_t *kcoll_greq_make(void)
     if (!g)
         return NULL;
     atomic_init(&g->refs, 2);
+    g->held = MPI_DATATYPE_NULL;
 #ifdef KCOLL_HAVE_MPIX_GREQUEST
     int rc = PMPIX_Grequest_class_allocate(kcoll_greq_class, g, &g->handle);
 #else
@@ -196,6 +200,10 @@ int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request)
         return kcoll_fail(comm, coll, KCOLL_ERR_NOMEM, kcoll_greq_none);
     }
     *request = g->handle;
+    /* a user operation's function gets the datatype: the program may free
+     * it before the collective completes (released in kcoll_greq_complete) */
+    if ((g->held = kcoll_pmpi_op_type(kcoll_req_op(r))) != MPI_DATATYPE_NULL)
+        kcoll_retain_type(g->held);
     kcoll_req_detach(r);
     kcoll_req_start(r, kcoll_greq_done, g);
     return MPI_SUCCESS;
@@ -228,6 +236,11 @@ typedef struct kcoll_plan {
     kcoll_hreq_t *hq;      /* a composed collective (pmpi/hier_req.c) runs them */
     kcoll_call_t call;     /* the host's starts are counted from it */
     kcoll_reason_t why;    /* why the host does (counted at every start) */
+    /* the request's own duplicate of its communicator (kcoll runs the
+     * starts there: see kcoll_pmpi_persistent), freed with the plan; or
+     * MPI_COMM_NULL */
+    MPI_Comm own;
+    MPI_Datatype held;     /* retained for the plan's life (a user operation's), or null */
     int active;            /* started by kcoll and not yet completed by the user */
     int err;
     _Atomic int done;      /* kcoll has completed the current start */
@@ -238,19 +251,31 @@ static kcoll_plan_t *kcoll_plans[KCOLL_PLAN_BUCKETS];
 static pthread_mutex_t kcoll_plans_lock = PTHREAD_MUTEX_INITIALIZER;
 /* relaxed: a count read as a hint (are there plans at all?), ordering nothing */
 static _Atomic int kcoll_nplans;
-/* Plans kcoll has started and the user has not completed yet (their
- * collective may be done). The host must not be asked about their handles
- * then: it sees them inactive, and MPICH 4.0 even reports an inactive
- * persistent collective request as never complete. Relaxed: a hint, read
- * by the thread that completes the handle. */
-static _Atomic int kcoll_nactive_plans;
+/* Plans whose starts kcoll runs (kcoll_nkplans), and those of them kcoll
+ * has started and the user has not completed yet (kcoll_nactive_plans).
+ * The host is never asked about their handles: to the host they are
+ * persistent requests never started, which it should ignore as inactive,
+ * but MPICH 4.0 reports such a request as never complete (MPI_Wait hangs)
+ * or, in MPI_Waitsome, as complete again and again. Relaxed: hints, read
+ * by the thread that completes a handle. */
+static _Atomic int kcoll_nkplans, kcoll_nactive_plans;
 
-/* Can a completion call go straight to the host MPI? */
+/* Can a completion call go to the host MPI's own blocking call (without
+ * advancing kcoll)? Then the only plans among its requests are inactive
+ * ones, which it hides from the host (kcoll_plans_now). */
 static int kcoll_host_only(void)
 {
-    /* relaxed: see kcoll_nactive_plans */
+    /* relaxed: see kcoll_nkplans */
     return !kcoll_pending() && !kcoll_hier_pending() &&
            !atomic_load_explicit(&kcoll_nactive_plans, memory_order_relaxed);
+}
+
+/* pl's starts are kcoll's: count it (or, gone, no more) */
+static void kcoll_kplan_count(const kcoll_plan_t *pl, int delta)
+{
+    if (pl->r || pl->hq)
+        /* relaxed: see kcoll_nkplans */
+        atomic_fetch_add_explicit(&kcoll_nkplans, delta, memory_order_relaxed);
 }
 
 static uint64_t kcoll_handle_key(MPI_Request h)
@@ -274,11 +299,14 @@ static kcoll_plan_t *kcoll_plan_find(MPI_Request h)
     return pl;
 }
 
-/* A plan kcoll is running for handle h, or NULL. */
-static kcoll_plan_t *kcoll_plan_active(MPI_Request h)
+/* The plan whose starts kcoll runs for handle h (active or not), or NULL. */
+static kcoll_plan_t *kcoll_plan_ours(MPI_Request h)
 {
+    /* relaxed: a hint */
+    if (!atomic_load_explicit(&kcoll_nkplans, memory_order_relaxed))
+        return NULL;
     kcoll_plan_t *pl = kcoll_plan_find(h);
-    return pl && pl->active ? pl : NULL;
+    return pl && (pl->r || pl->hq) ? pl : NULL;
 }
 
 static kcoll_plan_t *kcoll_plan_new(MPI_Request handle, const kcoll_call_t *c,
@@ -287,6 +315,8 @@ static kcoll_plan_t *kcoll_plan_new(MPI_Request handle, const kcoll_call_t *c,
     kcoll_plan_t *pl = calloc(1, sizeof *pl);
     if (!pl)
         return NULL;
+    pl->own = MPI_COMM_NULL;
+    pl->held = MPI_DATATYPE_NULL;
     pl->key = kcoll_handle_key(handle);
     pl->call = *c;
     pl->call.op = NULL; /* the caller's; only the sizes are needed to count the starts */
@@ -300,30 +330,54 @@ static kcoll_plan_t *kcoll_plan_new(MPI_Request handle, const kcoll_call_t *c,
     return pl;
 }
 
-void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
-                    kcoll_reason_t why)
+/* Let go of a private communicator (MPI_Comm_free is local in practice:
+ * it only marks the communicator for deallocation). */
+static void kcoll_own_free(MPI_Comm *own)
 {
-    kcoll_plan_t *pl = kcoll_plan_new(handle, c, why);
-    if (pl)
-        pl->r = r;
-    else if (r)
-        kcoll_req_release(r); /* prepared, never started: the host runs the starts */
+    if (*own != MPI_COMM_NULL)
+        PMPI_Comm_free(own);
 }
 
-void kcoll_hier_persistent(kcoll_hreq_t *q, MPI_Request request)
+void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
+                    kcoll_reason_t why, MPI_Comm *own)
 {
-    if (!q) /* out of memory: the host runs the starts, uncounted */
+    kcoll_plan_t *pl = kcoll_plan_new(handle, c, why);
+    if (pl) {
+        pl->r = r;
+        if (r) { /* the plan keeps the communicator r runs on */
+            pl->own = *own;
+            *own = MPI_COMM_NULL;
+            if ((pl->held = kcoll_pmpi_op_type(kcoll_req_op(r))) != MPI_DATATYPE_NULL)
+                kcoll_retain_type(pl->held);
+            kcoll_kplan_count(pl, 1);
+        }
+    } else if (r) {
+        kcoll_req_release(r); /* prepared, never started: the host runs the starts */
+    }
+    kcoll_own_free(own);
+}
+
+void kcoll_hier_persistent(kcoll_hreq_t *q, MPI_Request request, MPI_Comm own)
+{
+    if (!q) { /* out of memory: the host runs the starts, uncounted */
+        kcoll_own_free(&own);
         return;
+    }
     kcoll_plan_t *pl = kcoll_plan_new(request, kcoll_hreq_call(q), kcoll_hreq_handed(q));
     if (pl && !kcoll_hreq_handed(q)) {
         pl->hq = q;
+        pl->own = own;
+        kcoll_kplan_count(pl, 1);
         return;
     }
+    /* handed to the host (alike on every rank): the private copy is not needed */
     kcoll_hreq_free(q);
+    kcoll_own_free(&own);
 }
 
 static void kcoll_plan_remove(kcoll_plan_t *pl)
 {
+    kcoll_kplan_count(pl, -1);
     pthread_mutex_lock(&kcoll_plans_lock);
     kcoll_plan_t **pp = &kcoll_plans[pl->key % KCOLL_PLAN_BUCKETS];
     while (*pp && *pp != pl)
@@ -357,7 +411,7 @@ static int kcoll_plan_is_done(kcoll_plan_t *pl)
 static int kcoll_plan_finish(kcoll_plan_t *pl, MPI_Status *status)
 {
     pl->active = 0;
-    /* relaxed: see kcoll_nactive_plans */
+    /* relaxed: see kcoll_nkplans */
     atomic_fetch_sub_explicit(&kcoll_nactive_plans, 1, memory_order_relaxed);
     kcoll_status_collective(status);
     return pl->err;
@@ -393,7 +447,7 @@ static int kcoll_start_one(MPI_Request *request)
     /* relaxed: nobody looks at done before the start below */
     atomic_store_explicit(&pl->done, 0, memory_order_relaxed);
     pl->active = 1;
-    /* relaxed: see kcoll_nactive_plans */
+    /* relaxed: see kcoll_nkplans */
     atomic_fetch_add_explicit(&kcoll_nactive_plans, 1, memory_order_relaxed);
     if (pl->hq)
         kcoll_hreq_start(pl->hq, kcoll_plan_hier_done, pl);
@@ -432,6 +486,9 @@ KCOLL_PUBLIC int MPI_Request_free(MPI_Request *request)
         if (pl->r)
             kcoll_req_release(pl->r);
         kcoll_hreq_free(pl->hq);
+        kcoll_own_free(&pl->own);
+        if (pl->held != MPI_DATATYPE_NULL)
+            kcoll_release_type(pl->held);
         free(pl);
     }
     return PMPI_Request_free(request);
@@ -440,16 +497,16 @@ KCOLL_PUBLIC int MPI_Request_free(MPI_Request *request)
 /* ---------------------------------------------------------------------- */
 /* Completion                                                              */
 
-/* Which of n requests are plans kcoll is running (NULL if none; else an
- * array the caller frees). */
+/* Which of n requests are plans kcoll runs, active or not (NULL if none;
+ * else an array the caller frees). */
 static kcoll_plan_t **kcoll_plans_in(int n, const MPI_Request *reqs)
 {
     kcoll_plan_t **pls = NULL;
     /* relaxed: a hint */
-    if (!atomic_load_explicit(&kcoll_nplans, memory_order_relaxed))
+    if (!atomic_load_explicit(&kcoll_nkplans, memory_order_relaxed))
         return NULL;
     for (int i = 0; i < n; i++) {
-        kcoll_plan_t *pl = kcoll_plan_active(reqs[i]);
+        kcoll_plan_t *pl = kcoll_plan_ours(reqs[i]);
         if (pl && !pls && !(pls = calloc((size_t)n, sizeof *pls)))
             return NULL;
         if (pl)
@@ -463,16 +520,14 @@ static kcoll_plan_t **kcoll_plans_in(int n, const MPI_Request *reqs)
  * no plan among them): the host's own call answers. */
 static kcoll_plan_t *kcoll_plan_now(MPI_Request h)
 {
-    if (kcoll_host_only())
-        return NULL;
-    kcoll_progress();
-    return kcoll_plan_active(h);
+    if (!kcoll_host_only())
+        kcoll_progress();
+    return kcoll_plan_ours(h);
 }
 static kcoll_plan_t **kcoll_plans_now(int n, const MPI_Request *reqs)
 {
-    if (kcoll_host_only())
-        return NULL;
-    kcoll_progress();
+    if (!kcoll_host_only())
+        kcoll_progress();
     return kcoll_plans_in(n, reqs);
 }
 
@@ -489,6 +544,17 @@ static MPI_Request *kcoll_host_view(int n, const MPI_Request *reqs, kcoll_plan_t
 static MPI_Status *kcoll_status_at(MPI_Status *statuses, int i)
 {
     return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+/* The empty status MPI gives an inactive (or null) request. */
+static void kcoll_status_empty(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
 }
 
 /* Waiting loops pause between rounds (sched/wait.h). */
@@ -508,6 +574,11 @@ KCOLL_PUBLIC int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     kcoll_plan_t *pl = kcoll_plan_now(*request);
     if (!pl)
         return PMPI_Test(request, flag, status);
+    if (!pl->active) { /* inactive: complete at once, with an empty status */
+        *flag = 1;
+        kcoll_status_empty(status);
+        return MPI_SUCCESS;
+    }
     *flag = kcoll_plan_is_done(pl);
     return *flag ? kcoll_plan_finish(pl, status) : MPI_SUCCESS;
 }
@@ -515,7 +586,7 @@ KCOLL_PUBLIC int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 KCOLL_PUBLIC int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     int flag = 0, rc;
-    if (kcoll_host_only())
+    if (kcoll_host_only() && !kcoll_plan_ours(*request))
         return PMPI_Wait(request, status);
     KCOLL_WAIT_LOOP(if ((rc = MPI_Test(request, &flag, status)) != MPI_SUCCESS || flag) return rc);
 }
@@ -525,19 +596,91 @@ KCOLL_PUBLIC int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Stat
     kcoll_plan_t *pl = kcoll_plan_now(request);
     if (!pl)
         return PMPI_Request_get_status(request, flag, status);
-    if ((*flag = kcoll_plan_is_done(pl)))
+    if (!pl->active) {
+        *flag = 1;
+        kcoll_status_empty(status);
+    } else if ((*flag = kcoll_plan_is_done(pl))) {
         kcoll_status_collective(status);
+    }
     return MPI_SUCCESS;
 }
 
-/* Testall with plans among the requests. */
+/* The host's own MPI_Waitall (index and outcount NULL), MPI_Waitany
+ * (index) or MPI_Waitsome (outcount, indices) when nothing of kcoll's is
+ * running: the handles of kcoll's plans among the requests, all inactive
+ * then, are hidden from the host (as MPI_REQUEST_NULL), and get the empty
+ * status of an inactive request from a Waitall. */
+static int kcoll_host_wait_hiding(int n, MPI_Request reqs[], MPI_Status *statuses, int *index,
+                                  int *outcount, int indices[])
+{
+    kcoll_plan_t **pls = kcoll_plans_in(n, reqs);
+    if (!pls)
+        return index      ? PMPI_Waitany(n, reqs, index, statuses)
+               : outcount ? PMPI_Waitsome(n, reqs, outcount, indices, statuses)
+                          : PMPI_Waitall(n, reqs, statuses);
+    MPI_Request *v = kcoll_host_view(n, reqs, pls);
+    int rc = MPI_ERR_NO_MEM;
+    if (v && index) {
+        rc = PMPI_Waitany(n, v, index, statuses);
+        if (*index != MPI_UNDEFINED)
+            reqs[*index] = v[*index];
+    } else if (v && outcount) {
+        rc = PMPI_Waitsome(n, v, outcount, indices, statuses);
+        for (int j = 0; *outcount != MPI_UNDEFINED && j < *outcount; j++)
+            reqs[indices[j]] = v[indices[j]];
+    } else if (v) {
+        rc = PMPI_Waitall(n, v, statuses);
+        for (int i = 0; i < n; i++) {
+            if (!pls[i]) {
+                reqs[i] = v[i];
+            } else {
+                kcoll_status_empty(kcoll_status_at(statuses, i));
+                if (statuses != MPI_STATUSES_IGNORE)
+                    statuses[i].MPI_ERROR = MPI_SUCCESS;
+            }
+        }
+    }
+    free(v);
+    free(pls);
+    return rc;
+}
+
+/* The host's part of a Testall, as kcoll's waiting loops ask it: every
+ * request looked at with PMPI_Request_get_status, which completes none,
+ * and once all have completed, PMPI_Waitall, which then returns at once.
+ * Not PMPI_Testall: MPICH 4.0.2's reports MPI_ERR_IN_STATUS, with every
+ * status MPI_SUCCESS, for a persistent collective request that completed,
+ * where its MPI_Waitall is right (a user's MPI_Waitall that kcoll turns
+ * into a loop of tests must not fail where the host's own would not). */
+static int kcoll_host_testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    *flag = 0;
+    for (int i = 0; i < n; i++) {
+        int f = 1;
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            int rc = PMPI_Request_get_status(reqs[i], &f, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        if (!f)
+            return MPI_SUCCESS;
+    }
+    *flag = 1;
+    return PMPI_Waitall(n, reqs, statuses);
+}
+
+/* Testall with plans among the requests (pls NULL: none), for MPI_Testall
+ * (host: the host's own test) or kcoll's waiting loops (kcoll_host_testall). */
 static int kcoll_testall_plans(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[],
-                               kcoll_plan_t **pls)
+                               kcoll_plan_t **pls,
+                               int (*host)(int, MPI_Request *, int *, MPI_Status *))
 {
     int rc = MPI_SUCCESS, err = 0;
     *flag = 0;
+    if (!pls)
+        return host(n, reqs, flag, statuses);
     for (int i = 0; i < n; i++)
-        if (pls[i] && !kcoll_plan_is_done(pls[i])) {
+        if (pls[i] && pls[i]->active && !kcoll_plan_is_done(pls[i])) {
             for (int j = 0; j < n; j++) /* keep the host's requests moving too */
                 if (!pls[j] && reqs[j] != MPI_REQUEST_NULL) {
                     int f;
@@ -549,20 +692,24 @@ static int kcoll_testall_plans(int n, MPI_Request reqs[], int *flag, MPI_Status 
     MPI_Request *v = kcoll_host_view(n, reqs, pls);
     if (!v)
         return MPI_ERR_NO_MEM;
-    rc = PMPI_Testall(n, v, flag, statuses);
+    rc = host(n, v, flag, statuses);
     if (*flag) {
         for (int i = 0; i < n; i++) {
+            MPI_Status *st = kcoll_status_at(statuses, i);
             if (!pls[i]) {
                 reqs[i] = v[i];
                 continue;
             }
-            MPI_Status *st = kcoll_status_at(statuses, i);
-            int e = kcoll_plan_finish(pls[i], st);
-            if (e != MPI_SUCCESS) {
-                err = 1;
+            if (!pls[i]->active) {
+                kcoll_status_empty(st);
                 if (st != MPI_STATUS_IGNORE)
-                    st->MPI_ERROR = e;
+                    st->MPI_ERROR = MPI_SUCCESS;
+                continue;
             }
+            int e = kcoll_plan_finish(pls[i], st);
+            if (st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = e;
+            err |= e != MPI_SUCCESS;
         }
         if (err && rc == MPI_SUCCESS)
             rc = MPI_ERR_IN_STATUS;
@@ -576,7 +723,7 @@ KCOLL_PUBLIC int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_S
     kcoll_plan_t **pls = kcoll_plans_now(count, requests);
     if (!pls)
         return PMPI_Testall(count, requests, flag, statuses);
-    int rc = kcoll_testall_plans(count, requests, flag, statuses, pls);
+    int rc = kcoll_testall_plans(count, requests, flag, statuses, pls, kcoll_host_testall);
     free(pls);
     return rc;
 }
@@ -584,10 +731,24 @@ KCOLL_PUBLIC int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_S
 KCOLL_PUBLIC int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     int flag = 0, rc;
-    if (kcoll_host_only())
-        return PMPI_Waitall(count, requests, statuses);
-    KCOLL_WAIT_LOOP(if ((rc = MPI_Testall(count, requests, &flag, statuses)) != MPI_SUCCESS ||
-                        flag) return rc);
+    if (kcoll_host_only()) /* the host's blocking call, kcoll's (inactive) plans hidden */
+        return kcoll_host_wait_hiding(count, requests, statuses, NULL, NULL, NULL);
+    KCOLL_WAIT_LOOP({
+        kcoll_plan_t **pls = kcoll_plans_in(count, requests);
+        rc = kcoll_testall_plans(count, requests, &flag, statuses, pls, kcoll_host_testall);
+        free(pls);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+    });
+}
+
+/* Are any of kcoll's plans among the requests active? */
+static int kcoll_plans_active(int n, kcoll_plan_t **pls)
+{
+    for (int i = 0; i < n; i++)
+        if (pls[i] && pls[i]->active)
+            return 1;
+    return 0;
 }
 
 /* Testany with plans among the requests. */
@@ -595,7 +756,7 @@ static int kcoll_testany_plans(int n, MPI_Request reqs[], int *index, int *flag,
                                MPI_Status *status, kcoll_plan_t **pls)
 {
     for (int i = 0; i < n; i++)
-        if (pls[i] && kcoll_plan_is_done(pls[i])) {
+        if (pls[i] && pls[i]->active && kcoll_plan_is_done(pls[i])) {
             *index = i;
             *flag = 1;
             return kcoll_plan_finish(pls[i], status);
@@ -606,7 +767,7 @@ static int kcoll_testany_plans(int n, MPI_Request reqs[], int *index, int *flag,
     int rc = PMPI_Testany(n, v, index, flag, status);
     if (*flag && *index != MPI_UNDEFINED)
         reqs[*index] = v[*index];
-    else
+    else if (kcoll_plans_active(n, pls))
         *flag = 0; /* kcoll's plans are still active */
     free(v);
     return rc;
@@ -627,7 +788,7 @@ KCOLL_PUBLIC int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_
 {
     int flag = 0, rc;
     if (kcoll_host_only())
-        return PMPI_Waitany(count, requests, index, status);
+        return kcoll_host_wait_hiding(count, requests, status, index, NULL, NULL);
     KCOLL_WAIT_LOOP(if ((rc = MPI_Testany(count, requests, index, &flag, status)) != MPI_SUCCESS ||
                         flag) return rc);
 }
@@ -640,18 +801,21 @@ static int kcoll_testsome_plans(int n, MPI_Request reqs[], int *outcount, int in
     if (!v)
         return MPI_ERR_NO_MEM;
     int rc = PMPI_Testsome(n, v, outcount, indices, statuses);
-    int k = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+    const int host_none = *outcount == MPI_UNDEFINED;
+    int k = host_none ? 0 : *outcount;
     for (int j = 0; j < k; j++)
         reqs[indices[j]] = v[indices[j]];
     for (int i = 0; i < n; i++)
-        if (pls[i] && kcoll_plan_is_done(pls[i])) {
+        if (pls[i] && pls[i]->active && kcoll_plan_is_done(pls[i])) {
             indices[k] = i;
             int e = kcoll_plan_finish(pls[i], kcoll_status_at(statuses, k));
             if (e != MPI_SUCCESS && rc == MPI_SUCCESS)
                 rc = MPI_ERR_IN_STATUS;
             k++;
         }
-    *outcount = k; /* plans were active: never MPI_UNDEFINED */
+    /* none active at all (the host's none, and no plan of kcoll's running):
+     * MPI_UNDEFINED */
+    *outcount = k == 0 && host_none && !kcoll_plans_active(n, pls) ? MPI_UNDEFINED : k;
     free(v);
     return rc;
 }
@@ -672,7 +836,7 @@ KCOLL_PUBLIC int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount
 {
     int rc;
     if (kcoll_host_only())
-        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+        return kcoll_host_wait_hiding(incount, requests, statuses, NULL, outcount, indices);
     KCOLL_WAIT_LOOP(if ((rc = MPI_Testsome(incount, requests, outcount, indices, statuses)) !=
                             MPI_SUCCESS ||
                         *outcount != 0) return rc);
@@ -703,8 +867,15 @@ void kcoll_requests_finalize(void)
                 kcoll_req_release(pl->r);
             if (!pl->active)
                 kcoll_hreq_free(pl->hq);
+            if (!pl->active) {
+                kcoll_own_free(&pl->own);
+                if (pl->held != MPI_DATATYPE_NULL)
+                    kcoll_release_type(pl->held);
+            }
             free(pl);
         }
     atomic_store_explicit(&kcoll_nplans, 0, memory_order_relaxed); /* relaxed: a hint */
+    atomic_store_explicit(&kcoll_nkplans, 0, memory_order_relaxed); /* relaxed: a hint */
+    atomic_store_explicit(&kcoll_nactive_plans, 0, memory_order_relaxed); /* relaxed: a hint */
     pthread_mutex_unlock(&kcoll_plans_lock);
 }

@@ -24,8 +24,10 @@
  * it. Returns MPI_SUCCESS or an MPI error. */
 int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request);
 /* Record a persistent request: r runs its starts, or NULL: the host does,
- * counted under why. */
+ * counted under why. r runs on *own, the request's private communicator,
+ * which the plan then keeps and frees with itself (*own becomes
+ * MPI_COMM_NULL); without r, *own (if any) is freed here. */
 void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
-                    kcoll_reason_t why);
+                    kcoll_reason_t why, MPI_Comm *own);
 
 #endif

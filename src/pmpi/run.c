@@ -5,6 +5,7 @@
 #include "base/log.h"
 
 #include "pmpi/pmpi.h"
+#include "pmpi/hier.h"
 #include "pmpi/request.h"
 
 void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm)
@@ -199,31 +200,90 @@ int kcoll_pmpi_istart(const kcoll_call_t *c, MPI_Comm comm,
     }
 }
 
-int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
+/* A persistent request's own duplicate of comm, set up (its team, or
+ * across nodes its hierarchy) while every rank is in the initialization;
+ * MPI_COMM_NULL (alike on every rank) when it cannot be made. The
+ * duplicate is made with PMPI_Comm_idup, waited for in a loop that
+ * advances everything of kcoll's: a rank may reach the initialization
+ * while a peer still waits for one of its pending collectives (composed
+ * ones across nodes too), which must move on meanwhile, as MPI's progress
+ * rule says. Once the duplicate is there every rank is in the
+ * initialization, and the set-up's blocking host calls on it wait for
+ * nobody outside. */
+static MPI_Comm kcoll_pmpi_private(MPI_Comm comm)
 {
-    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, comm);
+    MPI_Comm own = MPI_COMM_NULL;
+    MPI_Request q = MPI_REQUEST_NULL;
+    if (kcoll_pmpi_host_wait(PMPI_Comm_idup(comm, &own, &q), &q, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+        return MPI_COMM_NULL;
+    kcoll_comm_created(own);
+    return own;
+}
+
+/* The identity of a persistent collective comes from its initialization.
+ * MPI orders the initializations of persistent collectives on a
+ * communicator like any collectives, but lets every rank start the
+ * requests in an order of its own (MPI_Start, MPI_Startall): a start
+ * cannot take the next number of the communicator's team, as a
+ * non-blocking call does, or ranks that start A, B and B, A would run
+ * each other's collectives. So every persistent request kcoll runs gets,
+ * at its initialization (a collective call: every rank is in it, in the
+ * same order), a duplicate of the communicator of its own, with its own
+ * team (or, across nodes, its own node and leaders' communicators): its
+ * starts are the only collectives numbered there, one after the other,
+ * whatever else the ranks start meanwhile. A request the host runs needs
+ * none: the host orders its own. */
+static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm *comm, MPI_Request request,
+                                    int composed)
+{
+    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, *comm);
     kcoll_req_t *r = NULL;
+    MPI_Comm own = MPI_COMM_NULL;
     char err[256];
     if (host_why == KCOLL_R_DISABLED && !kcoll_ready())
         return KCOLL_PMPI_HOST; /* kcoll keeps no plans (nor statistics) outside MPI_Init..MPI_Finalize */
     /* the starts are counted, not the initialization (pmpi/request.c) */
     if (host_why == KCOLL_R_NONE) {
-        kcoll_team_t *team = kcoll_pmpi_team(c, comm, KCOLL_MODE_PERSISTENT, &why);
-        switch (kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r, &host_why, err,
-                                   sizeof err)) {
-        case KCOLL_CALL_HIER: return KCOLL_PMPI_HIER;
-        case KCOLL_CALL_KCOLL: break;
-        default: r = NULL;
+        /* a communicator without a team yet does not get it here (its
+         * set-up blocks): the host runs the request, as a non-blocking call */
+        kcoll_team_t *team = kcoll_comm_team(*comm, 0, &why);
+        kcoll_call_result_t res = kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r,
+                                                     &host_why, err, sizeof err);
+        if (res == KCOLL_CALL_HIER && !composed) {
+            host_why = KCOLL_R_MULTINODE; /* the form has no composed request */
+        } else if (res == KCOLL_CALL_KCOLL || res == KCOLL_CALL_HIER) {
+            /* kcoll takes it (alike on every rank): on a private copy */
+            if (r)
+                kcoll_req_release(r);
+            r = NULL;
+            host_why = res == KCOLL_CALL_HIER ? KCOLL_R_MULTINODE : KCOLL_R_TEAM_FAILED;
+            own = kcoll_pmpi_private(*comm);
+        }
+        if (own != MPI_COMM_NULL && res == KCOLL_CALL_HIER) {
+            if (kcoll_comm_hier(own)) {
+                *comm = own; /* the caller composes the request there and hands it on */
+                return KCOLL_PMPI_HIER;
+            }
+        } else if (own != MPI_COMM_NULL) {
+            team = kcoll_comm_team(own, 1, &why);
+            if (kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r, &host_why, err,
+                                   sizeof err) != KCOLL_CALL_KCOLL)
+                r = NULL;
         }
     }
-    kcoll_plan_add(request, r, c, host_why);
+    kcoll_plan_add(request, r, c, host_why, &own);
     return r ? KCOLL_PMPI_DONE : KCOLL_PMPI_HOST;
 }
 
-void kcoll_pmpi_persistent_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
+int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm *comm, MPI_Request request)
 {
-    if (kcoll_pmpi_persistent(c, comm, request) == KCOLL_PMPI_HIER)
-        kcoll_plan_add(request, NULL, c, KCOLL_R_MULTINODE);
+    return kcoll_pmpi_persistent_in(c, comm, request, 1);
+}
+
+void kcoll_pmpi_persistent_flat(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
+{
+    kcoll_pmpi_persistent_in(c, &comm, request, 0);
 }
 
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)

@@ -105,11 +105,11 @@ KCOLL_PUBLIC int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Dataty
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
                                 recvbuf, recvcount, recvtype, root, comm);
-        if (kcoll_pmpi_persistent(&c, comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_scatter(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
                                                      sendcount, sendtype, recvbuf, recvcount,
                                                      recvtype, root),
-                                  *request);
+                                  *request, comm);
     }
     return rc;
 }
@@ -125,7 +125,7 @@ KCOLL_PUBLIC int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0,
                                 sendtype, recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }
@@ -202,7 +202,7 @@ KCOLL_PUBLIC int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
                                 recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }
@@ -219,7 +219,7 @@ KCOLL_PUBLIC int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendco
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1,
                                 sendtype, recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent_flat(&c, comm, *request);
     }
     return rc;
 }

@@ -83,6 +83,11 @@ typedef struct {
     /* this rank's vote in the agreement of collective vote_seq (sched/agree.h) */
     _Alignas(KCOLL_CACHELINE) _Atomic uint64_t vote_seq; /* stored last */
     _Atomic uint64_t vote;
+    /* the last collective of this lane this rank gave up after an error of
+     * its own (kcoll_ctl_give_up): a peer that waits for it in that
+     * collective would otherwise wait for ever (on the vote's line, which
+     * has room: it is written once per failure) */
+    _Atomic uint64_t gaveup;
     /* the last collective of this lane whose agreement this rank has
      * finished reading: peers may then overwrite their votes and tables */
     kcoll_line_t seen;
@@ -179,6 +184,21 @@ static inline size_t *kcoll_ctl_table(const kcoll_ctl_t *c, int r, uint64_t seq)
 {
     return c->tables +
            ((size_t)r * KCOLL_LANES + (size_t)kcoll_lane_of(seq)) * KCOLL_TABLE_LEN(c->p);
+}
+
+/* This rank gives collective seq up (an error after it entered its lane):
+ * the peers waiting for it there learn it from their watch (sched/wait.h)
+ * and fail too, instead of waiting for steps it will never take. */
+static inline void kcoll_ctl_give_up(const kcoll_ctl_t *c, uint64_t seq)
+{
+    /* release: orders nothing but itself (a peer only compares it) */
+    atomic_store_explicit(&kcoll_ctl_lane(c, c->rank, seq)->gaveup, seq, memory_order_release);
+}
+/* Has rank r given collective seq up? */
+static inline int kcoll_ctl_gave_up(const kcoll_ctl_t *c, int r, uint64_t seq)
+{
+    /* acquire: pairs with the release in kcoll_ctl_give_up */
+    return atomic_load_explicit(&kcoll_ctl_lane(c, r, seq)->gaveup, memory_order_acquire) == seq;
 }
 
 /* Address and expected value of this process's private probe word. */

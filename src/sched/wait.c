@@ -206,12 +206,14 @@ kcoll_status_t kcoll_watch(kcoll_watch_t *w, const kcoll_ctl_t *c, int peer, uin
     }
     /* Then a few of the others, in turn: a collective needs every rank of
      * its communicator, and the live rank this one waits for may itself
-     * have given up the collective because a third one died (it will
-     * never arrive); without this the wait would last until that rank
+     * have given up the collective because a third one died or failed (it
+     * will never arrive); without this the wait would last until that rank
      * exits. */
     for (int k = 0; k < KCOLL_WATCH_SWEEP && k < c->p; k++) {
         const int q = (int)(w->sweep++ % (uint64_t)c->p);
-        if (q != c->rank && q != peer && !kcoll_pid_alive(c->pids[q])) {
+        if (q == c->rank || q == peer)
+            continue;
+        if (!kcoll_pid_alive(c->pids[q])) {
             if (peer >= 0)
                 snprintf(err, errlen,
                          "rank %d (pid %d) of this communicator died while this rank waited "
@@ -223,6 +225,26 @@ kcoll_status_t kcoll_watch(kcoll_watch_t *w, const kcoll_ctl_t *c, int peer, uin
                          q, (int)c->pids[q]);
             return KCOLL_ERR_PEER_DEAD;
         }
+    }
+    /* A rank that gave this collective up never arrives either. Its
+     * reason is often a death: one of all the ranks is named if so. */
+    int gave = peer >= 0 && kcoll_ctl_gave_up(c, peer, seq) ? peer : -1;
+    for (int q = 0; gave < 0 && q < c->p; q++)
+        if (q != c->rank && kcoll_ctl_gave_up(c, q, seq))
+            gave = q;
+    if (gave >= 0) {
+        for (int q = 0; q < c->p; q++)
+            if (q != c->rank && !kcoll_pid_alive(c->pids[q])) {
+                snprintf(err, errlen,
+                         "rank %d (pid %d) of this communicator died while this rank waited",
+                         q, (int)c->pids[q]);
+                return KCOLL_ERR_PEER_DEAD;
+            }
+        snprintf(err, errlen,
+                 "rank %d of this communicator gave this collective up after an error of its "
+                 "own (its message says which)%s",
+                 gave, gave == peer ? " while this rank waited for it" : "");
+        return KCOLL_ERR_PROTO;
     }
     if (peer < 0)
         return KCOLL_OK;
