@@ -7,7 +7,7 @@
 #   scripts/setup.sh --plot   also matplotlib, for the benchmark plots
 set -euo pipefail
 pkgs=(gcc gfortran make cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev
-      hwloc python3-mpi4py python3-numpy util-linux)
+      hwloc python3-mpi4py python3-numpy python3-venv util-linux)
 [ "${1:-}" = "--plot" ] && pkgs+=(python3-matplotlib)
 need=()
 for p in "${pkgs[@]}"; do
@@ -21,10 +21,12 @@ if [ ${#need[@]} -gt 0 ]; then
   for attempt in 1 2 3; do
     if $sudo apt-get update -q &&
        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"; then
-      exit 0
+      break
     fi
     echo "setup: apt-get failed (attempt $attempt of 3)"
+    [ "$attempt" -eq 3 ] && exit 1
     sleep $((attempt * 10))
   done
-  exit 1
 fi
+# mpi4py 4 and its own test suite, in a virtual environment of the build tree
+"$(dirname "$0")/setup-mpi4py.sh"

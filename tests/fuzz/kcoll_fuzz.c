@@ -26,7 +26,7 @@
  *    node: with fake nodes, node-local ones), MPI_Comm_create_group of a
  *    random subset, or MPI_Comm_idup; freed at random, even with
  *    non-blocking calls on it outstanding;
- *  - the count, in units of a signature: 0, 1, odd, page-crossing, large
+ *  - the count, in units of a signature: 0 (one call in seven), 1, odd, page-crossing, large
  *    (up to --max-bytes per buffer);
  *  - data movement datatypes, per rank and per side (MPI lets each rank
  *    describe the same signature with its own layout): for 6 ints, MPI_INT
@@ -48,7 +48,8 @@
  *    shuffled displacements with gaps;
  *  - kcoll's parameters, alike on every rank: the family's algorithm
  *    forced (any that kcoll_algorithms lists, with a random parameter, so
- *    invalid ones too) or auto; KCOLL_MIN_BYTES auto or 0; the packing
+ *    invalid ones too) or auto; KCOLL_MIN_BYTES 0 (half the time: kcoll takes small and
+ *    empty calls too), auto or 4096; the packing
  *    threshold for derived datatypes.
  *
  * Known host bugs the data avoids (docs/fuzzing.md): Open MPI 4.1.4
@@ -565,7 +566,8 @@ static void draw_algo(int fam, int p)
 
 static void draw_params(void)
 {
-    static const char *const mins[] = {"auto", "auto", "0", "4096"};
+    /* 0 half the time: kcoll then takes the small calls and zero counts too */
+    static const char *const mins[] = {"auto", "0", "0", "4096"};
     static const char *const packs[] = {"4096", "4096", "0", "1048576"};
     const unsigned m = below(4), k = below(4);
     if (strcmp(min_bytes, mins[m])) {
@@ -617,9 +619,9 @@ static long draw_units(long cap)
 {
     const unsigned k = below(100);
     long u;
-    if (k < 8)
+    if (k < 15)
         u = 0;
-    else if (k < 18)
+    else if (k < 25)
         u = 1;
     else if (k < 45)
         u = 1 + 2 * (long)below(50);
