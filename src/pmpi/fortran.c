@@ -161,11 +161,35 @@ KCOLL_FORTRAN(op_free, OP_FREE, (MPI_Fint *op, MPI_Fint *ierr))
 {
     static kcoll_f_op_free_t *host;
     MPI_Fint rc = MPI_ERR_INTERN;
+    MPI_Op c = C_OP;
+    if (kcoll_retained_op_free(&c)) { /* a pending request uses it (pmpi/retain.c) */
+        *op = PMPI_Op_c2f(MPI_OP_NULL);
+        kcoll_f_ret(ierr, MPI_SUCCESS);
+        return;
+    }
     if (!host)
         host = (kcoll_f_op_free_t *)kcoll_f_host("ompi_op_free_f");
     kcoll_pmpi_op_forget(C_OP);
     if (host)
         host(op, &rc);
+    kcoll_f_ret(ierr, rc);
+}
+
+typedef void kcoll_f_type_free_t(MPI_Fint *type, MPI_Fint *ierr);
+KCOLL_FORTRAN(type_free, TYPE_FREE, (MPI_Fint *type, MPI_Fint *ierr))
+{
+    static kcoll_f_type_free_t *host;
+    MPI_Fint rc = MPI_ERR_INTERN;
+    MPI_Datatype c = PMPI_Type_f2c(*type);
+    if (kcoll_retained_type_free(&c)) { /* a pending request uses it (pmpi/retain.c) */
+        *type = PMPI_Type_c2f(MPI_DATATYPE_NULL);
+        kcoll_f_ret(ierr, MPI_SUCCESS);
+        return;
+    }
+    if (!host)
+        host = (kcoll_f_type_free_t *)kcoll_f_host("ompi_type_free_f");
+    if (host)
+        host(type, &rc);
     kcoll_f_ret(ierr, rc);
 }
 
