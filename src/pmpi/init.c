@@ -44,6 +44,7 @@ static void kcoll_startup(int collective)
         return;
     }
     kcoll_progress_hook_init();
+    kcoll_host_poke_init();
     kcoll_call_outer_set(kcoll_hier_progress, kcoll_hier_pending); /* composed collectives */
     /* the keyval itself is freed at once: the attribute keeps it alive
      * until MPI_Finalize deletes it (MPI: freeing a keyval in use only
@@ -133,6 +134,7 @@ static void kcoll_end(void)
     if (kcoll_param_int(KCOLL_P_STATS))
         kcoll_stats_report();
     kcoll_progress_hook_finalize();
+    kcoll_host_poke_finalize();
     kcoll_drive_finalize();
     kcoll_requests_handed_back();
     kcoll_requests_finalize();

@@ -200,6 +200,12 @@ void kcoll_progress_hook_init(void);
  * rank 0 reads and the others receive its bytes. */
 void kcoll_tuning_startup(int collective);
 void kcoll_progress_hook_finalize(void);
+/* Long waits inside kcoll advance the host's own pending operations
+ * (pmpi/progress.c); the host's calls into kcoll say so around themselves
+ * (inside 1, then 0), since no MPI call may be made from there. */
+void kcoll_host_poke_init(void);
+void kcoll_host_poke_finalize(void);
+void kcoll_host_calls_in(int inside);
 
 /* Derived datatypes as maps (pmpi/dtype.c): the map of dt (size bytes,
  * extent, true lower bound tlb), made once and kept on the datatype, or

@@ -37,7 +37,12 @@ static kcoll_host_register_t kcoll_host_unregister;
 
 static int kcoll_host_progress_cb(void)
 {
-    return kcoll_pending() || kcoll_hier_pending() ? kcoll_progress() : 0;
+    if (!kcoll_pending() && !kcoll_hier_pending())
+        return 0;
+    kcoll_host_calls_in(1); /* inside Open MPI's progress loop: no poke back */
+    const int n = kcoll_progress();
+    kcoll_host_calls_in(0);
+    return n;
 }
 
 /* A function pointer from dlsym (ISO C has no cast between object and
@@ -69,4 +74,66 @@ void kcoll_progress_hook_finalize(void)
 int kcoll_progress_hook_active(void)
 {
     return kcoll_host_unregister != NULL;
+}
+
+/* The host's own progress while kcoll waits. MPI's progress rule: a
+ * process inside any MPI call advances its pending operations. A rank
+ * that waits inside kcoll (a blocking collective, MPI_Wait on a kcoll
+ * request) runs no host code, so a host operation a peer still needs from
+ * it (its part of a non-blocking collective kcoll handed to the host, a
+ * rendezvous send) would not move, and the peer, waiting in the host for
+ * it, never arrives where this rank waits: a hang (seen with MPICH 5.0
+ * under the fuzzer; tests/mpi/test_progress.c). So a long wait pokes the
+ * host now and then (every 16th pause once the spinning is over:
+ * sched/wait.c): an MPI_Test of a receive that never matches, posted at
+ * start-up on a private duplicate of MPI_COMM_SELF. A test of a pending
+ * request runs the host's whole progress engine (its non-blocking
+ * collectives' schedules included; an MPI_Iprobe on MPI_COMM_SELF does
+ * not under MPICH 5.0) and consumes nothing. Not from the helper thread
+ * (no MPI calls there), and not from inside a call of the host's into
+ * kcoll (the poll and wait functions of kcoll's generalized requests,
+ * Open MPI's progress callback: kcoll_host_calls_in), where the host may
+ * hold its own locks. */
+static __thread __attribute__((tls_model("initial-exec"))) int kcoll_host_inside;
+static MPI_Comm kcoll_poke_comm = MPI_COMM_NULL;
+static MPI_Request kcoll_poke_req = MPI_REQUEST_NULL;
+static char kcoll_poke_byte;
+
+void kcoll_host_calls_in(int inside)
+{
+    kcoll_host_inside += inside ? 1 : -1;
+}
+
+static void kcoll_host_poke(void)
+{
+    int flag = 0;
+    if (kcoll_host_inside || kcoll_poke_req == MPI_REQUEST_NULL || kcoll_drive_in_helper() ||
+        !kcoll_ready())
+        return;
+    kcoll_host_inside = 1; /* the host's progress may call back into kcoll */
+    PMPI_Test(&kcoll_poke_req, &flag, MPI_STATUS_IGNORE);
+    kcoll_host_inside = 0;
+}
+
+void kcoll_host_poke_init(void)
+{
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &kcoll_poke_comm) != MPI_SUCCESS)
+        return;
+    if (PMPI_Irecv(&kcoll_poke_byte, 1, MPI_BYTE, 0, 0, kcoll_poke_comm, &kcoll_poke_req) !=
+        MPI_SUCCESS) {
+        kcoll_poke_req = MPI_REQUEST_NULL;
+        return;
+    }
+    kcoll_wait_idle_set(kcoll_host_poke);
+}
+
+void kcoll_host_poke_finalize(void)
+{
+    kcoll_wait_idle_set(NULL);
+    if (kcoll_poke_req != MPI_REQUEST_NULL) {
+        PMPI_Cancel(&kcoll_poke_req);
+        PMPI_Wait(&kcoll_poke_req, MPI_STATUS_IGNORE);
+    }
+    if (kcoll_poke_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&kcoll_poke_comm);
 }

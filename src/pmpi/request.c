@@ -145,7 +145,9 @@ static int kcoll_greq_poll(void *extra, MPI_Status *status)
 {
     (void)extra;
     (void)status;
+    kcoll_host_calls_in(1);
     kcoll_progress();
+    kcoll_host_calls_in(0);
     return MPI_SUCCESS;
 }
 
@@ -155,10 +157,12 @@ static int kcoll_greq_wait(int count, void **states, double timeout, MPI_Status 
     (void)timeout;
     (void)status;
     kcoll_pause_init(&pause);
+    kcoll_host_calls_in(1);
     for (int i = 0; i < count; i++)
         /* acquire: pairs with the release in kcoll_greq_finish */
         while (!atomic_load_explicit(&((kcoll_greq_t *)states[i])->done, memory_order_acquire))
             kcoll_pause_unless(&pause, kcoll_progress());
+    kcoll_host_calls_in(0);
     return MPI_SUCCESS;
 }
 #endif

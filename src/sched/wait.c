@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +111,14 @@ static int kcoll_sleep_on(kcoll_line_t *line, uint64_t want)
 
 /* ---- pauses ---- */
 
+/* the layer above's idle work (set once at start-up) */
+static void (*kcoll_wait_idle_fn)(void);
+
+void kcoll_wait_idle_set(void (*fn)(void))
+{
+    kcoll_wait_idle_fn = fn;
+}
+
 void kcoll_pause_init(kcoll_pause_t *p)
 {
     p->crowded = kcoll_wait_crowded();
@@ -132,6 +141,8 @@ void kcoll_pause(kcoll_pause_t *p)
         return;
     }
     if ((p->polls & 15) == 0) {
+        if (kcoll_wait_idle_fn)
+            kcoll_wait_idle_fn();
         int64_t now = kcoll_now_ns();
         if (!p->nap_after)
             p->nap_after = now + 50 * 1000000; /* 50 ms */
@@ -155,6 +166,8 @@ void kcoll_pause_on(kcoll_pause_t *p, kcoll_line_t *line, uint64_t want)
      * moment, and a yield hands it over without the wake-up a sleeper
      * needs (an inter-processor interrupt, expensive in a virtual machine);
      * a wait that lasts sleeps until the word changes, off the run queue */
+    if ((++p->polls & 15) == 0 && kcoll_wait_idle_fn)
+        kcoll_wait_idle_fn();
     int64_t now = kcoll_now_ns();
     if (!p->since)
         p->since = now;
@@ -199,9 +212,20 @@ kcoll_status_t kcoll_watch(kcoll_watch_t *w, const kcoll_ctl_t *c, int peer, uin
         return KCOLL_OK;
     w->last_check = now;
     if (peer >= 0 && !kcoll_pid_alive(c->pids[peer])) {
-        snprintf(err, errlen,
-                 "rank %d (pid %d) of this communicator died while this rank waited for it",
-                 peer, (int)c->pids[peer]);
+        /* the one awaited may have ended because another died first (it
+         * gave up and exited): name every rank that is gone */
+        char who[160];
+        int n = 0, named = 0;
+        for (int q = 0; q < c->p && n < (int)sizeof who; q++)
+            if (q != c->rank && (q == peer || !kcoll_pid_alive(c->pids[q])) && named++ < 4)
+                n += snprintf(who + n, sizeof who - (size_t)n, "%srank %d (pid %d)",
+                              named > 1 ? ", " : "", q, (int)c->pids[q]);
+        if (named > 1)
+            snprintf(err, errlen, "%s of this communicator died while this rank waited for rank %d",
+                     who, peer);
+        else
+            snprintf(err, errlen, "%s of this communicator died while this rank waited for it",
+                     who);
         return KCOLL_ERR_PEER_DEAD;
     }
     /* Then a few of the others, in turn: a collective needs every rank of
