@@ -601,7 +601,8 @@ static size_t llc_bytes(void)
     return llc ? llc : BENCH_DEFAULT_LLC;
 }
 
-/* The host MPI's name and version, short: "Open MPI 4.1.4", "MPICH 4.0.2". */
+/* The host MPI's name and version, short: "Open MPI 4.1.4", "MPICH 4.0.2",
+ * "Intel MPI 2021.14". */
 static void mpi_library_name(char *out, size_t outlen)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -614,7 +615,11 @@ static void mpi_library_name(char *out, size_t outlen)
     lib[strcspn(lib, "\r\n")] = '\0';
 
     const char *version_word = strstr(lib, "Version");
-    if (strncmp(lib, "Open MPI v", 10) == 0) {
+    if (strncmp(lib, "Intel(R) MPI Library ", 21) == 0) {
+        /* "Intel(R) MPI Library 2021.14 for Linux* OS" */
+        const char *v = lib + 21;
+        snprintf(out, outlen, "Intel MPI %.*s", (int)strcspn(v, " \t"), v);
+    } else if (strncmp(lib, "Open MPI v", 10) == 0) {
         /* "Open MPI v4.1.4, package: ..." */
         const char *v = lib + 10;
         snprintf(out, outlen, "Open MPI %.*s", (int)strcspn(v, ", \t"), v);

@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
-# Configure and build kcoll once per MPI: build/openmpi and build/mpich.
+# Configure and build kcoll once per host MPI (scripts/hosts.sh): build/openmpi,
+# build/mpich (Debian's), build/openmpi5, build/mpich5, build/mpich5-abi,
+# build/impi (pip's, when scripts/setup.sh installed them).
 # Extra arguments go to cmake's configure step (e.g. -DKCOLL_WERROR=ON).
+#   KCOLL_HOSTS="openmpi mpich5" scripts/build.sh   (a subset)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for mpi in openmpi mpich; do
-  cmake -S . -B "build/$mpi" -DMPI_C_COMPILER="mpicc.$mpi" "$@" >"build-$mpi.log" 2>&1 ||
-    { cat "build-$mpi.log"; exit 1; }
-  rm -f "build-$mpi.log"
-  cmake --build "build/$mpi" -j"$(nproc)" 2>&1 | grep -E "warning:|error:|Error [0-9]" || true
-  test -f "build/$mpi/libkcoll.so" || { echo "build/$mpi: build failed"; exit 1; }
-  echo "build: build/$mpi/libkcoll.so ($mpi)"
-done
+. scripts/hosts.sh
+want=" ${KCOLL_HOSTS:-$(kcoll_hosts | cut -d' ' -f1 | tr '\n' ' ')} "
+while read -r name cc env py; do
+  [[ $want == *" $name "* ]] || continue
+  if ! command -v "$cc" >/dev/null 2>&1; then
+    echo "build: $name left out: no $cc (scripts/setup.sh installs it)"
+    continue
+  fi
+  (
+    kcoll_host_env "$env"
+    pyarg=()
+    [ "$py" != - ] && pyarg=(-DKCOLL_MPI4PY_PYTHON="$py")
+    cmake -S . -B "build/$name" -DMPI_C_COMPILER="$cc" "${pyarg[@]}" "$@" >"build-$name.log" 2>&1 ||
+      { cat "build-$name.log"; exit 1; }
+    rm -f "build-$name.log"
+    cmake --build "build/$name" -j"$(nproc)" 2>&1 | grep -E "warning:|error:|Error [0-9]" || true
+    test -f "build/$name/libkcoll.so" || { echo "build/$name: build failed"; exit 1; }
+    echo "build: build/$name/libkcoll.so ($name)"
+  )
+done < <(kcoll_hosts)

@@ -19,6 +19,7 @@
  * The exit status is 0 whenever the report was printed, including when
  * cross-memory attach is not permitted: that is information, not a failure.
  */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +225,33 @@ static void kcoll_info_modes(void)
            "MPI_Ibarrier and MPI_Init through kcoll's own mpi_*_f08_)"
 #else
            "not active: kcoll has no Fortran entry points for this MPI"
+#endif
+    );
+}
+
+/* What kcoll found of the host MPI beyond its name: its interface, how
+ * kcoll's requests advance inside it, MPI-4 sessions. */
+static void kcoll_info_host(void)
+{
+    /* the same run-time look-up as pmpi/progress.c */
+    void *hook = dlsym(RTLD_DEFAULT, "opal_progress_register");
+    printf("host: interface %s; progress: %s; sessions: %s\n",
+#ifdef MPI_ABI_VERSION
+           "the MPI-5 standard ABI (built with mpi_abi.h: this libkcoll runs under every MPI "
+           "that implements it)",
+#else
+           "the MPI's own (a libkcoll per MPI)",
+#endif
+           hook ? "the host's progress engine runs kcoll's (opal_progress_register), and "
+                  "kcoll's long waits run the host's"
+                : "no hook for foreign requests in this MPI: kcoll's requests advance in its "
+                  "calls and completion functions, and kcoll's long waits run the host's "
+                  "progress (an MPI_Iprobe now and then)",
+#ifdef KCOLL_HAVE_SESSIONS
+           "communicators made with MPI_Comm_create_from_group get teams (when MPI_Init "
+           "started kcoll)"
+#else
+           "this MPI declares no MPI_Comm_create_from_group"
 #endif
     );
 }
@@ -562,6 +590,7 @@ int main(int argc, char **argv)
 
     kcoll_info_levels();
     kcoll_info_modes();
+    kcoll_info_host();
     printf("\n");
     kcoll_info_algos();
     printf("\n");

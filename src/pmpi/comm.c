@@ -435,3 +435,17 @@ KCOLL_PUBLIC int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, con
                                                       outdegree, destinations, destweights, info,
                                                       reorder, newcomm), newcomm);
 }
+
+#ifdef KCOLL_HAVE_SESSIONS
+/* MPI-4 sessions: a communicator made from a group (of a session's
+ * process set, or any group) gets its team like any other. A program that
+ * uses sessions only, without MPI_Init, has no kcoll (kcoll starts in
+ * MPI_Init): its calls go to the host unchanged. */
+KCOLL_PUBLIC int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag,
+                                            MPI_Info info, MPI_Errhandler errhandler,
+                                            MPI_Comm *newcomm)
+{
+    KCOLL_RETURN_MADE(PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm),
+                      newcomm);
+}
+#endif

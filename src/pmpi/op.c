@@ -205,16 +205,25 @@ static int kcoll_mpi_type(MPI_Datatype dt, int size, kcoll_opkind_t k, kcoll_typ
 
 /* ---- a user operation's kernel ---- */
 
+/* Fortran handles: the MPI-5 standard ABI (mpi_abi.h, MPI_ABI_VERSION)
+ * has none (no MPI_Fint, no MPI_Type_c2f): there every user operation is a
+ * C one (the Fortran bindings are the MPI's own business). */
+#ifdef MPI_ABI_VERSION
+typedef int kcoll_fint_t;
+#else
+typedef MPI_Fint kcoll_fint_t;
+#endif
+
 /* What op->ctx holds for a user operation. */
 typedef struct {
     MPI_User_function *fn;
     MPI_Datatype dt;
     int fortran;
-    MPI_Fint fdt; /* dt as a Fortran handle, for a Fortran fn */
+    kcoll_fint_t fdt; /* dt as a Fortran handle, for a Fortran fn */
 } kcoll_user_ctx_t;
 
 /* A Fortran user subroutine: (invec, inoutvec, len, datatype), all by reference */
-typedef void kcoll_fortran_user_fn(void *in, void *inout, MPI_Fint *len, MPI_Fint *dt);
+typedef void kcoll_fortran_user_fn(void *in, void *inout, kcoll_fint_t *len, kcoll_fint_t *dt);
 
 static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_op_t *op)
 {
@@ -223,7 +232,7 @@ static void kcoll_call_user(const void *in, void *inout, size_t n, const kcoll_o
     while (n > 0) {
         int len = n > INT_MAX ? INT_MAX : (int)n;
         if (u.fortran) {
-            MPI_Fint flen = (MPI_Fint)len;
+            kcoll_fint_t flen = (kcoll_fint_t)len;
             ((kcoll_fortran_user_fn *)(void (*)(void))u.fn)((void *)(uintptr_t)in, inout, &flen,
                                                             &u.fdt);
         } else {
@@ -277,8 +286,10 @@ int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_o
         return 0; /* MPI_REPLACE, MPI_NO_OP, unknown */
     u.fn = rec.fn;
     u.fortran = rec.fortran;
+#ifndef MPI_ABI_VERSION
     if (u.fortran)
         u.fdt = PMPI_Type_c2f(dt);
+#endif
     if (!(side->type & KCOLL_TYPE_PACKED))
         return 0; /* elements with gaps between them (extent > size) */
     _Static_assert(sizeof u <= sizeof op->ctx, "a user operation's context fits");
