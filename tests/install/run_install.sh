@@ -133,7 +133,16 @@ echo "== kcoll-run, from the source tree"
 out=$("$src/scripts/kcoll-run" --print "${launch[@]}" 2 "$tmp/hello_plain" 2>&1)
 rc=$?
 echo "$out"
-if [ -f "$src/build/$mpi/libkcoll.so" ]; then
+# the build under test, when it lies in the source tree (it is linked
+# against the program's own MPI library: of several builds of one MPI
+# family, e.g. build/openmpi and build/openmpi5, that one)
+bdir=$(cd "$build" && pwd -P)
+if [ "$(dirname "$bdir")" = "$(cd "$src/build" 2>/dev/null && pwd -P)" ]; then
+  case $out in
+    *"LD_PRELOAD"?"$bdir/libkcoll.so "*) ;;
+    *) bad "scripts/kcoll-run did not pick $bdir/libkcoll.so" ;;
+  esac
+elif [ -f "$src/build/$mpi/libkcoll.so" ]; then
   case $out in
     *"LD_PRELOAD"?"$src/build/$mpi/libkcoll.so "*) ;;
     *) bad "scripts/kcoll-run did not pick $src/build/$mpi/libkcoll.so" ;;
@@ -141,6 +150,17 @@ if [ -f "$src/build/$mpi/libkcoll.so" ]; then
 else
   [ "$rc" -ne 0 ] && case $out in *"no kcoll built for"*) true ;; *) false ;; esac ||
     bad "scripts/kcoll-run without build/$mpi: expected 'no kcoll built for' and a failure"
+fi
+
+if [ -n "${KCOLL_TEST_PYTHON:-}" ] && [ "$(dirname "$bdir")" = "$(cd "$src/build" 2>/dev/null && pwd -P)" ]; then
+  # a Python program: the MPI library its mpi4py loads decides (a venv's
+  # pip-installed MPI included)
+  out=$("$src/scripts/kcoll-run" --print "${launch[@]}" 2 "$KCOLL_TEST_PYTHON" prog.py 2>&1)
+  echo "$out"
+  case $out in
+    *"LD_PRELOAD"?"$bdir/libkcoll.so "*) ;;
+    *) bad "scripts/kcoll-run did not pick $bdir/libkcoll.so for $KCOLL_TEST_PYTHON" ;;
+  esac
 fi
 
 echo "== kcoll-run and a program of the other MPI"

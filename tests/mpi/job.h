@@ -258,7 +258,7 @@ JOB_SHARED int own_in_place(const job_t *j)
     return 1;
 }
 
-#if MPI_VERSION >= 4
+#ifdef KCOLL_HAVE_PERSISTENT
 #define CALL_INIT(B, ...) how == PINIT ? MPI_##B##_init(__VA_ARGS__, MPI_INFO_NULL, req):
 #else
 #define CALL_INIT(B, ...)

@@ -213,3 +213,15 @@ int mt_finish(const char *name)
     }
     return sum[1] ? 1 : 0;
 }
+
+int mt_host_is_ompi(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(v, &len);
+        known = strstr(v, "Open MPI") != NULL;
+    }
+    return known;
+}

@@ -9,6 +9,33 @@
 
 #include "kcoll.h"
 
+/* The host MPI declares MPI-4's persistent collectives
+ * (KCOLL_HAVE_PERSISTENT, from the build: Open MPI 5.0 has them although
+ * its MPI_VERSION says 3.1): the forms a collective is tested in. */
+#ifdef KCOLL_HAVE_PERSISTENT
+#define KCOLL_PERSISTENT_FORMS 3
+#else
+#define KCOLL_PERSISTENT_FORMS 2
+#endif
+
+/* The host MPIs whose own bugs the tests and the fuzzer steer around,
+ * each use saying which bug: MPICH before 4.1 (Debian's 4.0.2; Intel MPI
+ * 2021 is built on MPICH 3.4 and gets the same care) and Open MPI before
+ * 5 (Debian's 4.1.4). The current ones (MPICH 5.0, Open MPI 5.0) get none.
+ * Through the MPI-5 standard ABI the host is not known when compiling:
+ * none either. */
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40100000
+#define KCOLL_HOST_OLD_MPICH 1
+#endif
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+#define KCOLL_HOST_OLD_OMPI 1
+#endif
+
+/* Is the host MPI (asked at run time: through the MPI-5 ABI the header
+ * does not say) Open MPI, whose progress engine advances kcoll's requests
+ * inside any of its calls? */
+int mt_host_is_ompi(void);
+
 #define MT_NSHAPES 4
 /* MPI_COMM_WORLD, a duplicate, an odd/even split, a split with the rank
  * order reversed. */

@@ -262,11 +262,12 @@ NBJ MPI_Status host_status; /* the host's own non-blocking collective's */
  * nothing was sent), and kcoll's requests must give the same. MPICH 4.0.2
  * leaves in the status whatever an earlier message on the recycled request
  * object had (with kcoll loaded, for example source 1, tag 14, count 4,
- * differing between ranks), so there only the cancelled flag is compared. */
-#ifdef MPICH_VERSION
-#define HOST_STATUS_DEFINED 0
-#else
+ * differing between ranks), so there only the cancelled flag is compared;
+ * so too under every MPI but Open MPI. */
+#ifdef OPEN_MPI
 #define HOST_STATUS_DEFINED 1
+#else /* MPICH, Intel MPI, any MPI through the MPI-5 ABI */
+#define HOST_STATUS_DEFINED 0
 #endif
 
 /* Does status st equal ref (source, tag, element count, cancelled)? */

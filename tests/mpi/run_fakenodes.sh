@@ -8,7 +8,8 @@
 # names, launched through fakenode_agent.sh instead of ssh (each node's
 # daemon in its own UTS namespace with the node's name as host name; TCP
 # over loopback between nodes). MPICH: hydra's -hosts list with the fork
-# launcher (hydra itself tells each process its node). Every run gets
+# launcher (hydra itself tells each process its node; Intel MPI's hydra
+# starts its proxies through fakenode_agent.sh). Every run gets
 # --expect-nodes=..., so a launcher that places ranks otherwise than the
 # layout intends fails the run. Layouts:
 #   2 nodes x 1 rank, 2 x 2, 3 nodes 2+1+2, 2 nodes 3+1, 2 nodes 4+2, 2 x 2
@@ -52,7 +53,7 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fakenodes.XXXXXX") || exit 1
 shmdir=
-trap 'rm -rf "$work" ${shmdir:+"$shmdir"}' EXIT
+trap 'rm -rf "$work" ${shmdir:+"$shmdir"}; [ -n "${made_veth:-}" ] && ip link del "$made_veth"' EXIT
 shmdir=$(mktemp -d /dev/shm/fakenodes.XXXXXX) || exit 1
 
 # Open MPI: allowed as root; loopback only; a process that waits yields
@@ -63,6 +64,33 @@ shmdir=$(mktemp -d /dev/shm/fakenodes.XXXXXX) || exit 1
 # (64) makes every daemon here a child of mpirun anyway.
 ompi_common=(--mca oob_tcp_if_include lo --mca btl_tcp_if_include lo
              --mca btl self,vader,tcp --bind-to none --mca mpi_yield_when_idle 1)
+ompi_agent=(--mca plm_rsh_agent)
+# Open MPI 5 launches through PRRTE, whose out-of-band messages refuse the
+# loopback interface once several hosts are named: they (and the TCP
+# transport) take this machine's first interface with a global IPv4
+# address, or else a veth pair made for the run (and removed after)
+made_veth=
+if [ "$flavor" = openmpi ] && "$launcher" --version 2>&1 | grep -q "Open MPI) [5-9]"; then
+  ifc=$(ip -o -4 addr show scope global 2>/dev/null | awk '{print $2; exit}')
+  if [ -z "$ifc" ]; then
+    ifc=kcollfn0
+    ip link add kcollfn0 type veth peer name kcollfn1 &&
+      ip addr add 10.213.0.1/24 dev kcollfn0 && ip link set kcollfn0 up && ip link set kcollfn1 up ||
+      { echo "run_fakenodes.sh: no network interface for PRRTE (and no veth pair)" >&2; exit 1; }
+    made_veth=kcollfn0
+  fi
+  # coll/han of Open MPI 5.0.11 gives wrong MPI_Gather and MPI_Scatter
+  # results (and their non-blocking forms) on communicators whose ranks
+  # interleave the nodes (round-robin placement; KCOLL_DISABLE=1 too): the
+  # host's references would be wrong, so its other components serve here
+  ompi_common=(--prtemca oob_tcp_if_include "$ifc" --mca btl_tcp_if_include "$ifc" --mca coll ^han
+               --mca btl self,sm,tcp --bind-to none --mca mpi_yield_when_idle 1)
+  ompi_agent=(--prtemca plm_ssh_agent)
+fi
+intel=
+if [ "$flavor" = mpich ] && "$launcher" --version 2>&1 | grep -q "Intel(R) MPI"; then
+  intel=1
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # MPICH with UCX: loopback only (UCX_TLS=tcp would hang)
 export UCX_NET_DEVICES=lo
@@ -87,14 +115,28 @@ run_layout() {
     tr ',' '\n' <<<"$hosts" | sed 's/:/ slots=/' >"$hostfile"
     cmd=("$launcher" --hostfile "$hostfile" -np "$np")
     [ "$mode" = strict ] && agent_cmd="$agent --strict"
-    cmd+=(--mca plm_rsh_agent "$agent_cmd" "${ompi_common[@]}")
+    cmd+=("${ompi_agent[@]}" "$agent_cmd" "${ompi_common[@]}")
     [ "$mode" = bynode ] && cmd+=(--map-by node)
   else
     local h=$hosts
     # hydra: "host:n" places n ranks on host, in blocks; without ":n" (one
     # slot each) ranks go round robin over the hosts
     [ "$mode" = bynode ] && h=$(sed 's/:[0-9]*//g' <<<"$hosts")
-    cmd=("$launcher" -n "$np" -hosts "$h" -launcher fork -iface lo)
+    if [ -n "$intel" ]; then
+      # Intel MPI's hydra has no fork launcher for a host list: its
+      # proxies start through the agent, as Open MPI's daemons do; it
+      # places "host:n" blocks from a machine file, round robin with -ppn 1
+      local mf=$work/machines.$np.${hosts//[:,]/_}
+      tr ',' '\n' <<<"$hosts" >"$mf"
+      cmd=("$launcher" -n "$np" -bootstrap ssh -bootstrap-exec "$agent")
+      if [ "$mode" = bynode ]; then
+        cmd+=(-hosts "$h" -ppn 1)
+      else
+        cmd+=(-machinefile "$mf")
+      fi
+    else
+      cmd=("$launcher" -n "$np" -hosts "$h" -launcher fork -iface lo)
+    fi
   fi
   cmd+=("$exe" "--expect-nodes=$expect" "${q[@]}" "${args[@]}")
   echo "== layout: $name: ${cmd[*]}"

@@ -12,8 +12,9 @@
 #  - the last rank calling MPI_Abort while the others are in a collective
 #    (the same two): the job must end with an error status, in time.
 # Afterwards no kcoll name may be left in /dev/shm. For kills and exits
-# the launcher is told not to kill the other ranks when one dies (Open MPI:
-# orte_enable_recovery; MPICH: -disable-auto-cleanup), so that they are
+# the launcher is told not to kill the other ranks when one dies (Open MPI
+# 4: orte_enable_recovery; Open MPI 5: --enable-recovery; MPICH:
+# -disable-auto-cleanup), so that they are
 # seen noticing it themselves (the job's status says nothing then: Open
 # MPI's mpirun returns 0 when the survivors do); MPI_Abort runs with the
 # launcher's defaults, which end the whole job. Under MPICH a survivor may
@@ -25,7 +26,9 @@ launcher=("$@")
 np_flag=${launcher[-1]}
 unset 'launcher[-1]'
 np=3 victim=2 limit=60
-if "${launcher[0]}" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+if "${launcher[0]}" --version 2>&1 | grep -q "Open MPI) [5-9]"; then
+  keep=() keep_flags=(--enable-recovery) # PRRTE's (Open MPI 5)
+elif "${launcher[0]}" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
   keep=(env OMPI_MCA_orte_enable_recovery=1) keep_flags=()
 else
   keep=() keep_flags=(-disable-auto-cleanup)

@@ -9,9 +9,11 @@ set -uo pipefail
 prog=$1
 shift 2
 # The host MPI must not use CMA itself in this job, or its own large
-# messages would fail: Open MPI's vader and UCX both can use it.
+# messages would fail: Open MPI's vader, UCX and MPICH 4.1+ can use it.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export UCX_TLS=^cma
+# (MPICH 4.1 and later: its own IPC through CMA)
+export MPIR_CVAR_CH4_CMA_ENABLE=0
 status=0
 for engine in auto cma; do
   if [ "$engine" = auto ]; then

@@ -438,7 +438,7 @@ static void exact_result(const job_t *j, size_t res_len)
 static long host_bugs;
 static int host_bug_known(const job_t *j)
 {
-#ifdef MPICH_VERSION
+#ifdef KCOLL_HOST_OLD_MPICH
     return j->c == REDUCE;
 #else
     (void)j;
@@ -506,7 +506,11 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
     size_t res_len = 0;
     if (red && (j.c != REDUCE || j.rank == j.root))
         res_len = (size_t)(j.c == RS ? j.rc[j.rank] : j.n) * j.es;
-    const size_t other_end = j.ip && (j.c == RSB || j.c == RS) ? res_len : j.rlen;
+    /* A Reduce's receive buffer away from the root is not significant
+     * (MPI): Intel MPI 2021.14 uses it as scratch on a node of one rank */
+    const size_t other_end = j.c == REDUCE && j.rank != j.root        ? 0
+                             : j.ip && (j.c == RSB || j.c == RS) ? res_len
+                                                                 : j.rlen;
     const char *why = NULL;
     long off;
     char where[512] = "";
@@ -587,11 +591,11 @@ static int wanted(const shape_t *sh, int shi, int c, int ai, int kind, int si, i
     const int p = sh->p;
     const int nb = (colls[c].flags & (F_NB | F_PERS)) != 0;
     const int has_root = (colls[c].flags & F_ROOTED) != 0;
-#if MPI_VERSION < 4
+#ifndef KCOLL_HAVE_PERSISTENT
     if (colls[c].flags & F_PERS)
         return 0;
 #endif
-#ifdef MPICH_VERSION
+#ifdef KCOLL_HOST_OLD_MPICH
     /* MPICH 4.0.2's own blocking MPI_Allgatherv on a communicator of one
      * rank ignores the displacement (the block lands at offset 0; its
      * non-blocking and persistent forms are right), so the reference would
@@ -599,16 +603,20 @@ static int wanted(const shape_t *sh, int shi, int c, int ai, int kind, int si, i
     if (colls[c].base == ALLGATHERV && nb && p == 1)
         return 0;
 #endif
-#ifdef OPEN_MPI
-    /* Open MPI 4.1.4's own in-place MPI_Ialltoallv, where one rank's
-     * counts are all zero and another's only its own block, leaves the
-     * next MPI_Ialltoallv on the communicator hanging (a plain Open MPI
-     * program does it, kcoll not loaded); on communicators that span nodes
-     * kcoll hands these calls to it */
-    if (colls[c].base == ALLTOALLV && nb && ip)
-        return 0;
+    /* Open MPI's own in-place MPI_Ialltoallv between nodes: 4.1.4's, where
+     * one rank's counts are all zero and another's only its own block,
+     * leaves the next MPI_Ialltoallv on the communicator hanging; 5.0.11's
+     * gives data other than its blocking MPI_Alltoallv in place (2 x 2
+     * nodes, MPI_INT, count 19200; both with KCOLL_DISABLE=1 too). On
+     * communicators that span nodes kcoll hands these calls to it. */
+#ifdef KCOLL_HOST_OLD_OMPI
+    const int ompi_ialltoallv_bad = 1;
+#else
+    const int ompi_ialltoallv_bad = sh->layout != L_ONE_NODE && mt_host_is_ompi();
 #endif
-#ifdef MPICH_VERSION
+    if (ompi_ialltoallv_bad && colls[c].base == ALLTOALLV && nb && ip)
+        return 0;
+#ifdef KCOLL_HOST_OLD_MPICH
     /* MPICH 4.0.2's PMPI_Reduce crashes in place at a non-zero root, and on
      * one node kcoll's "auto" hands such calls to it */
     if (colls[c].base == REDUCE && ip && root != 0 && sh->layout == L_ONE_NODE && ai == 0)
@@ -678,7 +686,7 @@ static int barrier_form(MPI_Comm comm, int form)
     int rc;
     if (form == 0)
         return MPI_Barrier(comm);
-#if MPI_VERSION >= 4
+#ifdef KCOLL_HAVE_PERSISTENT
     if (form == 2) {
         if ((rc = MPI_Barrier_init(comm, MPI_INFO_NULL, &req)) != MPI_SUCCESS ||
             (rc = MPI_Start(&req)) != MPI_SUCCESS || (rc = MPI_Wait(&req, MPI_STATUS_IGNORE)))
@@ -694,7 +702,7 @@ static int barrier_form(MPI_Comm comm, int form)
 static void barrier_cases(const shape_t *sh, int shi)
 {
     static const char *const rows[] = {"MPI_Barrier", "MPI_Ibarrier", "MPI_Barrier_init"};
-    const int forms = MPI_VERSION >= 4 ? 3 : 2;
+    const int forms = KCOLL_PERSISTENT_FORMS;
     for (int ai = 0; ai < 2; ai++) {
         kcoll_param_set(fam_param[FAM_BARRIER], fam_algos[FAM_BARRIER][ai]);
         for (int form = 0; form < forms; form++)
@@ -948,11 +956,8 @@ static void progress_cases(const shape_t *world)
     }
     if (last < 0 || world->layout == L_ONE_NODE)
         return; /* no node has two ranks */
-#ifdef MPICH_VERSION
-    const int cases = 1; /* (b): no way in (docs/hierarchy.md, "Progress") */
-#else
-    const int cases = 2;
-#endif
+    /* (b) needs the host's progress engine: not with MPICH (docs/hierarchy.md, "Progress") */
+    const int cases = mt_host_is_ompi() ? 2 : 1;
     for (int k = 0; k < cases; k++) {
         own_job_t o;
         MPI_Request req;

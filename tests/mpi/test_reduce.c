@@ -40,7 +40,7 @@
 #include "mpitest.h"
 
 #ifndef MAY_USE_HOST
-#ifdef MPICH_VERSION
+#ifdef KCOLL_HOST_OLD_MPICH
 #define MAY_USE_HOST 0
 #else
 #define MAY_USE_HOST 1

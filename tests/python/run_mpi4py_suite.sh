@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# usage: run_mpi4py_suite.sh SUITE_DIR LIBKCOLL NP LAUNCHER [FLAGS...] NP_FLAG
-# mpi4py's own test suite (SUITE_DIR: scripts/setup-mpi4py.sh's folder,
-# with venv/ and mpi4py-<version>/test) at NP ranks with kcoll preloaded
+# usage: run_mpi4py_suite.sh PYTHON TESTS LIBKCOLL NP LAUNCHER [FLAGS...] NP_FLAG
+# mpi4py's own test suite (TESTS: its test/ folder, which
+# scripts/setup-mpi4py.sh fetches; PYTHON: an interpreter whose mpi4py 4
+# uses this build's MPI) at NP ranks with kcoll preloaded
 # and KCOLL_MIN_BYTES=0, so that kcoll takes every collective it can
 # whatever its size. The modules run in the order that once broke kcoll:
 # the buffer collectives, then the non-blocking vector ones (mpi4py 4.1.2's
@@ -10,12 +11,10 @@
 # persistent vector ones. Every test must pass, and the statistics must
 # show that kcoll ran the calls.
 set -uo pipefail
-suite=$1 lib=$2 np=$3
-shift 3
-py=$suite/venv/bin/python
-tests=$(ls -d "$suite"/mpi4py-*/test 2>/dev/null | head -1)
-if [ ! -x "$py" ] || [ -z "$tests" ]; then
-  echo "FAIL: no mpi4py test suite in $suite (scripts/setup-mpi4py.sh makes it)"
+py=$1 tests=$2 lib=$3 np=$4
+shift 4
+if [ ! -x "$py" ] || [ ! -f "$tests/main.py" ]; then
+  echo "FAIL: no mpi4py test suite in $tests or no $py (scripts/setup-mpi4py.sh makes them)"
   exit 1
 fi
 out=$(mktemp)
