@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # One command on a fresh machine: install what is missing, build kcoll for
-# Open MPI and MPICH, show kcoll-info, then benchmark every collective
-# kcoll-bench knows at 2 ranks under each MPI: the host MPI alone (PMPI_*)
+# every host MPI (scripts/hosts.sh), show kcoll-info, then benchmark every
+# collective kcoll-bench knows at 2 ranks under each of Debian's Open MPI
+# 4.1 and MPICH 4.0 and pip's Open MPI 5.0 and MPICH 5.0
+# (KCOLL_QUICKSTART_MPIS="openmpi5 mpich5 impi" chooses others; names as in
+# scripts/hosts.sh): the host MPI alone (PMPI_*)
 # and the host MPI with kcoll preloaded (MPI_*), in the same run,
 # alternating. MPI_Bcast also shows each of its algorithms.
 # Each in both cache states: off-cache (kcoll-bench --cache cold, rotating
@@ -9,7 +12,7 @@
 # Results: bench-results/<collective>.csv and .png (off-cache),
 # bench-results/hot/<collective>.csv and .png (on-cache), and
 # bench-results/summary.md (the README's table with both cache states, then
-# one table per collective and cache state, both MPIs).
+# one table per collective and cache state, every MPI).
 #   scripts/quickstart.sh [extra kcoll-bench options, e.g. -m 16K:1M]
 #   KCOLL_QUICKSTART_COLLS="bcast allreduce" scripts/quickstart.sh   (a subset)
 #   KCOLL_QUICKSTART_CACHE=cold scripts/quickstart.sh   (one cache state)
@@ -23,6 +26,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo
 build/openmpi/kcoll-info
 mkdir -p bench-results/hot
+. scripts/hosts.sh
+declare -A host_env=()
+while read -r name _ env _; do host_env[$name]=$env; done < <(kcoll_hosts)
+mpis=
+for mpi in ${KCOLL_QUICKSTART_MPIS:-openmpi mpich openmpi5 mpich5}; do
+  if [ -f "build/$mpi/libkcoll.so" ]; then mpis="$mpis $mpi"; else echo "quickstart: no build/$mpi: left out"; fi
+done
 # the collectives this kcoll-bench knows, as listed by its help text
 known=$(build/openmpi/kcoll-bench -h | sed -n 's/.*collective to time: *\(.*\) (default.*/\1/p')
 colls=${KCOLL_QUICKSTART_COLLS:-$known}
@@ -35,15 +45,19 @@ for coll in $colls; do
   csv=$(dir_of "$cache")/$coll.csv
   rm -f "$csv"
   for rep in $(seq "${KCOLL_QUICKSTART_REPS:-1}"); do
-  for mpi in openmpi mpich; do
+  for mpi in $mpis; do
     lib=$PWD/build/$mpi/libkcoll.so
     bench=build/$mpi/kcoll-bench
+    launcher=$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "build/$mpi/CMakeCache.txt")
     echo
-    if [ "$mpi" = openmpi ]; then
-      mpirun.openmpi -np 2 --bind-to core -x LD_PRELOAD="$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
-    else
-      mpiexec.mpich -np 2 -bind-to core -genv LD_PRELOAD "$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
-    fi
+    (
+      kcoll_host_env "${host_env[$mpi]}"
+      if "$launcher" --version 2>&1 | grep -q "Open MPI"; then
+        "$launcher" -np 2 --bind-to core -x LD_PRELOAD="$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
+      else
+        "$launcher" -np 2 -bind-to core -genv LD_PRELOAD "$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
+      fi
+    )
   done
   done
   /usr/bin/python3 scripts/plot_bench.py "$csv" -o "${csv%.csv}.png" >/dev/null || true
