@@ -34,7 +34,10 @@ declare -A select=(
   [impi]="-R ^mpi\.((allgather|alltoall|barrier|bcast|reduce|rooted|nonblocking|persistent|large_count|dtype|semantics|progress)\.np[23]|engines\.np2)$"
   [mpich5-abi]="-R ^mpi\.((allgather|alltoall|barrier|bcast|reduce|rooted|nonblocking|persistent|large_count|dtype|semantics|sessions|progress)\.np[23]|engines\.np2)$"
 )
-want=" ${KCOLL_HOSTS:-$(kcoll_hosts | cut -d' ' -f1 | tr '\n' ' ')} "
+# CI's default: Debian's Open MPI 4.1 and pip's Open MPI 5.0; the others
+# (mpich5, mpich5-abi, impi, mpich) with KCOLL_HOSTS: docs/hosts.md says
+# where each stands
+want=" ${KCOLL_HOSTS:-openmpi openmpi5} "
 status=0 ran=()
 first=
 while read -r name cc env _; do
@@ -54,8 +57,8 @@ while read -r name cc env _; do
     # shellcheck disable=SC2086 # the selection is words
     echo "== MPI tests under $name: ctest ${select[$name]}"
     # shellcheck disable=SC2086
-    ctest --output-on-failure ${select[$name]}
-  ) || status=1
+    ctest --output-on-failure ${select[$name]} </dev/null
+  ) </dev/null || status=1
   first=done
   ran+=("$name")
 done < <(kcoll_hosts)
