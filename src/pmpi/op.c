@@ -72,7 +72,6 @@ KCOLL_PUBLIC int MPI_Op_free(MPI_Op *op)
     return PMPI_Op_free(op);
 }
 
-
 /* The record of a user operation kcoll saw created; 0 if op is not one.
  * (Its commutativity does not matter: kcoll combines the contributions in
  * rank order whatever the operation.) */

@@ -652,7 +652,7 @@ static int kcoll_host_wait_hiding(int n, MPI_Request reqs[], MPI_Status *statuse
 /* The host's part of a Testall, as kcoll's waiting loops ask it: every
  * request looked at with PMPI_Request_get_status, which completes none,
  * and once all have completed, PMPI_Waitall, which then returns at once.
- * Not PMPI_Testall: MPICH 4.0.2's reports MPI_ERR_IN_STATUS, with every
+ * Not PMPI_Testall: MPICH's (4.0.2, 5.0.2) reports MPI_ERR_IN_STATUS, with every
  * status MPI_SUCCESS, for a persistent collective request that completed,
  * where its MPI_Waitall is right (a user's MPI_Waitall that kcoll turns
  * into a loop of tests must not fail where the host's own would not). */
