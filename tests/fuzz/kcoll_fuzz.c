@@ -640,14 +640,10 @@ static const layout_t *pick_layout(const fcall_t *f, int side)
 {
     /* Open MPI 4.1.4's MPI_Allgather(v) and MPI_Iallgather(v) and MPICH
      * 4.0.2's MPI_Iallgatherv hang when the ranks' layouts of the
-     * signature differ: one for all. Open MPI 5.0.11's MPI_Allgatherv
-     * too, across nodes (its gather-then-broadcast form; seed 7 on fake
-     * nodes, with KCOLL_DISABLE=1 as well) */
-#if defined(OPEN_MPI) || defined(KCOLL_HOST_OLD_MPICH)
+     * signature differ, and so do Open MPI 5.0.11's MPI_Allgatherv across
+     * nodes (seed 7 on fake nodes) and MPICH 5.0.2's MPI_Iallgatherv (seed
+     * 9 at 3 ranks), each with KCOLL_DISABLE=1 too: one for all */
     const uint64_t who = f->c == ALLGATHER || f->c == ALLGATHERV ? 0 : (uint64_t)wrank;
-#else
-    const uint64_t who = (uint64_t)wrank;
-#endif
     const uint64_t h = mt_mix(f->salt * 31 + who * 2 + (uint64_t)side);
     return &lays[f->sig][h % (uint64_t)nlays[f->sig]];
 }
@@ -1216,8 +1212,8 @@ static void one_call(long num)
                           : hrc != MPI_SUCCESS ? "the host's reference call returned an error"
                                                : complete_as(&f->req, (int)(f->salt >> (8 + 4 * s)) % NCMODES,
                                                              &st, 1, 1);
-#ifdef KCOLL_HOST_OLD_MPICH
-        if (on_host) { /* MPICH 4.0.2's own persistent collectives: broken, not compared */
+#ifdef KCOLL_HOST_PERSISTENT_BROKEN
+        if (on_host) { /* the MPICH family's own persistent collectives: broken, not compared */
             host_persistent++;
             continue;
         }

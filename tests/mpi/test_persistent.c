@@ -93,12 +93,8 @@ static long case_id = 1;
  * and MPI_Testall reports MPI_ERR_IN_STATUS with every status
  * MPI_SUCCESS. There the requests the host MPI would run are made and
  * freed but not started (counted, and said at the end). */
-/* MPICH 5.0.2's (and Intel MPI's, and the standard ABI's, whose header
- * does not say the MPI: MPICH 5 is the one that has it) too: at one rank
- * MPI_Testall reports MPI_ERR_IN_STATUS for a completed MPI_Bcast_init
- * request (with KCOLL_DISABLE=1 too). */
-#if defined(KCOLL_HOST_OLD_MPICH) || (defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 50100000) || \
-    defined(MPI_ABI_VERSION)
+/* MPICH 5.0.2's completions of them too (KCOLL_HOST_PERSISTENT_BROKEN). */
+#ifdef KCOLL_HOST_PERSISTENT_BROKEN
 #define HOST_PERSISTENT_OK 0
 #else
 #define HOST_PERSISTENT_OK 1
