@@ -6,6 +6,8 @@
 #define KCOLL_TEST_FORKTEAM_H
 
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,8 @@
 #include "check.h"
 #include "sched/ctl.h"
 #include "xfer/cma.h"
+
+#define FORKTEAM_LIMIT_S 120
 
 /* Attach rank `rank` to seg and wait until every rank has attached. */
 static inline int forkteam_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, int rank)
@@ -44,12 +48,36 @@ static inline void forkteam_run(int p, int (*body)(kcoll_ctl_t *c, int rank, voi
             _exit(rc ? 1 : 0);
         }
     }
-    for (int r = 0; r < p; r++) {
-        int status = 0;
-        waitpid(pids[r], &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s p=%d: rank %d failed (status %d)",
-              what, p, r, status);
+    /* a team that has not finished in FORKTEAM_LIMIT_S seconds hangs: it
+     * is killed and the case named (not left to the test runner's limit,
+     * which says nothing of which case it was) */
+    int status[64], left = p;
+    for (int r = 0; r < p; r++)
+        status[r] = -1;
+    for (long waited_ms = 0; left > 0; waited_ms += 10) {
+        for (int r = 0; r < p; r++) {
+            int st = 0;
+            if (status[r] == -1 && waitpid(pids[r], &st, WNOHANG) == pids[r]) {
+                status[r] = st;
+                left--;
+            }
+        }
+        if (left > 0 && waited_ms >= FORKTEAM_LIMIT_S * 1000L) {
+            for (int r = 0; r < p; r++)
+                if (status[r] == -1) {
+                    fprintf(stderr, "forkteam: %s p=%d: rank %d still runs after %d s: killed\n",
+                            what, p, r, FORKTEAM_LIMIT_S);
+                    kill(pids[r], SIGKILL);
+                    waitpid(pids[r], &status[r], 0);
+                }
+            break;
+        }
+        if (left > 0)
+            usleep(10000);
     }
+    for (int r = 0; r < p; r++)
+        CHECK(WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0,
+              "%s p=%d: rank %d failed (status %d)", what, p, r, status[r]);
     munmap(seg, len);
 }
 
