@@ -70,6 +70,7 @@ typedef struct {
     uint64_t tid;  /* the last request of that mailbox it took */
     int active, dir, path;
     uint64_t end;  /* base + total */
+    uint64_t pos;  /* this side's own position in the stream */
     kcoll_iovs_t mine;
     kcoll_iovcur_t cur;
 } kcoll_chan_srv_t;
@@ -196,11 +197,16 @@ int kcoll_chan_has_pipes(const kcoll_chan_t *ch)
  * it moved now (0: nothing possible yet), or -1 with errno (a pipe call
  * failed). */
 
-static ssize_t kcoll_chan_put(kcoll_chan_t *ch, int m, int path, uint64_t end, kcoll_iovcur_t *cur)
+static ssize_t kcoll_chan_put(kcoll_chan_t *ch, int m, int path, uint64_t end, kcoll_iovcur_t *cur,
+                              uint64_t *pos)
 {
     kcoll_mbox_t *mb = &ch->mb[m];
-    /* relaxed: during a transfer this side is prod's only writer */
-    uint64_t p = atomic_load_explicit(&mb->prod, memory_order_relaxed);
+    /* this side's position, kept here, not read back from prod: on the
+     * pipe path the last transfer's producer (another process) stores prod
+     * after the bytes are in the pipe, and its consumer, which reads the
+     * pipe and not prod, may already have started this transfer: prod can
+     * still hold an older value here */
+    uint64_t p = *pos;
     size_t moved = 0;
     if (path == KCOLL_PATH_PIPE) {
         /* vmsplice hands the pages to the pipe; the consumer's read copies
@@ -219,6 +225,7 @@ static ssize_t kcoll_chan_put(kcoll_chan_t *ch, int m, int path, uint64_t end, k
                 return -1;
             kcoll_iovcur_advance(cur, (size_t)n);
             p += (uint64_t)n;
+            *pos = p;
             moved += (size_t)n;
             /* release: orders nothing in memory (the bytes are in the
              * pipe); tells the consumer how far the stream is */
@@ -239,6 +246,7 @@ static ssize_t kcoll_chan_put(kcoll_chan_t *ch, int m, int path, uint64_t end, k
             n = (size_t)(lim - p);
         kcoll_iovcur_copy(cur, ring + p % ch->rsize, n, 1);
         p += n;
+        *pos = p;
         moved += n;
         /* release: publishes the bytes just copied into the ring */
         atomic_store_explicit(&mb->prod, p, memory_order_release);
@@ -246,11 +254,11 @@ static ssize_t kcoll_chan_put(kcoll_chan_t *ch, int m, int path, uint64_t end, k
     return (ssize_t)moved;
 }
 
-static ssize_t kcoll_chan_get(kcoll_chan_t *ch, int m, int path, uint64_t end, kcoll_iovcur_t *cur)
+static ssize_t kcoll_chan_get(kcoll_chan_t *ch, int m, int path, uint64_t end, kcoll_iovcur_t *cur,
+                              uint64_t *pos)
 {
     kcoll_mbox_t *mb = &ch->mb[m];
-    /* relaxed: during a transfer this side is cons's only writer */
-    uint64_t c = atomic_load_explicit(&mb->cons, memory_order_relaxed);
+    uint64_t c = *pos; /* this side's position (see kcoll_chan_put) */
     size_t moved = 0;
     if (path == KCOLL_PATH_PIPE) {
         struct iovec win[KCOLL_CHAN_IOV_MAX];
@@ -266,6 +274,7 @@ static ssize_t kcoll_chan_get(kcoll_chan_t *ch, int m, int path, uint64_t end, k
                 return -1;
             kcoll_iovcur_advance(cur, (size_t)n);
             c += (uint64_t)n;
+            *pos = c;
             moved += (size_t)n;
             /* release: the producer's pages (vmsplice) are no longer
              * referenced up to c: it may reuse them once c reaches end */
@@ -284,6 +293,7 @@ static ssize_t kcoll_chan_get(kcoll_chan_t *ch, int m, int path, uint64_t end, k
             n = (size_t)(lim - c);
         kcoll_iovcur_copy(cur, ring + off, n, 0);
         c += n;
+        *pos = c;
         moved += n;
         /* release: this side has copied the bytes out: the producer may
          * overwrite them */
@@ -347,6 +357,7 @@ kcoll_status_t kcoll_chan_start(kcoll_chan_t *ch, kcoll_chan_xfer_t *xf, int pee
     xf->path = path;
     xf->tid = tid;
     xf->base = base;
+    xf->pos = base;
     xf->total = total;
     xf->piped = 0;
     kcoll_iovcur_init(&xf->cur, local, nlocal);
@@ -380,8 +391,9 @@ kcoll_status_t kcoll_chan_poll(kcoll_chan_t *ch, kcoll_chan_xfer_t *xf, char *wh
         kcoll_chan_abandon(ch, xf);
         return KCOLL_ERR_PROTO;
     }
-    ssize_t n = xf->dir == KCOLL_CHAN_READ ? kcoll_chan_get(ch, ch->rank, xf->path, end, &xf->cur)
-                                           : kcoll_chan_put(ch, ch->rank, xf->path, end, &xf->cur);
+    ssize_t n = xf->dir == KCOLL_CHAN_READ
+                    ? kcoll_chan_get(ch, ch->rank, xf->path, end, &xf->cur, &xf->pos)
+                    : kcoll_chan_put(ch, ch->rank, xf->path, end, &xf->cur, &xf->pos);
     if (n < 0) {
         int e = errno;
         kcoll_fmt(why, whylen, "%s on this rank's pipe failed: %s",
@@ -472,6 +484,7 @@ static void kcoll_chan_take(kcoll_chan_t *ch, int m)
     s->dir = (int)b.dir;
     s->path = (int)b.path;
     s->end = b.base + b.total;
+    s->pos = b.base;
     kcoll_iovcur_init(&s->cur, s->mine.v, s->mine.n);
     /* relaxed: read by the quick check of serve, ordering nothing */
     atomic_fetch_add_explicit(&ch->nactive, 1, memory_order_relaxed);
@@ -483,12 +496,9 @@ static int kcoll_chan_serve_one(kcoll_chan_t *ch, int m)
     kcoll_chan_srv_t *s = &ch->srv[m];
     /* the requester produces for a WRITE: this side consumes, and the
      * other way round */
-    ssize_t n = s->dir == KCOLL_CHAN_WRITE ? kcoll_chan_get(ch, m, s->path, s->end, &s->cur)
-                                           : kcoll_chan_put(ch, m, s->path, s->end, &s->cur);
-    kcoll_mbox_t *mb = &ch->mb[m];
-    /* relaxed: this side's own counter */
-    uint64_t mine = atomic_load_explicit(s->dir == KCOLL_CHAN_WRITE ? &mb->cons : &mb->prod,
-                                         memory_order_relaxed);
+    ssize_t n = s->dir == KCOLL_CHAN_WRITE ? kcoll_chan_get(ch, m, s->path, s->end, &s->cur, &s->pos)
+                                           : kcoll_chan_put(ch, m, s->path, s->end, &s->cur, &s->pos);
+    const uint64_t mine = s->pos;
     if (n < 0) {
         char why[160];
         snprintf(why, sizeof why, "%s on its pipe failed: %s",

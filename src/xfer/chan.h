@@ -120,6 +120,7 @@ typedef struct {
     int active;
     int peer, dir, path;
     uint64_t tid, base, total;
+    uint64_t pos;        /* this side's own position in the stream (chan.c) */
     kcoll_iovcur_t cur;  /* the local pieces still to move */
     size_t piped;        /* WRITE through a pipe: bytes spliced in so far */
 } kcoll_chan_xfer_t;
