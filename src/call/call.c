@@ -30,6 +30,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
+#include "call/adapt.h"
 #include "call/request.h"
 #include "topo/topo.h"
 
@@ -388,7 +389,9 @@ static int kcoll_call_memo_hit(kcoll_team_t *t, const kcoll_call_t *c,
     if (hit && m->selected) {
         const int slot = m->dkey % KCOLL_DECISIONS;
         hit = kcoll_call_repeats(t, c->coll, m->policy_bytes, c->root) == m->repeat &&
-              t->decisions.e[slot].key == m->dkey && t->decisions.e[slot].result == m->result;
+              t->decisions.e[slot].key == m->dkey &&
+              kcoll_adapt_now(&t->decisions, slot) == m->result &&
+              kcoll_adapt_memo(&t->decisions, slot);
         if (hit)
             kcoll_call_remember_in(t, c->coll, m->policy_bytes, c->root);
     }
@@ -424,7 +427,7 @@ static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_
     m->selected = selected;
     m->repeat = repeat;
     m->dkey = dkey;
-    m->result = selected ? t->decisions.e[dkey % KCOLL_DECISIONS].result : 0;
+    m->result = selected ? kcoll_adapt_now(&t->decisions, dkey % KCOLL_DECISIONS) : 0;
     if (selected && t->decisions.e[dkey % KCOLL_DECISIONS].key != dkey)
         m->key[1] = 0; /* not the entry that decided (another thread's since): none */
     kcoll_team_unlock(t);
@@ -515,7 +518,13 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     else {
         repeat = kcoll_call_repeats(team, c->coll, r->policy_bytes, c->root);
         r->cache = kcoll_call_cache(r);
-        reason = (kcoll_reason_t)kcoll_call_select(r);
+        const int sel = kcoll_call_select(r);
+        if (sel < 0) { /* a peer is gone (one line says which) */
+            snprintf(err, errlen, "%s", r->errmsg);
+            kcoll_req_release(r);
+            return KCOLL_CALL_FAILED;
+        }
+        reason = (kcoll_reason_t)sel;
         selected = 1;
     }
     if (reason == KCOLL_R_HIER) { /* nothing taken, nothing counted yet */
@@ -560,8 +569,11 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
             r->cache = kcoll_call_cache(r);
             if (kcoll_call_below_min(r->policy_bytes))
                 host = KCOLL_R_SMALL;
-            else
-                host = kcoll_call_select(r);
+            else if ((host = kcoll_call_select(r)) < 0) {
+                snprintf(err, errlen, "%s", r->errmsg);
+                kcoll_req_abandon(r);
+                return KCOLL_CALL_FAILED;
+            }
         }
         kcoll_call_remember(r);
         if (host) {

@@ -251,7 +251,11 @@ void kcoll_call_release_team(kcoll_team_t *t);
 #define KCOLL_ROW_TRANSFERS (KCOLL_NCOLL * KCOLL_NMODES)
 #define KCOLL_NROWS (KCOLL_ROW_TRANSFERS + 1)
 #define KCOLL_PATH_ENGINE(e) (KCOLL_NPATHS + (int)(e))
-#define KCOLL_NPATHS_ALL KCOLL_PATH_ENGINE(KCOLL_NENGINES)
+/* the checks of decisions (call/adapt.h), per collective: closed, and
+ * those that switched */
+#define KCOLL_PATH_ADAPT_CHECK KCOLL_PATH_ENGINE(KCOLL_NENGINES)
+#define KCOLL_PATH_ADAPT_SWITCH (KCOLL_PATH_ADAPT_CHECK + 1)
+#define KCOLL_NPATHS_ALL (KCOLL_PATH_ADAPT_SWITCH + 1)
 const char *kcoll_stats_row_name(int row, char *buf, size_t buflen);   /* "MPI_Ibcast" */
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen); /* "kcoll:knomial" */
 /* Count the engines' bytes of one run of the executor (row "transfers"). */

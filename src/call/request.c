@@ -32,6 +32,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
+#include "call/adapt.h"
 #include "call/request.h"
 
 static kcoll_req_t *kcoll_active; /* started, not completed */
@@ -215,11 +216,22 @@ int kcoll_call_select(kcoll_req_t *r)
 {
     /* the decision cache is the team's: under its lock when threads may
      * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
+    int share;
     kcoll_team_lock(r->team);
     kcoll_select_t s = kcoll_select_cache(&r->team->decisions, r->call.coll, r->call.p,
                                           &r->team->levels, kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
                                           r->policy_bytes, r->cache, &r->choice);
+    /* the decision's check by measurement (call/adapt.h) */
+    s = kcoll_adapt_select(r, s, &share);
     kcoll_team_unlock(r->team);
+    if (share) {
+        const int res = kcoll_adapt_share(r);
+        if (res < 0)
+            return -1;
+        s = (kcoll_select_t)res;
+    }
+    if (kcoll_adapt_begin(r) < 0)
+        return -1;
     if (s == KCOLL_SELECT_BAD)
         return KCOLL_R_BAD_ALGO;
     if (s == KCOLL_SELECT_HOST)

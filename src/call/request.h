@@ -137,7 +137,8 @@ struct kcoll_req {
 
 /* Count r's call on `path` (its statistics row, or its sink). */
 void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes);
-/* Selection for r: 0, or the reason for the host MPI. */
+/* Selection for r: 0, the reason for the host MPI, or -1 when the check of
+ * a decision failed (call/adapt.h; r->errmsg says why). */
 int kcoll_call_select(kcoll_req_t *r);
 /* Build r's schedule and start executing it: state RUN. */
 void kcoll_req_build(kcoll_req_t *r);

@@ -429,11 +429,30 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     }
     if (res != KCOLL_SELECT_KCOLL)
         out->algo = NULL;
+    memset(e, 0, sizeof *e);
     e->key = (int16_t)key;
     e->algo = out->algo ? (int16_t)kcoll_algo_index(out->algo) : -1;
     e->prm = out->prm;
     e->engine = (int8_t)out->engine;
     e->result = (int8_t)res;
+    /* the runner-up of the other kind, where the model (or a rule) chose */
+    e->alt_algo = -1;
+    if (f->state == 1 && host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER)) {
+        if (res == KCOLL_SELECT_KCOLL) {
+            e->has_alt = 1;
+            e->alt_result = KCOLL_SELECT_HOST;
+            e->alt_engine = -1;
+        } else if (res == KCOLL_SELECT_HOST) {
+            kcoll_choice_t alt;
+            if (kcoll_select_unforced(c, p, lv, 0, bytes, cache, d, &alt) == KCOLL_SELECT_KCOLL) {
+                e->has_alt = 1;
+                e->alt_result = KCOLL_SELECT_KCOLL;
+                e->alt_algo = (int16_t)kcoll_algo_index(alt.algo);
+                e->alt_prm = alt.prm;
+                e->alt_engine = (int8_t)alt.engine;
+            }
+        }
+    }
     return res;
 }
 

@@ -62,6 +62,8 @@ static inline int kcoll_decision_key(kcoll_coll_t c, size_t bytes, int host_ok, 
 }
 
 #define KCOLL_DECISIONS 32
+/* Times of each candidate a rank keeps while a decision is checked. */
+#define KCOLL_ADAPT_SAMPLES 16
 /* A team's decision cache (direct-mapped; a collision just decides again). */
 typedef struct {
     uint64_t gen; /* parameter generation of the entries; 0: empty */
@@ -78,6 +80,19 @@ typedef struct {
         int8_t result; /* kcoll_select_t */
         int8_t engine; /* the choice's engine (-1: the team's) */
         kcoll_aparam_t prm;
+        /* the runner-up of the other kind, for the run-time check of the
+         * decision (call/adapt.h): the host MPI where the choice is one of
+         * kcoll's algorithms, kcoll's best where it is the host; has_alt 0:
+         * none (a forced algorithm, KCOLL_MIN_BYTES set, a size not known) */
+        int8_t has_alt, alt_result, alt_engine;
+        int16_t alt_algo;
+        kcoll_aparam_t alt_prm;
+        /* the check's state, kept by the call layer (call/adapt.c) */
+        int8_t phase;  /* KCOLL_ADAPT_NEW, _TRY, _SET, _OFF */
+        int8_t cur;    /* which runs now: 0 the choice above, 1 the runner-up */
+        uint8_t n[2];  /* this rank's samples of each so far */
+        uint32_t calls; /* blocking calls of this decision in its phase */
+        float t[2][KCOLL_ADAPT_SAMPLES]; /* this rank's times of each, seconds */
     } e[KCOLL_DECISIONS];
     /* the forced spec of each family, parsed for generation `gen` */
     struct {

@@ -112,8 +112,10 @@ static void kcoll_stats_report(void)
     kcoll_stats_snapshot(mine);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     PMPI_Reduce(mine, sum, KCOLL_STATS_LEN, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (kcoll_world_rank == 0)
+    if (kcoll_world_rank == 0) {
         kcoll_stats_print(sum, size, stdout);
+        kcoll_adapt_report(stdout);
+    }
 }
 
 /* The end, run once inside the host's MPI_Finalize (or, where the hook

@@ -30,6 +30,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "call/adapt.h"
 #include "call/call.h"
 #include "sched/wait.h"
 
@@ -152,6 +153,7 @@ void kcoll_drive_end(int began);
         int drive_ = kcoll_drive_begin();                                                \
         int rc_ = (call);                                                                \
         kcoll_drive_end(drive_);                                                         \
+        kcoll_adapt_end(); /* a timed call of a decision under check ends */            \
         return rc_;                                                                      \
     } while (0)
 /* The same for a communicator constructor: the new communicator *newcomm

@@ -128,6 +128,7 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
     case KCOLL_CALL_HOST:
         return 0;
     case KCOLL_CALL_FAILED:
+        kcoll_adapt_end();
         *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err);
         return 1;
     case KCOLL_CALL_HIER:
@@ -148,6 +149,7 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
         return took; /* KCOLL_PMPI_HOST, or KCOLL_PMPI_DONE with the failure */
     kcoll_req_start(r, NULL, NULL);
     kcoll_status_t st = kcoll_req_wait(r);
+    kcoll_adapt_end(); /* a timed call of a decision under check ends */
     *rc = st == KCOLL_OK ? MPI_SUCCESS : kcoll_fail(comm, c->coll, st, kcoll_req_error(r));
     kcoll_req_release(r);
     return KCOLL_PMPI_DONE;

@@ -93,6 +93,9 @@ typedef struct {
     kcoll_line_t seen;
 } kcoll_lane_t;
 
+/* Values one rank posts in a sharing (sched/share.h). */
+#define KCOLL_SHARE_VALS 4
+
 /* CPUs a slot's owner may run on (its affinity mask), as 64-bit words:
  * up to 1024 CPUs, as glibc's cpu_set_t. */
 #define KCOLL_CPU_WORDS 16
@@ -108,6 +111,11 @@ typedef struct {
     char pipe[64];       /* the name of this rank's pipe (xfer/vmsplice.h) while the team
                           * is set up */
     _Atomic uint64_t attached; /* 1 once the owner has mapped the segment */
+    /* the owner's values of the team's sharings (sched/share.h): the
+     * ticket of the last one it posted, and its values, in the half
+     * ticket % 2 */
+    kcoll_line_t share;
+    double share_val[2][KCOLL_SHARE_VALS];
 } kcoll_slot_t;
 
 typedef struct {

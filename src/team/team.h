@@ -64,6 +64,7 @@ typedef struct kcoll_team {
     struct kcoll_req *lane[KCOLL_LANES];
     uint64_t lane_next[KCOLL_LANES];
     kcoll_decisions_t decisions;
+    uint64_t share_ticket;        /* sharings through the segment so far (sched/share.h) */
     /* the previous call of each collective that the call layer looked at
      * (its size as the selector reads it, its root): the same again is
      * estimated to find its data in cache (call/call.c) */

@@ -1,0 +1,323 @@
+/* Decisions that check themselves where they run (see adapt.h and
+ * docs/adapt.md).
+ *
+ * A check's calls, counted per decision alike on every rank:
+ *   0, 1                   warm-up: the choice, then the runner-up (not timed)
+ *   2 .. 2 + 2K - 1        even: the choice, odd: the runner-up, each timed
+ *   2 + 2K                 the sharing: medians shared, sums compared, the
+ *                          winner runs this call and the ones after
+ * with K = KCOLL_ADAPT_CALLS. A call's time is this rank's, from the
+ * decision to the call's return (host or kcoll), so what kcoll spends
+ * deciding and agreeing is counted on its side.
+ *
+ * Cost: a call of a checked pattern that is not timed costs a few
+ * loads and stores more than before; the memo (call/call.c) is not used
+ * while a pattern is tried, and is again once it is decided.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/params.h"
+#include "base/stats.h"
+#include "call/adapt.h"
+#include "sched/share.h"
+
+/* This thread's timed call: the decision it belongs to, its candidate,
+ * the sharing that lines the ranks up before it, and when it began. */
+typedef struct {
+    kcoll_team_t *team;
+    int key, cand;
+    uint64_t ticket;
+    int64_t t0;
+} kcoll_timed_t;
+
+static __thread __attribute__((tls_model("initial-exec"))) kcoll_timed_t kcoll_timed;
+__thread __attribute__((tls_model("initial-exec"))) void *kcoll_adapt_timed;
+
+typedef __typeof__(((kcoll_decisions_t *)0)->e[0]) kcoll_dentry_t;
+
+/* KCOLL_TEST_ADAPT_SLOW "R:US": team rank R waits US microseconds at the
+ * start of every timed call of a decision's own choice. Returns the wait in
+ * ns for team rank `rank`, 0 for none. */
+static int64_t kcoll_adapt_slow_ns(int rank)
+{
+    const char *v = kcoll_param_str(KCOLL_P_TEST_ADAPT_SLOW);
+    int r;
+    long us;
+    if (!v || !*v || sscanf(v, "%d:%ld", &r, &us) != 2 || r != rank || us <= 0)
+        return 0;
+    return (int64_t)us * 1000;
+}
+
+/* r runs candidate `which` of entry e (0: the choice, already in
+ * r->choice; 1: the runner-up): the result. */
+static kcoll_select_t kcoll_adapt_apply(kcoll_req_t *r, const kcoll_dentry_t *e, int which,
+                                        kcoll_select_t s)
+{
+    if (!which)
+        return s;
+    r->choice.algo = e->alt_algo >= 0 ? &kcoll_algos[e->alt_algo] : NULL;
+    r->choice.prm = e->alt_prm;
+    r->choice.forced = 0;
+    r->choice.engine = e->alt_engine;
+    return (kcoll_select_t)e->alt_result;
+}
+
+static int kcoll_adapt_key(const kcoll_req_t *r)
+{
+    return kcoll_decision_key(r->call.coll, r->policy_bytes,
+                              kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
+                              r->cache == KCOLL_CACHE_HOT);
+}
+
+kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
+{
+    *share = 0;
+    if (s == KCOLL_SELECT_BAD ||
+        (r->policy_bytes == KCOLL_BYTES_UNKNOWN && r->call.coll != KCOLL_COLL_BARRIER))
+        return s;
+    const int key = kcoll_adapt_key(r);
+    kcoll_dentry_t *e = &r->team->decisions.e[key % KCOLL_DECISIONS];
+    if (e->key != key)
+        return s;
+    if (e->phase == KCOLL_ADAPT_NEW) {
+        const int64_t max = kcoll_param_int(KCOLL_P_ADAPT_MAX_BYTES);
+        e->phase = e->has_alt && kcoll_param_int(KCOLL_P_ADAPT) &&
+                           kcoll_param_int(KCOLL_P_ADAPT_CALLS) > 0 &&
+                           (max < 0 || r->call.coll == KCOLL_COLL_BARRIER ||
+                            kcoll_class_bytes(r->policy_bytes) <= (size_t)max)
+                       ? KCOLL_ADAPT_TRY
+                       : KCOLL_ADAPT_OFF;
+    }
+    if (e->phase == KCOLL_ADAPT_OFF)
+        return s;
+    /* not timed: runs what the pattern runs now */
+    if (r->mode != KCOLL_MODE_BLOCKING || r->sink)
+        return kcoll_adapt_apply(r, e, e->cur, s);
+    if (e->phase == KCOLL_ADAPT_SET) {
+        kcoll_adapt_memo(&r->team->decisions, key % KCOLL_DECISIONS);
+        return kcoll_adapt_apply(r, e, e->cur, s);
+    }
+    int64_t k = kcoll_param_int(KCOLL_P_ADAPT_CALLS);
+    if (k > KCOLL_ADAPT_SAMPLES)
+        k = KCOLL_ADAPT_SAMPLES;
+    const uint32_t i = e->calls++;
+    if (i >= 2 + 2 * (uint32_t)k) {
+        *share = 1; /* kcoll_adapt_share decides this call */
+        return kcoll_adapt_apply(r, e, e->cur, s);
+    }
+    const int cand = (int)(i & 1);
+    if (i >= 2) {
+        kcoll_timed.team = r->team;
+        kcoll_timed.key = key;
+        kcoll_timed.cand = cand;
+        kcoll_timed.ticket = ++r->team->share_ticket;
+        kcoll_timed.t0 = 0; /* kcoll_adapt_begin */
+        kcoll_adapt_timed = &kcoll_timed;
+    }
+    return kcoll_adapt_apply(r, e, cand, s);
+}
+
+int kcoll_adapt_begin(kcoll_req_t *r)
+{
+    if (!kcoll_adapt_timed || kcoll_timed.t0)
+        return 0;
+    /* Line the ranks up first: a rank's time in a call otherwise holds
+     * its wait for ranks still in the previous one (a broadcast's root
+     * that returned early waits in the next call for the others), and
+     * that wait would be charged to whichever candidate comes next. */
+    const double none[KCOLL_SHARE_VALS] = {0};
+    double *all = malloc((size_t)r->call.p * KCOLL_SHARE_VALS * sizeof *all);
+    if (!all) {
+        kcoll_adapt_timed = NULL;
+        snprintf(r->errmsg, sizeof r->errmsg, "out of memory for the check of a decision");
+        return -1;
+    }
+    const kcoll_status_t st = kcoll_share(&r->team->ctl, kcoll_timed.ticket, none, all,
+                                          kcoll_progress, r->errmsg, sizeof r->errmsg);
+    free(all);
+    if (st != KCOLL_OK) {
+        kcoll_adapt_timed = NULL;
+        return -1;
+    }
+    kcoll_timed.t0 = kcoll_now_ns();
+    const int64_t ns = kcoll_timed.cand == 0 ? kcoll_adapt_slow_ns(r->call.rank) : 0;
+    if (ns > 0) {
+        struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+void kcoll_adapt_end_timed(void)
+{
+    const double dt = (double)(kcoll_now_ns() - kcoll_timed.t0) * 1e-9;
+    kcoll_team_t *t = kcoll_timed.team;
+    kcoll_adapt_timed = NULL;
+    kcoll_team_lock(t);
+    kcoll_dentry_t *e = &t->decisions.e[kcoll_timed.key % KCOLL_DECISIONS];
+    const int c = kcoll_timed.cand;
+    if (e->key == kcoll_timed.key && e->phase == KCOLL_ADAPT_TRY && e->n[c] < KCOLL_ADAPT_SAMPLES)
+        e->t[c][e->n[c]++] = (float)dt;
+    kcoll_team_unlock(t);
+}
+
+static int kcoll_float_cmp(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n samples (0 for none). */
+static double kcoll_median(const float *t, int n)
+{
+    float s[KCOLL_ADAPT_SAMPLES];
+    if (n <= 0)
+        return 0;
+    memcpy(s, t, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, kcoll_float_cmp);
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* The checks this process closed, for the statistics report. */
+#define KCOLL_ADAPT_EVENTS 32
+typedef struct {
+    int row, p, hot, cur, was;
+    size_t bytes;
+    double sum[2];
+    char spec[2][48];
+} kcoll_adapt_event_t;
+static kcoll_adapt_event_t kcoll_events[KCOLL_ADAPT_EVENTS];
+static int kcoll_nevents;
+static pthread_mutex_t kcoll_events_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void kcoll_adapt_spec(const kcoll_dentry_t *e, int which, char *out, size_t len)
+{
+    kcoll_choice_t ch = {0};
+    const int algo = which ? e->alt_algo : e->algo;
+    const int res = which ? e->alt_result : e->result;
+    ch.algo = res == KCOLL_SELECT_KCOLL && algo >= 0 ? &kcoll_algos[algo] : NULL;
+    ch.prm = which ? e->alt_prm : e->prm;
+    ch.engine = which ? e->alt_engine : e->engine;
+    kcoll_choice_spec(&ch, out, len);
+}
+
+int kcoll_adapt_share(kcoll_req_t *r)
+{
+    kcoll_team_t *t = r->team;
+    const int key = kcoll_adapt_key(r), slot = key % KCOLL_DECISIONS, p = r->call.p;
+    double mine[KCOLL_SHARE_VALS] = {0};
+    kcoll_team_lock(t);
+    kcoll_dentry_t *e = &t->decisions.e[slot];
+    for (int c = 0; c < 2; c++) {
+        mine[c] = kcoll_median(e->t[c], e->n[c]);
+        mine[2 + c] = e->n[c];
+    }
+    const uint64_t ticket = ++t->share_ticket;
+    kcoll_team_unlock(t);
+    double *all = malloc((size_t)p * KCOLL_SHARE_VALS * sizeof *all);
+    if (!all) {
+        snprintf(r->errmsg, sizeof r->errmsg, "out of memory for the check of a decision");
+        return -1;
+    }
+    if (kcoll_share(&t->ctl, ticket, mine, all, kcoll_progress, r->errmsg, sizeof r->errmsg) !=
+        KCOLL_OK) {
+        free(all);
+        return -1;
+    }
+    /* every rank sums the same numbers, in the same order */
+    double sum[2] = {0, 0};
+    int complete = 1;
+    for (int q = 0; q < p; q++)
+        for (int c = 0; c < 2; c++) {
+            sum[c] += all[q * KCOLL_SHARE_VALS + c];
+            complete &= all[q * KCOLL_SHARE_VALS + 2 + c] > 0;
+        }
+    free(all);
+
+    kcoll_team_lock(t);
+    e = &t->decisions.e[slot];
+    const int was = e->cur;
+    int cur = was;
+    if (complete && sum[1] < sum[0] * (1 - KCOLL_ADAPT_MARGIN))
+        cur = 1;
+    else if (complete && sum[0] < sum[1] * (1 - KCOLL_ADAPT_MARGIN))
+        cur = 0;
+    e->cur = (int8_t)cur;
+    e->phase = KCOLL_ADAPT_SET;
+    e->calls = 0;
+    e->n[0] = e->n[1] = 0;
+    kcoll_adapt_event_t ev = {.row = r->row, .p = p, .hot = r->cache == KCOLL_CACHE_HOT,
+                              .cur = cur, .was = was,
+                              .bytes = r->policy_bytes == KCOLL_BYTES_UNKNOWN ? 0 : r->policy_bytes,
+                              .sum = {sum[0], sum[1]}};
+    kcoll_adapt_spec(e, 0, ev.spec[0], sizeof ev.spec[0]);
+    kcoll_adapt_spec(e, 1, ev.spec[1], sizeof ev.spec[1]);
+    r->choice.algo = e->algo >= 0 && e->result == KCOLL_SELECT_KCOLL ? &kcoll_algos[e->algo] : NULL;
+    r->choice.prm = e->prm;
+    r->choice.engine = e->engine;
+    const kcoll_select_t res = kcoll_adapt_apply(r, e, cur, (kcoll_select_t)e->result);
+    kcoll_team_unlock(t);
+
+    kcoll_stats_add(r->row, KCOLL_PATH_ADAPT_CHECK, r->stat_bytes, kcoll_team_threads);
+    if (cur != was)
+        kcoll_stats_add(r->row, KCOLL_PATH_ADAPT_SWITCH, r->stat_bytes, kcoll_team_threads);
+    pthread_mutex_lock(&kcoll_events_lock);
+    kcoll_events[kcoll_nevents++ % KCOLL_ADAPT_EVENTS] = ev;
+    pthread_mutex_unlock(&kcoll_events_lock);
+    if (kcoll_param_int(KCOLL_P_TRACE)) {
+        char name[48];
+        fprintf(stderr,
+                "kcoll: trace: %s checked at %zu bytes (%s): %s %.2f us, %s %.2f us (sums of %d "
+                "ranks' medians): %s%s\n",
+                kcoll_stats_row_name(r->row, name, sizeof name), ev.bytes,
+                ev.hot ? "hot" : "cold", ev.spec[0], sum[0] * 1e6, ev.spec[1], sum[1] * 1e6, p,
+                ev.spec[cur], cur != was ? " from now on" : " stays");
+    }
+    return (int)res;
+}
+
+int kcoll_adapt_memo(kcoll_decisions_t *d, int slot)
+{
+    kcoll_dentry_t *e = &d->e[slot];
+    if (e->phase == KCOLL_ADAPT_TRY || e->phase == KCOLL_ADAPT_NEW)
+        return 0;
+    if (e->phase == KCOLL_ADAPT_SET) {
+        const int64_t every = kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
+        if (every > 0 && ++e->calls >= (uint64_t)every) { /* the next call checks again */
+            e->phase = KCOLL_ADAPT_TRY;
+            e->calls = 0;
+            e->n[0] = e->n[1] = 0;
+        }
+    }
+    return 1;
+}
+
+int kcoll_adapt_now(const kcoll_decisions_t *d, int slot)
+{
+    const kcoll_dentry_t *e = &d->e[slot];
+    return e->phase == KCOLL_ADAPT_SET && e->cur ? e->alt_result : e->result;
+}
+
+void kcoll_adapt_report(FILE *out)
+{
+    pthread_mutex_lock(&kcoll_events_lock);
+    const int n = kcoll_nevents < KCOLL_ADAPT_EVENTS ? kcoll_nevents : KCOLL_ADAPT_EVENTS;
+    if (n)
+        fprintf(out, "# decisions checked by measurement on this rank's communicators "
+                     "(sums of every rank's median time; KCOLL_ADAPT, docs/adapt.md)\n");
+    for (int i = kcoll_nevents - n; i < kcoll_nevents; i++) {
+        const kcoll_adapt_event_t *ev = &kcoll_events[i % KCOLL_ADAPT_EVENTS];
+        char name[48];
+        fprintf(out, "  %-20s %d ranks %10zu bytes %-4s  %s %.2f us, %s %.2f us: %s%s\n",
+                kcoll_stats_row_name(ev->row, name, sizeof name), ev->p, ev->bytes,
+                ev->hot ? "hot" : "cold", ev->spec[0], ev->sum[0] * 1e6, ev->spec[1],
+                ev->sum[1] * 1e6, ev->spec[ev->cur], ev->cur != ev->was ? " (switched)" : "");
+    }
+    pthread_mutex_unlock(&kcoll_events_lock);
+}

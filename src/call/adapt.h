@@ -1,0 +1,83 @@
+/* Decisions that check themselves where they run (docs/adapt.md).
+ *
+ * The cost model decides between kcoll's algorithms and the host MPI from
+ * prices measured on some machine; on another the crossover moves (a
+ * system call or a flag round trip costs more there), and a call kcoll
+ * takes can then be slower than the host alone. So a decision the model
+ * made (not a forced algorithm) is checked by measurement where it runs,
+ * in the manner of STAR-MPI's run-time selection (Faraj, Yuan and
+ * Lowenthal, ICS 2006): the blocking calls of one pattern (collective,
+ * communicator, size class, cache state: one entry of the team's decision
+ * cache) alternate between the model's choice and its runner-up of the
+ * other kind (the host MPI for one of kcoll's algorithms, kcoll's best for
+ * the host) for KCOLL_ADAPT_CALLS calls each after one warm-up call of
+ * each, every rank timing its own calls. At the next call of the pattern
+ * every rank shares its median of each through the team's control segment
+ * (sched/share.h: no MPI message) and every rank sums the same numbers: the
+ * runner-up takes over where its sum is lower by more than
+ * KCOLL_ADAPT_MARGIN, and the decision is then kept. Every rank counts the
+ * calls of a pattern alike (MPI orders a communicator's collectives alike
+ * on every rank), so all switch at the same call, whatever each measured.
+ * After KCOLL_ADAPT_RECHECK calls of a kept decision it is checked again.
+ *
+ * Non-blocking and persistent calls are not timed (their start and
+ * completion are the program's); they run what the pattern runs now.
+ * Patterns larger than KCOLL_ADAPT_MAX_BYTES are not checked (there the
+ * model's bandwidth terms decide, and a try of the slower side costs
+ * most). KCOLL_ADAPT=0 turns the checks off.
+ */
+#ifndef KCOLL_CALL_ADAPT_H
+#define KCOLL_CALL_ADAPT_H
+
+#include <stdio.h>
+
+#include "call/request.h"
+
+enum {
+    KCOLL_ADAPT_NEW = 0, /* not looked at yet (the decision was just made) */
+    KCOLL_ADAPT_TRY,     /* alternating, timing */
+    KCOLL_ADAPT_SET,     /* decided; counting calls to the next check */
+    KCOLL_ADAPT_OFF      /* not checked (no runner-up, too large, off) */
+};
+
+/* How much faster (a fraction) the other candidate's sum must be for a
+ * switch: closer times are noise, and a pattern must not flap. */
+#define KCOLL_ADAPT_MARGIN 0.03
+
+/* r's decision s, just taken from its team's cache (the caller holds the
+ * team's lock): the check's turn. Sets r's choice to the candidate this
+ * call runs and returns its result; *share is set when this call closes a
+ * check (then call kcoll_adapt_share without the lock). A timed call is
+ * remembered until kcoll_adapt_end. */
+kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share);
+/* After the team's lock is dropped: a timed call begins (the ranks line
+ * up through the control segment, then the clock starts; for tests,
+ * KCOLL_TEST_ADAPT_SLOW's rank waits there in calls of a decision's own
+ * choice). 0, or -1 with r->errmsg when a peer is gone. */
+int kcoll_adapt_begin(kcoll_req_t *r);
+/* The closing call of a check: share, decide, and set r's choice. Returns
+ * the result, or -1 with r->errmsg when a peer is gone. */
+int kcoll_adapt_share(kcoll_req_t *r);
+
+/* A blocking call that repeats a decision without deciding (the call
+ * layer's memo) counts as a call of it: e is the decision's entry. Returns
+ * 0 where the memo must not be used (the decision is being checked). */
+int kcoll_adapt_memo(kcoll_decisions_t *d, int slot);
+/* The result a decision's entry runs now. */
+int kcoll_adapt_now(const kcoll_decisions_t *d, int slot);
+
+/* The end of this thread's timed blocking call, if one is pending (the
+ * PMPI layer calls it when the call returns, host or kcoll). */
+extern __thread __attribute__((tls_model("initial-exec"))) void *kcoll_adapt_timed;
+void kcoll_adapt_end_timed(void);
+static inline void kcoll_adapt_end(void)
+{
+    if (kcoll_adapt_timed)
+        kcoll_adapt_end_timed();
+}
+
+/* The checks this process closed (at most the last 32), one line each,
+ * for the statistics report. */
+void kcoll_adapt_report(FILE *out);
+
+#endif
