@@ -4,7 +4,7 @@
  * A check's calls, counted per decision alike on every rank:
  *   0, 1                   warm-up: the choice, then the runner-up (not timed)
  *   2 .. 2 + 2K - 1        even: the choice, odd: the runner-up, each timed
- *   2 + 2K                 the sharing: medians shared, sums compared, the
+ *   2 + 2K                 the sharing: every rank's times shared, the
  *                          winner runs this call and the ones after
  * with K = KCOLL_ADAPT_CALLS. A call's time is this rank's, from the
  * decision to the call's return (host or kcoll), so what kcoll spends
@@ -189,7 +189,7 @@ static double kcoll_median(const float *t, int n)
 typedef struct {
     int row, p, hot, cur, was;
     size_t bytes;
-    double sum[2];
+    double t[2]; /* median completion time of each candidate, seconds */
     char spec[2][48];
 } kcoll_adapt_event_t;
 static kcoll_adapt_event_t kcoll_events[KCOLL_ADAPT_EVENTS];
@@ -207,16 +207,20 @@ static void kcoll_adapt_spec(const kcoll_dentry_t *e, int which, char *out, size
     kcoll_choice_spec(&ch, out, len);
 }
 
+_Static_assert(KCOLL_SHARE_VALS >= 2 * KCOLL_ADAPT_SAMPLES + 2, "a sharing holds a check's times");
+
 int kcoll_adapt_share(kcoll_req_t *r)
 {
     kcoll_team_t *t = r->team;
     const int key = kcoll_adapt_key(r), slot = key % KCOLL_DECISIONS, p = r->call.p;
+    const int S = KCOLL_ADAPT_SAMPLES, V = KCOLL_SHARE_VALS;
     double mine[KCOLL_SHARE_VALS] = {0};
     kcoll_team_lock(t);
     kcoll_dentry_t *e = &t->decisions.e[slot];
     for (int c = 0; c < 2; c++) {
-        mine[c] = kcoll_median(e->t[c], e->n[c]);
-        mine[2 + c] = e->n[c];
+        for (int i = 0; i < e->n[c]; i++)
+            mine[c * S + i] = e->t[c][i];
+        mine[2 * S + c] = e->n[c];
     }
     const uint64_t ticket = ++t->share_ticket;
     kcoll_team_unlock(t);
@@ -230,23 +234,38 @@ int kcoll_adapt_share(kcoll_req_t *r)
         free(all);
         return -1;
     }
-    /* every rank sums the same numbers, in the same order */
-    double sum[2] = {0, 0};
+    /* Every rank computes the same numbers from the same values: for each
+     * timed call, its time on the slowest rank (the ranks started it
+     * together: the call's completion), then the median over the calls of
+     * each candidate, as kcoll-bench measures. Timed call i of a candidate
+     * is the same call on every rank. */
+    double med[2] = {0, 0};
     int complete = 1;
-    for (int q = 0; q < p; q++)
-        for (int c = 0; c < 2; c++) {
-            sum[c] += all[q * KCOLL_SHARE_VALS + c];
-            complete &= all[q * KCOLL_SHARE_VALS + 2 + c] > 0;
+    for (int c = 0; c < 2; c++) {
+        float worst[KCOLL_ADAPT_SAMPLES];
+        int n = S;
+        for (int q = 0; q < p; q++)
+            if (all[q * V + 2 * S + c] < n)
+                n = (int)all[q * V + 2 * S + c];
+        for (int i = 0; i < n; i++) {
+            double w = 0;
+            for (int q = 0; q < p; q++)
+                if (all[q * V + c * S + i] > w)
+                    w = all[q * V + c * S + i];
+            worst[i] = (float)w;
         }
+        complete &= n > 0;
+        med[c] = kcoll_median(worst, n);
+    }
     free(all);
 
     kcoll_team_lock(t);
     e = &t->decisions.e[slot];
     const int was = e->cur;
     int cur = was;
-    if (complete && sum[1] < sum[0] * (1 - KCOLL_ADAPT_MARGIN))
+    if (complete && med[1] < med[0] * (1 - KCOLL_ADAPT_MARGIN))
         cur = 1;
-    else if (complete && sum[0] < sum[1] * (1 - KCOLL_ADAPT_MARGIN))
+    else if (complete && med[0] < med[1] * (1 - KCOLL_ADAPT_MARGIN))
         cur = 0;
     e->cur = (int8_t)cur;
     e->phase = KCOLL_ADAPT_SET;
@@ -255,7 +274,7 @@ int kcoll_adapt_share(kcoll_req_t *r)
     kcoll_adapt_event_t ev = {.row = r->row, .p = p, .hot = r->cache == KCOLL_CACHE_HOT,
                               .cur = cur, .was = was,
                               .bytes = r->policy_bytes == KCOLL_BYTES_UNKNOWN ? 0 : r->policy_bytes,
-                              .sum = {sum[0], sum[1]}};
+                              .t = {med[0], med[1]}};
     kcoll_adapt_spec(e, 0, ev.spec[0], sizeof ev.spec[0]);
     kcoll_adapt_spec(e, 1, ev.spec[1], sizeof ev.spec[1]);
     r->choice.algo = e->algo >= 0 && e->result == KCOLL_SELECT_KCOLL ? &kcoll_algos[e->algo] : NULL;
@@ -273,35 +292,13 @@ int kcoll_adapt_share(kcoll_req_t *r)
     if (kcoll_param_int(KCOLL_P_TRACE)) {
         char name[48];
         fprintf(stderr,
-                "kcoll: trace: %s checked at %zu bytes (%s): %s %.2f us, %s %.2f us (sums of %d "
-                "ranks' medians): %s%s\n",
+                "kcoll: trace: %s checked at %zu bytes (%s), %d ranks: %s %.2f us, %s %.2f us "
+                "(median completion times): %s%s\n",
                 kcoll_stats_row_name(r->row, name, sizeof name), ev.bytes,
-                ev.hot ? "hot" : "cold", ev.spec[0], sum[0] * 1e6, ev.spec[1], sum[1] * 1e6, p,
+                ev.hot ? "hot" : "cold", p, ev.spec[0], med[0] * 1e6, ev.spec[1], med[1] * 1e6,
                 ev.spec[cur], cur != was ? " from now on" : " stays");
     }
     return (int)res;
-}
-
-int kcoll_adapt_memo(kcoll_decisions_t *d, int slot)
-{
-    kcoll_dentry_t *e = &d->e[slot];
-    if (e->phase == KCOLL_ADAPT_TRY || e->phase == KCOLL_ADAPT_NEW)
-        return 0;
-    if (e->phase == KCOLL_ADAPT_SET) {
-        const int64_t every = kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
-        if (every > 0 && ++e->calls >= (uint64_t)every) { /* the next call checks again */
-            e->phase = KCOLL_ADAPT_TRY;
-            e->calls = 0;
-            e->n[0] = e->n[1] = 0;
-        }
-    }
-    return 1;
-}
-
-int kcoll_adapt_now(const kcoll_decisions_t *d, int slot)
-{
-    const kcoll_dentry_t *e = &d->e[slot];
-    return e->phase == KCOLL_ADAPT_SET && e->cur ? e->alt_result : e->result;
 }
 
 void kcoll_adapt_report(FILE *out)
@@ -310,14 +307,14 @@ void kcoll_adapt_report(FILE *out)
     const int n = kcoll_nevents < KCOLL_ADAPT_EVENTS ? kcoll_nevents : KCOLL_ADAPT_EVENTS;
     if (n)
         fprintf(out, "# decisions checked by measurement on this rank's communicators "
-                     "(sums of every rank's median time; KCOLL_ADAPT, docs/adapt.md)\n");
+                     "(median completion times; KCOLL_ADAPT, docs/adapt.md)\n");
     for (int i = kcoll_nevents - n; i < kcoll_nevents; i++) {
         const kcoll_adapt_event_t *ev = &kcoll_events[i % KCOLL_ADAPT_EVENTS];
         char name[48];
         fprintf(out, "  %-20s %d ranks %10zu bytes %-4s  %s %.2f us, %s %.2f us: %s%s\n",
                 kcoll_stats_row_name(ev->row, name, sizeof name), ev->p, ev->bytes,
-                ev->hot ? "hot" : "cold", ev->spec[0], ev->sum[0] * 1e6, ev->spec[1],
-                ev->sum[1] * 1e6, ev->spec[ev->cur], ev->cur != ev->was ? " (switched)" : "");
+                ev->hot ? "hot" : "cold", ev->spec[0], ev->t[0] * 1e6, ev->spec[1],
+                ev->t[1] * 1e6, ev->spec[ev->cur], ev->cur != ev->was ? " (switched)" : "");
     }
     pthread_mutex_unlock(&kcoll_events_lock);
 }

@@ -11,10 +11,12 @@
  * cache) alternate between the model's choice and its runner-up of the
  * other kind (the host MPI for one of kcoll's algorithms, kcoll's best for
  * the host) for KCOLL_ADAPT_CALLS calls each after one warm-up call of
- * each, every rank timing its own calls. At the next call of the pattern
- * every rank shares its median of each through the team's control segment
- * (sched/share.h: no MPI message) and every rank sums the same numbers: the
- * runner-up takes over where its sum is lower by more than
+ * each. The ranks line up before each timed call and every rank times its
+ * own. At the next call of the pattern every rank shares its times through
+ * the team's control segment (sched/share.h: no MPI message) and every
+ * rank computes the same numbers: each call's completion (its time on the
+ * slowest rank), and their median per candidate, as kcoll-bench measures.
+ * The runner-up takes over where its median is lower by more than
  * KCOLL_ADAPT_MARGIN, and the decision is then kept. Every rank counts the
  * calls of a pattern alike (MPI orders a communicator's collectives alike
  * on every rank), so all switch at the same call, whatever each measured.
@@ -31,6 +33,7 @@
 
 #include <stdio.h>
 
+#include "base/params.h"
 #include "call/request.h"
 
 enum {
@@ -60,11 +63,36 @@ int kcoll_adapt_begin(kcoll_req_t *r);
 int kcoll_adapt_share(kcoll_req_t *r);
 
 /* A blocking call that repeats a decision without deciding (the call
- * layer's memo) counts as a call of it: e is the decision's entry. Returns
- * 0 where the memo must not be used (the decision is being checked). */
-int kcoll_adapt_memo(kcoll_decisions_t *d, int slot);
+ * layer's memo) counts as a call of it: slot is the decision's entry.
+ * Returns 0 where the memo must not be used (the decision is being
+ * checked). Inline: it is on the path of every remembered call. */
+static inline int kcoll_adapt_memo(kcoll_decisions_t *d, int slot)
+{
+    __typeof__(d->e[0]) *e = &d->e[slot];
+    if (e->phase == KCOLL_ADAPT_OFF)
+        return 1;
+    if (e->phase != KCOLL_ADAPT_SET)
+        return 0;
+    const int64_t every = kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
+    if (every > 0 && ++e->calls >= (uint64_t)every) { /* the next call checks again */
+        e->phase = KCOLL_ADAPT_TRY;
+        e->calls = 0;
+        e->n[0] = e->n[1] = 0;
+    }
+    return 1;
+}
+/* Is a decision's entry settled (not being checked): does a call that
+ * went to the host MPI for it say what its next calls do? */
+static inline int kcoll_adapt_steady(const kcoll_decisions_t *d, int slot)
+{
+    return d->e[slot].phase == KCOLL_ADAPT_SET || d->e[slot].phase == KCOLL_ADAPT_OFF;
+}
 /* The result a decision's entry runs now. */
-int kcoll_adapt_now(const kcoll_decisions_t *d, int slot);
+static inline int kcoll_adapt_now(const kcoll_decisions_t *d, int slot)
+{
+    const __typeof__(d->e[0]) *e = &d->e[slot];
+    return e->phase == KCOLL_ADAPT_SET && e->cur ? e->alt_result : e->result;
+}
 
 /* The end of this thread's timed blocking call, if one is pending (the
  * PMPI layer calls it when the call returns, host or kcoll). */

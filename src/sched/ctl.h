@@ -93,8 +93,9 @@ typedef struct {
     kcoll_line_t seen;
 } kcoll_lane_t;
 
-/* Values one rank posts in a sharing (sched/share.h). */
-#define KCOLL_SHARE_VALS 4
+/* Values one rank posts in a sharing (sched/share.h): room for the times
+ * of a check of a decision (call/adapt.h: 2 x 16 and two counts). */
+#define KCOLL_SHARE_VALS 34
 
 /* CPUs a slot's owner may run on (its affinity mask), as 64-bit words:
  * up to 1024 CPUs, as glibc's cpu_set_t. */

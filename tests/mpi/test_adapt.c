@@ -7,7 +7,9 @@
  * path each call took on this rank (kcoll or the host MPI, from kcoll's
  * statistics) is written down. Then:
  *  - every rank took the same path at every call (all ranks switch at the
- *    same call, whatever each measured);
+ *    same call, whatever each measured; odd ranks use other buffers every
+ *    other call, so the call layer's memo of repeated calls differs
+ *    between ranks);
  *  - with KCOLL_ADAPT=0 every call took one path: the model's choice;
  *  - by default the first calls tried both kinds (the choice and its
  *    runner-up), one check was closed, and the calls after it took one
@@ -143,14 +145,19 @@ static void run_case(int ci, int mode)
     kcoll_param_set("TEST_ADAPT_SLOW", mode == 1 ? slow : "");
     kcoll_param_set("ADAPT", mode == 2 ? "0" : "1");
     const size_t len = (size_t)(c->bytes ? c->bytes : 8) * (size_t)p;
-    char *a = malloc(len), *b = malloc(len);
+    char *a = malloc(2 * len), *b = malloc(2 * len);
     char path[NCALLS + 1], *all = malloc((size_t)p * (NCALLS + 1));
     const uint64_t checked = mt_calls(c->name, "adapt:checked");
     const uint64_t switched = mt_calls(c->name, "adapt:switched");
     if (strcmp(c->name, "MPI_Barrier")) /* a Barrier is never "in cache": one pattern anyway */
         run_one(c, comm, -1, a, b);
     for (int it = 0; it < NCALLS; it++) {
-        path[it] = run_one(c, comm, it, a, b) ? 'k' : 'h';
+        /* odd ranks move their buffers every other call, even ranks keep
+         * theirs: a repeated call is then remembered (call/call.c, the
+         * memo) on some ranks and not on others, which must not split
+         * them while a decision is checked */
+        const size_t shift = me % 2 && it % 2 ? len : 0;
+        path[it] = run_one(c, comm, it, a + shift, b + shift) ? 'k' : 'h';
         if (it % 5 == 3)
             run_nonblocking(c, comm, it, a, b);
     }
