@@ -6,7 +6,8 @@
 # (KCOLL_QUICKSTART_MPIS="openmpi5 mpich5 impi" chooses others; names as in
 # scripts/hosts.sh): the host MPI alone (PMPI_*)
 # and the host MPI with kcoll preloaded (MPI_*), in the same run,
-# alternating. MPI_Bcast also shows each of its algorithms.
+# alternating (kcoll's own choice: docs/benchmarks.md shows the algorithms
+# side by side, kcoll-bench -a).
 # Each in both cache states: off-cache (kcoll-bench --cache cold, rotating
 # buffers) and on-cache (--cache hot, one buffer, as OSU measures).
 # Results: bench-results/<collective>.csv and .png (off-cache),
@@ -39,8 +40,9 @@ colls=${KCOLL_QUICKSTART_COLLS:-$known}
 caches=${KCOLL_QUICKSTART_CACHE:-cold hot}
 dir_of() { if [ "$1" = hot ]; then echo bench-results/hot; else echo bench-results; fi; }
 for coll in $colls; do
+  # kcoll's own choice only: a forced algorithm set between calls empties
+  # the decision cache, and with it the checks of decisions (docs/adapt.md)
   algos=auto
-  [ "$coll" = bcast ] && algos=auto,direct_read,knomial:k=2,scatter_allgather,split_rw
   for cache in $caches; do
   csv=$(dir_of "$cache")/$coll.csv
   rm -f "$csv"
