@@ -1,10 +1,13 @@
 /* Decisions that check themselves where they run (see adapt.h and
  * docs/adapt.md).
  *
- * A check's calls, counted per decision alike on every rank:
- *   0, 1                   warm-up: the choice, then the runner-up (not timed)
- *   2 .. 2 + 2K - 1        even: the choice, odd: the runner-up, each timed
- *   2 + 2K                 the sharing: every rank's times shared, the
+ * A check's calls, counted per decision alike on every rank, from L =
+ * KCOLL_ADAPT_SETTLE on a first check (1 on a check again):
+ *   0 .. L - 1             the choice, untimed (the program settles)
+ *   L .. L + K - 1         the choice, timed
+ *   L + K                  the runner-up, untimed (warm-up)
+ *   L + K + 1 .. L + 2K    the runner-up, timed
+ *   L + 2K + 1             the sharing: every rank's times shared, the
  *                          winner runs this call and the ones after
  * with K = KCOLL_ADAPT_CALLS. A call's time is this rank's, from the
  * decision to the call's return (host or kcoll), so what kcoll spends
@@ -106,13 +109,24 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
     int64_t k = kcoll_param_int(KCOLL_P_ADAPT_CALLS);
     if (k > KCOLL_ADAPT_SAMPLES)
         k = KCOLL_ADAPT_SAMPLES;
+    /* A first check waits KCOLL_ADAPT_SETTLE calls (running the choice):
+     * a host's own first calls of a size can be many times slower than
+     * its later ones (MPICH 4.0's 256-byte Allreduce: 6 us for its first
+     * 20 calls, 3.3 us for the next 20, 1.0 us from the 43rd on). Then
+     * each candidate's calls come in a block, the runner-up's first one
+     * untimed: a call after one of the other side finds the caches where
+     * the other left them, and a program repeats one side, not both. */
+    const uint32_t lead = e->again ? 1 : KCOLL_ADAPT_SETTLE, kk = (uint32_t)k;
     const uint32_t i = e->calls++;
-    if (i >= 2 + 2 * (uint32_t)k) {
+    if (i < lead)
+        return kcoll_adapt_apply(r, e, 0, s);
+    const uint32_t j = i - lead;
+    if (j >= 2 * kk + 1) {
         *share = 1; /* kcoll_adapt_share decides this call */
         return kcoll_adapt_apply(r, e, e->cur, s);
     }
-    const int cand = (int)(i & 1);
-    if (i >= 2) {
+    const int cand = j >= kk;
+    if (j != kk) {
         kcoll_timed.team = r->team;
         kcoll_timed.key = key;
         kcoll_timed.cand = cand;
@@ -131,8 +145,8 @@ int kcoll_adapt_begin(kcoll_req_t *r)
      * its wait for ranks still in the previous one (a broadcast's root
      * that returned early waits in the next call for the others), and
      * that wait would be charged to whichever candidate comes next. */
-    const double none[KCOLL_SHARE_VALS] = {0};
-    double *all = malloc((size_t)r->call.p * KCOLL_SHARE_VALS * sizeof *all);
+    const float none[KCOLL_SHARE_VALS] = {0};
+    float *all = malloc((size_t)r->call.p * KCOLL_SHARE_VALS * sizeof *all);
     if (!all) {
         kcoll_adapt_timed = NULL;
         snprintf(r->errmsg, sizeof r->errmsg, "out of memory for the check of a decision");
@@ -214,7 +228,7 @@ int kcoll_adapt_share(kcoll_req_t *r)
     kcoll_team_t *t = r->team;
     const int key = kcoll_adapt_key(r), slot = key % KCOLL_DECISIONS, p = r->call.p;
     const int S = KCOLL_ADAPT_SAMPLES, V = KCOLL_SHARE_VALS;
-    double mine[KCOLL_SHARE_VALS] = {0};
+    float mine[KCOLL_SHARE_VALS] = {0};
     kcoll_team_lock(t);
     kcoll_dentry_t *e = &t->decisions.e[slot];
     for (int c = 0; c < 2; c++) {
@@ -224,7 +238,7 @@ int kcoll_adapt_share(kcoll_req_t *r)
     }
     const uint64_t ticket = ++t->share_ticket;
     kcoll_team_unlock(t);
-    double *all = malloc((size_t)p * KCOLL_SHARE_VALS * sizeof *all);
+    float *all = malloc((size_t)p * KCOLL_SHARE_VALS * sizeof *all);
     if (!all) {
         snprintf(r->errmsg, sizeof r->errmsg, "out of memory for the check of a decision");
         return -1;
@@ -269,6 +283,7 @@ int kcoll_adapt_share(kcoll_req_t *r)
         cur = 0;
     e->cur = (int8_t)cur;
     e->phase = KCOLL_ADAPT_SET;
+    e->again = 1;
     e->calls = 0;
     e->n[0] = e->n[1] = 0;
     kcoll_adapt_event_t ev = {.row = r->row, .p = p, .hot = r->cache == KCOLL_CACHE_HOT,

@@ -8,10 +8,10 @@
  * in the manner of STAR-MPI's run-time selection (Faraj, Yuan and
  * Lowenthal, ICS 2006): the blocking calls of one pattern (collective,
  * communicator, size class, cache state: one entry of the team's decision
- * cache) alternate between the model's choice and its runner-up of the
- * other kind (the host MPI for one of kcoll's algorithms, kcoll's best for
- * the host) for KCOLL_ADAPT_CALLS calls each after one warm-up call of
- * each. The ranks line up before each timed call and every rank times its
+ * cache), once KCOLL_ADAPT_SETTLE of them have run, time the model's choice
+ * and then its runner-up of the other kind (the host MPI for one of
+ * kcoll's algorithms, kcoll's best for the host), KCOLL_ADAPT_CALLS calls
+ * each (adapt.c lists the calls of a check). The ranks line up before each timed call and every rank times its
  * own. At the next call of the pattern every rank shares its times through
  * the team's control segment (sched/share.h: no MPI message) and every
  * rank computes the same numbers: each call's completion (its time on the
@@ -38,14 +38,17 @@
 
 enum {
     KCOLL_ADAPT_NEW = 0, /* not looked at yet (the decision was just made) */
-    KCOLL_ADAPT_TRY,     /* alternating, timing */
+    KCOLL_ADAPT_TRY,     /* being checked: settling, then timing each side */
     KCOLL_ADAPT_SET,     /* decided; counting calls to the next check */
     KCOLL_ADAPT_OFF      /* not checked (no runner-up, too large, off) */
 };
 
-/* How much faster (a fraction) the other candidate's sum must be for a
- * switch: closer times are noise, and a pattern must not flap. */
+/* How much faster (a fraction) the other candidate must be for a switch:
+ * closer times are noise, and a pattern must not flap. */
 #define KCOLL_ADAPT_MARGIN 0.03
+/* Calls of a pattern that run the model's choice before its first check
+ * begins: the program, and the host's own set-up for the size, settle. */
+#define KCOLL_ADAPT_SETTLE 64
 
 /* r's decision s, just taken from its team's cache (the caller holds the
  * team's lock): the check's turn. Sets r's choice to the candidate this

@@ -90,6 +90,7 @@ typedef struct {
         /* the check's state, kept by the call layer (call/adapt.c) */
         int8_t phase;  /* KCOLL_ADAPT_NEW, _TRY, _SET, _OFF */
         int8_t cur;    /* which runs now: 0 the choice above, 1 the runner-up */
+        int8_t again;  /* checked before: the next check needs no settling */
         uint8_t n[2];  /* this rank's samples of each so far */
         uint32_t calls; /* blocking calls of this decision in its phase */
         float t[2][KCOLL_ADAPT_SAMPLES]; /* this rank's times of each, seconds */

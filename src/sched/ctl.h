@@ -94,7 +94,9 @@ typedef struct {
 } kcoll_lane_t;
 
 /* Values one rank posts in a sharing (sched/share.h): room for the times
- * of a check of a decision (call/adapt.h: 2 x 16 and two counts). */
+ * of a check of a decision (call/adapt.h: 2 x 16 and two counts), as
+ * floats (a time in seconds to 7 digits; the slot stays within a page
+ * more per rank than before). */
 #define KCOLL_SHARE_VALS 34
 
 /* CPUs a slot's owner may run on (its affinity mask), as 64-bit words:
@@ -116,7 +118,7 @@ typedef struct {
      * ticket of the last one it posted, and its values, in the half
      * ticket % 2 */
     kcoll_line_t share;
-    double share_val[2][KCOLL_SHARE_VALS];
+    float share_val[2][KCOLL_SHARE_VALS];
 } kcoll_slot_t;
 
 typedef struct {

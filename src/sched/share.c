@@ -5,7 +5,7 @@
 #include "sched/wait.h"
 
 kcoll_status_t kcoll_share(const kcoll_ctl_t *c, uint64_t ticket,
-                           const double mine[KCOLL_SHARE_VALS], double *all, int (*poll)(void),
+                           const float mine[KCOLL_SHARE_VALS], float *all, int (*poll)(void),
                            char *err, size_t errlen)
 {
     const int half = (int)(ticket % 2);

@@ -31,7 +31,7 @@
  * poll: NULL, or work to do while waiting (returns nonzero if anything
  * moved). Returns KCOLL_OK, or an error with a one-line reason in err. */
 kcoll_status_t kcoll_share(const kcoll_ctl_t *c, uint64_t ticket,
-                           const double mine[KCOLL_SHARE_VALS], double *all, int (*poll)(void),
+                           const float mine[KCOLL_SHARE_VALS], float *all, int (*poll)(void),
                            char *err, size_t errlen);
 
 #endif

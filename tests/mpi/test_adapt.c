@@ -15,21 +15,23 @@
  *    runner-up), one check was closed, and the calls after it took one
  *    path;
  *  - with KCOLL_TEST_ADAPT_SLOW making the choice slow on one rank
- *    (milliseconds per call: far beyond any noise), the runner-up (the
+ *    (3 ms per call, 30 ms on a crowded node), the runner-up (the
  *    other kind than the model's choice) ran every call after the check,
  *    on every rank, and the switch was counted (adapt:switched).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpitest.h"
 
-#define NCALLS 40
-/* the calls of a check with KCOLL_ADAPT_CALLS=8: 2 warm-up + 16 timed,
- * then the one that closes it; the loop's calls after SETTLED are all
- * past it (a call before the loop may belong to the pattern) */
-#define SETTLED 20
+#define NCALLS 100
+/* the calls of a first check with KCOLL_ADAPT_CALLS=8: 64 to settle, 8
+ * timed, 1 + 8 timed, then the one that closes it; the loop's calls after
+ * SETTLED are all past it (a call before the loop may belong to the
+ * pattern) */
+#define SETTLED 84
 
 typedef struct {
     const char *name; /* statistics row */
@@ -141,7 +143,10 @@ static void run_case(int ci, int mode)
     MPI_Comm_size(comm, &p);
     MPI_Comm_rank(comm, &me);
     char slow[32];
-    snprintf(slow, sizeof slow, "%d:3000", p - 1);
+    /* far beyond any noise: 3 ms a call, 30 ms on a crowded node (more
+     * ranks than CPUs), where a host that spins while it waits (MPICH
+     * 4.0) takes milliseconds per call itself */
+    snprintf(slow, sizeof slow, "%d:%d", p - 1, p > sysconf(_SC_NPROCESSORS_ONLN) ? 30000 : 3000);
     kcoll_param_set("TEST_ADAPT_SLOW", mode == 1 ? slow : "");
     kcoll_param_set("ADAPT", mode == 2 ? "0" : "1");
     const size_t len = (size_t)(c->bytes ? c->bytes : 8) * (size_t)p;
@@ -180,7 +185,7 @@ static void run_case(int ci, int mode)
     for (int it = SETTLED; it < NCALLS; it++)
         settled &= path[it] == path[NCALLS - 1];
     if (p > 1 && mode != 2) {
-        const int both = memchr(path, 'k', 4) && memchr(path, 'h', 4);
+        const int both = memchr(path, 'k', SETTLED) && memchr(path, 'h', SETTLED);
         if (!both || checked2 != checked + 1 || !settled)
             mt_fail("%s %d bytes (%s): no check (paths %s, %llu checks closed)", c->name,
                     c->bytes, what, path, (unsigned long long)(checked2 - checked));

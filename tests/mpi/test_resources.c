@@ -90,7 +90,7 @@ static void many_teams(char *buf)
         wrong += !bcast_ok(comms[i], buf, i & 0x7f);
     }
     const int fds1 = mt_open_fds(), maps1 = count_segments(&size1);
-    /* docs/resources.md: the control part, 64 + 7232 p + 512 p^2 bytes,
+    /* docs/resources.md: the control part, 64 + 7808 p + 512 p^2 bytes,
      * pages rounded (the bound leaves the slot room to grow to 8 KiB), the
      * mailboxes of the two-copy engine, under 1 KiB per rank, pages
      * rounded, and its 2 p bounce cells of KCOLL_SHM_CELL (64 KiB) */
