@@ -11,7 +11,8 @@ several runs of the same size the medians of times and speedups are shown.
     scripts/bench_table.py --summary results.csv [more.csv ...] [--hot hot.csv ...]
 
 --summary prints instead one row per collective: per MPI the speed-up at
-1 MiB and its range over all sizes (the README's table). With --hot, the
+1 MiB, its range over all sizes and the smallest size from which every
+size is at least 0.95x (the README's table). With --hot, the
 files before it are off-cache runs (kcoll-bench --cache cold, the default)
 and the files after it on-cache runs (--cache hot, as OSU measures): each
 MPI then has both cache states side by side.
@@ -79,13 +80,14 @@ def read(paths, variant):
 
 
 def summary(states, mpis, colls):
-    """One row per collective; per MPI and cache state the speed-up at 1 MiB
-    and its range over the sizes."""
+    """One row per collective; per MPI and cache state the speed-up at 1 MiB,
+    its range over the sizes, and the smallest size from which kcoll is at
+    least 0.95x at every size ("-": not even at the largest)."""
     sizes = sorted({k[3] for _, ratio in states for k in ratio})
     lo, hi = size_label(sizes[0]), size_label(sizes[-1])
-    print("| collective |" + "".join(f" {m}: {st}at 1 MiB | {lo}-{hi} |"
+    print("| collective |" + "".join(f" {m}: {st}at 1 MiB | {lo}-{hi} | >= 0.95x from |"
                                      for m in mpis for st, _ in states))
-    print("|---|" + "---:|---:|" * len(mpis) * len(states))
+    print("|---|" + "---:|---:|---:|" * len(mpis) * len(states))
     for coll, np in colls:
         line = f"| `MPI_{coll[:1].upper()}{coll[1:]}` |"
         for m in mpis:
@@ -94,7 +96,13 @@ def summary(states, mpis, colls):
                        if k[:3] == (coll, np, m) and v}
                 one = f"{med[1 << 20]:.2f}x" if (1 << 20) in med else "-"
                 rng = f"{min(med.values()):.2f}x-{max(med.values()):.2f}x" if med else "-"
-                line += f" {one} | {rng} |"
+                # the smallest size from which every size is at least 0.95x
+                start = "-"
+                for n in sorted(med, reverse=True):
+                    if med[n] < 0.95:
+                        break
+                    start = size_label(n)
+                line += f" {one} | {rng} | {start} |"
         print(line)
 
 

@@ -54,10 +54,19 @@ for coll in $colls; do
     echo
     (
       kcoll_host_env "${host_env[$mpi]}"
-      if "$launcher" --version 2>&1 | grep -q "Open MPI"; then
+      # (the whole output first: grep -q closing the pipe early would make
+      # the launcher die of SIGPIPE, and pipefail call it no Open MPI)
+      version=$("$launcher" --version 2>&1 || true)
+      # (Open MPI 4.1's mpirun calls itself OpenRTE, 5.0's prterun PRRTE)
+      if [[ $version == *"Open MPI"* || $version == *OpenRTE* || $version == *PRRTE* ||
+            $version == *open-mpi* ]]; then
         "$launcher" -np 2 --bind-to core -x LD_PRELOAD="$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
       else
-        "$launcher" -np 2 -bind-to core -genv LD_PRELOAD "$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
+        # hydra binds with -bind-to; Intel MPI's pins each rank to a core
+        # of its own by itself (I_MPI_PIN) and knows no -bind-to
+        bind=(-bind-to core)
+        [[ $version == *"Intel(R) MPI"* ]] && bind=()
+        "$launcher" -np 2 "${bind[@]}" -genv LD_PRELOAD "$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
       fi
     )
   done

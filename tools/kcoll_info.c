@@ -24,11 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include "coll/coll.h"
 #include "model/nodes.h"
 #include "model/select.h"
+#include "model/quick.h"
 #include "model/tuning.h"
 #include "base/params.h"
 #include "base/status.h"
@@ -420,7 +422,21 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
             return 2;
         }
     } else {
+        /* no file named: what a job of p ranks on this machine prices with,
+         * its quick calibration where one is kept (docs/tuning.md) */
+        static char qpath[600];
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING], ident[600];
+        int len = 0;
         t = *kcoll_tuning();
+        if (kcoll_param_int(KCOLL_P_QUICK_CALIBRATE) &&
+            MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+            lib[strcspn(lib, "\n")] = '\0';
+            if (!kcoll_quick_path(p, lib, qpath, sizeof qpath, ident, sizeof ident) &&
+                access(qpath, R_OK) == 0 && !kcoll_tuning_load(qpath, &t, err, sizeof err))
+                file = qpath;
+            else
+                t = *kcoll_tuning();
+        }
     }
     if (nodes)
         return kcoll_info_nodes(c, p, (size_t)bytes, nodes, &t, file);

@@ -114,6 +114,10 @@ static void kcoll_stats_report(void)
     PMPI_Reduce(mine, sum, KCOLL_STATS_LEN, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (kcoll_world_rank == 0) {
         kcoll_stats_print(sum, size, stdout);
+        const kcoll_tuning_t *t = kcoll_tuning();
+        printf("# prices: %s%s%s\n", t->m.source, t->file[0] ? ", file " : "", t->file);
+        if (kcoll_quick_report()[0])
+            printf("# %s\n", kcoll_quick_report());
         kcoll_adapt_report(stdout);
     }
 }

@@ -32,6 +32,7 @@
 
 #include "call/adapt.h"
 #include "call/call.h"
+#include "model/machine.h"
 #include "sched/wait.h"
 
 /* The MPI entry points and the public API keep default visibility; the
@@ -201,6 +202,12 @@ void kcoll_progress_hook_init(void);
  * collective: every rank of MPI_COMM_WORLD calls it at once (MPI_Init),
  * rank 0 reads and the others receive its bytes. */
 void kcoll_tuning_startup(int collective);
+/* The quick calibration (pmpi/quick.c), from kcoll_tuning_startup on every
+ * rank of the world at once: on world rank 0, *t becomes the cached or
+ * freshly measured tuning of this machine (else it stays). */
+void kcoll_quick_startup(kcoll_tuning_t *t);
+/* What it did (for the statistics report; "" where it did not run). */
+const char *kcoll_quick_report(void);
 void kcoll_progress_hook_finalize(void);
 /* Long waits inside kcoll advance the host's own pending operations
  * (pmpi/progress.c); the host's calls into kcoll say so around themselves

@@ -1,5 +1,6 @@
-/* The tuning file at MPI_Init: rank 0 of MPI_COMM_WORLD reads it and every
- * rank receives the same bytes, so every rank prices and decides alike
+/* The tuning file at MPI_Init: rank 0 of MPI_COMM_WORLD reads it (where
+ * there is none, the quick calibration's: pmpi/quick.c) and every rank
+ * receives the same bytes, so every rank prices and decides alike
  * (a file that differs between nodes, or is missing on some, cannot split
  * a job's decisions). Which file: KCOLL_TUNING, else KCOLL_TUNING_DEFAULT
  * if it exists, else none (the built-in defaults). A file that cannot be
@@ -37,12 +38,20 @@ void kcoll_tuning_startup(int collective)
 {
     static kcoll_tuning_t t; /* large: not on the stack */
     char err[512] = "";
-    int rc = 0;
-    if (!collective || kcoll_world_rank == 0)
+    int rc = 0, quick = 0;
+    if (!collective || kcoll_world_rank == 0) {
         rc = kcoll_tuning_read(&t, err, sizeof err);
+        /* no file named and none in the default place: the quick
+         * calibration of this machine (pmpi/quick.c) */
+        quick = collective && rc == 0 && !t.file[0] && kcoll_param_int(KCOLL_P_QUICK_CALIBRATE);
+    }
     if (rc && kcoll_world_rank <= 0)
         kcoll_warn("tuning file not used: %s; kcoll prices with its built-in defaults", err);
-    if (collective)
+    if (collective) {
+        PMPI_Bcast(&quick, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (quick)
+            kcoll_quick_startup(&t);
         PMPI_Bcast(&t, (int)sizeof t, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
     kcoll_tuning_set(&t);
 }

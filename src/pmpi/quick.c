@@ -1,0 +1,248 @@
+/* The quick calibration at MPI_Init (model/quick.h; docs/tuning.md,
+ * "Quick calibration"): where no tuning file is given, the node of rank 0
+ * of MPI_COMM_WORLD measures the host MPI's time for its small calls and
+ * the cost of one cross-memory-attach call, once per machine: the result
+ * is kept as a tuning file in a per-user cache, named by a hash of the
+ * machine's identity (CPU model, online CPUs, kernel release, the MPI
+ * library, the processes on the node, kcoll's version and built-in
+ * defaults), and read again by every later job with the same identity.
+ *
+ * Every rank of the world calls it at once; it returns the tuning rank 0
+ * will share (the caller broadcasts it, as a tuning file's). A crowded
+ * node (more ranks than CPUs) or a node of one rank measures nothing:
+ * what it would time is the scheduler, or nothing at all.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/params.h"
+#include "model/quick.h"
+#include "model/tuning.h"
+#include "pmpi/pmpi.h"
+
+#define QUICK_ITERS 7 /* timed calls per collective and size (after one untimed) */
+#define QUICK_CMA 31  /* timed cross-memory-attach calls */
+
+/* What the last start-up did, for the statistics report. */
+static char kcoll_quick_said[512];
+
+const char *kcoll_quick_report(void)
+{
+    return kcoll_quick_said;
+}
+
+/* The MPI library's own name and version (its first line). */
+static const char *library_version(char *lib, size_t len)
+{
+    int n = 0;
+    if (len < MPI_MAX_LIBRARY_VERSION_STRING || PMPI_Get_library_version(lib, &n) != MPI_SUCCESS)
+        return "";
+    lib[strcspn(lib, "\n")] = '\0';
+    return lib;
+}
+
+/* mkdir -p of the file's folder (0 on success). */
+static int make_dirs(const char *file)
+{
+    char d[512];
+    snprintf(d, sizeof d, "%s", file);
+    char *slash = strrchr(d, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    for (char *q = d + 1; *q; q++)
+        if (*q == '/') {
+            *q = '\0';
+            if (mkdir(d, 0700) != 0 && errno != EEXIST)
+                return -1;
+            *q = '/';
+        }
+    return mkdir(d, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* One host call of kcoll_quick_colls[i] with blocks of n bytes on node. */
+static void host_call(int i, int n, char *s, char *r, MPI_Comm node)
+{
+    const int d = n / 8 > 0 ? n / 8 : 1; /* doubles of a reduction */
+    switch (kcoll_quick_colls[i]) {
+    case KCOLL_COLL_BCAST: PMPI_Bcast(s, n, MPI_BYTE, 0, node); break;
+    case KCOLL_COLL_SCATTER: PMPI_Scatter(s, n, MPI_BYTE, r, n, MPI_BYTE, 0, node); break;
+    case KCOLL_COLL_GATHER: PMPI_Gather(s, n, MPI_BYTE, r, n, MPI_BYTE, 0, node); break;
+    case KCOLL_COLL_ALLGATHER: PMPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, node); break;
+    case KCOLL_COLL_ALLTOALL: PMPI_Alltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, node); break;
+    case KCOLL_COLL_BARRIER: PMPI_Barrier(node); break;
+    case KCOLL_COLL_REDUCE: PMPI_Reduce(s, r, d, MPI_DOUBLE, MPI_SUM, 0, node); break;
+    case KCOLL_COLL_ALLREDUCE: PMPI_Allreduce(s, r, d, MPI_DOUBLE, MPI_SUM, node); break;
+    default: PMPI_Reduce_scatter_block(s, r, d, MPI_DOUBLE, MPI_SUM, node); break;
+    }
+}
+
+/* The measurement, collective over node (p ranks): *q on node rank 0. */
+static void measure(MPI_Comm node, int p, int me, kcoll_quick_t *q)
+{
+    const size_t most = (size_t)kcoll_quick_bytes[KCOLL_QUICK_SIZES - 1] * (size_t)p;
+    char *s = calloc(most, 1), *r = calloc(most, 1);
+    enum { N = KCOLL_QUICK_COLLS * KCOLL_QUICK_SIZES * QUICK_ITERS };
+    double *t = calloc(N + 1, sizeof *t), *worst = calloc(N + 1, sizeof *worst);
+    int ok = s && r && t && worst, all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node);
+    if (!all_ok)
+        goto out;
+    /* the host's completion times: the ranks lined up, each call timed on
+     * every rank, the slowest rank's time (as kcoll-bench measures) */
+    for (int i = 0; i < KCOLL_QUICK_COLLS; i++)
+        for (int k = 0; k < KCOLL_QUICK_SIZES; k++) {
+            if (kcoll_quick_colls[i] == KCOLL_COLL_BARRIER && k > 0)
+                continue;
+            for (int it = 0; it <= QUICK_ITERS; it++) {
+                PMPI_Barrier(node);
+                const double t0 = PMPI_Wtime();
+                host_call(i, (int)kcoll_quick_bytes[k], s, r, node);
+                if (it > 0)
+                    t[(i * KCOLL_QUICK_SIZES + k) * QUICK_ITERS + it - 1] = PMPI_Wtime() - t0;
+            }
+        }
+    /* one cross-memory-attach read of the right neighbour's word: the
+     * system call and its permission check (-1: not permitted) */
+    static volatile uint64_t word = 0x6b636f6c6cull;
+    uint64_t mine[2] = {(uint64_t)getpid(), (uint64_t)(uintptr_t)&word}, *peers = malloc(2 * sizeof(uint64_t) * (size_t)p);
+    double cma[QUICK_CMA];
+    t[N] = -1;
+    if (peers && PMPI_Allgather(mine, 2, MPI_UINT64_T, peers, 2, MPI_UINT64_T, node) == MPI_SUCCESS) {
+        const int right = (me + 1) % p;
+        uint64_t got = 0;
+        struct iovec l = {&got, sizeof got};
+        struct iovec rv = {(void *)(uintptr_t)peers[2 * right + 1], sizeof got};
+        int good = 1;
+        for (int it = 0; it <= QUICK_CMA && good; it++) {
+            const int64_t t0 = kcoll_now_ns();
+            good = process_vm_readv((pid_t)peers[2 * right], &l, 1, &rv, 1, 0) == (ssize_t)sizeof got;
+            if (it > 0)
+                cma[it - 1] = (double)(kcoll_now_ns() - t0) * 1e-9;
+        }
+        if (good)
+            t[N] = median(cma, QUICK_CMA);
+    }
+    free(peers);
+    PMPI_Barrier(node); /* nobody's word is read any more */
+    PMPI_Reduce(t, worst, N + 1, MPI_DOUBLE, MPI_MAX, 0, node);
+    /* where one rank could not read, the maximum is still -1 only if all
+     * failed: take the minimum's sign too */
+    double least = 0;
+    PMPI_Reduce(&t[N], &least, 1, MPI_DOUBLE, MPI_MIN, 0, node);
+    if (me == 0) {
+        memset(q, 0, sizeof *q);
+        q->p = p;
+        q->alpha = least > 0 ? worst[N] : 0;
+        for (int i = 0; i < KCOLL_QUICK_COLLS; i++)
+            for (int k = 0; k < KCOLL_QUICK_SIZES; k++)
+                if (kcoll_quick_colls[i] != KCOLL_COLL_BARRIER || k == 0)
+                    q->host[i][k] =
+                        median(worst + (i * KCOLL_QUICK_SIZES + k) * QUICK_ITERS, QUICK_ITERS);
+    }
+out:
+    free(s);
+    free(r);
+    free(t);
+    free(worst);
+}
+
+void kcoll_quick_startup(kcoll_tuning_t *t)
+{
+    kcoll_quick_said[0] = '\0';
+    MPI_Comm node;
+    int me, p, at0 = 0, here0;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, kcoll_world_rank,
+                             MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return;
+    PMPI_Comm_rank(node, &me);
+    PMPI_Comm_size(node, &p);
+    here0 = kcoll_world_rank == 0;
+    PMPI_Allreduce(&here0, &at0, 1, MPI_INT, MPI_MAX, node);
+    if (!at0) { /* another node's rank 0 measures; this node gets its tuning */
+        PMPI_Comm_free(&node);
+        return;
+    }
+    /* rank 0 (node rank 0: the key is the world rank) looks for the file */
+    char path[600] = "", ident[600] = "", err[512], lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int action = 0; /* 0: nothing, 1: read from the cache, 2: measure */
+    const int64_t start = kcoll_now_ns();
+    if (me == 0) {
+        const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (p < 2 || (cpus > 0 && p > cpus))
+            snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
+                     "quick calibration: none (%d ranks on %ld CPUs: %s); built-in defaults", p,
+                     cpus, p < 2 ? "nothing to time" : "a crowded node times its scheduler");
+        else if (kcoll_quick_path(p, library_version(lib, sizeof lib), path, sizeof path, ident,
+                                  sizeof ident) != 0)
+            snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
+                     "quick calibration: none (no cache folder: set KCOLL_CACHE_DIR or HOME)");
+        else if (access(path, R_OK) == 0 && kcoll_tuning_load(path, t, err, sizeof err) == 0)
+            action = 1;
+        else
+            action = 2;
+    }
+    PMPI_Bcast(&action, 1, MPI_INT, 0, node);
+    if (action == 2) {
+        kcoll_quick_t q;
+        measure(node, p, me, &q);
+        if (me == 0) {
+            const double ms = (double)(kcoll_now_ns() - start) * 1e-6;
+            kcoll_tuning_defaults(t);
+            kcoll_quick_apply(&t->m, &q);
+            time_t now = time(NULL);
+            char day[32];
+            strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
+            snprintf(t->m.source, sizeof t->m.source,
+                     "quick calibration %s (%d ranks, host times to 16 KiB%s) over the "
+                     "built-in defaults",
+                     day, p, q.alpha > 0 ? ", CMA alpha" : "");
+            snprintf(t->file, sizeof t->file, "%s", path);
+            /* written whole under another name, then renamed: a job that
+             * starts meanwhile reads the old file or the new one, never half */
+            char tmp[700];
+            snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+            FILE *f = make_dirs(path) == 0 ? fopen(tmp, "w") : NULL;
+            int saved = f && kcoll_tuning_write(f, t) == 0;
+            if (f && fclose(f) != 0)
+                saved = 0;
+            if (saved && rename(tmp, path) != 0)
+                saved = 0;
+            if (!saved) {
+                unlink(tmp);
+                kcoll_warn("quick calibration not kept in %s: %s (kcoll measures again next "
+                           "time; KCOLL_CACHE_DIR chooses another folder)",
+                           path, strerror(errno));
+            }
+            snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
+                     "quick calibration: measured at MPI_Init in %.1f ms (%d ranks%s), %s %s", ms,
+                     p, q.alpha > 0 ? "" : ", cross-memory attach not permitted",
+                     saved ? "kept in" : "not kept in", path);
+        }
+    } else if (action == 1 && me == 0) {
+        snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
+                 "quick calibration: read in %.1f ms from %s",
+                 (double)(kcoll_now_ns() - start) * 1e-6, path);
+    }
+    PMPI_Comm_free(&node);
+}
