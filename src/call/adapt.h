@@ -24,9 +24,8 @@
  *
  * Non-blocking and persistent calls are not timed (their start and
  * completion are the program's); they run what the pattern runs now.
- * Patterns larger than KCOLL_ADAPT_MAX_BYTES are not checked (there the
- * model's bandwidth terms decide, and a try of the slower side costs
- * most). KCOLL_ADAPT=0 turns the checks off.
+ * Patterns larger than KCOLL_ADAPT_MAX_BYTES are not checked (a try of the
+ * slower side costs most there). KCOLL_ADAPT=0 turns the checks off.
  */
 #ifndef KCOLL_CALL_ADAPT_H
 #define KCOLL_CALL_ADAPT_H
