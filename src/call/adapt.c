@@ -57,18 +57,23 @@ static int64_t kcoll_adapt_slow_ns(int rank)
     return (int64_t)us * 1000;
 }
 
-/* r runs candidate `which` of entry e (0: the choice, already in
- * r->choice; 1: the runner-up): the result. */
-static kcoll_select_t kcoll_adapt_apply(kcoll_req_t *r, const kcoll_dentry_t *e, int which,
-                                        kcoll_select_t s)
+/* Side `which` of entry e (0: the choice, 1: the runner-up) as a choice
+ * (a checked decision is never a forced one); returns its result. */
+static kcoll_select_t kcoll_adapt_side(const kcoll_dentry_t *e, int which, kcoll_choice_t *ch)
 {
-    if (!which)
-        return s;
-    r->choice.algo = e->alt_algo >= 0 ? &kcoll_algos[e->alt_algo] : NULL;
-    r->choice.prm = e->alt_prm;
-    r->choice.forced = 0;
-    r->choice.engine = e->alt_engine;
-    return (kcoll_select_t)e->alt_result;
+    const int algo = which ? e->alt_algo : e->algo;
+    const kcoll_select_t res = (kcoll_select_t)(which ? e->alt_result : e->result);
+    ch->algo = res == KCOLL_SELECT_KCOLL && algo >= 0 ? &kcoll_algos[algo] : NULL;
+    ch->prm = which ? e->alt_prm : e->prm;
+    ch->forced = 0;
+    ch->engine = which ? e->alt_engine : e->engine;
+    return res;
+}
+
+/* r runs side `which` of entry e: its result. */
+static kcoll_select_t kcoll_adapt_apply(kcoll_req_t *r, const kcoll_dentry_t *e, int which)
+{
+    return kcoll_adapt_side(e, which, &r->choice);
 }
 
 static int kcoll_adapt_key(const kcoll_req_t *r)
@@ -81,8 +86,7 @@ static int kcoll_adapt_key(const kcoll_req_t *r)
 kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
 {
     *share = 0;
-    if (s == KCOLL_SELECT_BAD ||
-        (r->policy_bytes == KCOLL_BYTES_UNKNOWN && r->call.coll != KCOLL_COLL_BARRIER))
+    if (s == KCOLL_SELECT_BAD || !kcoll_select_sized(r->call.coll, r->policy_bytes))
         return s;
     const int key = kcoll_adapt_key(r);
     kcoll_dentry_t *e = &r->team->decisions.e[key % KCOLL_DECISIONS];
@@ -92,7 +96,7 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
         const int64_t max = kcoll_param_int(KCOLL_P_ADAPT_MAX_BYTES);
         e->phase = e->has_alt && kcoll_param_int(KCOLL_P_ADAPT) &&
                            kcoll_param_int(KCOLL_P_ADAPT_CALLS) > 0 &&
-                           (max < 0 || r->call.coll == KCOLL_COLL_BARRIER ||
+                           (max < 0 || r->policy_bytes == KCOLL_BYTES_UNKNOWN ||
                             kcoll_class_bytes(r->policy_bytes) <= (size_t)max)
                        ? KCOLL_ADAPT_TRY
                        : KCOLL_ADAPT_OFF;
@@ -101,10 +105,10 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
         return s;
     /* not timed: runs what the pattern runs now */
     if (r->mode != KCOLL_MODE_BLOCKING || r->sink)
-        return kcoll_adapt_apply(r, e, e->cur, s);
+        return kcoll_adapt_apply(r, e, e->cur);
     if (e->phase == KCOLL_ADAPT_SET) {
         kcoll_adapt_memo(&r->team->decisions, key % KCOLL_DECISIONS);
-        return kcoll_adapt_apply(r, e, e->cur, s);
+        return kcoll_adapt_apply(r, e, e->cur);
     }
     int64_t k = kcoll_param_int(KCOLL_P_ADAPT_CALLS);
     if (k > KCOLL_ADAPT_SAMPLES)
@@ -119,11 +123,11 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
     const uint32_t lead = e->again ? 1 : KCOLL_ADAPT_SETTLE, kk = (uint32_t)k;
     const uint32_t i = e->calls++;
     if (i < lead)
-        return kcoll_adapt_apply(r, e, 0, s);
+        return kcoll_adapt_apply(r, e, 0);
     const uint32_t j = i - lead;
     if (j >= 2 * kk + 1) {
         *share = 1; /* kcoll_adapt_share decides this call */
-        return kcoll_adapt_apply(r, e, e->cur, s);
+        return kcoll_adapt_apply(r, e, e->cur);
     }
     const int cand = j >= kk;
     if (j != kk) {
@@ -134,7 +138,7 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
         kcoll_timed.t0 = 0; /* kcoll_adapt_begin */
         kcoll_adapt_timed = &kcoll_timed;
     }
-    return kcoll_adapt_apply(r, e, cand, s);
+    return kcoll_adapt_apply(r, e, cand);
 }
 
 int kcoll_adapt_begin(kcoll_req_t *r)
@@ -145,17 +149,8 @@ int kcoll_adapt_begin(kcoll_req_t *r)
      * its wait for ranks still in the previous one (a broadcast's root
      * that returned early waits in the next call for the others), and
      * that wait would be charged to whichever candidate comes next. */
-    const float none[KCOLL_SHARE_VALS] = {0};
-    float *all = malloc((size_t)r->call.p * KCOLL_SHARE_VALS * sizeof *all);
-    if (!all) {
-        kcoll_adapt_timed = NULL;
-        snprintf(r->errmsg, sizeof r->errmsg, "out of memory for the check of a decision");
-        return -1;
-    }
-    const kcoll_status_t st = kcoll_share(&r->team->ctl, kcoll_timed.ticket, none, all,
-                                          kcoll_progress, r->errmsg, sizeof r->errmsg);
-    free(all);
-    if (st != KCOLL_OK) {
+    if (kcoll_share(&r->team->ctl, kcoll_timed.ticket, NULL, NULL, kcoll_progress, r->errmsg,
+                    sizeof r->errmsg) != KCOLL_OK) {
         kcoll_adapt_timed = NULL;
         return -1;
     }
@@ -212,12 +207,8 @@ static pthread_mutex_t kcoll_events_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void kcoll_adapt_spec(const kcoll_dentry_t *e, int which, char *out, size_t len)
 {
-    kcoll_choice_t ch = {0};
-    const int algo = which ? e->alt_algo : e->algo;
-    const int res = which ? e->alt_result : e->result;
-    ch.algo = res == KCOLL_SELECT_KCOLL && algo >= 0 ? &kcoll_algos[algo] : NULL;
-    ch.prm = which ? e->alt_prm : e->prm;
-    ch.engine = which ? e->alt_engine : e->engine;
+    kcoll_choice_t ch;
+    kcoll_adapt_side(e, which, &ch);
     kcoll_choice_spec(&ch, out, len);
 }
 
@@ -292,10 +283,7 @@ int kcoll_adapt_share(kcoll_req_t *r)
                               .t = {med[0], med[1]}};
     kcoll_adapt_spec(e, 0, ev.spec[0], sizeof ev.spec[0]);
     kcoll_adapt_spec(e, 1, ev.spec[1], sizeof ev.spec[1]);
-    r->choice.algo = e->algo >= 0 && e->result == KCOLL_SELECT_KCOLL ? &kcoll_algos[e->algo] : NULL;
-    r->choice.prm = e->prm;
-    r->choice.engine = e->engine;
-    const kcoll_select_t res = kcoll_adapt_apply(r, e, cur, (kcoll_select_t)e->result);
+    const kcoll_select_t res = kcoll_adapt_apply(r, e, cur);
     kcoll_team_unlock(t);
 
     kcoll_stats_add(r->row, KCOLL_PATH_ADAPT_CHECK, r->stat_bytes, kcoll_team_threads);

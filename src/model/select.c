@@ -332,7 +332,7 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
     out->engine = -1;
     if (!kcoll_select_rules(
             kcoll_tuning(), family, p, kcoll_class_bytes(bytes), hot ? cache : KCOLL_CACHE_COLD,
-            host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER), d, &res,
+            host_ok && kcoll_select_sized(c, bytes), d, &res,
             out)) {
         double t;
         res = kcoll_select_model(c, p, lv, host_ok, bytes, d->engine, out, &t);
@@ -435,9 +435,10 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     e->prm = out->prm;
     e->engine = (int8_t)out->engine;
     e->result = (int8_t)res;
-    /* the runner-up of the other kind, where the model (or a rule) chose */
+    /* the runner-up of the other kind, where the model (or a rule) chose
+     * and the decision may be checked */
     e->alt_algo = -1;
-    if (f->state == 1 && host_ok && (bytes != KCOLL_BYTES_UNKNOWN || family == KCOLL_COLL_BARRIER)) {
+    if (f->state == 1 && host_ok && kcoll_select_sized(c, bytes) && kcoll_param_int(KCOLL_P_ADAPT)) {
         if (res == KCOLL_SELECT_KCOLL) {
             e->has_alt = 1;
             e->alt_result = KCOLL_SELECT_HOST;

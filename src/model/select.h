@@ -110,6 +110,14 @@ typedef struct {
  * agreed size). */
 #define KCOLL_BYTES_UNKNOWN SIZE_MAX
 
+/* Is a call's size known alike on every rank before any agreement (a
+ * Barrier has none, and needs none)? Only then is the host MPI priced as
+ * a candidate, and only then is a decision checked (call/adapt.h). */
+static inline int kcoll_select_sized(kcoll_coll_t c, size_t bytes)
+{
+    return bytes != KCOLL_BYTES_UNKNOWN || kcoll_coll_family(c) == KCOLL_COLL_BARRIER;
+}
+
 /* The choice for collective c at p processes and `bytes` (the size the
  * model reads: see the call layer; KCOLL_BYTES_UNKNOWN: none yet), on a
  * team with topology levels lv (NULL: flat; a team's never change),

@@ -10,7 +10,8 @@ kcoll_status_t kcoll_share(const kcoll_ctl_t *c, uint64_t ticket,
 {
     const int half = (int)(ticket % 2);
     kcoll_slot_t *own = &c->slots[c->rank];
-    memcpy(own->share_val[half], mine, sizeof own->share_val[half]);
+    if (mine)
+        memcpy(own->share_val[half], mine, sizeof own->share_val[half]);
     /* release (kcoll_flag_store): the values above are visible to a peer
      * that acquires the ticket; wakes a peer asleep on the word */
     kcoll_flag_store(&own->share, ticket);
@@ -35,8 +36,9 @@ kcoll_status_t kcoll_share(const kcoll_ctl_t *c, uint64_t ticket,
                 kcoll_pause_on(&pause, &s->share, ticket);
         }
         kcoll_watch_reset(&watch);
-        memcpy(all + (size_t)q * KCOLL_SHARE_VALS, s->share_val[half],
-               sizeof s->share_val[half]);
+        if (all)
+            memcpy(all + (size_t)q * KCOLL_SHARE_VALS, s->share_val[half],
+                   sizeof s->share_val[half]);
     }
     return KCOLL_OK;
 }

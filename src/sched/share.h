@@ -28,6 +28,7 @@
 
 /* Sharing `ticket` of team c: post mine[0 .. KCOLL_SHARE_VALS) and fill
  * all[q * KCOLL_SHARE_VALS + i] with rank q's values (this rank's too).
+ * mine and all NULL: a line-up, every rank past the same point, no values.
  * poll: NULL, or work to do while waiting (returns nonzero if anything
  * moved). Returns KCOLL_OK, or an error with a one-line reason in err. */
 kcoll_status_t kcoll_share(const kcoll_ctl_t *c, uint64_t ticket,
