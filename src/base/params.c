@@ -22,7 +22,7 @@ const kcoll_param_desc_t kcoll_param_desc[KCOLL_NPARAMS] = {
 /* Bumped by every change of a parameter (see kcoll_params_generation),
  * and the second by every change but of an algorithm choice
  * (kcoll_params_generation_model). */
-static _Atomic uint64_t kcoll_params_gen = 1;
+_Atomic uint64_t kcoll_params_gen = 1;
 static _Atomic uint64_t kcoll_params_gen_model = 1;
 
 int64_t kcoll_param_num[KCOLL_NPARAMS];
@@ -199,11 +199,4 @@ uint64_t kcoll_params_generation_model(void)
 {
     /* acquire: as kcoll_params_generation */
     return atomic_load_explicit(&kcoll_params_gen_model, memory_order_acquire);
-}
-
-uint64_t kcoll_params_generation(void)
-{
-    /* acquire: a caller that sees a new generation then reads the values
-     * stored before it (pairs with the release in kcoll_param_store) */
-    return atomic_load_explicit(&kcoll_params_gen, memory_order_acquire);
 }

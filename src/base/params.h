@@ -2,6 +2,7 @@
 #ifndef KCOLL_PARAMS_H
 #define KCOLL_PARAMS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 typedef enum { KCOLL_PT_BOOL, KCOLL_PT_INT, KCOLL_PT_SIZE, KCOLL_PT_STRING } kcoll_ptype_t;
@@ -43,8 +44,16 @@ static inline int64_t kcoll_param_int(kcoll_param_id_t id)    /* BOOL, INT, SIZE
 const char *kcoll_param_str(kcoll_param_id_t id);     /* every type: current text */
 /* A number that changes whenever a parameter changes (at load and with
  * kcoll_params_set): whatever is derived from parameters and cached (a
- * parsed algorithm spec, a decision) is valid while it stays the same. */
-uint64_t kcoll_params_generation(void);
+ * parsed algorithm spec, a decision) is valid while it stays the same.
+ * Inline: the call layer's shortcut (call/shortcut.h) reads it on every
+ * call it takes. */
+extern _Atomic uint64_t kcoll_params_gen;
+static inline uint64_t kcoll_params_generation(void)
+{
+    /* acquire: a caller that sees a new generation then reads the values
+     * stored before it (pairs with the release in kcoll_param_store) */
+    return atomic_load_explicit(&kcoll_params_gen, memory_order_acquire);
+}
 /* The same, but unchanged by the algorithm choices (KCOLL_<FAMILY>_ALGO):
  * the cost model's decisions do not depend on them. */
 uint64_t kcoll_params_generation_model(void);

@@ -9,14 +9,22 @@
 
 static _Atomic uint64_t kcoll_stats[KCOLL_STATS_ROWS][KCOLL_STATS_PATHS][2];
 
-void kcoll_stats_add(int row, int path, size_t bytes, int shared)
+_Atomic uint64_t *kcoll_stats_cell_of(int row, int path)
 {
     if (row < 0 || row >= KCOLL_STATS_ROWS || path < 0 || path >= KCOLL_STATS_PATHS)
+        return NULL;
+    return kcoll_stats[row][path];
+}
+
+void kcoll_stats_add_calls(int row, int path, uint64_t calls, uint64_t bytes, int shared)
+{
+    _Atomic uint64_t *cell = kcoll_stats_cell_of(row, path);
+    if (!cell)
         return;
-    _Atomic uint64_t *cell = kcoll_stats[row][path];
     if (!shared) { /* the only thread counting: no locked instruction needed */
         /* relaxed: a counter, ordering nothing; no other thread writes it */
-        atomic_store_explicit(&cell[0], atomic_load_explicit(&cell[0], memory_order_relaxed) + 1,
+        atomic_store_explicit(&cell[0],
+                              atomic_load_explicit(&cell[0], memory_order_relaxed) + calls,
                               memory_order_relaxed);
         /* relaxed: as above */
         atomic_store_explicit(&cell[1],
@@ -25,9 +33,14 @@ void kcoll_stats_add(int row, int path, size_t bytes, int shared)
         return;
     }
     /* relaxed: a counter, ordering nothing */
-    atomic_fetch_add_explicit(&cell[0], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&cell[0], calls, memory_order_relaxed);
     /* relaxed: a counter, ordering nothing */
     atomic_fetch_add_explicit(&cell[1], bytes, memory_order_relaxed);
+}
+
+void kcoll_stats_add(int row, int path, size_t bytes, int shared)
+{
+    kcoll_stats_add_calls(row, path, 1, bytes, shared);
 }
 
 void kcoll_stats_snapshot(uint64_t out[KCOLL_STATS_LEN])

@@ -18,7 +18,8 @@
  * A blocking call identical to its team's last one of the collective that
  * these checks sent to the host MPI before any agreement takes the same
  * way at once (the memo, below: the same decision, counted and traced
- * alike, without deciding again).
+ * alike, without deciding again), and its repeats argument for argument
+ * skip even the description (the shortcut: call/shortcut.h).
  *
  * A request keeps its team referenced until it is released.
  */
@@ -32,6 +33,7 @@
 #include "base/stats.h"
 #include "call/adapt.h"
 #include "call/request.h"
+#include "call/shortcut.h"
 #include "topo/topo.h"
 
 static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
@@ -214,8 +216,39 @@ static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
     free(r.counts);
 }
 
+kcoll_shortcut_t kcoll_shortcuts[KCOLL_NCOLL];
+int kcoll_shortcut_allowed;
+
+/* A call of collective c reaches the call layer: c's shortcut is
+ * disarmed, the calls it took are added to the decision they repeated
+ * (while that entry still holds it, settled: adapt.h) and its offer is
+ * withdrawn. */
+static void kcoll_call_shortcut_end(kcoll_coll_t c)
+{
+    kcoll_shortcut_t *s = &kcoll_shortcuts[c];
+    if (s->used)
+        kcoll_stats_add_calls(s->row, KCOLL_PATH_SHORTCUT, s->used, s->used * s->bytes,
+                              kcoll_team_threads);
+    if (s->used && s->dkey) {
+        kcoll_team_t *t = s->team;
+        kcoll_team_lock(t);
+        __typeof__(t->decisions.e[0]) *e = &t->decisions.e[s->dkey % KCOLL_DECISIONS];
+        if (e->key == s->dkey && e->phase == KCOLL_ADAPT_SET)
+            e->calls += s->used; /* below the next check's count: see the offer */
+        kcoll_team_unlock(t);
+    }
+    s->left = s->used = s->offer = 0;
+}
+
+void kcoll_shortcut_forget(void)
+{
+    for (int c = 0; c < KCOLL_NCOLL; c++)
+        kcoll_call_shortcut_end((kcoll_coll_t)c);
+}
+
 void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t why)
 {
+    kcoll_call_shortcut_end(c->coll);
     kcoll_call_count(c, mode, KCOLL_PATH_REASON(why));
 }
 
@@ -334,10 +367,14 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
  * The key holds everything the decision reads, so a match decides alike
  * on every rank, as deciding again would: the parameter generation
  * (KCOLL_DISABLE, KCOLL_MIN_BYTES, forced algorithms, the tuning), the
- * collective, p, rank, root, MPI_IN_PLACE, and both sides' buffer, count,
+ * collective, p, rank, root, MPI_IN_PLACE, and both sides' count,
  * element size, extent, lower bound and layout flags, as values, not
  * datatype handles (a freed datatype's handle may name another later),
- * and whether an operation applies, which one on which type. Calls the
+ * and whether an operation applies, which one on which type. Not the
+ * buffers' addresses: no decision taken before an agreement reads them
+ * (they differ between ranks, so it could not), and a program that
+ * rotates its buffers (a pipelined solver, an off-cache benchmark) repeats
+ * its decision all the same. Calls the
  * key cannot hold are never memoized: v sides (their counts are the
  * caller's arrays), datatype maps, user operations. A decision the
  * selector took also read the team's previous call of the collective (the
@@ -368,13 +405,47 @@ static int kcoll_call_memo_key(const kcoll_call_t *c, uint64_t gen,
         const kcoll_side_t *s = sd[i];
         if (s->counts || s->displs || s->map || s->type > 0xff)
             return 0;
-        key[4 + 5 * i] = (uint64_t)(uintptr_t)s->buf;
-        key[5 + 5 * i] = (uint64_t)s->count;
-        key[6 + 5 * i] = s->size;
-        key[7 + 5 * i] = s->extent;
-        key[8 + 5 * i] = (uint64_t)s->lb;
+        key[4 + 4 * i] = (uint64_t)s->count;
+        key[5 + 4 * i] = s->size;
+        key[6 + 4 * i] = s->extent;
+        key[7 + 4 * i] = (uint64_t)s->lb;
     }
     return 1;
+}
+
+/* A memo hit on team t (the caller holds its lock) offers the entry point
+ * the shortcut (shortcut.h) for the repeats of its call: as many as may
+ * come before the decision's next check, none while it is being checked,
+ * none where the shortcut cannot keep the rules (several threads calling
+ * MPI at once, every call traced). */
+static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kcoll_memo_t *m,
+                                      int row)
+{
+    kcoll_shortcut_t *s = &kcoll_shortcuts[c];
+    uint64_t left = 1u << 30; /* no decision counts the calls: taken back now and then */
+    if (!kcoll_shortcut_allowed || !kcoll_param_int(KCOLL_P_SHORTCUT) ||
+        kcoll_param_int(KCOLL_P_TRACE))
+        return;
+    if (m->selected) {
+        const __typeof__(t->decisions.e[0]) *e = &t->decisions.e[m->dkey % KCOLL_DECISIONS];
+        const int64_t every = kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
+        if (e->phase == KCOLL_ADAPT_SET && every > 0)
+            /* the call that makes calls reach `every` starts a check: the memo's */
+            left = e->calls + 1 < (uint64_t)every ? (uint64_t)every - 1 - e->calls : 0;
+        else if (e->phase != KCOLL_ADAPT_SET && e->phase != KCOLL_ADAPT_OFF)
+            left = 0;
+        if (left > 1u << 30)
+            left = 1u << 30;
+    }
+    s->cell = kcoll_stats_cell_of(row, KCOLL_PATH_REASON(m->why));
+    if (!left || !s->cell)
+        return;
+    s->offer = (uint32_t)left;
+    s->dkey = m->selected ? m->dkey : 0;
+    s->team = t;
+    s->bytes = m->bytes;
+    s->row = row;
+    s->gen = m->key[0]; /* the parameter generation the memo's key holds */
 }
 
 /* Team t's memo of c's collective matches key: count and trace the call,
@@ -397,10 +468,12 @@ static int kcoll_call_memo_hit(kcoll_team_t *t, const kcoll_call_t *c,
     }
     const kcoll_reason_t w = (kcoll_reason_t)m->why;
     const size_t bytes = m->bytes;
+    const int row = kcoll_stats_row(c->coll, KCOLL_MODE_BLOCKING);
+    if (hit)
+        kcoll_call_shortcut_offer(t, c->coll, m, row);
     kcoll_team_unlock(t);
     if (!hit)
         return 0;
-    const int row = kcoll_stats_row(c->coll, KCOLL_MODE_BLOCKING);
     kcoll_stats_add(row, KCOLL_PATH_REASON(w), bytes, kcoll_team_threads); /* threads: team.h */
     kcoll_call_trace_host(row, w, bytes);
     *why = w;
@@ -472,6 +545,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     kcoll_req_t local, *r = &local;
     uint64_t key[KCOLL_MEMO_WORDS];
     *req = NULL;
+    kcoll_call_shortcut_end(c->coll);
     const int memo = team && mode == KCOLL_MODE_BLOCKING && !kcoll_sink &&
                      kcoll_call_memo_key(c, kcoll_params_generation(), key);
     if (memo && kcoll_call_memo_hit(team, c, key, why))

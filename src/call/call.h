@@ -255,7 +255,10 @@ void kcoll_call_release_team(kcoll_team_t *t);
  * those that switched */
 #define KCOLL_PATH_ADAPT_CHECK KCOLL_PATH_ENGINE(KCOLL_NENGINES)
 #define KCOLL_PATH_ADAPT_SWITCH (KCOLL_PATH_ADAPT_CHECK + 1)
-#define KCOLL_NPATHS_ALL (KCOLL_PATH_ADAPT_SWITCH + 1)
+/* the calls the shortcut took (call/shortcut.h), counted again: they are
+ * in their memo's path too */
+#define KCOLL_PATH_SHORTCUT (KCOLL_PATH_ADAPT_SWITCH + 1)
+#define KCOLL_NPATHS_ALL (KCOLL_PATH_SHORTCUT + 1)
 const char *kcoll_stats_row_name(int row, char *buf, size_t buflen);   /* "MPI_Ibcast" */
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen); /* "kcoll:knomial" */
 /* Count the engines' bytes of one run of the executor (row "transfers"). */

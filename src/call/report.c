@@ -56,6 +56,10 @@ const char *kcoll_stats_row_name(int row, char *buf, size_t buflen)
 
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen)
 {
+    if (path == KCOLL_PATH_SHORTCUT) {
+        snprintf(buf, buflen, "shortcut");
+        return buf;
+    }
     if (path == KCOLL_PATH_ADAPT_CHECK || path == KCOLL_PATH_ADAPT_SWITCH) {
         snprintf(buf, buflen, "adapt:%s", path == KCOLL_PATH_ADAPT_CHECK ? "checked" : "switched");
         return buf;

@@ -7,6 +7,10 @@
 KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, recvcount, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLGATHER, key))
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
@@ -22,6 +26,8 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_ALLGATHER, key,
+                            sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype, recvtype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                        comm));
 }

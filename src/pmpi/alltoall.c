@@ -7,12 +7,18 @@
 KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, recvcount, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLTOALL, key))
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_ALLTOALL, key,
+                            sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype, recvtype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                       comm));
 }

@@ -5,6 +5,10 @@
 
 KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, NULL, NULL, MPI_BYTE, MPI_BYTE, MPI_OP_NULL,
+                                              0, 0, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_BARRIER, key))
+        return PMPI_Barrier(comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
@@ -16,6 +20,7 @@ KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_BARRIER, key, MPI_BYTE, MPI_BYTE, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Barrier(comm));
 }
 

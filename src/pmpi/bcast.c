@@ -13,6 +13,10 @@ void kcoll_pmpi_bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Dat
 
 KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, buffer, buffer, datatype, datatype,
+                                              MPI_OP_NULL, count, count, root);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_BCAST, key))
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
@@ -26,6 +30,7 @@ KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_BCAST, key, datatype, datatype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Bcast(buffer, count, datatype, root, comm));
 }
 

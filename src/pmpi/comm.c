@@ -73,6 +73,7 @@ static pthread_mutex_t kcoll_mteams_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
 {
+    kcoll_shortcut_forget(); /* the handle may name another communicator later */
     /* relaxed: see kcoll_mteams_gen */
     atomic_fetch_add_explicit(&kcoll_mteams_gen, 1, memory_order_relaxed);
     pthread_mutex_lock(&kcoll_mteams_lock);

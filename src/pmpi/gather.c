@@ -24,6 +24,10 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                             MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, recvcount, root);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_GATHER, key))
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -39,6 +43,8 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_GATHER, key, sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype,
+                            kcoll_pmpi_is_root(comm, root) ? recvtype : MPI_BYTE, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     root, comm));
 }

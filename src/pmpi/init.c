@@ -38,6 +38,7 @@ static void kcoll_startup(int collective)
     kcoll_tuning_startup(collective);
     PMPI_Query_thread(&level);
     kcoll_team_threads = level == MPI_THREAD_MULTIPLE;
+    kcoll_shortcut_allowed = level != MPI_THREAD_MULTIPLE; /* call/shortcut.h */
     if (kcoll_teams_init() != 0 || kcoll_requests_init() != 0 || kcoll_dtype_init() != 0) {
         kcoll_warn("could not create an attribute keyval or a request class; every call uses "
                    "the host MPI");
@@ -137,6 +138,7 @@ static void kcoll_end(void)
      * state already says "finalized", so nothing new starts meanwhile:
      * later calls go to the host MPI. */
     kcoll_progress();
+    kcoll_shortcut_forget(); /* its calls counted, and none taken after this */
     if (kcoll_param_int(KCOLL_P_STATS))
         kcoll_stats_report();
     kcoll_progress_hook_finalize();

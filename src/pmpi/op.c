@@ -55,6 +55,17 @@ void kcoll_pmpi_op_forget(MPI_Op op)
     pthread_mutex_unlock(&kcoll_ops_lock);
 }
 
+int kcoll_pmpi_op_predefined(MPI_Op op)
+{
+    const MPI_Op named[] = {MPI_OP_NULL, MPI_MAX,  MPI_MIN,    MPI_SUM,    MPI_PROD,
+                            MPI_LAND,    MPI_BAND, MPI_LOR,    MPI_BOR,    MPI_LXOR,
+                            MPI_BXOR,    MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (op == named[i])
+            return 1;
+    return 0;
+}
+
 KCOLL_PUBLIC int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
     int rc = PMPI_Op_create(user_fn, commute, op);

@@ -29,9 +29,11 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "call/adapt.h"
 #include "call/call.h"
+#include "call/shortcut.h"
 #include "model/machine.h"
 #include "sched/wait.h"
 
@@ -226,6 +228,55 @@ const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint exten
  * 0), from answers asked once at start-up; 0 for any other datatype (ask
  * the host). */
 size_t kcoll_dtype_plain(MPI_Datatype dt);
+
+/* The shortcut (call/shortcut.h) of the blocking collectives without v
+ * arrays: the arguments the decision reads as 8 words (handles by value,
+ * whatever the MPI makes them; of the buffers only whether they are
+ * MPI_IN_PLACE, as the memo's key: call/call.c), ... */
+#define KCOLL_HANDLE_WORD(h)                                                             \
+    __extension__({                                                                      \
+        uint64_t w_ = 0;                                                                 \
+        __typeof__(h) h_ = (h);                                                          \
+        memcpy(&w_, &h_, sizeof h_ < sizeof w_ ? sizeof h_ : sizeof w_);                 \
+        w_;                                                                              \
+    })
+#define KCOLL_SHORTCUT_KEY(comm, sbuf, rbuf, stype, rtype, op, scount, rcount, root)     \
+    {KCOLL_HANDLE_WORD(comm),                                                            \
+     (uint64_t)((sbuf) == MPI_IN_PLACE) | (uint64_t)((rbuf) == MPI_IN_PLACE) << 1,       \
+     KCOLL_HANDLE_WORD(stype),                                                           \
+     KCOLL_HANDLE_WORD(rtype),                                                           \
+     KCOLL_HANDLE_WORD(op),                                                              \
+     (uint64_t)(int64_t)(scount),                                                        \
+     (uint64_t)(int64_t)(rcount),                                                        \
+     (uint64_t)(int64_t)(root)}
+/* ... a call that takes it goes to the host MPI at once (none when kcoll
+ * requests are pending: the host call must then be driven) ... */
+static inline int kcoll_pmpi_shortcut(kcoll_coll_t coll, const uint64_t key[KCOLL_SHORTCUT_WORDS])
+{
+    return !kcoll_pending() && !kcoll_hier_pending() && kcoll_shortcut_take(coll, key);
+}
+/* ... and a call that went to the host arms it, where the datatypes it
+ * looks at (stype, rtype: MPI_BYTE for one that MPI_IN_PLACE or the rank
+ * makes insignificant) and its operation (MPI_OP_NULL: none) are
+ * predefined ones: never freed, so a handle compared says the same layout
+ * and operation. */
+int kcoll_pmpi_op_predefined(MPI_Op op);
+/* Is this rank comm's root (or is comm not known: then as if it were)? */
+static inline int kcoll_pmpi_is_root(MPI_Comm comm, int root)
+{
+    int p, rank;
+    return !kcoll_comm_known(comm, &p, &rank) || rank == root;
+}
+static inline void kcoll_pmpi_shortcut_arm(kcoll_coll_t coll,
+                                           const uint64_t key[KCOLL_SHORTCUT_WORDS],
+                                           MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op)
+{
+    if (kcoll_shortcuts[coll].offer)
+        kcoll_shortcut_arm(coll, key,
+                           kcoll_dtype_plain(stype) && kcoll_dtype_plain(rtype) &&
+                               kcoll_pmpi_op_predefined(op));
+}
+
 int kcoll_dtype_init(void);
 void kcoll_dtype_finalize(void);
 

@@ -26,6 +26,10 @@ void kcoll_pmpi_reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, 
 KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, int root, MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
+                                              count, count, root);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_REDUCE, key))
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
@@ -41,12 +45,17 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_REDUCE, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
 
 KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
+                                              count, count, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLREDUCE, key))
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
@@ -62,12 +71,17 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_ALLREDUCE, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
 }
 
 KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
+                                              recvcount, recvcount, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_REDUCE_SCATTER_BLOCK, key))
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
@@ -83,6 +97,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_REDUCE_SCATTER_BLOCK, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm));
 }
 

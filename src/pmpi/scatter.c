@@ -24,6 +24,10 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                              MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, recvcount, root);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_SCATTER, key))
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
@@ -39,6 +43,9 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_SCATTER, key,
+                            kcoll_pmpi_is_root(comm, root) ? sendtype : MPI_BYTE,
+                            recvbuf == MPI_IN_PLACE ? MPI_BYTE : recvtype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                      root, comm));
 }

@@ -41,7 +41,7 @@ typedef struct {
 /* The call layer's memo of one collective's last call that went to the
  * host MPI before any agreement (call/call.c says what the key holds and
  * why a repeat may skip deciding again): the key, and what deciding found. */
-#define KCOLL_MEMO_WORDS 14
+#define KCOLL_MEMO_WORDS 12
 typedef struct {
     uint64_t key[KCOLL_MEMO_WORDS]; /* all 0: empty */
     size_t bytes;                   /* counted with the statistics */

@@ -200,6 +200,11 @@ void mt_pass(void)
     mt_passed++;
 }
 
+long mt_failures(void)
+{
+    return mt_failed;
+}
+
 int mt_finish(const char *name)
 {
     long mine[2] = {mt_passed, mt_failed}, sum[2];

@@ -119,6 +119,8 @@ int mt_maps_of(const char *what);
 /* Record a failure (printed for the first few) or a pass. */
 void mt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mt_pass(void);
+/* This rank's failures so far. */
+long mt_failures(void);
 /* Sum over MPI_COMM_WORLD; rank 0 prints "<name>: N passed, M failed".
  * Returns the exit status for main. */
 int mt_finish(const char *name);

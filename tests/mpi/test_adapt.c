@@ -8,8 +8,8 @@
  * statistics) is written down. Then:
  *  - every rank took the same path at every call (all ranks switch at the
  *    same call, whatever each measured; odd ranks use other buffers every
- *    other call, so the call layer's memo of repeated calls differs
- *    between ranks);
+ *    other call, which neither the call layer's memo of repeated calls
+ *    nor its shortcut may take for another call);
  *  - with KCOLL_ADAPT=0 every call took one path: the model's choice;
  *  - by default the first calls tried both kinds (the choice and its
  *    runner-up), one check was closed, and the calls after it took one

@@ -1,0 +1,110 @@
+/* The shortcut: a blocking call that repeats its collective's previous
+ * call argument for argument, where the call layer's memo (call.c) sent
+ * that call to the host MPI, goes to the host at once, before it is even
+ * described.
+ *
+ * Below the crossover the host MPI does the call, and what kcoll adds to
+ * it is its whole cost there: an 8-byte Allreduce that Open MPI 4.1 does
+ * in 0.26 us took 0.36 us through the memo (describing the call for its
+ * family, the communicator's record, the memo's 14-word key under the
+ * team's lock, the statistics, the decision cache's bookkeeping). The
+ * shortcut compares the entry point's own arguments (communicator,
+ * MPI_IN_PLACE or not, counts, datatype and operation handles, root: 8
+ * words; not the buffers' addresses, which no decision reads) with those
+ * of the previous call and checks two numbers, so a solver's dot products
+ * cost the host's time plus a few nanoseconds.
+ *
+ * It decides what the memo would, on every rank alike, because it is only
+ * armed by a memo hit (the memo's key then matched, and the decision
+ * depends on nothing a repeat changes: call.c) and every way the decision
+ * could change disarms it first:
+ *  - every call of the collective that reaches the call layer (any mode,
+ *    any communicator: kcoll_call_prepare, kcoll_call_host), so the
+ *    team's previous call, which the cache-state estimate reads, is the
+ *    armed one;
+ *  - a parameter change (the generation is compared);
+ *  - a communicator's record going (a handle may then name another
+ *    communicator: kcoll_shortcut_forget);
+ *  - the count of calls to the decision's next check
+ *    (KCOLL_ADAPT_RECHECK): the shortcut takes at most that many minus
+ *    one, so the call that starts a check goes through the memo; the
+ *    calls it took are added to the decision's count at the next call
+ *    that reaches the call layer.
+ * Handles are compared, so only predefined datatypes (never freed) arm it;
+ * the memo already refuses user operations. Not with
+ * MPI_THREAD_MULTIPLE (one state per process, no lock) nor KCOLL_TRACE
+ * (each call is traced). The calls it takes are counted in the statistics
+ * as the memo counts them, and again in path "shortcut" of their row when
+ * the shortcut is disarmed. KCOLL_SHORTCUT=0 turns it off.
+ */
+#ifndef KCOLL_CALL_SHORTCUT_H
+#define KCOLL_CALL_SHORTCUT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "base/params.h"
+#include "base/stats.h"
+#include "call/call.h"
+
+#define KCOLL_SHORTCUT_WORDS 8
+
+typedef struct {
+    uint64_t key[KCOLL_SHORTCUT_WORDS]; /* the entry point's arguments, as it wrote them */
+    uint32_t left;                      /* repeats it may still take (0: disarmed) */
+    uint32_t used;                      /* repeats taken, not yet added to the decision */
+    uint64_t gen;                       /* the parameter generation it was armed in */
+    _Atomic uint64_t *cell;             /* the statistics the memo counts the call in */
+    uint64_t bytes;                     /* with these bytes */
+    int row;                            /* its row (path "shortcut" counts the calls taken) */
+    /* what the memo hit of the call being made offers (call.c): arm with
+     * this many repeats (0: no offer), counted into decision dkey of team */
+    uint32_t offer;
+    int dkey;
+    kcoll_team_t *team;
+} kcoll_shortcut_t;
+
+/* One per collective, for the process (not with MPI_THREAD_MULTIPLE:
+ * kcoll_shortcut_allowed). */
+extern kcoll_shortcut_t kcoll_shortcuts[KCOLL_NCOLL];
+/* Set at start-up: no thread calls MPI while another does. */
+extern int kcoll_shortcut_allowed;
+
+/* A blocking call of collective c with arguments key: 1 when it repeats
+ * the armed call (counted: the caller hands it to the host MPI), else 0.
+ * The caller checks first that no kcoll request is pending anywhere (the
+ * host call must then be driven: pmpi.h). */
+static inline int kcoll_shortcut_take(kcoll_coll_t c, const uint64_t key[KCOLL_SHORTCUT_WORDS])
+{
+    kcoll_shortcut_t *s = &kcoll_shortcuts[c];
+    if (!s->left || memcmp(s->key, key, sizeof s->key) != 0 ||
+        kcoll_params_generation() != s->gen)
+        return 0;
+    s->left--;
+    s->used++;
+    kcoll_stats_bump(s->cell, s->bytes);
+    return 1;
+}
+
+/* After a blocking call of c went to the host MPI: arm the shortcut with
+ * its arguments if the call layer offered it (plain: the call's datatypes
+ * are predefined ones), and take the offer back either way. */
+static inline void kcoll_shortcut_arm(kcoll_coll_t c, const uint64_t key[KCOLL_SHORTCUT_WORDS],
+                                      int plain)
+{
+    kcoll_shortcut_t *s = &kcoll_shortcuts[c];
+    if (!s->offer)
+        return;
+    if (plain) {
+        memcpy(s->key, key, sizeof s->key);
+        s->left = s->offer;
+    }
+    s->offer = 0;
+}
+
+/* Disarm every shortcut (a communicator's record goes: its handle may
+ * name another one later), adding the calls they took to their
+ * decisions. */
+void kcoll_shortcut_forget(void);
+
+#endif
