@@ -48,6 +48,9 @@ enum {
 /* Calls of a pattern that run the model's choice before its first check
  * begins: the program, and the host's own set-up for the size, settle. */
 #define KCOLL_ADAPT_SETTLE 64
+/* A first check of a pattern up to this size warms its runner-up with as
+ * many untimed calls before timing it (larger ones: one call). */
+#define KCOLL_ADAPT_WARM_BYTES (256u * 1024)
 
 /* r's decision s, just taken from its team's cache (the caller holds the
  * team's lock): the check's turn. Sets r's choice to the candidate this

@@ -99,9 +99,10 @@ int kcoll_quick_path(int p, const char *mpi, char *path, size_t len, char *ident
     static kcoll_tuning_t d; /* large: not on the stack */
     kcoll_tuning_defaults(&d);
     const uint64_t defaults = kcoll_fnv(KCOLL_FNV_START, &d.m, sizeof d.m);
-    snprintf(ident, ilen, "cpu=%s;cpus=%ld;kernel=%s;mpi=%.120s;ranks=%d;kcoll=%s;defaults=%016llx",
+    snprintf(ident, ilen,
+             "cpu=%s;cpus=%ld;kernel=%s;mpi=%.120s;ranks=%d;kcoll=%s;defaults=%016llx;method=%d",
              cpu, sysconf(_SC_NPROCESSORS_ONLN), u.release, mpi, p, KCOLL_VERSION,
-             (unsigned long long)defaults);
+             (unsigned long long)defaults, KCOLL_QUICK_METHOD);
     const char *dir = kcoll_param_str(KCOLL_P_CACHE_DIR);
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char base[400];

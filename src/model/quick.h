@@ -21,6 +21,10 @@
 /* The sizes measured (as the selector sizes a call: per block, per
  * vector), and the collectives. */
 #define KCOLL_QUICK_SIZES 4
+/* How the measurement is made, part of the machine's identity: a file
+ * measured another way is measured again (2: the host's calls warmed up
+ * before they are timed). */
+#define KCOLL_QUICK_METHOD 2
 extern const double kcoll_quick_bytes[KCOLL_QUICK_SIZES];
 #define KCOLL_QUICK_COLLS 9
 extern const kcoll_coll_t kcoll_quick_colls[KCOLL_QUICK_COLLS];

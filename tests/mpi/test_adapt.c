@@ -26,12 +26,13 @@
 
 #include "mpitest.h"
 
-#define NCALLS 100
-/* the calls of a first check with KCOLL_ADAPT_CALLS=8: 64 to settle, 8
- * timed, 1 + 8 timed, then the one that closes it; the loop's calls after
+#define NCALLS 200
+/* the calls of a first check with KCOLL_ADAPT_CALLS=8 (every pattern here
+ * is small enough for the runner-up's warm-up): 64 to settle, 8 timed,
+ * 64 + 8 timed, then the one that closes it; the loop's calls after
  * SETTLED are all past it (a call before the loop may belong to the
  * pattern) */
-#define SETTLED 84
+#define SETTLED 147
 
 typedef struct {
     const char *name; /* statistics row */
