@@ -11,9 +11,11 @@
  *                          winner runs this call and the ones after
  * with K = KCOLL_ADAPT_CALLS, W = L for a first check of a pattern up to
  * KCOLL_ADAPT_WARM_BYTES (the runner-up settles as the choice did), else
- * 1. A call's time is this rank's, from the
- * decision to the call's return (host or kcoll), so what kcoll spends
- * deciding and agreeing is counted on its side.
+ * 1. A call's time is this rank's, from the line-up to the call's return
+ * (host or kcoll), and for kcoll's candidate also from the call's entry to
+ * the line-up (adapt.h): what kcoll spends describing, deciding and
+ * agreeing is counted on its side, as a program pays it at every call,
+ * while the host's repeats skip all of it (the shortcut).
  *
  * Cost: a call of a checked pattern that is not timed costs a few
  * loads and stores more than before; the memo (call/call.c) is not used
@@ -37,12 +39,18 @@
 typedef struct {
     kcoll_team_t *team;
     int key, cand;
+    int kcoll; /* the candidate is one of kcoll's algorithms (not the host) */
     uint64_t ticket;
     int64_t t0;
 } kcoll_timed_t;
 
 static __thread __attribute__((tls_model("initial-exec"))) kcoll_timed_t kcoll_timed;
 __thread __attribute__((tls_model("initial-exec"))) void *kcoll_adapt_timed;
+_Atomic int kcoll_adapt_watch;
+__thread __attribute__((tls_model("initial-exec"))) int64_t kcoll_adapt_entry;
+/* calls that note their entry after a call of a pattern under check: more
+ * than a whole check's, so the watch lasts while any check runs */
+#define KCOLL_ADAPT_WATCH 600
 
 typedef __typeof__(((kcoll_decisions_t *)0)->e[0]) kcoll_dentry_t;
 
@@ -128,6 +136,8 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
      * calls, 2 us after), where its calls are short */
     const uint32_t warm =
         !e->again && r->policy_bytes <= KCOLL_ADAPT_WARM_BYTES ? KCOLL_ADAPT_SETTLE : 1;
+    /* relaxed: a count of calls (adapt.h), ordering nothing */
+    atomic_store_explicit(&kcoll_adapt_watch, KCOLL_ADAPT_WATCH, memory_order_relaxed);
     const uint32_t i = e->calls++;
     if (i < lead)
         return kcoll_adapt_apply(r, e, 0);
@@ -145,13 +155,24 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
         kcoll_timed.t0 = 0; /* kcoll_adapt_begin */
         kcoll_adapt_timed = &kcoll_timed;
     }
-    return kcoll_adapt_apply(r, e, cand);
+    const kcoll_select_t res = kcoll_adapt_apply(r, e, cand);
+    if (kcoll_adapt_timed)
+        kcoll_timed.kcoll = res == KCOLL_SELECT_KCOLL;
+    return res;
 }
 
 int kcoll_adapt_begin(kcoll_req_t *r)
 {
     if (!kcoll_adapt_timed || kcoll_timed.t0)
         return 0;
+    /* kcoll's candidate: from the call's entry, less the line-up (its
+     * entry noted within the last millisecond: this call's) */
+    const int64_t before = kcoll_now_ns();
+    const int64_t pre = kcoll_timed.kcoll && kcoll_adapt_entry > 0 &&
+                                kcoll_adapt_entry <= before && before - kcoll_adapt_entry < 1000000
+                            ? before - kcoll_adapt_entry
+                            : 0;
+    kcoll_adapt_entry = 0;
     /* Line the ranks up first: a rank's time in a call otherwise holds
      * its wait for ranks still in the previous one (a broadcast's root
      * that returned early waits in the next call for the others), and
@@ -161,7 +182,7 @@ int kcoll_adapt_begin(kcoll_req_t *r)
         kcoll_adapt_timed = NULL;
         return -1;
     }
-    kcoll_timed.t0 = kcoll_now_ns();
+    kcoll_timed.t0 = kcoll_now_ns() - pre;
     const int64_t ns = kcoll_timed.cand == 0 ? kcoll_adapt_slow_ns(r->call.rank) : 0;
     if (ns > 0) {
         struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};

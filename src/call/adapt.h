@@ -30,8 +30,10 @@
 #ifndef KCOLL_CALL_ADAPT_H
 #define KCOLL_CALL_ADAPT_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
+#include "base/clock.h"
 #include "base/params.h"
 #include "call/request.h"
 
@@ -97,6 +99,27 @@ static inline int kcoll_adapt_now(const kcoll_decisions_t *d, int slot)
 {
     const __typeof__(d->e[0]) *e = &d->e[slot];
     return e->phase == KCOLL_ADAPT_SET && e->cur ? e->alt_result : e->result;
+}
+
+/* What a call of kcoll's spends before its line-up (the MPI layer's
+ * description of it, its team, the decision) is counted in its time, as a
+ * program pays it at every call; the host's repeats pay nearly nothing
+ * there (the shortcut, call/shortcut.h). So while a check is under way
+ * (kcoll_adapt_watch: calls to come that note it, renewed by every call
+ * of a pattern under check) the layer above notes when each call entered
+ * it, kcoll_adapt_note_entry. */
+extern _Atomic int kcoll_adapt_watch;
+extern __thread __attribute__((tls_model("initial-exec"))) int64_t kcoll_adapt_entry;
+static inline void kcoll_adapt_note_entry(void)
+{
+    /* relaxed: a count of calls, ordering nothing; threads racing on it
+     * only end the watch a few calls sooner or later */
+    const int left = atomic_load_explicit(&kcoll_adapt_watch, memory_order_relaxed);
+    if (left) {
+        /* relaxed: as above */
+        atomic_store_explicit(&kcoll_adapt_watch, left - 1, memory_order_relaxed);
+        kcoll_adapt_entry = kcoll_now_ns();
+    }
 }
 
 /* The end of this thread's timed blocking call, if one is pending (the

@@ -11,6 +11,7 @@
 void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm)
 {
     int inter = 1;
+    kcoll_adapt_note_entry(); /* while a check runs: call/adapt.h */
     c->coll = coll;
     c->root = root;
     c->p = c->rank = 0;
