@@ -66,7 +66,10 @@ for coll in bcast scatter gather allgather alltoall reduce allreduce reduce_scat
     if [ "$pick" = host ]; then echo mpi:below_min_bytes; else echo "kcoll:${pick%%:*}"; fi >>"$dir/want"
   done
   sort "$dir/want" | uniq -c | awk '{ print $2, $1 }' | sort >"$dir/want.n"
-  awk -v c="$name" '$1 == c && $3 > 0 { print $2, $3 }' "$out" | sort >"$dir/got"
+  # the paths calls took (not the rows that count some of them again:
+  # "shortcut", "adapt:...")
+  awk -v c="$name" '$1 == c && $2 ~ /^(kcoll|mpi):/ && $3 > 0 { print $2, $3 }' "$out" |
+    sort >"$dir/got"
   total=$(awk '{ s += $2 } END { print s + 0 }' "$dir/got")
   per=$((total / 9))
   awk -v per="$per" '{ print $1, $2 * per }' "$dir/want.n" >"$dir/want.calls"
