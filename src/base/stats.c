@@ -22,14 +22,7 @@ void kcoll_stats_add_calls(int row, int path, uint64_t calls, uint64_t bytes, in
     if (!cell)
         return;
     if (!shared) { /* the only thread counting: no locked instruction needed */
-        /* relaxed: a counter, ordering nothing; no other thread writes it */
-        atomic_store_explicit(&cell[0],
-                              atomic_load_explicit(&cell[0], memory_order_relaxed) + calls,
-                              memory_order_relaxed);
-        /* relaxed: as above */
-        atomic_store_explicit(&cell[1],
-                              atomic_load_explicit(&cell[1], memory_order_relaxed) + bytes,
-                              memory_order_relaxed);
+        kcoll_stats_bump_n(cell, calls, bytes);
         return;
     }
     /* relaxed: a counter, ordering nothing */

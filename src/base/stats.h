@@ -27,17 +27,22 @@ void kcoll_stats_add_calls(int row, int path, uint64_t calls, uint64_t bytes, in
  * range: for a path that counts the same cell again and again
  * (call/shortcut.h) with kcoll_stats_bump. */
 _Atomic uint64_t *kcoll_stats_cell_of(int row, int path);
-/* One call more on a cell, moving `bytes`, by the only thread counting
- * on it: a relaxed load and store, without the locked instruction an
- * atomic add costs on every call. */
-static inline void kcoll_stats_bump(_Atomic uint64_t *cell, size_t bytes)
+/* `calls` calls more on a cell, moving `bytes`, by the only thread
+ * counting on it: a relaxed load and store, without the locked
+ * instruction an atomic add costs on every call. */
+static inline void kcoll_stats_bump_n(_Atomic uint64_t *cell, uint64_t calls, uint64_t bytes)
 {
     /* relaxed: a counter, ordering nothing; no other thread writes it */
-    atomic_store_explicit(&cell[0], atomic_load_explicit(&cell[0], memory_order_relaxed) + 1,
+    atomic_store_explicit(&cell[0], atomic_load_explicit(&cell[0], memory_order_relaxed) + calls,
                           memory_order_relaxed);
     /* relaxed: as above */
     atomic_store_explicit(&cell[1], atomic_load_explicit(&cell[1], memory_order_relaxed) + bytes,
                           memory_order_relaxed);
+}
+/* One call more, so. */
+static inline void kcoll_stats_bump(_Atomic uint64_t *cell, size_t bytes)
+{
+    kcoll_stats_bump_n(cell, 1, bytes);
 }
 /* Calls and bytes of (row, path) within a snapshot. */
 static inline const uint64_t *kcoll_stats_cell(const uint64_t *table, int row, int path)

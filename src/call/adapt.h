@@ -88,6 +88,29 @@ static inline int kcoll_adapt_memo(kcoll_decisions_t *d, int slot)
     }
     return 1;
 }
+/* Blocking calls of the decision in entry slot that may still repeat it
+ * without the call layer seeing them (the shortcut, call/shortcut.h):
+ * none while it is being checked, those before the call that starts its
+ * next check when it is decided, at most `most`. */
+static inline uint64_t kcoll_adapt_calls_left(const kcoll_decisions_t *d, int slot, uint64_t most)
+{
+    const __typeof__(d->e[0]) *e = &d->e[slot];
+    const int64_t every = kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
+    if (e->phase == KCOLL_ADAPT_OFF || (e->phase == KCOLL_ADAPT_SET && every <= 0))
+        return most;
+    if (e->phase != KCOLL_ADAPT_SET || e->calls + 1 >= (uint64_t)every)
+        return 0;
+    const uint64_t left = (uint64_t)every - 1 - e->calls; /* the call reaching `every` checks */
+    return left < most ? left : most;
+}
+/* n such calls were made: counted as kcoll_adapt_memo counts them (if
+ * entry slot still holds decision key, decided). */
+static inline void kcoll_adapt_count(kcoll_decisions_t *d, int slot, int key, uint64_t n)
+{
+    __typeof__(d->e[0]) *e = &d->e[slot];
+    if (e->key == key && e->phase == KCOLL_ADAPT_SET)
+        e->calls += n; /* below the next check's count: kcoll_adapt_calls_left */
+}
 /* Is a decision's entry settled (not being checked): does a call that
  * went to the host MPI for it say what its next calls do? */
 static inline int kcoll_adapt_steady(const kcoll_decisions_t *d, int slot)

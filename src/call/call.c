@@ -230,12 +230,9 @@ static void kcoll_call_shortcut_end(kcoll_coll_t c)
         kcoll_stats_add_calls(s->row, KCOLL_PATH_SHORTCUT, s->used, s->used * s->bytes,
                               kcoll_team_threads);
     if (s->used && s->dkey) {
-        kcoll_team_t *t = s->team;
-        kcoll_team_lock(t);
-        __typeof__(t->decisions.e[0]) *e = &t->decisions.e[s->dkey % KCOLL_DECISIONS];
-        if (e->key == s->dkey && e->phase == KCOLL_ADAPT_SET)
-            e->calls += s->used; /* below the next check's count: see the offer */
-        kcoll_team_unlock(t);
+        kcoll_team_lock(s->team);
+        kcoll_adapt_count(&s->team->decisions, s->dkey % KCOLL_DECISIONS, s->dkey, s->used);
+        kcoll_team_unlock(s->team);
     }
     s->left = s->used = s->offer = 0;
 }
@@ -422,21 +419,13 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
                                       int row)
 {
     kcoll_shortcut_t *s = &kcoll_shortcuts[c];
-    uint64_t left = 1u << 30; /* no decision counts the calls: taken back now and then */
+    const uint64_t most = 1u << 30; /* without a decision: taken back now and then */
     if (!kcoll_shortcut_allowed || !kcoll_param_int(KCOLL_P_SHORTCUT) ||
         kcoll_param_int(KCOLL_P_TRACE))
         return;
-    if (m->selected) {
-        const __typeof__(t->decisions.e[0]) *e = &t->decisions.e[m->dkey % KCOLL_DECISIONS];
-        const int64_t every = kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
-        if (e->phase == KCOLL_ADAPT_SET && every > 0)
-            /* the call that makes calls reach `every` starts a check: the memo's */
-            left = e->calls + 1 < (uint64_t)every ? (uint64_t)every - 1 - e->calls : 0;
-        else if (e->phase != KCOLL_ADAPT_SET && e->phase != KCOLL_ADAPT_OFF)
-            left = 0;
-        if (left > 1u << 30)
-            left = 1u << 30;
-    }
+    const uint64_t left =
+        m->selected ? kcoll_adapt_calls_left(&t->decisions, m->dkey % KCOLL_DECISIONS, most)
+                    : most;
     s->cell = kcoll_stats_cell_of(row, KCOLL_PATH_REASON(m->why));
     if (!left || !s->cell)
         return;
