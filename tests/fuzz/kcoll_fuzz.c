@@ -81,6 +81,18 @@
 
 #include "nbjob.h"
 
+#ifdef KCOLL_HOST_OLD_MPICH
+#define KCOLL_FUZZ_NO_PERSISTENT 1
+/* MPICH 4.0.2's MPI_Iallgatherv on a communicator of one rank puts the
+ * block at displacement 0 whatever displs[0] says (a program of its own
+ * shows it; its in-place MPI_Allgatherv is right, and 5.0.2's both): the
+ * reference of an in-place Allgatherv on one rank is the in-place call */
+#define KCOLL_FUZZ_OLD_MPICH_ONE_RANK(f) ((f)->p == 1 && (f)->c == ALLGATHERV)
+#else
+#define KCOLL_FUZZ_NO_PERSISTENT 0
+#define KCOLL_FUZZ_OLD_MPICH_ONE_RANK(f) 0
+#endif
+
 #define NSLOTS 6
 #define MAXOUT 24
 #define UNIT_MAX 9 /* a unit's elements at most (MPI_INT: 6) */
@@ -143,7 +155,6 @@ static int selected(long num)
 }
 
 static int wsize;
-static int spans_nodes; /* MPI_COMM_WORLD has ranks on more than one node */
 static long mismatches, host_persistent;
 static long made_comms, freed_comms, max_out;
 static long issued[3]; /* blocking, non-blocking, persistent calls made here */
@@ -808,7 +819,8 @@ static int issue(fcall_t *f, int how, MPI_Request *req)
      * gives wrong data (an Allgather(v)'s input: this rank's own block) */
     const int host_copy = ip && host &&
                           (is_red(f->c) || f->c == ALLTOALL || f->c == ALLTOALLV ||
-                           f->c == ALLGATHER || f->c == ALLGATHERV);
+                           f->c == ALLGATHER || f->c == ALLGATHERV) &&
+                          !KCOLL_FUZZ_OLD_MPICH_ONE_RANK(f);
     if (host_copy && (f->c == ALLGATHER || f->c == ALLGATHERV)) {
         MPI_Aint lb, ext;
         MPI_Type_get_extent(rt, &lb, &ext);
@@ -1059,7 +1071,10 @@ static void one_call(long num)
     f->c = (int)below(NCOLL);
     f->form = (int)below(100) < 40 ? FORM_B : FORM_NB;
 #ifdef KCOLL_HAVE_PERSISTENT
-    if (chance(15))
+    /* (MPICH 4.0.2's own persistent collectives hang: with KCOLL_DISABLE=1
+     * seed 1 at 3 ranks stops at call 35, a persistent MPI_Scatter, so
+     * under it none are drawn, and a long run tests the rest) */
+    if (chance(15) && !KCOLL_FUZZ_NO_PERSISTENT)
         f->form = FORM_P;
 #endif
     f->starts = 1 + (int)below(3);
@@ -1068,25 +1083,24 @@ static void one_call(long num)
     while (!slots[f->slot].live);
     f->root_draw = below(1u << 30);
     f->ip = has_in_place(f->c) && chance(30);
-#ifdef KCOLL_HOST_OLD_OMPI
-    /* Open MPI 4.1.4's in-place PMPI_Ialltoallv leaves the next
-     * non-blocking collective on the communicator hanging, and kcoll hands
-     * some calls to it unchanged (a darray, sizes below what kcoll takes):
-     * seed 1 at 3 ranks, call 21026 went so, and the host's reference of
-     * call 21028 never completed on any rank */
-    if (f->c == ALLTOALLV && f->form != FORM_B)
-        f->ip = 0;
-    /* and its in-place PMPI_Ialltoall crashes in libnbc's progress of the
-     * call (seed 1 at 3 ranks, call 35405: with kcoll replaced by a stub
-     * library too, docs/fuzzing.md "Long runs") */
-    if (f->c == ALLTOALL && f->form != FORM_B)
-        f->ip = 0;
-#elif defined(OPEN_MPI)
-    /* Open MPI 5.0.11's in-place PMPI_Ialltoallv between nodes gives other
-     * data than its blocking MPI_Alltoallv in place (seed 7 on 2 x 2 fake
-     * nodes, call 90; test_hier shows it with KCOLL_DISABLE=1), and kcoll
-     * hands such calls to it: no reference to compare with */
-    if (f->c == ALLTOALLV && f->form != FORM_B && spans_nodes)
+#if defined(OPEN_MPI)
+    /* Open MPI's in-place non-blocking all-to-alls (libnbc), 4.1.4 and
+     * 5.0.11 alike, and kcoll hands some calls to them unchanged (a darray,
+     * sizes below what kcoll takes, and with KCOLL_DISABLE=1 all):
+     *  - 4.1.4's in-place PMPI_Ialltoallv leaves the next non-blocking
+     *    collective on the communicator hanging (seed 1 at 3 ranks, call
+     *    21026: the host's reference of call 21028 never completed);
+     *  - its in-place PMPI_Ialltoall crashes in libnbc's progress of the
+     *    call (seed 1 at 3 ranks, call 35405, with kcoll replaced by a stub
+     *    library too);
+     *  - 5.0.11 crashes in libnbc's progress (NBC_Progress ->
+     *    mca_pml_ob1_isend) with KCOLL_DISABLE=1 (seed 2 at 3 ranks, calls
+     *    1210 and 32798 in two runs), and runs seeds 1 and 2 clean without
+     *    these calls; its in-place PMPI_Ialltoallv between nodes gives
+     *    other data than its blocking MPI_Alltoallv in place (seed 7 on
+     *    2 x 2 fake nodes, call 90; test_hier shows it with KCOLL_DISABLE=1)
+     * (docs/fuzzing.md "Long runs") */
+    if ((f->c == ALLTOALLV || f->c == ALLTOALL) && f->form != FORM_B)
         f->ip = 0;
 #endif
     f->salt = rnd();
@@ -1111,6 +1125,16 @@ static void one_call(long num)
     if (f->c == BCAST || f->c == REDUCE || f->c == ALLREDUCE)
         cap = (long)(opt.max_bytes / ub);
     f->units = f->c == BARRIER ? 0 : draw_units(cap < 1 ? 1 : cap);
+    /* The MPICH family's in-place MPI_Reduce_scatter with unequal counts
+     * and a vector over 512 KiB (its pairwise exchange) copies its own
+     * block over itself: MPICH 5.0.2 aborts (yaksa's "memcpy argument
+     * memory ranges overlap"), 4.0.2 too or gives wrong data, with
+     * KCOLL_DISABLE=1 and in a program of its own (seed 2 at 3 ranks,
+     * call 389: counts 164133, 164135, 0 of MPI_UINT16_T); kcoll hands
+     * such calls to it (the checks of decisions time the host too) */
+    if (f->c == RS && f->ip && !mt_host_is_ompi() &&
+        (size_t)f->units * (size_t)wsize * rtypes[f->rt].size > (256u << 10))
+        f->ip = 0;
     issued[f->form]++;
 
     f->comm = slots[f->slot].comm;
@@ -1125,6 +1149,13 @@ static void one_call(long num)
     MPI_Comm_size(f->comm, &f->p);
     MPI_Comm_rank(f->comm, &f->rank);
     f->root = (int)(f->root_draw % (unsigned)f->p);
+#ifdef KCOLL_HOST_OLD_MPICH
+    /* MPICH 4.0.2 crashes in PMPI_Reduce in place at a non-zero root (the
+     * host's reference avoids it, but kcoll hands such calls to it too:
+     * seed 1 at 3 ranks, call 2844, below KCOLL_MIN_BYTES) */
+    if (f->c == REDUCE && f->root != 0)
+        f->ip = 0;
+#endif
     if (f->p > MAXP) {
         free(f);
         return;
@@ -1312,14 +1343,6 @@ int main(int argc, char **argv)
     }
     if (opt.expect_nodes)
         check_placement(opt.expect_nodes);
-    {
-        MPI_Comm node;
-        int nsize;
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        MPI_Comm_size(node, &nsize);
-        MPI_Comm_free(&node);
-        spans_nodes = nsize < wsize;
-    }
     if (opt.quick && opt.max_bytes > (256 << 10))
         opt.max_bytes = 256 << 10;
     make_layouts();
