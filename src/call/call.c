@@ -371,9 +371,12 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
  * buffers' addresses: no decision taken before an agreement reads them
  * (they differ between ranks, so it could not), and a program that
  * rotates its buffers (a pipelined solver, an off-cache benchmark) repeats
- * its decision all the same. Calls the
- * key cannot hold are never memoized: v sides (their counts are the
- * caller's arrays), datatype maps, user operations. A decision the
+ * its decision all the same. A v side without displacements
+ * (MPI_Reduce_scatter's recvcounts, which every rank passes alike) is
+ * held as a copy of its counts, compared whole (up to KCOLL_MEMO_VBYTES
+ * bytes: 256 ranks). Calls the key cannot hold are never memoized: v
+ * sides with displacements (their agreement comes before any decision),
+ * datatype maps, user operations. A decision the
  * selector took also read the team's previous call of the collective (the
  * cache state) and its decision cache: a match requires the previous call
  * to be repeated, or not, as it was, and the decision cache entry to be
@@ -382,10 +385,13 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
  * ones (a sink is set), non-blocking and persistent calls and calls kcoll
  * takes are never memoized. */
 
+#define KCOLL_MEMO_VBYTES 1024
+
 /* The memo's key for call c in parameter generation gen, or 0 when c is
- * one the key cannot hold. */
+ * one the key cannot hold; *v and *vlen: the counts of its v side without
+ * displacements, compared beside the key (NULL, 0: none). */
 static int kcoll_call_memo_key(const kcoll_call_t *c, uint64_t gen,
-                               uint64_t key[KCOLL_MEMO_WORDS])
+                               uint64_t key[KCOLL_MEMO_WORDS], const void **v, size_t *vlen)
 {
     const kcoll_side_t *sd[2] = {&c->send, &c->recv};
     const kcoll_op_t *op = c->op;
@@ -398,11 +404,21 @@ static int kcoll_call_memo_key(const kcoll_call_t *c, uint64_t gen,
              1ull << 63; /* never all 0, the empty entry */
     key[2] = (uint64_t)(uint32_t)c->p | (uint64_t)(uint32_t)c->rank << 32;
     key[3] = (uint64_t)(uint32_t)c->root | (uint64_t)(op ? op->esize : 0) << 32;
+    *v = NULL;
+    *vlen = 0;
     for (int i = 0; i < 2; i++) {
         const kcoll_side_t *s = sd[i];
-        if (s->counts || s->displs || s->map || s->type > 0xff)
+        if (s->displs || s->map || s->type > 0xff)
             return 0;
         key[4 + 4 * i] = (uint64_t)s->count;
+        if (s->counts) {
+            const size_t n = (size_t)c->p * (s->wide ? sizeof(int64_t) : sizeof(int));
+            if (*v || n == 0 || n > KCOLL_MEMO_VBYTES)
+                return 0;
+            *v = s->counts;
+            *vlen = n;
+            key[4 + 4 * i] = (uint64_t)n | 1ull << 62; /* the counts are compared */
+        }
         key[5 + 4 * i] = s->size;
         key[6 + 4 * i] = s->extent;
         key[7 + 4 * i] = (uint64_t)s->lb;
@@ -429,6 +445,11 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
     s->cell = kcoll_stats_cell_of(row, KCOLL_PATH_REASON(m->why));
     if (!left || !s->cell)
         return;
+    if (m->vlen > sizeof s->v)
+        return;
+    s->vlen = (uint32_t)m->vlen;
+    if (m->vlen)
+        memcpy(s->v, m->vcounts, m->vlen);
     s->offer = (uint32_t)left;
     s->dkey = m->selected ? m->dkey : 0;
     s->team = t;
@@ -441,11 +462,13 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
  * update the team's previous call where deciding would have, and return 1
  * with the reason in *why; else 0. */
 static int kcoll_call_memo_hit(kcoll_team_t *t, const kcoll_call_t *c,
-                               const uint64_t key[KCOLL_MEMO_WORDS], kcoll_reason_t *why)
+                               const uint64_t key[KCOLL_MEMO_WORDS], const void *v, size_t vlen,
+                               kcoll_reason_t *why)
 {
     const kcoll_memo_t *m = &t->memo[c->coll];
     kcoll_team_lock(t);
-    int hit = !memcmp(m->key, key, sizeof m->key);
+    int hit = !memcmp(m->key, key, sizeof m->key) && m->vlen == vlen &&
+              (!vlen || !memcmp(m->vcounts, v, vlen));
     if (hit && m->selected) {
         const int slot = m->dkey % KCOLL_DECISIONS;
         hit = kcoll_call_repeats(t, c->coll, m->policy_bytes, c->root) == m->repeat &&
@@ -473,16 +496,25 @@ static int kcoll_call_memo_hit(kcoll_team_t *t, const kcoll_call_t *c,
  * under key. selected: the selector decided, on a call that did or did
  * not repeat the team's previous one (repeat). */
 static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_MEMO_WORDS],
-                                 kcoll_reason_t why, int selected, int repeat)
+                                 const void *v, size_t vlen, kcoll_reason_t why, int selected,
+                                 int repeat)
 {
     kcoll_team_t *t = r->team;
     kcoll_memo_t *m = &t->memo[r->call.coll];
+    void *copy = NULL;
+    if (vlen && !(copy = malloc(vlen)))
+        return; /* not kept: the next call decides */
+    if (vlen)
+        memcpy(copy, v, vlen);
     const int dkey = selected ? kcoll_decision_key(r->call.coll, r->policy_bytes,
                                                    kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
                                                    r->cache == KCOLL_CACHE_HOT)
                               : 0;
     kcoll_team_lock(t);
     memcpy(m->key, key, sizeof m->key);
+    free(m->vcounts);
+    m->vcounts = copy;
+    m->vlen = vlen;
     m->bytes = r->stat_bytes;
     m->policy_bytes = r->policy_bytes;
     m->why = (int)why;
@@ -533,11 +565,13 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
 {
     kcoll_req_t local, *r = &local;
     uint64_t key[KCOLL_MEMO_WORDS];
+    const void *vcounts = NULL;
+    size_t vlen = 0;
     *req = NULL;
     kcoll_call_shortcut_end(c->coll);
     const int memo = team && mode == KCOLL_MODE_BLOCKING && !kcoll_sink &&
-                     kcoll_call_memo_key(c, kcoll_params_generation(), key);
-    if (memo && kcoll_call_memo_hit(team, c, key, why))
+                     kcoll_call_memo_key(c, kcoll_params_generation(), key, &vcounts, &vlen);
+    if (memo && kcoll_call_memo_hit(team, c, key, vcounts, vlen, why))
         return KCOLL_CALL_HOST;
     if (team && (r = kcoll_req_get(team)) == NULL) {
         snprintf(err, errlen, "out of memory for a request");
@@ -601,7 +635,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
         if (team) {
             if (memo && reason != KCOLL_R_INVALID)
-                kcoll_call_memo_keep(r, key, reason, selected, repeat);
+                kcoll_call_memo_keep(r, key, vcounts, vlen, reason, selected, repeat);
             if (selected)
                 kcoll_call_remember(r);
             kcoll_req_release(r);

@@ -682,6 +682,8 @@ static void kcoll_req_free(kcoll_req_t *r)
 
 void kcoll_call_release_team(kcoll_team_t *t)
 {
+    for (int c = 0; c < KCOLL_NCOLL; c++)
+        free(t->memo[c].vcounts);
     while (t->pool) {
         kcoll_req_t *r = t->pool;
         t->pool = r->next;

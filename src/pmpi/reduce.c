@@ -104,6 +104,10 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
 KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    const uint64_t key[] =
+        KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op, 0, 0, 0);
+    if (kcoll_pmpi_shortcut_v(KCOLL_COLL_REDUCE_SCATTER, key, recvcounts))
+        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
@@ -119,6 +123,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_REDUCE_SCATTER, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm));
 }
 

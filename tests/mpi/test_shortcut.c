@@ -28,6 +28,12 @@
  *     Gather whose non-roots change their receive arguments every call
  *     (not significant there: the call layer's memo holds and the
  *     shortcut misses on them, while the root's shortcut is taken).
+ *  6. MPI_Reduce_scatter, whose recvcounts the memo and the shortcut
+ *     compare whole: in part 1's mix one int per rank repeated, and one
+ *     array whose contents change between one int and 128 KiB per rank
+ *     (the same address every call): every 128 KiB call takes the path a
+ *     fresh communicator's first such call takes, with and without the
+ *     shortcut.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +43,8 @@
 
 static const char *const rows[] = {"MPI_Allreduce", "MPI_Bcast",   "MPI_Reduce",
                                    "MPI_Allgather", "MPI_Alltoall", "MPI_Gather",
-                                   "MPI_Scatter",   "MPI_Barrier", "MPI_Reduce_scatter_block"};
+                                   "MPI_Scatter",   "MPI_Barrier", "MPI_Reduce_scatter_block",
+                                   "MPI_Reduce_scatter"};
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 static const char *const paths[] = {"kcoll:*", "mpi:*", "adapt:checked"};
 #define NPATHS ((int)(sizeof paths / sizeof paths[0]))
@@ -71,6 +78,8 @@ static counts_t counts_since(counts_t a)
 
 #define BIG (64 * 1024)
 static char *sa, *sb, *ra, *rb; /* two send and two receive buffers of BIG * 8 bytes */
+static int *rs_counts;          /* pattern 13's recvcounts: one array, contents changing */
+static long rs_big, rs_big_kcoll; /* pattern 13's calls of 128 KiB per rank so far, on kcoll */
 
 /* One call of pattern k on comm, round it, checked. */
 static void one_call(int k, MPI_Comm comm, int it)
@@ -150,6 +159,26 @@ static void one_call(int k, MPI_Comm comm, int it)
         for (int q = 0; me == 0 && q < p && !bad; q++)
             bad = ri[q] != q * 2 + it;
         break;
+    case 12: /* Reduce_scatter, one int each */
+    case 13: /* Reduce_scatter, one int or 128 KiB each (every third call), one counts array */
+    {
+        int one[16];
+        if (p > 16)
+            break;
+        const int n = k == 13 && it % 3 == 2 ? BIG / 2 : 1;
+        int *cnt = k == 12 ? one : rs_counts;
+        for (int q = 0; q < p; q++)
+            cnt[q] = n;
+        rs_big += n > 1;
+        for (int i = 0; i < n * p; i++)
+            si[i] = i + me + it;
+        const uint64_t k0 = mt_calls("MPI_Reduce_scatter", "kcoll:*");
+        MPI_Reduce_scatter(si, ri, cnt, MPI_INT, MPI_SUM, comm);
+        rs_big_kcoll += n > 1 && mt_calls("MPI_Reduce_scatter", "kcoll:*") != k0;
+        for (int i = 0; i < n && !bad; i++)
+            bad = ri[i] != p * (me * n + i + it) + p * (p - 1) / 2;
+        break;
+    }
     case 10: /* Allreduce of 512 KiB: kcoll's, among the host's */
         for (int i = 0; i < BIG * 2; i++)
             si[i] = i + me + it;
@@ -161,7 +190,7 @@ static void one_call(int k, MPI_Comm comm, int it)
     if (bad)
         mt_fail("pattern %d call %d: wrong result", k, it);
 }
-#define NPATTERNS 12
+#define NPATTERNS 14
 
 /* The mix of part 1 on a fresh duplicate of MPI_COMM_WORLD; the counts
  * it made (the shortcut's are added when the communicator is freed). */
@@ -184,10 +213,40 @@ static counts_t mix(const char *shortcut)
     return counts_since(before);
 }
 
+/* Does the first Reduce_scatter of 128 KiB per rank on a fresh
+ * communicator run on kcoll? */
+static int rs_big_kcoll_first(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const long k = rs_big_kcoll;
+    one_call(13, comm, 2);
+    MPI_Comm_free(&comm);
+    return rs_big_kcoll != k;
+}
+
 static void part1(void)
 {
     kcoll_param_set("ADAPT", "0");
-    const counts_t off = mix("0"), on = mix("1");
+    const int first_kcoll = rs_big_kcoll_first();
+    long big[2], on_kcoll[2];
+    counts_t got[2];
+    for (int i = 0; i < 2; i++) {
+        const long b0 = rs_big, k0 = rs_big_kcoll;
+        got[i] = mix(i ? "1" : "0");
+        big[i] = rs_big - b0;
+        on_kcoll[i] = rs_big_kcoll - k0;
+        if (on_kcoll[i] != (first_kcoll ? big[i] : 0))
+            mt_fail("shortcut %d: %ld of %ld Reduce_scatter calls of 128 KiB per rank on kcoll, "
+                    "a fresh communicator's first on %s",
+                    i, on_kcoll[i], big[i], first_kcoll ? "kcoll" : "the host");
+    }
+    const counts_t off = got[0], on = got[1];
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0)
+        printf("# part 1: %ld Reduce_scatter calls of 128 KiB per rank among the repeats, on %s\n",
+               big[1], first_kcoll ? "kcoll" : "the host");
     for (int r = 0; r < NROWS; r++)
         for (int q = 0; q < NPATHS; q++)
             if (off.c[r][q] != on.c[r][q])
@@ -366,6 +425,9 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     sa = calloc(8, BIG), sb = calloc(8, BIG), ra = calloc(8, BIG), rb = calloc(8, BIG);
+    int p;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    rs_counts = calloc((size_t)p, sizeof *rs_counts);
     void (*const parts[])(void) = {part1, part2, part3, part4, part5};
     for (int i = 0; i < 5; i++) {
         const long failed = mt_failures();
@@ -373,7 +435,7 @@ int main(int argc, char **argv)
         if (mt_failures() == failed)
             mt_pass();
     }
-    free(sa), free(sb), free(ra), free(rb);
+    free(sa), free(sb), free(ra), free(rb), free(rs_counts);
     const int rc = mt_finish("test_shortcut");
     MPI_Finalize();
     return rc;
