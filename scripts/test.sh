@@ -34,7 +34,7 @@ declare -A select=(
   [mpich5]="-L mpi"
   [openmpi]="-R ^mpi\.(fortran\..*|mpi4py.*|semantics\..*|progress\.np3|adapt\.np2|shortcut\.np2|kill\.np3|preload\.np2|install\..*)$"
   [mpich]="-R ^mpi\.((nonblocking|persistent|semantics)\.np[23]|progress\.np3|adapt\.np2|shortcut\.np2|fortran\..*\.np2)$"
-  [impi]="-R ^mpi\.(($every)\.np[23]|engines\.np2)$"
+  [impi]="-R ^mpi\.(($every)\.np[23]|engines\.np2|semantics\.fakenodes)$"
   [mpich5-abi]="-R ^mpi\.(($every|sessions)\.np[23]|engines\.np2)$"
 )
 want=" ${KCOLL_HOSTS:-$(kcoll_hosts | cut -d' ' -f1 | tr '\n' ' ')} "

@@ -138,7 +138,10 @@ static void start_orders(MPI_Comm comm, const char *cname)
             job_t *j = &jobs[nj];
             job_init(j, c, comm, big ? BIG : TINY, kind_of(c), (c + big) % p, 0,
                      1000 + 2 * c + big);
-            kc[nj] = expect_kcoll(j, 0, 1024);
+            /* across nodes kcoll composes all but Gatherv, Scatterv and the
+             * all-to-alls, which are the host's (call.c, kcoll_call_hier_has) */
+            kc[nj] = expect_kcoll(j, 0, 1024) &&
+                     (one_node || (c != GATHERV && c != SCATTERV && c != ALLTOALL && c != ALLTOALLV));
             if (!kc[nj] && !host_persistent_ok(c, p))
                 continue;
             job_alloc(j);
@@ -287,6 +290,20 @@ static void overwritten_arrays(MPI_Comm comm, const char *cname)
 /* ---------------------------------------------------------------------- */
 /* 3. A long history, then zero counts                                    */
 
+/* The call's result is the host's. A Reduce's receive buffer away from
+ * the root is not significant (MPI), and Intel MPI 2021.14 uses it as
+ * scratch on a node of one rank (its reference writes other bytes there
+ * than the leaders' phase of kcoll's composed call): there only the send
+ * buffer is compared. */
+static int history_same(const job_t *j)
+{
+#if defined(I_MPI_NUMVERSION)
+    if (j->c == REDUCE && j->rank != j->root)
+        return !memcmp(j->b[HOST][0], j->b[NB][0], j->slen + CANARY);
+#endif
+    return job_same(j, HOST, NB);
+}
+
 static void long_history(MPI_Comm world)
 {
     static const int hist[] = {ALLGATHERV, GATHERV, SCATTERV, ALLTOALLV, RS, ALLGATHER,
@@ -332,7 +349,7 @@ static void long_history(MPI_Comm world)
             if (bad++ < 3)
                 mt_fail("history call %d (%s, %d elements%s): %d of %d ranks gave it to the host",
                         i, row, n, ip ? ", in place" : "", hosts, p);
-        } else if (rc != MPI_SUCCESS || !job_same(&j, HOST, NB)) {
+        } else if (rc != MPI_SUCCESS || !history_same(&j)) {
             if (bad++ < 3)
                 mt_fail("history call %d (%s, %d elements%s): %s", i,
                         nb ? colls[c].row : colls[c].name, n, ip ? ", in place" : "",
