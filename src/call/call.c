@@ -371,12 +371,13 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
  * buffers' addresses: no decision taken before an agreement reads them
  * (they differ between ranks, so it could not), and a program that
  * rotates its buffers (a pipelined solver, an off-cache benchmark) repeats
- * its decision all the same. A v side without displacements
- * (MPI_Reduce_scatter's recvcounts, which every rank passes alike) is
- * held as a copy of its counts, compared whole (up to KCOLL_MEMO_VBYTES
- * bytes: 256 ranks). Calls the key cannot hold are never memoized: v
- * sides with displacements (their agreement comes before any decision),
- * datatype maps, user operations. A decision the
+ * its decision all the same. One v side (MPI_Reduce_scatter's
+ * recvcounts, MPI_Allgatherv's recvcounts and displs, which every rank
+ * passes alike and which decide before any agreement) is held as a copy
+ * of its arrays, compared whole (up to KCOLL_MEMO_VBYTES bytes: 256 ranks
+ * of counts, 128 with displacements). Calls the key cannot hold are never
+ * memoized: two v sides (MPI_Alltoallv, decided after its agreement
+ * anyway), datatype maps, user operations. A decision the
  * selector took also read the team's previous call of the collective (the
  * cache state) and its decision cache: a match requires the previous call
  * to be repeated, or not, as it was, and the decision cache entry to be
@@ -387,11 +388,19 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
 
 #define KCOLL_MEMO_VBYTES 1024
 
+/* A v side's arrays as the memo compares them: n (0, 1 or 2) arrays of
+ * len bytes each, counts then displacements. */
+typedef struct {
+    const void *a[2];
+    size_t len;
+    int n;
+} kcoll_memo_v_t;
+
 /* The memo's key for call c in parameter generation gen, or 0 when c is
- * one the key cannot hold; *v and *vlen: the counts of its v side without
- * displacements, compared beside the key (NULL, 0: none). */
+ * one the key cannot hold; *v: the arrays of its v side, compared beside
+ * the key (n 0: none). */
 static int kcoll_call_memo_key(const kcoll_call_t *c, uint64_t gen,
-                               uint64_t key[KCOLL_MEMO_WORDS], const void **v, size_t *vlen)
+                               uint64_t key[KCOLL_MEMO_WORDS], kcoll_memo_v_t *v)
 {
     const kcoll_side_t *sd[2] = {&c->send, &c->recv};
     const kcoll_op_t *op = c->op;
@@ -404,20 +413,22 @@ static int kcoll_call_memo_key(const kcoll_call_t *c, uint64_t gen,
              1ull << 63; /* never all 0, the empty entry */
     key[2] = (uint64_t)(uint32_t)c->p | (uint64_t)(uint32_t)c->rank << 32;
     key[3] = (uint64_t)(uint32_t)c->root | (uint64_t)(op ? op->esize : 0) << 32;
-    *v = NULL;
-    *vlen = 0;
+    v->n = 0;
     for (int i = 0; i < 2; i++) {
         const kcoll_side_t *s = sd[i];
-        if (s->displs || s->map || s->type > 0xff)
+        if (s->map || s->type > 0xff)
             return 0;
         key[4 + 4 * i] = (uint64_t)s->count;
-        if (s->counts) {
+        if (s->counts || s->displs) {
             const size_t n = (size_t)c->p * (s->wide ? sizeof(int64_t) : sizeof(int));
-            if (*v || n == 0 || n > KCOLL_MEMO_VBYTES)
+            const int arrays = 1 + (s->displs != NULL);
+            if (v->n || !s->counts || n == 0 || n * (size_t)arrays > KCOLL_MEMO_VBYTES)
                 return 0;
-            *v = s->counts;
-            *vlen = n;
-            key[4 + 4 * i] = (uint64_t)n | 1ull << 62; /* the counts are compared */
+            v->a[0] = s->counts;
+            v->a[1] = s->displs;
+            v->len = n;
+            v->n = arrays;
+            key[4 + 4 * i] = (uint64_t)n | (uint64_t)arrays << 60 | 1ull << 62; /* compared */
         }
         key[5 + 4 * i] = s->size;
         key[6 + 4 * i] = s->extent;
@@ -448,6 +459,7 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
     if (m->vlen > sizeof s->v)
         return;
     s->vlen = (uint32_t)m->vlen;
+    s->vn = m->vn;
     if (m->vlen)
         memcpy(s->v, m->vcounts, m->vlen);
     s->offer = (uint32_t)left;
@@ -462,13 +474,15 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
  * update the team's previous call where deciding would have, and return 1
  * with the reason in *why; else 0. */
 static int kcoll_call_memo_hit(kcoll_team_t *t, const kcoll_call_t *c,
-                               const uint64_t key[KCOLL_MEMO_WORDS], const void *v, size_t vlen,
+                               const uint64_t key[KCOLL_MEMO_WORDS], const kcoll_memo_v_t *v,
                                kcoll_reason_t *why)
 {
     const kcoll_memo_t *m = &t->memo[c->coll];
     kcoll_team_lock(t);
-    int hit = !memcmp(m->key, key, sizeof m->key) && m->vlen == vlen &&
-              (!vlen || !memcmp(m->vcounts, v, vlen));
+    int hit = !memcmp(m->key, key, sizeof m->key) && m->vn == v->n &&
+              m->vlen == v->len * (size_t)v->n;
+    for (int i = 0; hit && i < v->n; i++)
+        hit = !memcmp((const char *)m->vcounts + (size_t)i * v->len, v->a[i], v->len);
     if (hit && m->selected) {
         const int slot = m->dkey % KCOLL_DECISIONS;
         hit = kcoll_call_repeats(t, c->coll, m->policy_bytes, c->root) == m->repeat &&
@@ -496,16 +510,17 @@ static int kcoll_call_memo_hit(kcoll_team_t *t, const kcoll_call_t *c,
  * under key. selected: the selector decided, on a call that did or did
  * not repeat the team's previous one (repeat). */
 static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_MEMO_WORDS],
-                                 const void *v, size_t vlen, kcoll_reason_t why, int selected,
+                                 const kcoll_memo_v_t *v, kcoll_reason_t why, int selected,
                                  int repeat)
 {
     kcoll_team_t *t = r->team;
     kcoll_memo_t *m = &t->memo[r->call.coll];
-    void *copy = NULL;
+    const size_t vlen = v->len * (size_t)v->n;
+    char *copy = NULL;
     if (vlen && !(copy = malloc(vlen)))
         return; /* not kept: the next call decides */
-    if (vlen)
-        memcpy(copy, v, vlen);
+    for (int i = 0; i < v->n; i++)
+        memcpy(copy + (size_t)i * v->len, v->a[i], v->len);
     const int dkey = selected ? kcoll_decision_key(r->call.coll, r->policy_bytes,
                                                    kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
                                                    r->cache == KCOLL_CACHE_HOT)
@@ -515,6 +530,7 @@ static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_
     free(m->vcounts);
     m->vcounts = copy;
     m->vlen = vlen;
+    m->vn = v->n;
     m->bytes = r->stat_bytes;
     m->policy_bytes = r->policy_bytes;
     m->why = (int)why;
@@ -565,13 +581,12 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
 {
     kcoll_req_t local, *r = &local;
     uint64_t key[KCOLL_MEMO_WORDS];
-    const void *vcounts = NULL;
-    size_t vlen = 0;
+    kcoll_memo_v_t varrays = {{NULL, NULL}, 0, 0};
     *req = NULL;
     kcoll_call_shortcut_end(c->coll);
     const int memo = team && mode == KCOLL_MODE_BLOCKING && !kcoll_sink &&
-                     kcoll_call_memo_key(c, kcoll_params_generation(), key, &vcounts, &vlen);
-    if (memo && kcoll_call_memo_hit(team, c, key, vcounts, vlen, why))
+                     kcoll_call_memo_key(c, kcoll_params_generation(), key, &varrays);
+    if (memo && kcoll_call_memo_hit(team, c, key, &varrays, why))
         return KCOLL_CALL_HOST;
     if (team && (r = kcoll_req_get(team)) == NULL) {
         snprintf(err, errlen, "out of memory for a request");
@@ -635,7 +650,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
         if (team) {
             if (memo && reason != KCOLL_R_INVALID)
-                kcoll_call_memo_keep(r, key, vcounts, vlen, reason, selected, repeat);
+                kcoll_call_memo_keep(r, key, &varrays, reason, selected, repeat);
             if (selected)
                 kcoll_call_remember(r);
             kcoll_req_release(r);

@@ -10,7 +10,8 @@
  * team's lock, the statistics, the decision cache's bookkeeping). The
  * shortcut compares the entry point's own arguments (communicator,
  * MPI_IN_PLACE or not, counts, datatype and operation handles, root: 8
- * words, and MPI_Reduce_scatter's recvcounts array as the memo holds it;
+ * words, and the v arrays the memo holds: MPI_Reduce_scatter's
+ * recvcounts, MPI_Allgatherv's recvcounts and displs;
  * not the buffers' addresses, which no decision reads) with those
  * of the previous call and checks two numbers, so a solver's dot products
  * cost the host's time plus a few nanoseconds.
@@ -49,8 +50,8 @@
 #include "call/call.h"
 
 #define KCOLL_SHORTCUT_WORDS 8
-/* MPI_Reduce_scatter's recvcounts, compared beside the key: as many bytes
- * as the memo holds of them (call.c) */
+/* v arrays compared beside the key: as many bytes as the memo holds of
+ * them (call.c) */
 #define KCOLL_SHORTCUT_VBYTES 1024
 
 typedef struct {
@@ -66,10 +67,11 @@ typedef struct {
     uint32_t offer;
     int dkey;
     kcoll_team_t *team;
-    /* the counts array of a collective that has one without displacements
-     * (MPI_Reduce_scatter): vlen bytes, copied from the memo's at the
-     * offer (0: none) */
+    /* the v arrays of a collective that has them (MPI_Reduce_scatter's
+     * counts; MPI_Allgatherv's counts, then displacements): vn arrays,
+     * vlen bytes in all, copied from the memo's at the offer (0: none) */
     uint32_t vlen;
+    int vn;
     unsigned char v[KCOLL_SHORTCUT_VBYTES];
 } kcoll_shortcut_t;
 
@@ -79,20 +81,24 @@ extern kcoll_shortcut_t kcoll_shortcuts[KCOLL_NCOLL];
 /* Set at start-up: no thread calls MPI while another does. */
 extern int kcoll_shortcut_allowed;
 
-/* A blocking call of collective c with arguments key (and counts v, for a
- * collective with a counts array; else NULL): 1 when it repeats the armed
- * call (counted: the caller hands it to the host MPI), else 0. The caller
- * checks first that no kcoll request is pending anywhere (the host call
- * must then be driven: pmpi.h). */
+/* A blocking call of collective c with arguments key (and its v arrays
+ * counts and displs, for a collective that has them; else NULL): 1 when it
+ * repeats the armed call (counted: the caller hands it to the host MPI),
+ * else 0. The caller checks first that no kcoll request is pending
+ * anywhere (the host call must then be driven: pmpi.h). */
 static inline int kcoll_shortcut_take(kcoll_coll_t c, const uint64_t key[KCOLL_SHORTCUT_WORDS],
-                                      const void *v)
+                                      const void *counts, const void *displs)
 {
     kcoll_shortcut_t *s = &kcoll_shortcuts[c];
     if (!s->left || memcmp(s->key, key, sizeof s->key) != 0 ||
         kcoll_params_generation() != s->gen)
         return 0;
-    if (s->vlen && (!v || memcmp(s->v, v, s->vlen) != 0))
-        return 0;
+    if (s->vlen) {
+        const size_t len = s->vlen / (unsigned)s->vn;
+        if (!counts || memcmp(s->v, counts, len) != 0 ||
+            (s->vn > 1 && (!displs || memcmp(s->v + len, displs, len) != 0)))
+            return 0;
+    }
     s->left--;
     s->used++;
     kcoll_stats_bump(s->cell, s->bytes);

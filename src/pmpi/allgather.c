@@ -36,6 +36,11 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                                 void *recvbuf, const int recvcounts[], const int displs[],
                                 MPI_Datatype recvtype, MPI_Comm comm)
 {
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, 0, 0);
+    if (kcoll_pmpi_shortcut_v(KCOLL_COLL_ALLGATHERV, key, recvcounts, displs))
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
@@ -51,6 +56,8 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
     case KCOLL_PMPI_DONE:
         return rc;
     }
+    kcoll_pmpi_shortcut_arm(KCOLL_COLL_ALLGATHERV, key,
+                            sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype, recvtype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                         recvtype, comm));
 }

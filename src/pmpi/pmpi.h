@@ -229,8 +229,8 @@ const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint exten
  * the host). */
 size_t kcoll_dtype_plain(MPI_Datatype dt);
 
-/* The shortcut (call/shortcut.h) of the blocking collectives without
- * displacement arrays: the arguments the decision reads as 8 words (handles by value,
+/* The shortcut (call/shortcut.h) of the blocking collectives whose v
+ * arrays, if any, decide before an agreement: the arguments the decision reads as 8 words (handles by value,
  * whatever the MPI makes them; of the buffers only whether they are
  * MPI_IN_PLACE, as the memo's key: call/call.c), ... */
 #define KCOLL_HANDLE_WORD(h)                                                             \
@@ -253,13 +253,17 @@ size_t kcoll_dtype_plain(MPI_Datatype dt);
  * requests are pending: the host call must then be driven) ... */
 static inline int kcoll_pmpi_shortcut(kcoll_coll_t coll, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    return !kcoll_pending() && !kcoll_hier_pending() && kcoll_shortcut_take(coll, key, NULL);
+    return !kcoll_pending() && !kcoll_hier_pending() &&
+           kcoll_shortcut_take(coll, key, NULL, NULL);
 }
-/* (MPI_Reduce_scatter: its recvcounts compared too) */
+/* (MPI_Reduce_scatter, MPI_Allgatherv: their count and displacement
+ * arrays compared too; displs NULL: none) */
 static inline int kcoll_pmpi_shortcut_v(kcoll_coll_t coll,
-                                        const uint64_t key[KCOLL_SHORTCUT_WORDS], const int *counts)
+                                        const uint64_t key[KCOLL_SHORTCUT_WORDS], const int *counts,
+                                        const int *displs)
 {
-    return !kcoll_pending() && !kcoll_hier_pending() && kcoll_shortcut_take(coll, key, counts);
+    return !kcoll_pending() && !kcoll_hier_pending() &&
+           kcoll_shortcut_take(coll, key, counts, displs);
 }
 /* ... and a call that went to the host arms it, where the datatypes it
  * looks at (stype, rtype: MPI_BYTE for one that MPI_IN_PLACE or the rank

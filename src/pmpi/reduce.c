@@ -106,7 +106,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
 {
     const uint64_t key[] =
         KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op, 0, 0, 0);
-    if (kcoll_pmpi_shortcut_v(KCOLL_COLL_REDUCE_SCATTER, key, recvcounts))
+    if (kcoll_pmpi_shortcut_v(KCOLL_COLL_REDUCE_SCATTER, key, recvcounts, NULL))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;

@@ -44,10 +44,12 @@ typedef struct {
 #define KCOLL_MEMO_WORDS 12
 typedef struct {
     uint64_t key[KCOLL_MEMO_WORDS]; /* all 0: empty */
-    /* a v side's counts (MPI_Reduce_scatter's), compared whole beside the
-     * key: vlen bytes at vcounts (owned; 0: the call had none) */
+    /* a v side's arrays (MPI_Reduce_scatter's counts, MPI_Allgatherv's
+     * counts and displacements), compared whole beside the key: vn arrays
+     * back to back, vlen bytes in all, at vcounts (owned; 0: none) */
     void *vcounts;
     size_t vlen;
+    int vn;
     size_t bytes;                   /* counted with the statistics */
     size_t policy_bytes;            /* the size the selector read */
     int why;                        /* the reason (the call layer's kcoll_reason_t) */

@@ -28,12 +28,12 @@
  *     Gather whose non-roots change their receive arguments every call
  *     (not significant there: the call layer's memo holds and the
  *     shortcut misses on them, while the root's shortcut is taken).
- *  6. MPI_Reduce_scatter, whose recvcounts the memo and the shortcut
- *     compare whole: in part 1's mix one int per rank repeated, and one
- *     array whose contents change between one int and 128 KiB per rank
- *     (the same address every call): every 128 KiB call takes the path a
- *     fresh communicator's first such call takes, with and without the
- *     shortcut.
+ *  6. MPI_Reduce_scatter and MPI_Allgatherv, whose v arrays the memo and
+ *     the shortcut compare whole: in part 1's mix one int per rank
+ *     repeated, and arrays whose contents change between one int and
+ *     128 KiB per rank (the same addresses every call): every 128 KiB call
+ *     takes the path a fresh communicator's first such call takes, with
+ *     and without the shortcut.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +44,7 @@
 static const char *const rows[] = {"MPI_Allreduce", "MPI_Bcast",   "MPI_Reduce",
                                    "MPI_Allgather", "MPI_Alltoall", "MPI_Gather",
                                    "MPI_Scatter",   "MPI_Barrier", "MPI_Reduce_scatter_block",
-                                   "MPI_Reduce_scatter"};
+                                   "MPI_Reduce_scatter", "MPI_Allgatherv"};
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 static const char *const paths[] = {"kcoll:*", "mpi:*", "adapt:checked"};
 #define NPATHS ((int)(sizeof paths / sizeof paths[0]))
@@ -78,8 +78,10 @@ static counts_t counts_since(counts_t a)
 
 #define BIG (64 * 1024)
 static char *sa, *sb, *ra, *rb; /* two send and two receive buffers of BIG * 8 bytes */
-static int *rs_counts;          /* pattern 13's recvcounts: one array, contents changing */
-static long rs_big, rs_big_kcoll; /* pattern 13's calls of 128 KiB per rank so far, on kcoll */
+/* patterns 13 and 15: one counts and one displacements array, contents
+ * changing; their calls of 128 KiB per rank so far, and those on kcoll */
+static int *v_counts, *v_displs;
+static long v_big[2], v_big_kcoll[2];
 
 /* One call of pattern k on comm, round it, checked. */
 static void one_call(int k, MPI_Comm comm, int it)
@@ -161,22 +163,37 @@ static void one_call(int k, MPI_Comm comm, int it)
         break;
     case 12: /* Reduce_scatter, one int each */
     case 13: /* Reduce_scatter, one int or 128 KiB each (every third call), one counts array */
+    case 14: /* Allgatherv, one int each */
+    case 15: /* Allgatherv as 13 in place (sendcount 0 whatever the counts say),
+              * one counts and one displacements array */
     {
-        int one[16];
+        int one[16], dis[16];
         if (p > 16)
             break;
-        const int n = k == 13 && it % 3 == 2 ? BIG / 2 : 1;
-        int *cnt = k == 12 ? one : rs_counts;
+        const int rs = k < 14, n = (k == 13 || k == 15) && it % 3 == 2 ? BIG / 2 : 1;
+        int *cnt = k == 12 || k == 14 ? one : v_counts, *dsp = k == 14 ? dis : v_displs;
+        const char *row = rs ? "MPI_Reduce_scatter" : "MPI_Allgatherv";
         for (int q = 0; q < p; q++)
-            cnt[q] = n;
-        rs_big += n > 1;
+            cnt[q] = n, dsp[q] = (p - 1 - q) * (BIG / 2); /* reverse order, the same every call */
+        v_big[!rs] += n > 1;
         for (int i = 0; i < n * p; i++)
             si[i] = i + me + it;
-        const uint64_t k0 = mt_calls("MPI_Reduce_scatter", "kcoll:*");
-        MPI_Reduce_scatter(si, ri, cnt, MPI_INT, MPI_SUM, comm);
-        rs_big_kcoll += n > 1 && mt_calls("MPI_Reduce_scatter", "kcoll:*") != k0;
-        for (int i = 0; i < n && !bad; i++)
+        const uint64_t k0 = mt_calls(row, "kcoll:*");
+        if (rs)
+            MPI_Reduce_scatter(si, ri, cnt, MPI_INT, MPI_SUM, comm);
+        else if (k == 14)
+            MPI_Allgatherv(si, n, MPI_INT, ri, cnt, dsp, MPI_INT, comm);
+        else {
+            for (int i = 0; i < n; i++)
+                ri[dsp[me] + i] = i + me + it;
+            MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ri, cnt, dsp, MPI_INT, comm);
+        }
+        v_big_kcoll[!rs] += n > 1 && mt_calls(row, "kcoll:*") != k0;
+        for (int i = 0; rs && i < n && !bad; i++)
             bad = ri[i] != p * (me * n + i + it) + p * (p - 1) / 2;
+        for (int q = 0; !rs && q < p && !bad; q++)
+            for (int i = 0; i < n && !bad; i++)
+                bad = ri[dsp[q] + i] != i + q + it;
         break;
     }
     case 10: /* Allreduce of 512 KiB: kcoll's, among the host's */
@@ -190,7 +207,7 @@ static void one_call(int k, MPI_Comm comm, int it)
     if (bad)
         mt_fail("pattern %d call %d: wrong result", k, it);
 }
-#define NPATTERNS 14
+#define NPATTERNS 16
 
 /* The mix of part 1 on a fresh duplicate of MPI_COMM_WORLD; the counts
  * it made (the shortcut's are added when the communicator is freed). */
@@ -213,40 +230,50 @@ static counts_t mix(const char *shortcut)
     return counts_since(before);
 }
 
-/* Does the first Reduce_scatter of 128 KiB per rank on a fresh
- * communicator run on kcoll? */
-static int rs_big_kcoll_first(void)
+/* Does the first call of pattern 13 (v 0) or 15 (v 1) of 128 KiB per
+ * rank on a fresh communicator run on kcoll? */
+static int v_big_kcoll_first(int v)
 {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    const long k = rs_big_kcoll;
-    one_call(13, comm, 2);
+    const long k = v_big_kcoll[v];
+    one_call(v ? 15 : 13, comm, 2);
     MPI_Comm_free(&comm);
-    return rs_big_kcoll != k;
+    return v_big_kcoll[v] != k;
 }
 
 static void part1(void)
 {
     kcoll_param_set("ADAPT", "0");
-    const int first_kcoll = rs_big_kcoll_first();
-    long big[2], on_kcoll[2];
+    /* the small calls the host's, whatever the model would say of them (at
+     * 2 ranks it gives a one-int Reduce_scatter to kcoll), so that the
+     * memo and the shortcut hold them; the 128 KiB ones the model's */
+    kcoll_param_set("MIN_BYTES", "4096");
+    static const char *const vname[2] = {"Reduce_scatter", "Allgatherv"};
+    const int first_kcoll[2] = {v_big_kcoll_first(0), v_big_kcoll_first(1)};
+    long big[2][2], on_kcoll[2][2];
     counts_t got[2];
     for (int i = 0; i < 2; i++) {
-        const long b0 = rs_big, k0 = rs_big_kcoll;
+        long b0[2], k0[2];
+        memcpy(b0, v_big, sizeof b0);
+        memcpy(k0, v_big_kcoll, sizeof k0);
         got[i] = mix(i ? "1" : "0");
-        big[i] = rs_big - b0;
-        on_kcoll[i] = rs_big_kcoll - k0;
-        if (on_kcoll[i] != (first_kcoll ? big[i] : 0))
-            mt_fail("shortcut %d: %ld of %ld Reduce_scatter calls of 128 KiB per rank on kcoll, "
-                    "a fresh communicator's first on %s",
-                    i, on_kcoll[i], big[i], first_kcoll ? "kcoll" : "the host");
+        for (int v = 0; v < 2; v++) {
+            big[i][v] = v_big[v] - b0[v];
+            on_kcoll[i][v] = v_big_kcoll[v] - k0[v];
+            if (on_kcoll[i][v] != (first_kcoll[v] ? big[i][v] : 0))
+                mt_fail("shortcut %d: %ld of %ld %s calls of 128 KiB per rank on kcoll, a fresh "
+                        "communicator's first on %s",
+                        i, on_kcoll[i][v], big[i][v], vname[v],
+                        first_kcoll[v] ? "kcoll" : "the host");
+        }
     }
     const counts_t off = got[0], on = got[1];
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    if (me == 0)
-        printf("# part 1: %ld Reduce_scatter calls of 128 KiB per rank among the repeats, on %s\n",
-               big[1], first_kcoll ? "kcoll" : "the host");
+    for (int v = 0; v < 2 && me == 0; v++)
+        printf("# part 1: %ld %s calls of 128 KiB per rank among the repeats, on %s\n", big[1][v],
+               vname[v], first_kcoll[v] ? "kcoll" : "the host");
     for (int r = 0; r < NROWS; r++)
         for (int q = 0; q < NPATHS; q++)
             if (off.c[r][q] != on.c[r][q])
@@ -256,6 +283,7 @@ static void part1(void)
         mt_fail("KCOLL_SHORTCUT=0 took %llu calls", (unsigned long long)off.shortcut);
     if (on.shortcut == 0)
         mt_fail("the shortcut took no call of the mix");
+    kcoll_param_set("MIN_BYTES", "auto");
     kcoll_param_set("ADAPT", "1");
 }
 
@@ -427,7 +455,8 @@ int main(int argc, char **argv)
     sa = calloc(8, BIG), sb = calloc(8, BIG), ra = calloc(8, BIG), rb = calloc(8, BIG);
     int p;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    rs_counts = calloc((size_t)p, sizeof *rs_counts);
+    v_counts = calloc((size_t)p, sizeof *v_counts);
+    v_displs = calloc((size_t)p, sizeof *v_displs);
     void (*const parts[])(void) = {part1, part2, part3, part4, part5};
     for (int i = 0; i < 5; i++) {
         const long failed = mt_failures();
@@ -435,7 +464,7 @@ int main(int argc, char **argv)
         if (mt_failures() == failed)
             mt_pass();
     }
-    free(sa), free(sb), free(ra), free(rb), free(rs_counts);
+    free(sa), free(sb), free(ra), free(rb), free(v_counts), free(v_displs);
     const int rc = mt_finish("test_shortcut");
     MPI_Finalize();
     return rc;
