@@ -204,23 +204,6 @@ void kcoll_adapt_end_timed(void)
     kcoll_team_unlock(t);
 }
 
-static int kcoll_float_cmp(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of n samples (0 for none). */
-static double kcoll_median(const float *t, int n)
-{
-    float s[KCOLL_ADAPT_SAMPLES];
-    if (n <= 0)
-        return 0;
-    memcpy(s, t, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, kcoll_float_cmp);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
 /* The checks this process closed, for the statistics report. */
 #define KCOLL_ADAPT_EVENTS 32
 typedef struct {
@@ -275,7 +258,7 @@ int kcoll_adapt_share(kcoll_req_t *r)
     double med[2] = {0, 0};
     int complete = 1;
     for (int c = 0; c < 2; c++) {
-        float worst[KCOLL_ADAPT_SAMPLES];
+        double worst[KCOLL_ADAPT_SAMPLES];
         int n = S;
         for (int q = 0; q < p; q++)
             if (all[q * V + 2 * S + c] < n)
@@ -285,7 +268,7 @@ int kcoll_adapt_share(kcoll_req_t *r)
             for (int q = 0; q < p; q++)
                 if (all[q * V + c * S + i] > w)
                     w = all[q * V + c * S + i];
-            worst[i] = (float)w;
+            worst[i] = w;
         }
         complete &= n > 0;
         med[c] = kcoll_median(worst, n);

@@ -230,9 +230,10 @@ const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint exten
 size_t kcoll_dtype_plain(MPI_Datatype dt);
 
 /* The shortcut (call/shortcut.h) of the blocking collectives whose v
- * arrays, if any, decide before an agreement: the arguments the decision reads as 8 words (handles by value,
- * whatever the MPI makes them; of the buffers only whether they are
- * MPI_IN_PLACE, as the memo's key: call/call.c), ... */
+ * arrays, if any, decide before an agreement: the arguments the decision
+ * reads as 8 words (handles by value, whatever the MPI makes them; of the
+ * buffers only whether they are MPI_IN_PLACE, as the memo's key:
+ * call/call.c), ... */
 #define KCOLL_HANDLE_WORD(h)                                                             \
     __extension__({                                                                      \
         uint64_t w_ = 0;                                                                 \

@@ -73,18 +73,6 @@ static int make_dirs(const char *file)
     return mkdir(d, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* One host call of kcoll_quick_colls[i] with blocks of n bytes on node. */
 static void host_call(int i, int n, char *s, char *r, MPI_Comm node)
 {
@@ -147,7 +135,7 @@ static void measure(MPI_Comm node, int p, int me, kcoll_quick_t *q)
                 cma[it - 1] = (double)(kcoll_now_ns() - t0) * 1e-9;
         }
         if (good)
-            t[N] = median(cma, QUICK_CMA);
+            t[N] = kcoll_median(cma, QUICK_CMA);
     }
     free(peers);
     PMPI_Barrier(node); /* nobody's word is read any more */
@@ -163,8 +151,8 @@ static void measure(MPI_Comm node, int p, int me, kcoll_quick_t *q)
         for (int i = 0; i < KCOLL_QUICK_COLLS; i++)
             for (int k = 0; k < KCOLL_QUICK_SIZES; k++)
                 if (kcoll_quick_colls[i] != KCOLL_COLL_BARRIER || k == 0)
-                    q->host[i][k] =
-                        median(worst + (i * KCOLL_QUICK_SIZES + k) * QUICK_ITERS, QUICK_ITERS);
+                    q->host[i][k] = kcoll_median(
+                        worst + (i * KCOLL_QUICK_SIZES + k) * QUICK_ITERS, QUICK_ITERS);
     }
 out:
     free(s);

@@ -141,7 +141,8 @@ static void start_orders(MPI_Comm comm, const char *cname)
             /* across nodes kcoll composes all but Gatherv, Scatterv and the
              * all-to-alls, which are the host's (call.c, kcoll_call_hier_has) */
             kc[nj] = expect_kcoll(j, 0, 1024) &&
-                     (one_node || (c != GATHERV && c != SCATTERV && c != ALLTOALL && c != ALLTOALLV));
+                     (one_node ||
+                      (c != GATHERV && c != SCATTERV && c != ALLTOALL && c != ALLTOALLV));
             if (!kc[nj] && !host_persistent_ok(c, p))
                 continue;
             job_alloc(j);
