@@ -13,12 +13,15 @@
  * its first call after a PMPI_Init it did not see (kcoll_ready). */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
+#include "topo/topo.h"
 #include "xfer/direct.h"
 
 /* 0: not set up, 1: ready, 2: finalized */
@@ -93,16 +96,30 @@ static int kcoll_after_init(int rc)
             kcoll_nodes_init();
         kcoll_comm_created(MPI_COMM_WORLD);
     }
+    kcoll_topo_settle(); /* (a world of one rank asks nothing) */
     return rc;
+}
+
+/* Before the host's MPI_Init(_thread): the world team's topology levels
+ * need this machine's topology, whose load (milliseconds) then overlaps
+ * the host's start-up (topo/topo.h). Not when kcoll is disabled from the
+ * start (parameters are read after the host starts). */
+static void kcoll_before_init(void)
+{
+    const char *off = getenv("KCOLL_DISABLE");
+    if (!off || !strcmp(off, "") || !strcmp(off, "0"))
+        kcoll_topo_prefetch();
 }
 
 KCOLL_PUBLIC int MPI_Init(int *argc, char ***argv)
 {
+    kcoll_before_init();
     return kcoll_after_init(PMPI_Init(argc, argv));
 }
 
 KCOLL_PUBLIC int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    kcoll_before_init();
     return kcoll_after_init(PMPI_Init_thread(argc, argv, required, provided));
 }
 

@@ -1,7 +1,10 @@
 /* kcoll's topology summary: this machine, synthetic hierarchies given
  * through the TOPO_SYNTHETIC parameter (counts, cache levels and sizes, the
  * largest cache), a description hwloc refuses (an error with a reason,
- * never the real machine instead), and the switch back to this machine. */
+ * never the real machine instead), and the switch back to this machine.
+ * This machine is first loaded ahead (kcoll_topo_prefetch, as MPI_Init
+ * does) and at the end on the spot: the summary, the largest cache and
+ * where this process runs must be the same. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +43,10 @@ int main(void)
     char here[512], out[512];
     int r;
 
-    /* this machine */
+    /* this machine, loaded ahead (a second prefetch while the first runs
+     * does nothing) */
+    kcoll_topo_prefetch();
+    kcoll_topo_prefetch();
     CHECK(kcoll_params_set("TOPO_SYNTHETIC", "") == 0, "empty TOPO_SYNTHETIC");
     r = kcoll_topo_summary(here, sizeof here);
     printf("test_topo: this machine: %s\n", here);
@@ -49,6 +55,10 @@ int main(void)
     CHECK(strstr(here, "PU") != NULL, "no PU in '%s'", here);
     size_t llc_here = kcoll_topo_llc_bytes();
     printf("test_topo: this machine's largest cache: %zu bytes\n", llc_here);
+    int ids_here[8], ids[8], pu_here, pu;
+    char err[256];
+    const int nl_here = kcoll_topo_place(0, ids_here, 8, &pu_here, err, sizeof err);
+    CHECK(nl_here >= 0, "where this process runs: %s", err);
 
     /* two packages, one NUMA node each, two single-threaded cores each */
     r = summary_of("pack:2 numa:1 core:2 pu:1", out, sizeof out);
@@ -119,6 +129,11 @@ int main(void)
     CHECK(r == 0, "summary: %d: %s", r, out);
     CHECK(strcmp(out, here) == 0, "'%s' != '%s'", out, here);
     CHECK(kcoll_topo_llc_bytes() == llc_here, "llc %zu != %zu", kcoll_topo_llc_bytes(), llc_here);
+    const int nl = kcoll_topo_place(0, ids, 8, &pu, err, sizeof err);
+    CHECK(nl == nl_here && pu == pu_here, "placement: %d levels, PU %d ahead; %d, PU %d now", nl_here,
+          pu_here, nl, pu);
+    for (int l = 0; l < nl && l < nl_here; l++)
+        CHECK(ids[l] == ids_here[l], "level %d: %d ahead, %d now", l, ids_here[l], ids[l]);
 
     return check_report("test_topo");
 }
