@@ -37,6 +37,9 @@
 #include <hwloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,6 +73,8 @@ static void *kcoll_topo_ahead_main(void *arg)
 {
     hwloc_topology_t topo;
     (void)arg;
+    /* the host's start-up first: this thread takes what it leaves idle */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     if (hwloc_topology_init(&topo) != 0)
         return NULL;
     if (hwloc_topology_load(topo) != 0) {
