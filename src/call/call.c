@@ -374,8 +374,9 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
  * its decision all the same. One v side (MPI_Reduce_scatter's
  * recvcounts, MPI_Allgatherv's recvcounts and displs, which every rank
  * passes alike and which decide before any agreement) is held as a copy
- * of its arrays, compared whole (up to KCOLL_MEMO_VBYTES bytes: 256 ranks
- * of counts, 128 with displacements). Calls the key cannot hold are never
+ * of its arrays, compared whole (up to KCOLL_SHORTCUT_VBYTES bytes, what
+ * the shortcut holds of them too: 256 ranks of counts, 128 with
+ * displacements). Calls the key cannot hold are never
  * memoized: two v sides (MPI_Alltoallv, decided after its agreement
  * anyway), datatype maps, user operations. A decision the
  * selector took also read the team's previous call of the collective (the
@@ -385,8 +386,6 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
  * is then updated as kcoll_call_remember would. Invalid calls, composed
  * ones (a sink is set), non-blocking and persistent calls and calls kcoll
  * takes are never memoized. */
-
-#define KCOLL_MEMO_VBYTES 1024
 
 /* A v side's arrays as the memo compares them: n (0, 1 or 2) arrays of
  * len bytes each, counts then displacements. */
@@ -422,7 +421,8 @@ static int kcoll_call_memo_key(const kcoll_call_t *c, uint64_t gen,
         if (s->counts || s->displs) {
             const size_t n = (size_t)c->p * (s->wide ? sizeof(int64_t) : sizeof(int));
             const int arrays = 1 + (s->displs != NULL);
-            if (v->n || !s->counts || n == 0 || n * (size_t)arrays > KCOLL_MEMO_VBYTES)
+            if (v->n || !s->counts || n == 0 ||
+                n * (size_t)arrays > KCOLL_SHORTCUT_VBYTES)
                 return 0;
             v->a[0] = s->counts;
             v->a[1] = s->displs;
@@ -455,8 +455,6 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
                     : most;
     s->cell = kcoll_stats_cell_of(row, KCOLL_PATH_REASON(m->why));
     if (!left || !s->cell)
-        return;
-    if (m->vlen > sizeof s->v)
         return;
     s->vlen = (uint32_t)m->vlen;
     s->vn = m->vn;

@@ -50,8 +50,8 @@
 #include "call/call.h"
 
 #define KCOLL_SHORTCUT_WORDS 8
-/* v arrays compared beside the key: as many bytes as the memo holds of
- * them (call.c) */
+/* v arrays compared beside the key: at most this many bytes, which the
+ * memo holds of them at most too (call.c) */
 #define KCOLL_SHORTCUT_VBYTES 1024
 
 typedef struct {
