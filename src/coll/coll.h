@@ -208,25 +208,61 @@ kcoll_status_t kcoll_scatter_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 size_t kcoll_scatter_hier_tmp(const kcoll_args_t *a);
 kcoll_status_t kcoll_gather_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 size_t kcoll_gather_hier_tmp(const kcoll_args_t *a);
+/* The rooted movers are one builder each with a direction (the files of
+ * coll/rooted): a scatter's root holds the blocked buffer in SEND and
+ * every rank's block goes to its RECV; a gather's is RECV, filled from
+ * every rank's SEND. */
+typedef enum { KCOLL_ROOTED_SCATTER, KCOLL_ROOTED_GATHER } kcoll_rooted_dir_t;
+/* The root's blocked buffer; a non-root's own (one block at offset 0). */
+static inline kcoll_buf_t kcoll_rooted_blocked(kcoll_rooted_dir_t d)
+{
+    return d == KCOLL_ROOTED_SCATTER ? KCOLL_BUF_SEND : KCOLL_BUF_RECV;
+}
+static inline kcoll_buf_t kcoll_rooted_own(kcoll_rooted_dir_t d)
+{
+    return d == KCOLL_ROOTED_SCATTER ? KCOLL_BUF_RECV : KCOLL_BUF_SEND;
+}
+/* Rank q's block: its bytes, and its place in the root's blocked buffer. */
+static inline size_t kcoll_rooted_block(const kcoll_args_t *a, kcoll_rooted_dir_t d, int q,
+                                        size_t *off)
+{
+    return d == KCOLL_ROOTED_SCATTER ? kcoll_sblock(a, a->root, q, off)
+                                     : kcoll_rblock(a, a->root, q, off);
+}
 /* The root's own block, copied from its place in the blocked buffer to its
- * receive buffer (Scatter) or from its send buffer into its place in the
- * blocked buffer (Gather); nothing with MPI_IN_PLACE, where it already lies
- * there. */
-static inline void kcoll_scatter_copy_own(const kcoll_args_t *a, kcoll_sched_t *s)
+ * receive buffer (scatter) or from its send buffer into its place there
+ * (gather); nothing with MPI_IN_PLACE, where it already lies there. */
+static inline void kcoll_rooted_copy_own(const kcoll_args_t *a, kcoll_sched_t *s,
+                                         kcoll_rooted_dir_t d)
 {
     size_t off, len;
     if (!a->in_place) {
-        len = kcoll_sblock(a, a->root, a->root, &off);
-        kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, off, len);
+        len = kcoll_rooted_block(a, d, a->root, &off);
+        if (d == KCOLL_ROOTED_SCATTER)
+            kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, off, len);
+        else
+            kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
     }
 }
-static inline void kcoll_gather_copy_own(const kcoll_args_t *a, kcoll_sched_t *s)
+/* A non-root moves its own block, len bytes at off in the root's blocked
+ * buffer: a scatter's reads it from the root, a gather's writes it there. */
+static inline void kcoll_rooted_peer_moves(const kcoll_args_t *a, kcoll_sched_t *s,
+                                           kcoll_rooted_dir_t d, size_t off, size_t len)
 {
-    size_t off, len;
-    if (!a->in_place) {
-        len = kcoll_rblock(a, a->root, a->root, &off);
-        kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
-    }
+    if (d == KCOLL_ROOTED_SCATTER)
+        kcoll_sched_read(s, a->root, KCOLL_BUF_SEND, off, KCOLL_BUF_RECV, 0, len);
+    else
+        kcoll_sched_write(s, a->root, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, 0, len);
+}
+/* The root moves non-root q's block: writes it into q's receive buffer
+ * (scatter) or reads it from q's send buffer (gather). */
+static inline void kcoll_rooted_root_moves(kcoll_sched_t *s, kcoll_rooted_dir_t d, int q,
+                                           size_t off, size_t len)
+{
+    if (d == KCOLL_ROOTED_SCATTER)
+        kcoll_sched_write(s, q, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, off, len);
+    else
+        kcoll_sched_read(s, q, KCOLL_BUF_SEND, 0, KCOLL_BUF_RECV, off, len);
 }
 
 /* -- Allgather, Alltoall (and v), Barrier builders -- */

@@ -54,7 +54,7 @@ kcoll_status_t kcoll_gather_hier(const kcoll_args_t *a, kcoll_sched_t *s)
     const int *kid = t->kids + t->first[r], nkid = t->first[r + 1] - t->first[r];
     if (r == a->root) {
         kcoll_sched_expose(s, KCOLL_BUF_RECV);
-        kcoll_gather_copy_own(a, s);
+        kcoll_rooted_copy_own(a, s, KCOLL_ROOTED_GATHER);
         for (int i = 0; i < nkid; i++)
             kcoll_sched_wait(s, kid[i], KCOLL_FLAG_DATA, 1);
     } else {

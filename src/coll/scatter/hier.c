@@ -52,7 +52,7 @@ kcoll_status_t kcoll_scatter_hier(const kcoll_args_t *a, kcoll_sched_t *s)
     const int *kid = t->kids + t->first[r], nkid = t->first[r + 1] - t->first[r];
     if (r == a->root) {
         kcoll_sched_expose(s, KCOLL_BUF_SEND);
-        kcoll_scatter_copy_own(a, s);
+        kcoll_rooted_copy_own(a, s, KCOLL_ROOTED_SCATTER);
     } else {
         const int v = t->parent[r];
         const size_t mine = b.boff[t->at[r] + 1]; /* where r's TMP starts */
