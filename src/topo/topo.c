@@ -69,19 +69,44 @@ static struct {
     hwloc_topology_t topo; /* what it loaded (NULL: it failed) */
 } kcoll_topo_ahead;
 
+/* Load a topology: this machine's (synth ""), or the hwloc synthetic
+ * description synth. 0, or errno with the reason in err. */
+static int kcoll_topo_load(const char *synth, hwloc_topology_t *out, char *err, size_t errlen)
+{
+    hwloc_topology_t topo;
+    int e;
+    if (hwloc_topology_init(&topo) != 0) {
+        e = errno;
+        kcoll_fmt(err, errlen, "hwloc_topology_init failed: %s", strerror(e));
+        return e;
+    }
+    if (synth[0] != '\0' && hwloc_topology_set_synthetic(topo, synth) != 0) {
+        e = errno;
+        kcoll_fmt(err, errlen,
+                  "KCOLL_TOPO_SYNTHETIC='%s' is not a valid hwloc synthetic "
+                  "topology (%s); example: 'pack:2 numa:1 core:4 pu:1'",
+                  synth, strerror(e));
+        hwloc_topology_destroy(topo);
+        return e;
+    }
+    if (hwloc_topology_load(topo) != 0) {
+        e = errno;
+        kcoll_fmt(err, errlen, "hwloc_topology_load failed: %s", strerror(e));
+        hwloc_topology_destroy(topo);
+        return e;
+    }
+    *out = topo;
+    return 0;
+}
+
 static void *kcoll_topo_ahead_main(void *arg)
 {
     hwloc_topology_t topo;
     (void)arg;
     /* the host's start-up first: this thread takes what it leaves idle */
     setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
-    if (hwloc_topology_init(&topo) != 0)
-        return NULL;
-    if (hwloc_topology_load(topo) != 0) {
-        hwloc_topology_destroy(topo);
-        return NULL;
-    }
-    kcoll_topo_ahead.topo = topo;
+    if (kcoll_topo_load("", &topo, NULL, 0) == 0)
+        kcoll_topo_ahead.topo = topo;
     return NULL;
 }
 
@@ -150,23 +175,10 @@ static kcoll_status_t kcoll_topo_get(hwloc_topology_t *out, char *err, size_t er
         kcoll_fmt(err, errlen, "out of memory");
         return KCOLL_ERR_NOMEM;
     }
-    if (hwloc_topology_init(&topo) != 0) {
-        e = errno;
-        kcoll_fmt(err, errlen, "hwloc_topology_init failed: %s", strerror(e));
-        goto err_free;
-    }
-    if (synth[0] != '\0' && hwloc_topology_set_synthetic(topo, synth) != 0) {
-        e = errno;
-        kcoll_fmt(err, errlen,
-                       "KCOLL_TOPO_SYNTHETIC='%s' is not a valid hwloc synthetic "
-                       "topology (%s); example: 'pack:2 numa:1 core:4 pu:1'",
-                       synth, strerror(e));
-        goto err_destroy;
-    }
-    if (hwloc_topology_load(topo) != 0) {
-        e = errno;
-        kcoll_fmt(err, errlen, "hwloc_topology_load failed: %s", strerror(e));
-        goto err_destroy;
+    if ((e = kcoll_topo_load(synth, &topo, err, errlen)) != 0) {
+        free(copy);
+        errno = e;
+        return KCOLL_ERR_SYS;
     }
 
     if (kcoll_topo_cache.topo)
@@ -176,13 +188,6 @@ static kcoll_status_t kcoll_topo_get(hwloc_topology_t *out, char *err, size_t er
     kcoll_topo_cache.synthetic = copy;
     *out = topo;
     return KCOLL_OK;
-
-err_destroy:
-    hwloc_topology_destroy(topo);
-err_free:
-    free(copy);
-    errno = e;
-    return KCOLL_ERR_SYS;
 }
 
 /* "32 MiB", "48 KiB", "1280 KiB", "100 B": the largest unit that divides
