@@ -59,22 +59,31 @@ int kcoll_parse_size(const char *text, int64_t *out)
     return 0;
 }
 
+int kcoll_parse_bool(const char *text, int *out)
+{
+    if (!strcmp(text, "1") || !strcasecmp(text, "yes") || !strcasecmp(text, "true") ||
+        !strcasecmp(text, "on")) {
+        *out = 1;
+        return 0;
+    }
+    if (!strcmp(text, "0") || !strcasecmp(text, "no") || !strcasecmp(text, "false") ||
+        !strcasecmp(text, "off") || !strcmp(text, "")) {
+        *out = 0;
+        return 0;
+    }
+    return -1;
+}
+
 static int kcoll_parse_value(kcoll_ptype_t type, const char *text, int64_t *num)
 {
     char *end;
+    int b;
     switch (type) {
     case KCOLL_PT_BOOL:
-        if (!strcmp(text, "1") || !strcasecmp(text, "yes") || !strcasecmp(text, "true") ||
-            !strcasecmp(text, "on")) {
-            *num = 1;
-            return 0;
-        }
-        if (!strcmp(text, "0") || !strcasecmp(text, "no") || !strcasecmp(text, "false") ||
-            !strcasecmp(text, "off") || !strcmp(text, "")) {
-            *num = 0;
-            return 0;
-        }
-        return -1;
+        if (kcoll_parse_bool(text, &b))
+            return -1;
+        *num = b;
+        return 0;
     case KCOLL_PT_INT: {
         errno = 0;
         long long v = strtoll(text, &end, 10);

@@ -62,5 +62,8 @@ uint64_t kcoll_params_generation_model(void);
 void kcoll_params_touch(void);
 /* Parse a size ("16384", "16k", "16KiB", "1M"); returns 0 on success. */
 int kcoll_parse_size(const char *text, int64_t *out);
+/* A boolean's text as the parameters read it (1/yes/true/on, 0/no/false/off
+ * or empty): 0 with *out set, -1 for anything else. */
+int kcoll_parse_bool(const char *text, int *out);
 
 #endif

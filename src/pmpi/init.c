@@ -107,7 +107,8 @@ static int kcoll_after_init(int rc)
 static void kcoll_before_init(void)
 {
     const char *off = getenv("KCOLL_DISABLE");
-    if (!off || !strcmp(off, "") || !strcmp(off, "0"))
+    int disabled = 0;
+    if (!off || kcoll_parse_bool(off, &disabled) || !disabled)
         kcoll_topo_prefetch();
 }
 
