@@ -1,11 +1,12 @@
-/* The statistics table's rows and paths, named (see call.h), and its
+/* The statistics table's rows and paths, named (see report.h), and its
  * printed form (KCOLL_STATS). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/stats.h"
-#include "call/call.h"
+#include "call/report.h"
+#include "team/team.h"
 
 static const char *const kcoll_reason_names[KCOLL_NREASON] = {
     [KCOLL_R_NONE] = "none",
