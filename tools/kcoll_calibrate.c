@@ -1003,7 +1003,7 @@ static void cal_user_dsum(void *in, void *inout, int *len, MPI_Datatype *dt)
 }
 
 /* What kcoll's PMPI layer puts between a REDUCE step and the user's
- * function (pmpi/op.c): the function and datatype from the operation's
+ * function (mpi/op.c): the function and datatype from the operation's
  * context, one call per chunk. */
 typedef struct {
     MPI_User_function *fn;

@@ -21,7 +21,7 @@
  * MPI_INIT and MPI_INIT_THREAD come here too, so a Fortran program starts
  * kcoll collectively (the node map, the tuning file read once), and
  * MPI_OP_CREATE / MPI_OP_FREE, so kcoll knows the Fortran user functions
- * (called with Fortran's arguments, pmpi/op.c); those two are Open MPI's
+ * (called with Fortran's arguments, mpi/op.c); those two are Open MPI's
  * own functions (found with dlsym RTLD_NEXT), which mark the operation as
  * Fortran for the host's own reductions. MPI_FINALIZE needs nothing: kcoll
  * ends inside the host's MPI_Finalize (pmpi/init.c). Completion (MPI_WAIT)
@@ -162,7 +162,7 @@ KCOLL_FORTRAN(op_free, OP_FREE, (MPI_Fint *op, MPI_Fint *ierr))
     static kcoll_f_op_free_t *host;
     MPI_Fint rc = MPI_ERR_INTERN;
     MPI_Op c = C_OP;
-    if (kcoll_retained_op_free(&c)) { /* a pending request uses it (pmpi/retain.c) */
+    if (kcoll_retained_op_free(&c)) { /* a pending request uses it (mpi/retain.c) */
         *op = PMPI_Op_c2f(MPI_OP_NULL);
         kcoll_f_ret(ierr, MPI_SUCCESS);
         return;
@@ -181,7 +181,7 @@ KCOLL_FORTRAN(type_free, TYPE_FREE, (MPI_Fint *type, MPI_Fint *ierr))
     static kcoll_f_type_free_t *host;
     MPI_Fint rc = MPI_ERR_INTERN;
     MPI_Datatype c = PMPI_Type_f2c(*type);
-    if (kcoll_retained_type_free(&c)) { /* a pending request uses it (pmpi/retain.c) */
+    if (kcoll_retained_type_free(&c)) { /* a pending request uses it (mpi/retain.c) */
         *type = PMPI_Type_c2f(MPI_DATATYPE_NULL);
         kcoll_f_ret(ierr, MPI_SUCCESS);
         return;

@@ -129,7 +129,7 @@ int kcoll_hreq_next(const kcoll_hreq_t *q)
 }
 
 /* Retain (or release) the datatypes and operation an operation hands to
- * the host MPI or a local step (pmpi/retain.c). */
+ * the host MPI or a local step (mpi/retain.c). */
 static void kcoll_hop_retain(const kcoll_hop_t *o, int retain)
 {
     void (*type)(MPI_Datatype) = retain ? kcoll_retain_type : kcoll_release_type;

@@ -2,7 +2,7 @@
  * their non-blocking and persistent forms, and the large-count (_c) forms
  * of all of them (call/fam_reduce.c decides).
  * The datatype and counts ride on the receive side, the send side holds
- * the send buffer; the operation is mapped to kcoll's (pmpi/op.c), or to
+ * the send buffer; the operation is mapped to kcoll's (mpi/op.c), or to
  * none, and MPI_OP_NULL makes the arguments invalid (the host reports it).
  * MPI_IN_PLACE: every rank's contribution is in its receive buffer. */
 #include "pmpi/hier.h"

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "pmpi/pmpi.h"
+#include "mpi/objects.h"
 
 static int kcoll_dtype_keyval = MPI_KEYVAL_INVALID;
 /* one flattening at a time: two threads meeting a new datatype at once
@@ -377,9 +377,3 @@ const kcoll_dmap_t *kcoll_dtype_map(MPI_Datatype dt, size_t size, MPI_Aint ext, 
     return attr == &kcoll_dtype_none ? NULL : attr;
 }
 
-KCOLL_PUBLIC int MPI_Type_free(MPI_Datatype *datatype)
-{
-    if (kcoll_retained_type_free(datatype))
-        return MPI_SUCCESS; /* a pending request uses it: freed after (pmpi/retain.c) */
-    return PMPI_Type_free(datatype);
-}

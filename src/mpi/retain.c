@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "pmpi/pmpi.h"
+#include "mpi/objects.h"
 
 typedef struct {
     int kind;       /* 0 datatype, 1 operation */

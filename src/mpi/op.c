@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "pmpi/pmpi.h"
+#include "mpi/objects.h"
 
 /* ---- user operations ---- */
 
@@ -66,22 +66,6 @@ int kcoll_pmpi_op_predefined(MPI_Op op)
     return 0;
 }
 
-KCOLL_PUBLIC int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
-{
-    int rc = PMPI_Op_create(user_fn, commute, op);
-    if (rc == MPI_SUCCESS)
-        kcoll_pmpi_op_record(*op, user_fn, 0);
-    return rc;
-}
-
-KCOLL_PUBLIC int MPI_Op_free(MPI_Op *op)
-{
-    if (kcoll_retained_op_free(op))
-        return MPI_SUCCESS; /* a pending request uses it: freed after (pmpi/retain.c) */
-    if (op)
-        kcoll_pmpi_op_forget(*op);
-    return PMPI_Op_free(op);
-}
 
 /* The record of a user operation kcoll saw created; 0 if op is not one.
  * (Its commutativity does not matter: kcoll combines the contributions in
