@@ -675,19 +675,19 @@ static int kcoll_walk(kcoll_pricer_t *P, kcoll_price_t *out)
                     dur += c;
                     ivi = P->niv++;
                     P->iv[ivi] = (kcoll_ival_t){0, 0, r, -1, kcoll_pkg(P, r), kcoll_pkg(P, r)};
-                    kcoll_hot_touch(&hot[r], st->lbuf, st->loff, st->len);
-                    kcoll_hot_touch(&hot[r], st->pbuf, st->poff, st->len);
+                    kcoll_hot_touch(&hot[r], st->sbuf, st->soff, st->len);
+                    kcoll_hot_touch(&hot[r], st->dbuf, st->doff, st->len);
                     break;
                 }
                 case KCOLL_STEP_REDUCE: {
                     /* in-cache rate, plus the stream of every operand byte
                      * the rank's recent steps did not bring into cache */
-                    size_t miss = kcoll_hot_miss(&hot[r], st->lbuf, st->loff, st->len) +
-                                  kcoll_hot_miss(&hot[r], st->pbuf, st->poff, st->len);
+                    size_t miss = kcoll_hot_miss(&hot[r], st->sbuf, st->soff, st->len) +
+                                  kcoll_hot_miss(&hot[r], st->dbuf, st->doff, st->len);
                     double c = (double)st->len * m->reduce_beta[P->c->rclass] +
                                (double)miss * m->stream_beta;
-                    kcoll_hot_touch(&hot[r], st->lbuf, st->loff, st->len);
-                    kcoll_hot_touch(&hot[r], st->pbuf, st->poff, st->len);
+                    kcoll_hot_touch(&hot[r], st->sbuf, st->soff, st->len);
+                    kcoll_hot_touch(&hot[r], st->dbuf, st->doff, st->len);
                     T->reduce += c;
                     dur += c;
                     ivi = P->niv++;

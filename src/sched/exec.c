@@ -230,10 +230,10 @@ static kcoll_status_t kcoll_exec_local_op(kcoll_exec_t *x, const kcoll_step_t *s
     kcoll_iovs_t *a = &x->liov, *b = &x->riov;
     kcoll_status_t rc;
     a->n = b->n = 0;
-    if ((rc = kcoll_exec_local_iov(x, st->lbuf, st->loff, st->len, a)) ||
-        (rc = kcoll_exec_local_iov(x, st->pbuf, st->poff, st->len, b)))
+    if ((rc = kcoll_exec_local_iov(x, st->sbuf, st->soff, st->len, a)) ||
+        (rc = kcoll_exec_local_iov(x, st->dbuf, st->doff, st->len, b)))
         return rc;
-    if (reduce && !kcoll_op_fits(x->op, st->len, st->flag)) {
+    if (reduce && !kcoll_op_fits(x->op, st->len, st->rev)) {
         snprintf(x->errmsg, sizeof x->errmsg,
                  "REDUCE step of %zu bytes without an operation of that element size", st->len);
         return KCOLL_ERR_ARG;
@@ -245,11 +245,11 @@ static kcoll_status_t kcoll_exec_local_op(kcoll_exec_t *x, const kcoll_step_t *s
         char *dst = (char *)b->v[ib].iov_base + ob;
         if (!reduce)
             memmove(dst, src, n);
-        else if (!kcoll_op_fits(x->op, n, st->flag)) {
+        else if (!kcoll_op_fits(x->op, n, st->rev)) {
             snprintf(x->errmsg, sizeof x->errmsg,
                      "REDUCE piece of %zu bytes splits an element of the operation", n);
             return KCOLL_ERR_ARG;
-        } else if (st->flag)
+        } else if (st->rev)
             kcoll_op_apply_rev(x->op, src, dst, n);
         else
             kcoll_op_apply(x->op, src, dst, n);
@@ -302,17 +302,17 @@ static kcoll_status_t kcoll_exec_reduce_from(kcoll_exec_t *x, const kcoll_step_t
 {
     kcoll_status_t rc;
     x->liov.n = 0;
-    if ((rc = kcoll_exec_local_iov(x, red->pbuf, red->poff, red->len, &x->liov)))
+    if ((rc = kcoll_exec_local_iov(x, red->dbuf, red->doff, red->len, &x->liov)))
         return rc;
     size_t at = 0;
     for (int i = 0; i < x->liov.n; i++) {
         const size_t n = x->liov.v[i].iov_len;
-        if (!kcoll_op_fits(x->op, n, red->flag)) {
+        if (!kcoll_op_fits(x->op, n, red->rev)) {
             snprintf(x->errmsg, sizeof x->errmsg,
                      "REDUCE piece of %zu bytes splits an element of the operation", n);
             return KCOLL_ERR_ARG;
         }
-        if (red->flag)
+        if (red->rev)
             kcoll_op_apply_rev(x->op, p + at, x->liov.v[i].iov_base, n);
         else
             kcoll_op_apply(x->op, p + at, x->liov.v[i].iov_base, n);
@@ -344,9 +344,9 @@ static int kcoll_exec_direct(kcoll_exec_t *x, kcoll_status_t *rc, int *n)
         return 0; /* not shareable, or not mappable from here: the engine moves it */
     const kcoll_step_t *red = st + 1;
     *n = 1;
-    if (st->kind == KCOLL_STEP_READ && st->flag && x->pc + 1 < x->sched->n &&
-        red->kind == KCOLL_STEP_REDUCE && red->lbuf == st->lbuf && red->loff == st->loff &&
-        red->len == st->len && kcoll_op_fits(x->op, st->len, red->flag)) {
+    if (st->kind == KCOLL_STEP_READ && st->staged && x->pc + 1 < x->sched->n &&
+        red->kind == KCOLL_STEP_REDUCE && red->sbuf == st->lbuf && red->soff == st->loff &&
+        red->len == st->len && kcoll_op_fits(x->op, st->len, red->rev)) {
         *rc = kcoll_exec_reduce_from(x, red, p);
         kcoll_direct_put(hold);
         x->moved[KCOLL_ENGINE_DIRECT] += st->len;

@@ -73,7 +73,7 @@ void kcoll_sched_read_staged(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_
     int n = s->n;
     kcoll_sched_data(s, KCOLL_STEP_READ, peer, pbuf, poff, lbuf, loff, len);
     if (s->n > n)
-        s->steps[n].flag = 1;
+        s->steps[n].staged = 1;
 }
 
 void kcoll_sched_write(kcoll_sched_t *s, int peer, kcoll_buf_t pbuf, size_t poff,
@@ -100,7 +100,7 @@ void kcoll_sched_reduce_rev(kcoll_sched_t *s, kcoll_buf_t dbuf, size_t doff, kco
     int n = s->n;
     kcoll_sched_data(s, KCOLL_STEP_REDUCE, -1, dbuf, doff, sbuf, soff, len);
     if (s->n > n)
-        s->steps[n].flag = 1;
+        s->steps[n].rev = 1;
 }
 
 /* SIGNAL and WAIT: a flag, a value in range, and for WAIT the peer. */
@@ -197,10 +197,10 @@ void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, con
         }
         case KCOLL_STEP_COPY:
         case KCOLL_STEP_REDUCE: /* both buffers local */
-            st->poff += mine->off[st->pbuf];
-            st->pbuf = mine->buf[st->pbuf];
-            st->loff += mine->off[st->lbuf];
-            st->lbuf = mine->buf[st->lbuf];
+            st->doff += mine->off[st->dbuf];
+            st->dbuf = mine->buf[st->dbuf];
+            st->soff += mine->off[st->sbuf];
+            st->sbuf = mine->buf[st->sbuf];
             break;
         case KCOLL_STEP_EXPOSE: /* the whole buffer */
             st->lbuf = mine->buf[st->lbuf];
@@ -237,19 +237,19 @@ void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
         case KCOLL_STEP_READ:
             fprintf(out, "READ   %s[%zu..+%zu] <- rank %d %s[%zu]%s\n", kcoll_buf_name(st->lbuf),
                     st->loff, st->len, st->peer, kcoll_buf_name(st->pbuf), st->poff,
-                    st->flag ? " (staged)" : "");
+                    st->staged ? " (staged)" : "");
             break;
         case KCOLL_STEP_WRITE:
             fprintf(out, "WRITE  %s[%zu..+%zu] -> rank %d %s[%zu]\n", kcoll_buf_name(st->lbuf),
                     st->loff, st->len, st->peer, kcoll_buf_name(st->pbuf), st->poff);
             break;
         case KCOLL_STEP_COPY:
-            fprintf(out, "COPY   %s[%zu..+%zu] -> %s[%zu]\n", kcoll_buf_name(st->lbuf), st->loff,
-                    st->len, kcoll_buf_name(st->pbuf), st->poff);
+            fprintf(out, "COPY   %s[%zu..+%zu] -> %s[%zu]\n", kcoll_buf_name(st->sbuf), st->soff,
+                    st->len, kcoll_buf_name(st->dbuf), st->doff);
             break;
         case KCOLL_STEP_REDUCE:
-            fprintf(out, "REDUCE %s[%zu..+%zu] %s %s[%zu]\n", kcoll_buf_name(st->pbuf), st->poff,
-                    st->len, st->flag ? "=op" : "op=", kcoll_buf_name(st->lbuf), st->loff);
+            fprintf(out, "REDUCE %s[%zu..+%zu] %s %s[%zu]\n", kcoll_buf_name(st->dbuf), st->doff,
+                    st->len, st->rev ? "=op" : "op=", kcoll_buf_name(st->sbuf), st->soff);
             break;
         case KCOLL_STEP_SIGNAL:
             fprintf(out, "SIGNAL %s := %u\n", kcoll_flag_name(st->flag), st->value);

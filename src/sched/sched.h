@@ -70,14 +70,40 @@ typedef enum {
     KCOLL_STEP_EXTERN  /* run external operation number `value` (kcoll_xop_t) */
 } kcoll_step_kind_t;
 
+/* A step's fields, by kind. The local data steps (COPY, REDUCE) name
+ * their two local buffers source (sbuf at soff) and destination (dbuf at
+ * doff); they share their storage with the transfers' local and peer's
+ * buffers (lbuf at loff, pbuf at poff), so code that treats every data
+ * step alike (appending, mapping a phase, coalescing runs) reads one
+ * pair: a local step's source is where a transfer's local side is, its
+ * destination where the peer's side is. The one-bit modifiers share the
+ * SIGNAL/WAIT flag's byte: a READ's `staged`, a REDUCE's `rev`. */
 typedef struct {
     uint8_t kind;  /* kcoll_step_kind_t */
-    uint8_t lbuf;  /* local buffer (COPY, REDUCE: source) */
-    uint8_t pbuf;  /* peer's buffer (COPY, REDUCE: local destination) */
-    uint8_t flag;  /* SIGNAL/WAIT */
+    union {
+        uint8_t lbuf;  /* EXPOSE, READ, WRITE: the local buffer */
+        uint8_t sbuf;  /* COPY, REDUCE: the source */
+    };
+    union {
+        uint8_t pbuf;  /* READ, WRITE: the peer's buffer */
+        uint8_t dbuf;  /* COPY, REDUCE: the (local) destination */
+    };
+    union {
+        uint8_t flag;   /* SIGNAL, WAIT: which flag */
+        uint8_t staged; /* READ: its REDUCE follows (kcoll_sched_read_staged) */
+        uint8_t rev;    /* REDUCE: dbuf = dbuf op sbuf (kcoll_sched_reduce_rev) */
+    };
     int32_t peer;  /* READ/WRITE/WAIT: team rank of the peer */
     uint32_t value;/* SIGNAL/WAIT: flag value; EXTERN: operation number */
-    size_t loff, poff, len;
+    union {
+        size_t loff; /* READ, WRITE */
+        size_t soff; /* COPY, REDUCE */
+    };
+    union {
+        size_t poff; /* READ, WRITE */
+        size_t doff; /* COPY, REDUCE */
+    };
+    size_t len;
 } kcoll_step_t;
 
 typedef struct {

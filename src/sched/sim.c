@@ -368,10 +368,10 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
     case KCOLL_STEP_SIGNAL:
     case KCOLL_STEP_COPY:
     case KCOLL_STEP_REDUCE:
-        if (st->kind == KCOLL_STEP_REDUCE && !kcoll_op_fits(c->op, st->len, st->flag))
+        if (st->kind == KCOLL_STEP_REDUCE && !kcoll_op_fits(c->op, st->len, st->rev))
             return kcoll_sim_fail(s, "collective %d rank %d step %d: REDUCE of %zu bytes without "
                                   "an operation of that element size", ci, r, c->pc[r], st->len);
-        if (st->kind == KCOLL_STEP_REDUCE && st->pbuf >= KCOLL_NBUF)
+        if (st->kind == KCOLL_STEP_REDUCE && st->dbuf >= KCOLL_NBUF)
             return kcoll_sim_fail(s, "collective %d rank %d step %d: bad buffer", ci, r, c->pc[r]);
         if (st->kind != KCOLL_STEP_SIGNAL && st->lbuf >= KCOLL_NBUF)
             return kcoll_sim_fail(s, "collective %d rank %d step %d: bad buffer", ci, r, c->pc[r]);
@@ -384,11 +384,11 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
             st->lbuf >= KCOLL_NBUF)
             return kcoll_sim_fail(s, "collective %d rank %d step %d: bad peer %d or buffer", ci,
                                   r, c->pc[r], st->peer);
-        if (st->kind == KCOLL_STEP_READ && st->flag) {
+        if (st->kind == KCOLL_STEP_READ && st->staged) {
             const kcoll_sched_t *sc = &c->sched[r];
             const kcoll_step_t *nx = c->pc[r] + 1 < sc->n ? st + 1 : NULL;
-            if (!nx || nx->kind != KCOLL_STEP_REDUCE || nx->lbuf != st->lbuf ||
-                nx->loff != st->loff || nx->len != st->len)
+            if (!nx || nx->kind != KCOLL_STEP_REDUCE || nx->sbuf != st->lbuf ||
+                nx->soff != st->loff || nx->len != st->len)
                 return kcoll_sim_fail(s, "collective %d rank %d step %d: a staged READ not "
                                       "followed by the REDUCE of exactly its bytes",
                                       ci, r, c->pc[r]);
@@ -498,30 +498,30 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
         break;
     }
     case KCOLL_STEP_COPY:
-        if ((rc = kcoll_sim_bounds(s, ci, r, r, st->lbuf, st->loff, st->len)) ||
-            (rc = kcoll_sim_bounds(s, ci, r, r, st->pbuf, st->poff, st->len)))
+        if ((rc = kcoll_sim_bounds(s, ci, r, r, st->sbuf, st->soff, st->len)) ||
+            (rc = kcoll_sim_bounds(s, ci, r, r, st->dbuf, st->doff, st->len)))
             return rc;
-        if ((rc = kcoll_sim_access(s, ci, r, r, st->lbuf, st->loff, st->len, 0)) ||
-            (rc = kcoll_sim_access(s, ci, r, r, st->pbuf, st->poff, st->len, 1)))
+        if ((rc = kcoll_sim_access(s, ci, r, r, st->sbuf, st->soff, st->len, 0)) ||
+            (rc = kcoll_sim_access(s, ci, r, r, st->dbuf, st->doff, st->len, 1)))
             return rc;
-        kcoll_sim_move(c, r, st->pbuf, st->poff, r, st->lbuf, st->loff, st->len);
+        kcoll_sim_move(c, r, st->dbuf, st->doff, r, st->sbuf, st->soff, st->len);
         break;
     case KCOLL_STEP_REDUCE: {
-        if ((rc = kcoll_sim_bounds(s, ci, r, r, st->lbuf, st->loff, st->len)) ||
-            (rc = kcoll_sim_bounds(s, ci, r, r, st->pbuf, st->poff, st->len)))
+        if ((rc = kcoll_sim_bounds(s, ci, r, r, st->sbuf, st->soff, st->len)) ||
+            (rc = kcoll_sim_bounds(s, ci, r, r, st->dbuf, st->doff, st->len)))
             return rc;
         /* the destination is read and written: recorded as a write, which
          * conflicts with every other access to those bytes */
-        if ((rc = kcoll_sim_access(s, ci, r, r, st->lbuf, st->loff, st->len, 0)) ||
-            (rc = kcoll_sim_access(s, ci, r, r, st->pbuf, st->poff, st->len, 1)))
+        if ((rc = kcoll_sim_access(s, ci, r, r, st->sbuf, st->soff, st->len, 0)) ||
+            (rc = kcoll_sim_access(s, ci, r, r, st->dbuf, st->doff, st->len, 1)))
             return rc;
-        if (st->flag)
-            kcoll_op_apply_rev(c->op, c->data[r][st->lbuf] + st->loff,
-                               c->data[r][st->pbuf] + st->poff, st->len);
+        if (st->rev)
+            kcoll_op_apply_rev(c->op, c->data[r][st->sbuf] + st->soff,
+                               c->data[r][st->dbuf] + st->doff, st->len);
         else
-            kcoll_op_apply(c->op, c->data[r][st->lbuf] + st->loff,
-                           c->data[r][st->pbuf] + st->poff, st->len);
-        uint16_t *w = c->writes[r][st->pbuf] + st->poff;
+            kcoll_op_apply(c->op, c->data[r][st->sbuf] + st->soff,
+                           c->data[r][st->dbuf] + st->doff, st->len);
+        uint16_t *w = c->writes[r][st->dbuf] + st->doff;
         for (size_t i = 0; i < st->len; i++)
             if (w[i] < UINT16_MAX)
                 w[i]++;
@@ -529,9 +529,9 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
          * two, the scratch bytes are never written, so here they are
          * scrambled; a later step that relied on them shows it */
         const kcoll_step_t *pv = c->pc[r] ? st - 1 : NULL;
-        if (pv && pv->kind == KCOLL_STEP_READ && pv->flag)
+        if (pv && pv->kind == KCOLL_STEP_READ && pv->staged)
             for (size_t i = 0; i < st->len; i++)
-                c->data[r][st->lbuf][st->loff + i] ^= (uint8_t)(0xa5 + i);
+                c->data[r][st->sbuf][st->soff + i] ^= (uint8_t)(0xa5 + i);
         break;
     }
     }
