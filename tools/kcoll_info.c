@@ -56,12 +56,15 @@ static void kcoll_info_usage(FILE *f)
             "parameters (set them in the environment).\n"
             "  --params     print only the parameters\n"
             "  --explain COLLECTIVE PROCESSES BYTES [--machine knl|broadwell|power8|FILE]\n"
-            "               [--nodes N] [--cores N] [--engine cma|shm|vmsplice|direct]\n"
+            "               [--nodes N [--ppn A,B,...]] [--cores N]\n"
+            "               [--engine cma|shm|vmsplice|direct]\n"
             "               the cost model's price of every candidate for that call, the\n"
             "               winner and its terms; with --nodes, the call on N nodes\n"
-            "               (kcoll's composition against the host MPI alone); with\n"
-            "               --cores, the processes share N cores (a crowded node); with\n"
-            "               --engine, its steps priced for that transfer engine\n"
+            "               (every layout: the host MPI alone, kcoll's leaders, lanes),\n"
+            "               with --ppn the ranks of each node (N counts summing to the\n"
+            "               processes; default: as many on each); with --cores, the\n"
+            "               processes share N cores (a crowded node); with --engine, its\n"
+            "               steps priced for that transfer engine\n"
             "  -h, --help   print this help\n");
 }
 
@@ -331,45 +334,124 @@ static void kcoll_info_levels(void)
  * built-in defaults. Levels: a synthetic or real topology with
  * KCOLL_TOPO_PLACE placing p ranks, where that gives levels; a Table IV
  * machine's packages (compact placement) for the memory domains. */
-/* --explain ... --nodes N: the call by p ranks on N nodes (p / N each,
- * blocked), kcoll's composition against the host MPI alone
- * (model/nodes.c). */
-static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes,
+/* --explain ... --nodes N [--ppn a,b,...]: the call by p ranks on N
+ * nodes (p / N each, or the counts --ppn gives, placed in blocks), every
+ * layout's price with its phases, the cheapest layout, and what the
+ * runtime runs (KCOLL_HIER=auto picks among the layouts it has:
+ * model/nodes.c). */
+static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, const char *ppnarg,
                             const kcoll_tuning_t *t, const char *file)
 {
-    if (nodes < 1 || p % nodes) {
-        fprintf(stderr, "kcoll-info: --nodes %d must divide the %d processes\n", nodes, p);
+    int *ppn = malloc((size_t)(nodes > 0 ? nodes : 1) * sizeof *ppn), n = 0, even = 1, sum = 0;
+    if (!ppn)
         return 2;
+    if (!ppnarg) {
+        if (nodes < 1 || p % nodes) {
+            fprintf(stderr, "kcoll-info: --nodes %d must divide the %d processes (or give "
+                            "--ppn)\n", nodes, p);
+            free(ppn);
+            return 2;
+        }
+        for (n = 0; n < nodes; n++)
+            ppn[n] = p / nodes;
+    } else {
+        /* a,b,c: one count of at least one rank per node, summing to p */
+        for (const char *at = ppnarg; *at; n++) {
+            char *end;
+            long v = strtol(at, &end, 10);
+            if (end == at || v < 1 || v > p || (*end && *end != ',') || n == nodes) {
+                fprintf(stderr, "kcoll-info: --ppn %s: want %d counts of ranks per node (one "
+                                "per node, each at least 1), separated by commas\n",
+                        ppnarg, nodes);
+                free(ppn);
+                return 2;
+            }
+            ppn[n] = (int)v;
+            sum += (int)v;
+            at = *end ? end + 1 : end;
+        }
+        if (n != nodes || sum != p) {
+            fprintf(stderr, "kcoll-info: --ppn %s gives %d nodes and %d ranks; --nodes %d and "
+                            "the processes, %d, want %d counts summing to %d\n",
+                    ppnarg, n, sum, nodes, p, nodes, p);
+            free(ppn);
+            return 2;
+        }
     }
-    const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
+    for (int k = 1; k < nodes; k++)
+        even &= ppn[k] == ppn[0];
+    const int64_t seg64 = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
+    const size_t seg = seg64 > 0 ? (size_t)seg64 : 0;
     kcoll_nodes_price_t np;
-    kcoll_price_nodes(&t->m, c, nodes, p / nodes, bytes, seg > 0 ? (size_t)seg : 0, &np);
-    printf("%s, %d processes on %d nodes (%d each, blocked), %zu bytes\n", kcoll_coll_name(c),
-           p, nodes, p / nodes, bytes);
+    kcoll_price_nodes_counts(&t->m, c, ppn, nodes, bytes, seg, &np);
+    printf("%s, %d processes on %d nodes (", kcoll_coll_name(c), p, nodes);
+    if (even)
+        printf("%d each", ppn[0]);
+    else
+        for (int k = 0; k < nodes; k++)
+            printf("%s%d", k ? "," : "", ppn[k]);
+    printf(", blocked), %zu bytes\n", bytes);
     printf("machine: %s%s%s\n", t->m.source, file && *file ? ", file " : "", file ? file : "");
     printf("network between nodes: %.2f us, %.2f GB/s\n", t->m.net_alpha * 1e6,
            1e-9 / t->m.net_beta);
-    printf("%-40s %12.2f us\n", "host MPI alone (flat)", np.flat * 1e6);
-    if (!np.composed) {
-        printf("%-40s %12.2f us (not composed: the host MPI runs it whole)\n", "kcoll",
-               np.hier * 1e6);
-        return 0;
+    if (t->m.package_bw > 0)
+        printf("node memory: %.2f GB/s, shared by the copies that run at once\n",
+               t->m.package_bw * 1e-9);
+    else
+        printf("node memory: no limit on what copies at once share (package_bw 0)\n");
+    const double host = np.lay[KCOLL_NODES_HOST].t;
+    static const char *const what[KCOLL_NODES_NLAYOUTS] = {
+        "host MPI alone (flat)", "leaders: one per node between nodes",
+        "lanes: every local rank between nodes"};
+    for (int l = 0; l < KCOLL_NODES_NLAYOUTS; l++) {
+        const kcoll_nodes_lprice_t *lp = &np.lay[l];
+        if (!lp->priced) {
+            printf("%-64s %s\n", what[l],
+                   l == KCOLL_NODES_LEADERS ? "not composed: the host MPI runs it whole"
+                                            : "not a candidate for this collective here");
+            continue;
+        }
+        printf("%-64s %10.2f us  host / it %.2fx%s\n", what[l], lp->t * 1e6,
+               lp->t > 0 ? host / lp->t : 1.0,
+               l == KCOLL_NODES_LANES ? "  (model only: not run yet)" : "");
+        if (l == KCOLL_NODES_HOST || nodes == 1)
+            continue;
+        const int pipe = l == KCOLL_NODES_LEADERS && c == KCOLL_COLL_BCAST;
+        const double ph[3] = {lp->before, lp->net, lp->after};
+        for (int i = 0; i < 3; i++) {
+            if (lp->coll[i] == KCOLL_NCOLL)
+                continue;
+            char label[96];
+            if (i == 1 && l == KCOLL_NODES_LANES && np.rounds > 1)
+                snprintf(label, sizeof label, "between nodes: %s, %d lanes in %d rounds",
+                         kcoll_coll_name(lp->coll[i]), np.lanes, np.rounds);
+            else if (i == 1 && l == KCOLL_NODES_LANES)
+                snprintf(label, sizeof label, "between nodes: %s, %d lanes at once",
+                         kcoll_coll_name(lp->coll[i]), np.lanes);
+            else if (i == 1)
+                snprintf(label, sizeof label, "between nodes: %s%s",
+                         kcoll_coll_name(lp->coll[i]), pipe ? ", pipelined" : "");
+            else
+                snprintf(label, sizeof label, "%s, on %s: %s%s", i ? "after" : "before",
+                         lp->rootnode & (1u << i) ? "the root's node" : "each node",
+                         kcoll_coll_name(lp->coll[i]), pipe ? " per segment" : "");
+            printf("  %-62s %10.2f us\n", label, ph[i] * 1e6);
+        }
     }
-    printf("%-40s %12.2f us  %.2fx\n", "kcoll: on-node phases + host between nodes",
-           np.hier * 1e6, np.hier > 0 ? np.flat / np.hier : 1.0);
+    const kcoll_nodes_layout_t all =
+        kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, KCOLL_NODES_ALL);
+    const kcoll_nodes_layout_t run =
+        kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, KCOLL_NODES_RUN);
+    printf("pick: %s (the cheapest layout at this size class)%s\n",
+           kcoll_nodes_layout_name(all),
+           all == KCOLL_NODES_LANES ? ": model only, not run yet" : "");
     printf("KCOLL_HIER=auto: %s\n",
-           kcoll_nodes_compose(&t->m, c, nodes, p / nodes, bytes, seg > 0 ? (size_t)seg : 0)
-               ? "composed (kcoll's price is at most the host's alone, at this size class)"
-               : "the host MPI whole (its price alone is lower, at this size class)");
-    if (nodes > 1) {
-        printf("  %-38s %12.2f us\n", "on each node, before", np.before * 1e6);
-        printf("  %-38s %12.2f us\n",
-               c == KCOLL_COLL_BCAST ? "between the nodes, pipelined" : "between the nodes",
-               np.net * 1e6);
-        printf("  %-38s %12.2f us\n",
-               c == KCOLL_COLL_BCAST ? "on each node, per segment" : "on each node, after",
-               np.after * 1e6);
-    }
+           run == KCOLL_NODES_LEADERS
+               ? "composed (leaders: the cheapest of the layouts that run today, host and "
+                 "leaders, at this size class)"
+               : "the host MPI whole (the cheapest of the layouts that run today, host and "
+                 "leaders, at this size class)");
+    free(ppn);
     return 0;
 }
 
@@ -401,7 +483,8 @@ static void kcoll_info_percall(const kcoll_machine_t *m, const kcoll_pcall_t *pc
 }
 
 static int kcoll_info_explain(const char *coll, const char *procs, const char *size,
-                              const char *machine, int nodes, int cores, int engine)
+                              const char *machine, int nodes, const char *ppn, int cores,
+                              int engine)
 {
     const kcoll_coll_t c = kcoll_coll_by_name(coll);
     int64_t bytes;
@@ -438,8 +521,12 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
                 t = *kcoll_tuning();
         }
     }
+    if (ppn && !nodes) {
+        fprintf(stderr, "kcoll-info: --ppn gives the ranks of each node: it needs --nodes\n");
+        return 2;
+    }
     if (nodes)
-        return kcoll_info_nodes(c, p, (size_t)bytes, nodes, &t, file);
+        return kcoll_info_nodes(c, p, (size_t)bytes, nodes, ppn, &t, file);
     /* levels of p ranks on this (or the synthetic) topology */
     kcoll_levels_t lv = {0};
     int n = kcoll_info_levels_of(p, &lv);
@@ -544,7 +631,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--params") == 0) {
             only_params = 1;
         } else if (strcmp(argv[i], "--explain") == 0 && i + 3 < argc) {
-            const char *machine = NULL;
+            const char *machine = NULL, *ppn = NULL;
             int nodes = 0, cores = 0, engine = -1;
             for (int k = i + 4; k + 1 < argc; k += 2) {
                 if (!strcmp(argv[k], "--machine")) {
@@ -554,6 +641,8 @@ int main(int argc, char **argv)
                     continue;
                 } else if (!strcmp(argv[k], "--nodes") && atoi(argv[k + 1]) > 0) {
                     nodes = atoi(argv[k + 1]);
+                } else if (!strcmp(argv[k], "--ppn")) {
+                    ppn = argv[k + 1];
                 } else if (!strcmp(argv[k], "--cores") && atoi(argv[k + 1]) > 0) {
                     cores = atoi(argv[k + 1]);
                 } else {
@@ -563,7 +652,7 @@ int main(int argc, char **argv)
             }
             kcoll_params_load();
             return kcoll_info_explain(argv[i + 1], argv[i + 2], argv[i + 3], machine, nodes,
-                                      cores, engine);
+                                      ppn, cores, engine);
         } else {
             fprintf(stderr, "kcoll-info: unknown option '%s'\n", argv[i]);
             kcoll_info_usage(stderr);

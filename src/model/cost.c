@@ -856,57 +856,143 @@ out:
 
 /* -- the host MPI -- */
 
+/* The shape the host's formulas see: N nodes of p ranks in all, the
+ * fullest and the emptiest node's ranks, the root's node's (node 0); W,
+ * bytes per second the node's memory gives all copies at once (0: no
+ * limit); flows, how many flows share each node's link to the network. */
+typedef struct {
+    int N, p, qmax, qmin, q0;
+    double W, flows;
+} kcoll_hshape_t;
+
+/* Seconds per byte of a two-copy message inside a node while c messages
+ * of the node move at once: each message's bytes go through the node's
+ * memory twice (copied in, copied out), so c of them share W as 2 c
+ * copies. */
+static double kcoll_host_onnode_beta(const kcoll_machine_t *m, const kcoll_hshape_t *s, double c)
+{
+    const double shared = s->W > 0 ? 2 * c / s->W : 0;
+    return shared > m->host_beta ? shared : m->host_beta;
+}
+
+/* The rounds of a binomial tree inside a node of q ranks, each at its own
+ * sharing: with distance d (q/2 ... 1, largest first) the ranks at
+ * multiples of 2d that have a partner d away send at once, ceil((q - d) /
+ * (2d)) messages. Returns the sum over the rounds of a + bytes * (the
+ * round's per-byte cost + extra). */
+static double kcoll_host_tree_inside(const kcoll_machine_t *m, const kcoll_hshape_t *s, double a,
+                                     double bytes, double extra)
+{
+    double t = 0;
+    for (int d = (1 << kcoll_ceil_log2(s->qmax)) / 2; d >= 1; d /= 2) {
+        const double c = ceil((double)(s->qmax - d) / (2.0 * d));
+        t += a + bytes * (kcoll_host_onnode_beta(m, s, c) + extra);
+    }
+    return t;
+}
+
 /* The textbook cost of the algorithm MPI libraries use for the
  * collective (Thakur, Rabenseifner and Gropp's formulas, with the host's
  * latency and two-copy per-byte cost; reductions add the reduction rate
  * g): binomial trees below the large-message switch, the bandwidth-
- * optimal two-phase algorithms above it. Over N nodes of q ranks placed
- * in blocks, two kinds of messages: inside a node at host_alpha and
- * host_beta, between nodes at net_alpha and net_beta. A tree has
- * ceil(log2 N) rounds between nodes (distance >= q) and ceil(log2 q)
- * inside them; a ring runs at the pace of its slowest kind of link; a
- * pairwise exchange, and a linear root, move p - q blocks between nodes
- * and q - 1 inside its node. One node (N = 1) is the host on one node;
- * N nodes of one rank, the host between nodes' leaders. */
-double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int N, int q, double n,
-                          kcoll_rclass_t rc)
+ * optimal two-phase algorithms above it. Over N nodes placed in blocks,
+ * two kinds of messages: inside a node at host_alpha and host_beta,
+ * between nodes at net_alpha and net_beta. A tree has ceil(log2 N) rounds
+ * between nodes (distance >= a node) and ceil(log2 q) inside them, q the
+ * fullest node's ranks; a ring runs at the pace of its slowest kind of
+ * link; a pairwise exchange moves p - q blocks between nodes and q - 1
+ * inside (the rank of the node that waits longest: the emptiest node
+ * sends more over the network, the fullest more inside); a linear root,
+ * p - q0 and q0 - 1, q0 the root's node's ranks. One node (N = 1) is the
+ * host on one node; N nodes of one rank, the host between nodes'
+ * leaders.
+ * Sharing (s->W > 0, kcoll_host_formula_nodes): the on-node messages
+ * that run at once share the node's memory (kcoll_host_onnode_beta).
+ * Where every rank moves data at once (rings, pairwise exchanges, the
+ * recursive halving and doubling of the two-phase algorithms) a node has
+ * q messages going: q - 1 on the node and, for a ring across nodes, the
+ * one arriving from the network and the one leaving it, which the node's
+ * memory also carries (one copy each, counted together as one more
+ * message). A tree's rounds inside a node have 1, 2, 4... messages at
+ * once (kcoll_host_tree_inside); the scatter half of the broadcast's
+ * scatter-allgather moves its largest pieces while few messages run and
+ * is priced unshared; a linear root has one message going. s->flows
+ * multiplies the network's per-byte cost (flows sharing the link). */
+static double kcoll_host_core(const kcoll_machine_t *m, kcoll_coll_t coll, const kcoll_hshape_t *s,
+                              double n, kcoll_rclass_t rc)
 {
-    const int p = N * q;
+    const int p = s->p, N = s->N, q = s->qmax;
     if (p <= 1)
         return 0;
-    const double aN = m->net_alpha, bN = m->net_beta, aL = m->host_alpha, bL = m->host_beta;
+    const double aN = m->net_alpha, bN = m->net_beta * s->flows, aL = m->host_alpha;
     const double g = m->reduce_beta[rc], cp = m->copy_beta;
     const double lgN = kcoll_ceil_log2(N), lgq = kcoll_ceil_log2(q);
     const double f = (double)(p - 1) / p, lat = lgN * aN + lgq * aL;
+    /* per byte inside a node: alone (one message at a time), and while
+     * every rank of the node moves data */
+    const double bL = kcoll_host_onnode_beta(m, s, 1), bLq = kcoll_host_onnode_beta(m, s, q);
     /* a ring's pace: its slowest kind of link */
-    const double bN1 = N > 1 ? bN : 0, bL1 = q > 1 ? bL : 0, bR = bN1 > bL1 ? bN1 : bL1;
+    const double bN1 = N > 1 ? bN : 0, bL1 = q > 1 ? bL : 0, bLq1 = q > 1 ? bLq : 0;
+    const double bR = bN1 > bL1 ? bN1 : bL1, bRq = bN1 > bLq1 ? bN1 : bLq1;
     switch (kcoll_coll_family(coll)) {
     case KCOLL_COLL_BCAST: {
-        double tree = lgN * (aN + n * bN) + lgq * (aL + n * bL), sag = 2 * lat + 2 * f * n * bR;
+        double tree = lgN * (aN + n * bN) + kcoll_host_tree_inside(m, s, aL, n, 0);
+        double sag = 2 * lat + f * n * bR + f * n * bRq;
         return tree < sag ? tree : sag;
     }
     /* the blocked collectives also copy the rank's own block (memcpy), as
      * kcoll's schedules do */
     case KCOLL_COLL_SCATTER:
     case KCOLL_COLL_GATHER:
-        return lat + (p - q) * n * bN + (q - 1) * n * bL + n * cp;
+        return lat + (p - s->q0) * n * bN + (s->q0 - 1) * n * bL + n * cp;
     case KCOLL_COLL_ALLGATHER:
-        return lat + (p - 1) * n * bR + n * cp;
-    case KCOLL_COLL_ALLTOALL:
-        return (p - q) * (aN + n * bN) + (q - 1) * (aL + n * bL) + n * cp;
+        return lat + (p - 1) * n * bRq + n * cp;
+    case KCOLL_COLL_ALLTOALL: {
+        double t = 0;
+        for (int k = 0; k < 2; k++) {
+            const int qk = k ? s->qmax : s->qmin;
+            const double tk = (p - qk) * (aN + n * bN) + (qk - 1) * (aL + n * bLq) + n * cp;
+            t = tk > t ? tk : t;
+        }
+        return t;
+    }
     case KCOLL_COLL_BARRIER:
         return lat;
     case KCOLL_COLL_REDUCE:
     case KCOLL_COLL_ALLREDUCE: {
-        double tree = lgN * (aN + n * bN + n * g) + lgq * (aL + n * bL + n * g);
-        double two = 2 * lat + 2 * f * n * bR + f * n * g;
+        double tree = lgN * (aN + n * bN + n * g) + kcoll_host_tree_inside(m, s, aL, n, g);
+        double two = 2 * lat + 2 * f * n * bRq + f * n * g;
         if (kcoll_coll_family(coll) == KCOLL_COLL_ALLREDUCE)
             tree *= 2;
         return tree < two ? tree : two;
     }
     default: /* Reduce_scatter(_block): n is one block */
-        return lat + (p - 1) * n * (bR + g);
+        return lat + (p - 1) * n * (bRq + g);
     }
+}
+
+double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int N, int q, double n,
+                          kcoll_rclass_t rc)
+{
+    const kcoll_hshape_t s = {.N = N, .p = N * q, .qmax = q, .qmin = q, .q0 = q, .W = 0,
+                              .flows = 1};
+    return kcoll_host_core(m, coll, &s, n, rc);
+}
+
+double kcoll_host_formula_nodes(const kcoll_machine_t *m, kcoll_coll_t coll, int N, const int *ppn,
+                                double n, kcoll_rclass_t rc, double flows)
+{
+    kcoll_hshape_t s = {.N = N, .W = m->package_bw, .flows = flows > 1 ? flows : 1};
+    if (N < 1)
+        return 0;
+    s.q0 = s.qmax = s.qmin = ppn ? ppn[0] : 1;
+    for (int k = 0; k < N; k++) {
+        const int qk = ppn ? ppn[k] : 1;
+        s.p += qk;
+        s.qmax = qk > s.qmax ? qk : s.qmax;
+        s.qmin = qk < s.qmin ? qk : s.qmin;
+    }
+    return kcoll_host_core(m, coll, &s, n, rc);
 }
 
 /* log-log interpolation between measured points (linear beyond the

@@ -75,9 +75,20 @@ int kcoll_price(const kcoll_machine_t *m, const kcoll_algo_t *a, const kcoll_apa
 /* The host MPI's textbook time (model/cost.c) for collective coll by N
  * nodes of q ranks placed in blocks, n bytes sized as the selector sizes
  * a call: messages inside a node at host_alpha/host_beta, between nodes
- * at net_alpha/net_beta. N = 1: the host on one node. */
+ * at net_alpha/net_beta, every on-node message at that rate however many
+ * run at once (the one-node selector scales the host's measured times
+ * with it). N = 1: the host on one node. */
 double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int N, int q, double n,
                           kcoll_rclass_t rc);
+
+/* The same over N nodes of ppn[k] ranks (node 0 holds the root; ppn
+ * NULL: one rank on every node), with the on-node messages that run at
+ * once sharing the node's memory bandwidth (package_bw: one memory domain
+ * per node; 0, no limit, gives kcoll_host_formula's price), and `flows`
+ * flows (>= 1) sharing each node's link: the network's per-byte cost
+ * times flows. */
+double kcoll_host_formula_nodes(const kcoll_machine_t *m, kcoll_coll_t coll, int N, const int *ppn,
+                                double n, kcoll_rclass_t rc, double flows);
 
 /* The host MPI's time for call c: its measured times at c->p where the
  * tuning has them (interpolated in size), scaled from the nearest

@@ -1,48 +1,114 @@
 /* Communicators that span nodes, priced.
  *
- * Walk-through. kcoll composes a call on such a communicator
- * (pmpi/hier*.c, docs/hierarchy.md) of on-node phases, which are ordinary
- * kcoll calls on each node's communicator, and one inter-node phase, the
- * host MPI's collective on the leaders' communicator (local rank 0 of
- * every node). The price follows the composition, for N nodes of q ranks
- * placed in blocks, root 0 (a leader):
+ * Walk-through. A call on such a communicator can move its data in
+ * several layouts, and the model prices each as a candidate:
  *
+ *   host     the host MPI alone over all ranks;
+ *   leaders  kcoll's composition today (pmpi/hier*.c, docs/hierarchy.md):
+ *            on-node phases, which are ordinary kcoll calls on each
+ *            node's communicator, and one phase between the nodes, the
+ *            host MPI's collective on the leaders' communicator (local
+ *            rank 0 of every node), which carries all the traffic between
+ *            nodes;
+ *   lanes    every local rank carries a share between nodes: lane i is
+ *            local rank i of every node, and the lanes' host collectives
+ *            run at once, each on its share (UCC's split_rail, MPICH's
+ *            multi-leader; the runtime does not run it yet).
+ *
+ * The pick is the cheapest layout among those the caller may run
+ * (kcoll_nodes_pick; the runtime today: host and leaders). For N nodes,
+ * q_k ranks on node k (placed in blocks, p in all, root 0 on node 0), q
+ * the fullest node's:
+ *
+ * Leaders:
  *   Barrier      on(Barrier) + net(Barrier, N) + on(Barrier)
- *   Bcast        max(on(Bcast, n), pipeline): segments of s bytes cross
+ *   Bcast        max(on0(Bcast, n), pipeline): segments of s bytes cross
  *                the network while the previous one spreads on its node:
  *                net(s) + (k - 1) max(net(s), on(s)) + on(s), k = n / s
  *   Reduce       on(Reduce, n) + net(Reduce, n)
  *   Allreduce    on(Reduce, n) + net(Allreduce, n) + on(Bcast, n)
  *   Reduce_scatter(_block), block b: on(Reduce, p b) + net(Allreduce,
  *                p b) + on(Scatter, b)
- *   Gather       on(Gather, b) + net(Gather, q b)
- *   Scatter      net(Scatter, q b) + on(Scatter, b)
- *   Allgather(v) on(Gather, b) + net(Allgather, q b) + on(Bcast, p b)
+ *   Gather       on(Gather, b) + net(Gather, r b)
+ *   Scatter      net(Scatter, r b) + on(Scatter, b)
+ *   Allgather(v) on(Gather, b) + net(Allgather, r b) + on(Bcast, p b)
+ *   with r = q on even nodes; on uneven ones the mean run the root's node
+ *   receives from (sends to) each other node, (p - q0) / (N - 1), q0 the
+ *   root's node's ranks, and for Allgather(v) the emptiest node's,
+ *   (p - min q_k) / (N - 1) (the node that receives the most)
  *
- * on(...) is what the model gives a one-node call of q ranks (the
- * selector's pick: kcoll's cheapest algorithm or the host MPI on the
- * node); net(...) the textbook cost of the host MPI's algorithm over N
- * ranks (model/cost.c) with the network's latency and per-byte cost,
- * net_alpha and net_beta. A node of one rank skips its on-node phases.
- * Alltoall(v), Gatherv and Scatterv are not composed: the host MPI runs
- * them whole, so their hierarchical price is the flat one.
+ * Lanes: L = q lanes, each with one member on every node. A node of
+ * fewer ranks, q_k < L, has its local rank i carry lanes i, i + q_k,
+ * i + 2 q_k, ... (below L): so every lane has exactly one member per node
+ * and every share is the same size, and no lane waits for data a node
+ * cannot have. Its busiest rank carries m_k = ceil(L / q_k) lanes. The
+ * lanes run in R = ceil(L / c) rounds of c = min q_k lanes (lanes r c to
+ * (r + 1) c - 1 in round r): two lanes less than q_k apart sit on
+ * different ranks of node k, so no rank carries two lanes in one round.
+ *   Allreduce    on(RSB, m s) + lanes(Allreduce, s) + on(Allgather, m s),
+ *                share s = n / L
+ *   Reduce       on(RSB, m s) + lanes(Reduce, s) + on0(Gather, m s)
+ *   Reduce_scatter(_block), block b, s = p b / L: on(RSB, m s) +
+ *                lanes(RSB, b) + on(Alltoall, b / q_k) on a node with
+ *                q_k < L (on a full node lane i's part of its node's run
+ *                is local rank i's own block: no phase)
+ *   Allgather(v) lanes(Allgather, b) + on(Allgather, N m b)
+ *   Bcast        on0(Scatter, m s) + lanes(Bcast, s) + on(Allgather, m s),
+ *                s = n / L
+ * with lanes(c, x) = the sum over rounds r < R of net(c, x) with the
+ * network's per-byte cost times c_r = min(c, L - r c), the lanes of the
+ * round. The lanes of a round share each node's link: each of the c_r
+ * flows gets 1/c_r of it, as when the link is the bottleneck (one flow
+ * could fill it, as net_beta says one process does), and each pays its
+ * algorithm's latencies itself, at the same time as the others: once per
+ * round. A share is moved between nodes as its own host collective over
+ * N ranks.
  *
- * Choosing (kcoll_nodes_compose): a call is composed where its price is
- * at most the host's alone (KCOLL_HIER=auto, pmpi/hier.c), per size
+ * on(c, x) is what the model gives a one-node call of q_k ranks at x
+ * (m = m_k; the selector's pick: kcoll's cheapest algorithm or the host
+ * MPI on the node), the slowest node's, on0 the root's node's; net(c, x)
+ * the textbook cost of the host MPI's algorithm over N ranks (model/cost.c)
+ * with the network's latency and per-byte cost, net_alpha and net_beta.
+ * A node of one rank has no on-node phase. The phases run one after the
+ * other: the phase between nodes starts when the slowest node is done
+ * with its phase before.
+ *
+ * Host: the host MPI alone over all p ranks, the textbook formulas of
+ * model/cost.c (kcoll_host_formula_nodes) with two kinds of messages:
+ * inside a node at the host's own on-node alpha and beta, between nodes
+ * at the network's. The messages inside a node that run at once share the
+ * node's memory: a two-copy message's bytes go through it twice (copied
+ * in, copied out), so c messages at once cost each max(host_beta,
+ * 2 c / package_bw) per byte. Where every rank moves data at once (rings,
+ * pairwise exchanges, recursive halving and doubling) a node has c = q
+ * messages going; a tree's rounds inside a node 1, 2, 4...; a linear root
+ * one. With package_bw 0 (no limit: the built-in defaults, and every
+ * machine where kcoll-calibrate could not fill a package) this is the
+ * price of every pair at the full copy rate; kcoll's on-node phases are
+ * priced with the same memory (model/cost.c shares package_bw between
+ * their copies), so neither side gets a limit the other does not.
+ *
+ * Choosing (kcoll_nodes_pick): the cheapest allowed layout per size
  * class, so that kcoll across nodes is never predicted slower than the
- * host MPI alone; but never with one rank on every node, where the
- * composition is the host's own call on the same ranks plus kcoll's
+ * host MPI alone; but never a composition with one rank on every node,
+ * where it is the host's own call on the same ranks plus kcoll's
  * bookkeeping, which the formulas above do not price (a tie; measured at
  * 2 nodes x 1 rank: 0.3-1.1 us, 0.87-0.93x the host's Allgather from 8 B
- * to 16 KiB, docs/hierarchy.md).
+ * to 16 KiB, docs/hierarchy.md). Alltoall(v), Gatherv and Scatterv are
+ * not composed: the host MPI runs them whole.
  *
- * Flat: the host MPI alone over all p = N q ranks, the textbook formulas
- * of model/cost.c (kcoll_host_formula) with two kinds of messages: inside
- * a node at the host's own on-node alpha and beta, between nodes at the
- * network's. Restrictions: blocked placement, every node alike (q ranks),
- * no overlap of the host's rounds, one process per node driving the
- * network (a 100 Gb/s link is often more than one process can fill: a
- * real host MPI may do better with several); contention inside a node
+ * Restrictions: blocked placement; a node is one memory domain (no
+ * packages, no links between them, on either side); the host's rounds do
+ * not overlap; but for a ring's (whose message arriving from the network
+ * and the one leaving count as one more on the node), the host's messages
+ * between nodes cost its nodes' memory nothing; the reductions' own
+ * memory traffic is not shared either; one process can fill the node's
+ * link, so lanes
+ * gain no bandwidth on the network, only latency rounds, reduction work
+ * and on-node phases (a real network may give several processes more
+ * than one: the model then under-prices lanes); a lane's collective is
+ * priced as if every node had a block or share in it (a node of fewer
+ * ranks has none for some lanes' Allgather); contention inside a node
  * only as the on-node model prices it.
  */
 #include <math.h>
@@ -52,6 +118,20 @@
 #include "model/cost.h"
 #include "model/nodes.h"
 #include "model/select.h"
+
+/* The shape of one call across nodes. */
+typedef struct {
+    const kcoll_machine_t *m;
+    const int *ppn;
+    int N, p;
+    int qmax, qmin, q0; /* the fullest, the emptiest and the root's node's ranks */
+} kcoll_nshape_t;
+
+const char *kcoll_nodes_layout_name(kcoll_nodes_layout_t l)
+{
+    static const char *const names[KCOLL_NODES_NLAYOUTS] = {"host", "leaders", "lanes"};
+    return l >= 0 && l < KCOLL_NODES_NLAYOUTS ? names[l] : "?";
+}
 
 static kcoll_pcall_t kcoll_nodes_call(kcoll_coll_t c, int p, size_t bytes)
 {
@@ -73,15 +153,50 @@ static double kcoll_nodes_on(const kcoll_machine_t *m, kcoll_coll_t c, int q, si
     return t;
 }
 
+/* The slowest node's one-node call: bytes on every node, or, with
+ * per_lane, bytes times the lanes its busiest rank carries (L lanes). */
+static double kcoll_nodes_on_max(const kcoll_nshape_t *s, kcoll_coll_t c, double bytes,
+                                 int per_lane)
+{
+    double t = 0;
+    for (int k = 0; k < s->N; k++) {
+        const int q = s->ppn[k];
+        int seen = 0;
+        for (int j = 0; j < k && !seen; j++)
+            seen = s->ppn[j] == q; /* the price depends on q alone */
+        if (seen)
+            continue;
+        const double lanes = per_lane ? ceil((double)s->qmax / q) : 1;
+        const double tk = kcoll_nodes_on(s->m, c, q, (size_t)ceil(lanes * bytes));
+        t = tk > t ? tk : t;
+    }
+    return t;
+}
+
 /* The host MPI over the N leaders, on the network. */
 static double kcoll_nodes_net(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, size_t bytes)
 {
     return kcoll_host_formula(m, c, nodes, 1, (double)bytes, KCOLL_RCLASS_DOUBLE);
 }
 
-/* The compositions of pmpi/hier*.c (the walk-through's list, but the
- * pipelined Bcast): before on each node, between the leaders, after on
- * each node; each phase a collective at a size. */
+/* The lanes' host collectives between nodes, x bytes each: in rounds of
+ * c = min q_k lanes, the lanes of a round sharing each node's link. */
+static double kcoll_nodes_lanes_net(const kcoll_nshape_t *s, kcoll_coll_t c, double x, int *rounds)
+{
+    const int L = s->qmax, per = s->qmin;
+    double t = 0;
+    *rounds = 0;
+    for (int first = 0; first < L; first += per) {
+        const int flows = L - first < per ? L - first : per;
+        t += kcoll_host_formula_nodes(s->m, c, s->N, NULL, x, KCOLL_RCLASS_DOUBLE, flows);
+        (*rounds)++;
+    }
+    return t;
+}
+
+/* The leaders' compositions of pmpi/hier*.c (the walk-through's list, but
+ * the pipelined Bcast): before on each node, between the leaders, after
+ * on each node; each phase a collective at a size. */
 enum { KCOLL_SZ_NONE, KCOLL_SZ_ZERO, KCOLL_SZ_B, KCOLL_SZ_QB, KCOLL_SZ_PB };
 typedef struct {
     kcoll_coll_t coll;
@@ -108,59 +223,195 @@ static const kcoll_nodes_plan_t kcoll_nodes_plans[] = {
 };
 #undef KCOLL_NP
 
-int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
-                      size_t bytes, size_t segment, kcoll_nodes_price_t *out)
+/* The leaders' layout (composed: 0 where it is not a candidate). */
+static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t bytes,
+                                size_t segment, kcoll_nodes_lprice_t *out)
 {
-    memset(out, 0, sizeof *out);
-    if (nodes < 1 || ppn < 1)
-        return -1;
-    const int N = nodes, q = ppn, p = N * q;
-    out->flat = kcoll_host_formula(m, c, N, q, (double)bytes, KCOLL_RCLASS_DOUBLE);
+    const kcoll_machine_t *m = s->m;
+    const int N = s->N, q = s->qmax;
+    out->coll[0] = out->coll[1] = out->coll[2] = KCOLL_NCOLL;
     if (N == 1) { /* one node: no hierarchy, kcoll's flat call */
         out->before = kcoll_nodes_on(m, c, q, bytes);
-        out->hier = out->before;
-        out->composed = 1;
-        return 0;
+        out->t = out->before;
+        out->coll[0] = c;
+        out->priced = 1;
+        return;
     }
-    const size_t b = bytes, qb = (size_t)q * bytes, pb = (size_t)p * bytes;
-    out->composed = 1;
     if (c == KCOLL_COLL_BCAST) {
-        size_t s = segment && segment < b && q > 1 ? segment : b;
-        double k = s ? ceil((double)b / (double)s) : 1;
-        double ts = kcoll_nodes_net(m, c, N, s), os = kcoll_nodes_on(m, c, q, s);
+        const size_t b = bytes;
+        size_t seg = segment && segment < b && q > 1 ? segment : b;
+        double k = seg ? ceil((double)b / (double)seg) : 1;
+        double ts = kcoll_nodes_net(m, c, N, seg), os = kcoll_nodes_on_max(s, c, (double)seg, 0);
         out->net = ts + (k - 1) * (ts > os ? ts : os);
         out->after = os;
-        double root = kcoll_nodes_on(m, c, q, b); /* the root's node, meanwhile */
-        out->hier = out->net + os > root ? out->net + os : root;
-        return 0;
+        double root = kcoll_nodes_on(m, c, s->q0, b); /* the root's node, meanwhile */
+        out->t = out->net + os > root ? out->net + os : root;
+        out->coll[1] = out->coll[2] = c;
+        out->priced = 1;
+        return;
     }
     const kcoll_nodes_plan_t *plan = NULL;
     for (size_t i = 0; i < sizeof kcoll_nodes_plans / sizeof kcoll_nodes_plans[0]; i++)
         if (kcoll_nodes_plans[i].c == c)
             plan = &kcoll_nodes_plans[i];
-    if (!plan) { /* Alltoall(v), Gatherv, Scatterv: the host MPI, whole */
-        out->composed = 0;
-        out->hier = out->flat;
-        return 0;
-    }
-    const size_t size[] = {[KCOLL_SZ_ZERO] = 0, [KCOLL_SZ_B] = b, [KCOLL_SZ_QB] = qb,
-                           [KCOLL_SZ_PB] = pb};
+    if (!plan) /* Alltoall(v), Gatherv, Scatterv: the host MPI, whole */
+        return;
+    /* a node's run between the leaders: what the root's node receives
+     * (sends) from (to) each other node on average, and for Allgather(v)
+     * what the emptiest node receives (q b on even nodes) */
+    const int others = s->p - (c == KCOLL_COLL_GATHER || c == KCOLL_COLL_SCATTER ? s->q0 : s->qmin);
+    const size_t run = (size_t)ceil((double)others * (double)bytes / (N - 1));
+    const size_t size[] = {[KCOLL_SZ_ZERO] = 0, [KCOLL_SZ_B] = bytes, [KCOLL_SZ_QB] = run,
+                           [KCOLL_SZ_PB] = (size_t)s->p * bytes};
     const kcoll_nodes_phase_t *ph = plan->ph;
-    if (ph[0].sz != KCOLL_SZ_NONE)
-        out->before = kcoll_nodes_on(m, ph[0].coll, q, size[ph[0].sz]);
+    if (ph[0].sz != KCOLL_SZ_NONE) {
+        out->before = kcoll_nodes_on_max(s, ph[0].coll, (double)size[ph[0].sz], 0);
+        out->coll[0] = ph[0].coll;
+    }
     out->net = kcoll_nodes_net(m, ph[1].coll, N, size[ph[1].sz]);
-    if (ph[2].sz != KCOLL_SZ_NONE)
-        out->after = kcoll_nodes_on(m, ph[2].coll, q, size[ph[2].sz]);
-    out->hier = out->before + out->net + out->after;
+    out->coll[1] = ph[1].coll;
+    if (ph[2].sz != KCOLL_SZ_NONE) {
+        out->after = kcoll_nodes_on_max(s, ph[2].coll, (double)size[ph[2].sz], 0);
+        out->coll[2] = ph[2].coll;
+    }
+    out->t = out->before + out->net + out->after;
+    out->priced = 1;
+}
+
+/* The lanes' layout (priced: 0 where it is not a candidate). */
+static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t bytes,
+                              kcoll_nodes_lprice_t *out, int *rounds)
+{
+    const double L = s->qmax, b = (double)bytes;
+    kcoll_coll_t ph[3] = {KCOLL_NCOLL, KCOLL_NCOLL, KCOLL_NCOLL};
+    out->coll[0] = out->coll[1] = out->coll[2] = KCOLL_NCOLL;
+    if (s->N == 1)
+        return;
+    switch (c) {
+    case KCOLL_COLL_ALLREDUCE:
+    case KCOLL_COLL_REDUCE: {
+        const double share = b / L;
+        ph[0] = KCOLL_COLL_REDUCE_SCATTER_BLOCK;
+        out->before = kcoll_nodes_on_max(s, ph[0], share, 1);
+        ph[1] = c;
+        out->net = kcoll_nodes_lanes_net(s, c, share, rounds);
+        if (c == KCOLL_COLL_ALLREDUCE) {
+            ph[2] = KCOLL_COLL_ALLGATHER;
+            out->after = kcoll_nodes_on_max(s, ph[2], share, 1);
+        } else { /* the shares to the root, on its node */
+            ph[2] = KCOLL_COLL_GATHER;
+            out->rootnode = 1u << 2;
+            out->after = kcoll_nodes_on(s->m, ph[2], s->q0, (size_t)ceil(ceil(L / s->q0) * share));
+        }
+        break;
+    }
+    case KCOLL_COLL_REDUCE_SCATTER:
+    case KCOLL_COLL_REDUCE_SCATTER_BLOCK: {
+        ph[0] = KCOLL_COLL_REDUCE_SCATTER_BLOCK;
+        out->before = kcoll_nodes_on_max(s, ph[0], (double)s->p * b / L, 1);
+        ph[1] = c;
+        out->net = kcoll_nodes_lanes_net(s, c, b, rounds);
+        /* a node of fewer ranks than lanes: its ranks hold pieces of the
+         * node's run that other ranks own */
+        for (int k = 0; k < s->N; k++) {
+            if (s->ppn[k] >= s->qmax)
+                continue;
+            ph[2] = KCOLL_COLL_ALLTOALL;
+            const double t = kcoll_nodes_on(s->m, ph[2], s->ppn[k],
+                                            (size_t)ceil(b / s->ppn[k]));
+            out->after = t > out->after ? t : out->after;
+        }
+        break;
+    }
+    case KCOLL_COLL_ALLGATHER:
+    case KCOLL_COLL_ALLGATHERV:
+        ph[1] = c;
+        out->net = kcoll_nodes_lanes_net(s, c, b, rounds);
+        ph[2] = KCOLL_COLL_ALLGATHER;
+        out->after = kcoll_nodes_on_max(s, ph[2], s->N * b, 1);
+        break;
+    case KCOLL_COLL_BCAST: {
+        const double share = b / L;
+        ph[0] = KCOLL_COLL_SCATTER;
+        out->rootnode = 1u << 0;
+        out->before = kcoll_nodes_on(s->m, ph[0], s->q0, (size_t)ceil(ceil(L / s->q0) * share));
+        ph[1] = c;
+        out->net = kcoll_nodes_lanes_net(s, c, share, rounds);
+        ph[2] = KCOLL_COLL_ALLGATHER;
+        out->after = kcoll_nodes_on_max(s, ph[2], share, 1);
+        break;
+    }
+    default:
+        return;
+    }
+    memcpy(out->coll, ph, sizeof ph);
+    out->t = out->before + out->net + out->after;
+    out->priced = 1;
+}
+
+/* Price the layouts in `which` (KCOLL_NODES_BIT; the host's always). */
+static int kcoll_nodes_price_some(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
+                                  int nodes, size_t bytes, size_t segment, unsigned which,
+                                  kcoll_nodes_price_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (nodes < 1 || !ppn)
+        return -1;
+    kcoll_nshape_t s = {.m = m, .ppn = ppn, .N = nodes, .qmax = ppn[0], .qmin = ppn[0],
+                        .q0 = ppn[0]};
+    for (int k = 0; k < nodes; k++) {
+        if (ppn[k] < 1)
+            return -1;
+        s.p += ppn[k];
+        s.qmax = ppn[k] > s.qmax ? ppn[k] : s.qmax;
+        s.qmin = ppn[k] < s.qmin ? ppn[k] : s.qmin;
+    }
+    out->lanes = s.qmax;
+    out->rounds = 1;
+    kcoll_nodes_lprice_t *h = &out->lay[KCOLL_NODES_HOST];
+    h->priced = 1;
+    h->t = kcoll_host_formula_nodes(m, c, nodes, ppn, (double)bytes, KCOLL_RCLASS_DOUBLE, 1);
+    h->coll[0] = h->coll[1] = h->coll[2] = KCOLL_NCOLL;
+    if (which & KCOLL_NODES_BIT(KCOLL_NODES_LEADERS))
+        kcoll_nodes_leaders(&s, c, bytes, segment, &out->lay[KCOLL_NODES_LEADERS]);
+    if (which & KCOLL_NODES_BIT(KCOLL_NODES_LANES))
+        kcoll_nodes_lanes(&s, c, bytes, &out->lay[KCOLL_NODES_LANES], &out->rounds);
     return 0;
 }
 
-int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
-                        size_t bytes, size_t segment)
+int kcoll_price_nodes_counts(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn, int nodes,
+                             size_t bytes, size_t segment, kcoll_nodes_price_t *out)
+{
+    return kcoll_nodes_price_some(m, c, ppn, nodes, bytes, segment, KCOLL_NODES_ALL, out);
+}
+
+int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn, size_t bytes,
+                      size_t segment, kcoll_nodes_price_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (nodes < 1 || ppn < 1)
+        return -1;
+    int *counts = malloc((size_t)nodes * sizeof *counts);
+    if (!counts)
+        return -1;
+    for (int k = 0; k < nodes; k++)
+        counts[k] = ppn;
+    int rc = kcoll_price_nodes_counts(m, c, counts, nodes, bytes, segment, out);
+    free(counts);
+    return rc;
+}
+
+kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
+                                int nodes, size_t bytes, size_t segment, unsigned allowed)
 {
     kcoll_nodes_price_t np;
-    if (kcoll_price_nodes(m, c, nodes, ppn, kcoll_class_bytes(bytes), segment, &np) ||
-        !np.composed)
-        return 0;
-    return ppn > 1 && np.hier <= np.flat;
+    if (kcoll_nodes_price_some(m, c, ppn, nodes, kcoll_class_bytes(bytes), segment, allowed, &np))
+        return KCOLL_NODES_HOST;
+    if (np.lanes <= 1) /* one rank on every node */
+        return KCOLL_NODES_HOST;
+    kcoll_nodes_layout_t best = KCOLL_NODES_HOST;
+    for (int l = KCOLL_NODES_LEADERS; l < KCOLL_NODES_NLAYOUTS; l++)
+        if ((allowed & KCOLL_NODES_BIT(l)) && np.lay[l].priced && np.lay[l].t <= np.lay[best].t)
+            best = (kcoll_nodes_layout_t)l;
+    return best;
 }

@@ -1,6 +1,7 @@
-/* Communicators that span nodes, priced: kcoll's composition (on-node
- * kcoll phases, host-MPI phases between the nodes' leaders) against the
- * host MPI alone over all ranks (model/nodes.c; docs/hierarchy.md).
+/* Communicators that span nodes, priced: each layout of a call across
+ * nodes (the host MPI alone, kcoll's leaders' composition, lanes) as a
+ * candidate, and the pick among the layouts the caller may run
+ * (model/nodes.c; docs/hierarchy.md).
  */
 #ifndef KCOLL_MODEL_NODES_H
 #define KCOLL_MODEL_NODES_H
@@ -10,34 +11,74 @@
 #include "coll/coll.h"
 #include "model/machine.h"
 
-/* A price of one call by nodes x ppn ranks (blocked by node, root 0),
- * seconds. The composition's phases: before, the on-node phase(s) before
- * the leaders' phase; net, the leaders' phase; after, the on-node phase
- * after it (for the pipelined Bcast, the pipeline's total is in net and
- * before/after hold one segment's on-node time). composed is 0 where
- * kcoll hands the collective to the host MPI whole (Alltoall(v), Gatherv,
- * Scatterv): hier is flat there. */
+/* How a call on a communicator that spans nodes moves its data. */
+typedef enum {
+    KCOLL_NODES_HOST = 0, /* the host MPI alone over all ranks */
+    KCOLL_NODES_LEADERS,  /* on-node phases, the host MPI between one leader per node */
+    KCOLL_NODES_LANES,    /* on-node phases, every local rank carries a share between
+                            * nodes: lane i is local rank i of every node */
+    KCOLL_NODES_NLAYOUTS
+} kcoll_nodes_layout_t;
+
+#define KCOLL_NODES_BIT(l) (1u << (l))
+/* The layouts the runtime runs today (pmpi/hier*.c): lanes are priced
+ * only (model only: not run yet). */
+#define KCOLL_NODES_RUN (KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS))
+#define KCOLL_NODES_ALL ((1u << KCOLL_NODES_NLAYOUTS) - 1)
+
+/* "host", "leaders", "lanes" */
+const char *kcoll_nodes_layout_name(kcoll_nodes_layout_t l);
+
+/* One layout's price, seconds. Its phases: before, on each node before
+ * the phase between nodes; net, between nodes; after, on each node after
+ * it, each a collective (KCOLL_NCOLL: none; the host layout has no
+ * phases). For the leaders' pipelined Bcast the pipeline's total is in
+ * net, after holds one segment's on-node time and t is at least the root
+ * node's own broadcast, which runs meanwhile. priced is 0
+ * where the layout is not a candidate for the collective: the leaders'
+ * for Alltoall(v), Gatherv and Scatterv (the host MPI runs them whole),
+ * lanes for every collective but Bcast, Reduce, Allreduce,
+ * Reduce_scatter(_block) and Allgather(v), and on one node. */
 typedef struct {
-    double flat, hier;
+    int priced;
+    double t;
     double before, net, after;
-    int composed;
+    kcoll_coll_t coll[3]; /* before, net, after */
+    unsigned rootnode;    /* bit i: phase i runs on the root's node only */
+} kcoll_nodes_lprice_t;
+
+/* Every layout of one call. lanes: L, the fullest node's ranks; rounds:
+ * how many lanes the busiest rank carries, one after another (1 on even
+ * nodes). */
+typedef struct {
+    kcoll_nodes_lprice_t lay[KCOLL_NODES_NLAYOUTS];
+    int lanes, rounds;
 } kcoll_nodes_price_t;
 
 /* Price collective c (bytes sized as kcoll sizes a call: the block of a
  * blocked collective, the vector of a reduction, the message of a Bcast)
- * on machine m, whose network between nodes is net_alpha and net_beta.
- * The segment of the pipelined Bcast is `segment` bytes (0: whole).
- * Returns 0, or -1 for nodes < 1 or ppn < 1. */
-int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
-                      size_t bytes, size_t segment, kcoll_nodes_price_t *out);
+ * on machine m, whose network between nodes is net_alpha and net_beta,
+ * by `nodes` nodes of ppn[k] ranks each (placed in blocks, node 0 holds
+ * root 0), in every layout. The segment of the leaders' pipelined Bcast
+ * is `segment` bytes (0: whole). Returns 0, or -1 for nodes < 1 or a
+ * node of fewer than one rank. */
+int kcoll_price_nodes_counts(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn, int nodes,
+                             size_t bytes, size_t segment, kcoll_nodes_price_t *out);
 
-/* Does kcoll's composition of collective c pay on `nodes` nodes of at
- * most ppn ranks at `bytes` (sized as above)? The size class of bytes is
- * priced at its middle (model/select.h), so every rank decides alike
- * whatever size of the class it sees. 1: compose (a tie too: the
- * composition's overhead is in its phases' prices); 0: the host MPI alone
- * is predicted faster, or c is not composed. */
-int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn,
-                        size_t bytes, size_t segment);
+/* The same for `nodes` nodes of ppn ranks each. */
+int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int ppn, size_t bytes,
+                      size_t segment, kcoll_nodes_price_t *out);
+
+/* The layout to run collective c in on `nodes` nodes of ppn[k] ranks at
+ * `bytes` (sized as above): the cheapest of the layouts in `allowed`
+ * (KCOLL_NODES_BIT, e.g. KCOLL_NODES_RUN) that are candidates, the
+ * host MPI alone always one of them (it runs every call). The size class
+ * of bytes is priced at its middle (model/select.h), so every rank decides
+ * alike whatever size of the class it sees. A tie goes to kcoll's layouts
+ * (their overhead is in their phases' prices), lanes before leaders. The
+ * host MPI alone also where no node has a second rank: a composition is
+ * then the host's own call on the same ranks plus kcoll's bookkeeping. */
+kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
+                                int nodes, size_t bytes, size_t segment, unsigned allowed);
 
 #endif

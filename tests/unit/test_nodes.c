@@ -1,9 +1,13 @@
-/* The price of communicators that span nodes (model/nodes.c): kcoll's
- * composition is the sum of its phases, each priced as the model prices
- * a one-node call or as the host formula over the nodes' leaders with the
- * network's terms; the flat host price reduces to the one-node host
- * formula on one node and to the network's formula with one rank per
- * node; the broadcast's pipeline; collectives that are not composed. */
+/* The price of communicators that span nodes (model/nodes.c): every
+ * layout of a call across nodes. The leaders' composition is the sum of
+ * its phases, each priced as the model prices a one-node call or as the
+ * host formula over the nodes' leaders with the network's terms; the
+ * lanes' likewise, with the phase between nodes on 1/L of the vector per
+ * lane, L lanes sharing the link, and uneven nodes carrying lanes in
+ * rounds; the flat host price reduces to the one-node host formula on one
+ * node and to the network's formula with one rank per node, and shares
+ * the node's memory bandwidth where the machine has a limit; the runtime's
+ * layouts never include lanes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +18,10 @@
 #include "model/machine.h"
 #include "model/nodes.h"
 #include "model/select.h"
+
+#define HOST KCOLL_NODES_HOST
+#define LEAD KCOLL_NODES_LEADERS
+#define LANE KCOLL_NODES_LANES
 
 static kcoll_machine_t hand(void)
 {
@@ -63,36 +71,61 @@ static double host(const kcoll_machine_t *m, kcoll_coll_t c, int p, size_t bytes
     return kcoll_price_host(&h, &pc);
 }
 
-int main(void)
+/* One lane's host collective over N nodes at x bytes, its per-byte
+ * network cost `flows` times the link's. */
+static double lane(const kcoll_machine_t *m, kcoll_coll_t c, int N, double x, int flows)
 {
-    const kcoll_machine_t m = hand();
+    return host(m, c, N, (size_t)x, m->net_alpha, m->net_beta * flows);
+}
+
+/* The leaders' composition and the flat host price, as before lanes. */
+static void leaders(const kcoll_machine_t *m)
+{
     const size_t n = 1 << 20;
     kcoll_nodes_price_t np;
+    const kcoll_nodes_lprice_t *h = &np.lay[HOST], *l = &np.lay[LEAD];
 
-    CHECK(kcoll_price_nodes(&m, KCOLL_COLL_BCAST, 0, 4, n, 0, &np) == -1, "0 nodes refused");
-    CHECK(kcoll_price_nodes(&m, KCOLL_COLL_BCAST, 2, 0, n, 0, &np) == -1, "0 ranks refused");
+    CHECK(kcoll_price_nodes(m, KCOLL_COLL_BCAST, 0, 4, n, 0, &np) == -1, "0 nodes refused");
+    CHECK(kcoll_price_nodes(m, KCOLL_COLL_BCAST, 2, 0, n, 0, &np) == -1, "0 ranks refused");
+    const int hole[] = {4, 0, 4};
+    CHECK(kcoll_price_nodes_counts(m, KCOLL_COLL_BCAST, hole, 3, n, 0, &np) == -1,
+          "a node of 0 ranks refused");
 
-    /* the composition: Allreduce = reduce on the node, allreduce of the
-     * leaders over the network, broadcast on the node */
-    CHECK(kcoll_price_nodes(&m, KCOLL_COLL_ALLREDUCE, 4, 8, n, 0, &np) == 0, "priced");
-    CHECK(np.composed && near(np.before, on_node(&m, KCOLL_COLL_REDUCE, 8, n)) &&
-              near(np.net, host(&m, KCOLL_COLL_ALLREDUCE, 4, n, m.net_alpha, m.net_beta)) &&
-              near(np.after, on_node(&m, KCOLL_COLL_BCAST, 8, n)) &&
-              near(np.hier, np.before + np.net + np.after),
-          "Allreduce 4 x 8: %.3f = %.3f + %.3f + %.3f us", np.hier * 1e6, np.before * 1e6,
-          np.net * 1e6, np.after * 1e6);
+    /* Allreduce = reduce on the node, allreduce of the leaders over the
+     * network, broadcast on the node */
+    CHECK(kcoll_price_nodes(m, KCOLL_COLL_ALLREDUCE, 4, 8, n, 0, &np) == 0, "priced");
+    CHECK(l->priced && near(l->before, on_node(m, KCOLL_COLL_REDUCE, 8, n)) &&
+              near(l->net, host(m, KCOLL_COLL_ALLREDUCE, 4, n, m->net_alpha, m->net_beta)) &&
+              near(l->after, on_node(m, KCOLL_COLL_BCAST, 8, n)) &&
+              near(l->t, l->before + l->net + l->after) && l->coll[0] == KCOLL_COLL_REDUCE &&
+              l->coll[1] == KCOLL_COLL_ALLREDUCE && l->coll[2] == KCOLL_COLL_BCAST,
+          "Allreduce 4 x 8: %.3f = %.3f + %.3f + %.3f us", l->t * 1e6, l->before * 1e6,
+          l->net * 1e6, l->after * 1e6);
     /* Gather: the leaders move their node's q blocks */
-    kcoll_price_nodes(&m, KCOLL_COLL_GATHER, 3, 4, 4096, 0, &np);
-    CHECK(near(np.before, on_node(&m, KCOLL_COLL_GATHER, 4, 4096)) &&
-              near(np.net, host(&m, KCOLL_COLL_GATHER, 3, 4 * 4096, m.net_alpha, m.net_beta)) &&
-              np.after == 0,
+    kcoll_price_nodes(m, KCOLL_COLL_GATHER, 3, 4, 4096, 0, &np);
+    CHECK(near(l->before, on_node(m, KCOLL_COLL_GATHER, 4, 4096)) &&
+              near(l->net, host(m, KCOLL_COLL_GATHER, 3, 4 * 4096, m->net_alpha, m->net_beta)) &&
+              l->after == 0 && l->coll[2] == KCOLL_NCOLL,
           "Gather 3 x 4");
+    /* uneven: the slowest node's on-node phase; the root's node receives
+     * 2 + 3 blocks from the two others, 2.5 each on average */
+    const int un[] = {4, 2, 3};
+    kcoll_price_nodes_counts(m, KCOLL_COLL_GATHER, un, 3, 4096, 0, &np);
+    double g4 = on_node(m, KCOLL_COLL_GATHER, 4, 4096), g2 = on_node(m, KCOLL_COLL_GATHER, 2, 4096);
+    double g3 = on_node(m, KCOLL_COLL_GATHER, 3, 4096);
+    CHECK(near(l->before, fmax(g4, fmax(g2, g3))) &&
+              near(l->net, host(m, KCOLL_COLL_GATHER, 3, 10240, m->net_alpha, m->net_beta)),
+          "Gather 4+2+3: the slowest node, the other nodes' mean run");
+    /* Allgather: the emptiest node's leader receives 4 + 3 blocks */
+    kcoll_price_nodes_counts(m, KCOLL_COLL_ALLGATHER, un, 3, 4096, 0, &np);
+    CHECK(near(l->net, host(m, KCOLL_COLL_ALLGATHER, 3, 14336, m->net_alpha, m->net_beta)),
+          "Allgather 4+2+3: the emptiest node's runs");
     /* one rank per node: no on-node phase, the network's host formula */
-    kcoll_price_nodes(&m, KCOLL_COLL_ALLREDUCE, 4, 1, n, 0, &np);
-    double net4 = host(&m, KCOLL_COLL_ALLREDUCE, 4, n, m.net_alpha, m.net_beta);
-    CHECK(np.before == 0 && np.after == 0 && near(np.hier, net4), "4 x 1: the leaders alone");
-    CHECK(near(np.flat, net4), "4 x 1: flat is the network's formula: %.3f against %.3f us",
-          np.flat * 1e6, net4 * 1e6);
+    kcoll_price_nodes(m, KCOLL_COLL_ALLREDUCE, 4, 1, n, 0, &np);
+    double net4 = host(m, KCOLL_COLL_ALLREDUCE, 4, n, m->net_alpha, m->net_beta);
+    CHECK(l->before == 0 && l->after == 0 && near(l->t, net4), "4 x 1: the leaders alone");
+    CHECK(near(h->t, net4), "4 x 1: flat is the network's formula: %.3f against %.3f us",
+          h->t * 1e6, net4 * 1e6);
     /* one node: kcoll's one-node call, and the host's on-node formula */
     static const kcoll_coll_t all[] = {
         KCOLL_COLL_BARRIER, KCOLL_COLL_BCAST,     KCOLL_COLL_SCATTER,
@@ -100,72 +133,289 @@ int main(void)
         KCOLL_COLL_REDUCE,  KCOLL_COLL_ALLREDUCE, KCOLL_COLL_REDUCE_SCATTER_BLOCK};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         size_t b = all[i] == KCOLL_COLL_BARRIER ? 0 : 65536;
-        kcoll_price_nodes(&m, all[i], 1, 6, b, 0, &np);
-        CHECK(near(np.flat, host(&m, all[i], 6, b, m.host_alpha, m.host_beta)),
+        kcoll_price_nodes(m, all[i], 1, 6, b, 0, &np);
+        CHECK(near(h->t, host(m, all[i], 6, b, m->host_alpha, m->host_beta)),
               "%s 1 x 6: flat %.3f us, the host formula %.3f us", kcoll_coll_name(all[i]),
-              np.flat * 1e6, host(&m, all[i], 6, b, m.host_alpha, m.host_beta) * 1e6);
-        CHECK(near(np.hier, on_node(&m, all[i], 6, b)), "%s 1 x 6: kcoll's one-node call",
+              h->t * 1e6, host(m, all[i], 6, b, m->host_alpha, m->host_beta) * 1e6);
+        CHECK(near(l->t, on_node(m, all[i], 6, b)), "%s 1 x 6: kcoll's one-node call",
               kcoll_coll_name(all[i]));
+        CHECK(!np.lay[LANE].priced, "%s 1 x 6: no lanes on one node", kcoll_coll_name(all[i]));
     }
     /* the pipelined broadcast: k = 4 segments */
     const size_t s = n / 4;
-    kcoll_price_nodes(&m, KCOLL_COLL_BCAST, 4, 8, n, s, &np);
-    double ts = host(&m, KCOLL_COLL_BCAST, 4, s, m.net_alpha, m.net_beta);
-    double os = on_node(&m, KCOLL_COLL_BCAST, 8, s), root = on_node(&m, KCOLL_COLL_BCAST, 8, n);
+    kcoll_price_nodes(m, KCOLL_COLL_BCAST, 4, 8, n, s, &np);
+    double ts = host(m, KCOLL_COLL_BCAST, 4, s, m->net_alpha, m->net_beta);
+    double os = on_node(m, KCOLL_COLL_BCAST, 8, s), root = on_node(m, KCOLL_COLL_BCAST, 8, n);
     double pipe = ts + 3 * (ts > os ? ts : os) + os;
-    CHECK(near(np.net + np.after, pipe) && near(np.hier, pipe > root ? pipe : root),
-          "Bcast 4 x 8 in 4 segments: %.3f us, want %.3f", np.hier * 1e6,
+    CHECK(near(l->net + l->after, pipe) && near(l->t, pipe > root ? pipe : root),
+          "Bcast 4 x 8 in 4 segments: %.3f us, want %.3f", l->t * 1e6,
           (pipe > root ? pipe : root) * 1e6);
-    kcoll_nodes_price_t whole;
-    kcoll_price_nodes(&m, KCOLL_COLL_BCAST, 4, 8, n, 0, &whole);
-    CHECK(np.hier < whole.hier, "segments overlap the network with the nodes: %.3f < %.3f us",
-          np.hier * 1e6, whole.hier * 1e6);
+    const double piped = l->t;
+    kcoll_price_nodes(m, KCOLL_COLL_BCAST, 4, 8, n, 0, &np);
+    CHECK(piped < l->t, "segments overlap the network with the nodes: %.3f < %.3f us",
+          piped * 1e6, l->t * 1e6);
     /* not composed: the host MPI whole */
-    kcoll_price_nodes(&m, KCOLL_COLL_ALLTOALL, 4, 8, 4096, 0, &np);
-    CHECK(!np.composed && np.hier == np.flat, "Alltoall: the host MPI whole");
-    kcoll_price_nodes(&m, KCOLL_COLL_GATHERV, 4, 8, 4096, 0, &np);
-    CHECK(!np.composed && np.hier == np.flat, "Gatherv: the host MPI whole");
+    kcoll_price_nodes(m, KCOLL_COLL_ALLTOALL, 4, 8, 4096, 0, &np);
+    CHECK(!l->priced && !np.lay[LANE].priced, "Alltoall: the host MPI whole");
+    kcoll_price_nodes(m, KCOLL_COLL_GATHERV, 4, 8, 4096, 0, &np);
+    CHECK(!l->priced && !np.lay[LANE].priced, "Gatherv: the host MPI whole");
     /* flat, by hand: Scatter 2 x 4, 1 KiB blocks: the root sends 4 blocks
      * over the network and 3 on its node, one round each way of the tree */
-    kcoll_price_nodes(&m, KCOLL_COLL_SCATTER, 2, 4, 1024, 0, &np);
-    double want = 1 * m.net_alpha + 2 * m.host_alpha + 4 * 1024 * m.net_beta +
-                  3 * 1024 * m.host_beta + 1024 * m.copy_beta;
-    CHECK(near(np.flat, want), "Scatter 2 x 4 flat: %.4f us, want %.4f", np.flat * 1e6,
-          want * 1e6);
+    kcoll_price_nodes(m, KCOLL_COLL_SCATTER, 2, 4, 1024, 0, &np);
+    double want = 1 * m->net_alpha + 2 * m->host_alpha + 4 * 1024 * m->net_beta +
+                  3 * 1024 * m->host_beta + 1024 * m->copy_beta;
+    CHECK(near(h->t, want), "Scatter 2 x 4 flat: %.4f us, want %.4f", h->t * 1e6, want * 1e6);
+    /* ... and uneven, 4 + 2 with the root on the node of 4: the root sends
+     * 2 blocks over the network, 3 on its node, two rounds inside */
+    const int sc[] = {4, 2};
+    kcoll_price_nodes_counts(m, KCOLL_COLL_SCATTER, sc, 2, 1024, 0, &np);
+    want = m->net_alpha + 2 * m->host_alpha + 2 * 1024 * m->net_beta + 3 * 1024 * m->host_beta +
+           1024 * m->copy_beta;
+    CHECK(near(h->t, want), "Scatter 4 + 2 flat: %.4f us, want %.4f", h->t * 1e6, want * 1e6);
+}
 
-    /* KCOLL_HIER=auto: composed exactly where the composition's price at
-     * the size class's middle is at most the host's alone; both ways occur */
+/* Lanes, even and uneven. */
+static void lanes(const kcoll_machine_t *m)
+{
+    const size_t n = 1 << 20;
+    kcoll_nodes_price_t np;
+    const kcoll_nodes_lprice_t *w = &np.lay[LANE];
+
+    /* Allreduce 4 x 8: reduce-scatter on the node, 8 lanes' allreduces on
+     * n / 8 each sharing the link, allgather on the node */
+    kcoll_price_nodes(m, KCOLL_COLL_ALLREDUCE, 4, 8, n, 0, &np);
+    CHECK(w->priced && np.lanes == 8 && np.rounds == 1 &&
+              near(w->before, on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, n / 8)) &&
+              near(w->net, lane(m, KCOLL_COLL_ALLREDUCE, 4, n / 8.0, 8)) &&
+              near(w->after, on_node(m, KCOLL_COLL_ALLGATHER, 8, n / 8)) &&
+              near(w->t, w->before + w->net + w->after) &&
+              w->coll[0] == KCOLL_COLL_REDUCE_SCATTER_BLOCK &&
+              w->coll[1] == KCOLL_COLL_ALLREDUCE && w->coll[2] == KCOLL_COLL_ALLGATHER,
+          "lanes Allreduce 4 x 8: %.3f = %.3f + %.3f + %.3f us", w->t * 1e6, w->before * 1e6,
+          w->net * 1e6, w->after * 1e6);
+    /* the share is 1/L of the vector: a lane moves n / 8, not n */
+    CHECK(w->net < lane(m, KCOLL_COLL_ALLREDUCE, 4, (double)n, 8),
+          "lanes move 1/L of the vector each");
+    const double even = w->t, even_net = w->net;
+
+    /* a node of one rank carries all 8 lanes, one after another */
+    const int one[] = {8, 8, 1, 8};
+    kcoll_price_nodes_counts(m, KCOLL_COLL_ALLREDUCE, one, 4, n, 0, &np);
+    CHECK(np.lanes == 8 && np.rounds == 8 &&
+              near(w->net, 8 * lane(m, KCOLL_COLL_ALLREDUCE, 4, n / 8.0, 1)),
+          "8 + 8 + 1 + 8: 8 rounds of one lane: %.3f us", w->net * 1e6);
+    CHECK(w->t >= even && w->net >= even_net,
+          "a node of one rank is not cheaper than the even shape: %.3f against %.3f us",
+          w->t * 1e6, even * 1e6);
+    /* a node of 4: two lanes on each of its ranks, rounds of 4 lanes */
+    const int half[] = {8, 8, 4, 8};
+    kcoll_price_nodes_counts(m, KCOLL_COLL_ALLREDUCE, half, 4, n, 0, &np);
+    double b8 = on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, n / 8);
+    double b4 = on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 4, n / 4);
+    double a8 = on_node(m, KCOLL_COLL_ALLGATHER, 8, n / 8);
+    double a4 = on_node(m, KCOLL_COLL_ALLGATHER, 4, n / 4);
+    CHECK(np.rounds == 2 && near(w->before, fmax(b8, b4)) && near(w->after, fmax(a8, a4)) &&
+              near(w->net, 2 * lane(m, KCOLL_COLL_ALLREDUCE, 4, n / 8.0, 4)),
+          "8 + 8 + 4 + 8: 2 rounds of 4 lanes, the slowest node's phases");
+    CHECK(w->t >= even, "8 + 8 + 4 + 8 not cheaper than 4 x 8");
+    /* 8 lanes over nodes of 3: rounds of 3, 3 and 2 lanes */
+    const int three[] = {8, 3};
+    kcoll_price_nodes_counts(m, KCOLL_COLL_ALLREDUCE, three, 2, n, 0, &np);
+    double r = 2 * lane(m, KCOLL_COLL_ALLREDUCE, 2, n / 8.0, 3) +
+               lane(m, KCOLL_COLL_ALLREDUCE, 2, n / 8.0, 2);
+    CHECK(np.rounds == 3 && near(w->net, r), "8 + 3: rounds of 3, 3, 2 lanes: %.3f, want %.3f us",
+          w->net * 1e6, r * 1e6);
+
+    /* Reduce: the shares to the root on its node */
+    kcoll_price_nodes(m, KCOLL_COLL_REDUCE, 4, 8, n, 0, &np);
+    CHECK(w->priced && near(w->net, lane(m, KCOLL_COLL_REDUCE, 4, n / 8.0, 8)) &&
+              near(w->after, on_node(m, KCOLL_COLL_GATHER, 8, n / 8)) && w->rootnode == 4u,
+          "lanes Reduce 4 x 8");
+    /* Bcast: scatter on the root's node, lanes, allgather on every node */
+    kcoll_price_nodes(m, KCOLL_COLL_BCAST, 4, 8, n, 0, &np);
+    CHECK(w->priced && near(w->before, on_node(m, KCOLL_COLL_SCATTER, 8, n / 8)) &&
+              near(w->net, lane(m, KCOLL_COLL_BCAST, 4, n / 8.0, 8)) &&
+              near(w->after, on_node(m, KCOLL_COLL_ALLGATHER, 8, n / 8)) && w->rootnode == 1u,
+          "lanes Bcast 4 x 8");
+    /* Allgather, block b: each lane allgathers its members' blocks, then
+     * the node allgathers the N blocks of each rank */
+    const size_t b = 65536;
+    kcoll_price_nodes(m, KCOLL_COLL_ALLGATHER, 4, 8, b, 0, &np);
+    CHECK(w->priced && w->before == 0 && w->coll[0] == KCOLL_NCOLL &&
+              near(w->net, lane(m, KCOLL_COLL_ALLGATHER, 4, (double)b, 8)) &&
+              near(w->after, on_node(m, KCOLL_COLL_ALLGATHER, 8, 4 * b)),
+          "lanes Allgather 4 x 8");
+    /* Reduce_scatter_block: on full nodes lane i's part is local rank i's
+     * own block, so nothing after; a node of fewer ranks hands pieces on */
+    kcoll_price_nodes(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 4, 8, b, 0, &np);
+    CHECK(w->priced && near(w->before, on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, 4 * b)) &&
+              near(w->net, lane(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 4, (double)b, 8)) &&
+              w->after == 0 && w->coll[2] == KCOLL_NCOLL,
+          "lanes Reduce_scatter_block 4 x 8");
+    kcoll_price_nodes_counts(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, half, 4, b, 0, &np);
+    CHECK(w->after > 0 && w->coll[2] == KCOLL_COLL_ALLTOALL,
+          "lanes Reduce_scatter_block 8 + 8 + 4 + 8: pieces to their owners");
+    /* not candidates */
+    static const kcoll_coll_t no[] = {KCOLL_COLL_BARRIER, KCOLL_COLL_GATHER, KCOLL_COLL_SCATTER,
+                                      KCOLL_COLL_ALLTOALL, KCOLL_COLL_SCATTERV};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        kcoll_price_nodes(m, no[i], 4, 8, 4096, 0, &np);
+        CHECK(!w->priced, "%s: lanes are not a candidate", kcoll_coll_name(no[i]));
+    }
+}
+
+/* The pick: the cheapest allowed layout; the runtime's never lanes. */
+static void pick(const kcoll_machine_t *m, const char *what)
+{
     static const kcoll_coll_t comp[] = {KCOLL_COLL_BARRIER,   KCOLL_COLL_BCAST,
                                         KCOLL_COLL_REDUCE,    KCOLL_COLL_ALLREDUCE,
                                         KCOLL_COLL_GATHER,    KCOLL_COLL_SCATTER,
                                         KCOLL_COLL_ALLGATHER, KCOLL_COLL_REDUCE_SCATTER_BLOCK};
-    static const size_t sizes[] = {1000, 70000, 1500000, 20000000};
-    static const int layouts[][2] = {{2, 2}, {4, 16}, {8, 8}};
-    int yes = 0, no = 0;
+    static const size_t sizes[] = {1000, 70000, 1500000};
+    static const int shapes[][4] = {{2, 2, 2}, {4, 16, 16, 16}, {8, 8, 8, 8},
+                                    {3, 16, 16, 12}, {3, 2, 1, 2}, {2, 8, 3}};
+    int yes = 0, no = 0, lane_best = 0, runs_lanes = 0;
     for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
-            for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
-                const int N = layouts[l][0], q = layouts[l][1];
+            for (size_t l = 0; l < sizeof shapes / sizeof shapes[0]; l++) {
+                const int N = shapes[l][0], *ppn = &shapes[l][1];
                 size_t b = comp[i] == KCOLL_COLL_BARRIER ? 0 : sizes[k];
-                kcoll_price_nodes(&m, comp[i], N, q, kcoll_class_bytes(b), 1 << 19, &np);
-                int want_c = np.hier <= np.flat, got = kcoll_nodes_compose(&m, comp[i], N, q, b,
-                                                                           1 << 19);
-                CHECK(got == want_c, "%s %d x %d, %zu bytes: compose %d, want %d",
-                      kcoll_coll_name(comp[i]), N, q, b, got, want_c);
-                yes += got;
-                no += !got;
+                /* (a reduce-scatter of 1.5 MB blocks prices 100 MB
+                 * vectors on the nodes: seconds) */
+                if (comp[i] == KCOLL_COLL_REDUCE_SCATTER_BLOCK && b > 100000)
+                    continue;
+                kcoll_nodes_price_t np;
+                kcoll_price_nodes_counts(m, comp[i], ppn, N, kcoll_class_bytes(b), 1 << 19, &np);
+                const kcoll_nodes_lprice_t *h = &np.lay[HOST], *e = &np.lay[LEAD],
+                                           *w = &np.lay[LANE];
+                int want_run = e->priced && e->t <= h->t ? LEAD : HOST;
+                int want_all = want_run;
+                if (w->priced && w->t <= np.lay[want_all].t)
+                    want_all = LANE;
+                int run = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, KCOLL_NODES_RUN);
+                int any = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, KCOLL_NODES_ALL);
+                int host_only = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19,
+                                                 KCOLL_NODES_BIT(HOST));
+                CHECK(run == want_run && any == want_all && host_only == HOST,
+                      "%s: %s on %d nodes (%d...), %zu bytes: runtime %s, want %s; all %s, want "
+                      "%s",
+                      what, kcoll_coll_name(comp[i]), N, ppn[0], b,
+                      kcoll_nodes_layout_name(run), kcoll_nodes_layout_name(want_run),
+                      kcoll_nodes_layout_name(any), kcoll_nodes_layout_name(want_all));
+                runs_lanes += run == LANE;
+                lane_best += any == LANE;
+                yes += run == LEAD;
+                no += run == HOST;
             }
-    CHECK(yes > 0 && no > 0, "the model composes some calls (%d) and hands others (%d) over", yes,
-          no);
+    CHECK(runs_lanes == 0, "%s: the runtime's layouts never include lanes (%d picks)", what,
+          runs_lanes);
+    CHECK(yes > 0 && no > 0, "%s: the runtime composes some calls (%d), hands others (%d) over",
+          what, yes, no);
+    CHECK(lane_best > 0, "%s: lanes the cheapest layout somewhere (else the runtime's "
+                         "never picking them says nothing)", what);
+    printf("%s: lanes the cheapest layout in %d of the calls priced\n", what, lane_best);
+}
+
+/* The host's price with the node's memory shared, against the optimistic
+ * one (every pair at the full copy rate). */
+static void honest(const kcoll_machine_t *m0)
+{
+    kcoll_machine_t m = *m0;
+    static const kcoll_coll_t all[] = {
+        KCOLL_COLL_BARRIER, KCOLL_COLL_BCAST,     KCOLL_COLL_SCATTER,
+        KCOLL_COLL_GATHER,  KCOLL_COLL_ALLGATHER, KCOLL_COLL_ALLTOALL,
+        KCOLL_COLL_REDUCE,  KCOLL_COLL_ALLREDUCE, KCOLL_COLL_REDUCE_SCATTER_BLOCK};
+    static const int shapes[][2] = {{1, 8}, {2, 2}, {4, 16}, {8, 8}, {2, 32}};
+    /* without a limit: the optimistic price itself */
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        for (size_t l = 0; l < sizeof shapes / sizeof shapes[0]; l++) {
+            const int N = shapes[l][0], q = shapes[l][1];
+            int ppn[8];
+            for (int k = 0; k < N; k++)
+                ppn[k] = q;
+            double old = kcoll_host_formula(&m, all[i], N, q, 1 << 20, KCOLL_RCLASS_DOUBLE);
+            double now = kcoll_host_formula_nodes(&m, all[i], N, ppn, 1 << 20,
+                                                  KCOLL_RCLASS_DOUBLE, 1);
+            CHECK(near(now, old), "%s %d x %d, no memory limit: %.3f, optimistic %.3f us",
+                  kcoll_coll_name(all[i]), N, q, now * 1e6, old * 1e6);
+        }
+    /* a node's memory delivers 20 GB/s to all copies: two ranks' messages
+     * (4 copies at 5 GB/s) already fill it */
+    m.package_bw = 20e9;
+    int more = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        for (size_t l = 0; l < sizeof shapes / sizeof shapes[0]; l++) {
+            const int N = shapes[l][0], q = shapes[l][1];
+            int ppn[8];
+            for (int k = 0; k < N; k++)
+                ppn[k] = q;
+            double old = kcoll_host_formula(&m, all[i], N, q, 1 << 20, KCOLL_RCLASS_DOUBLE);
+            double now = kcoll_host_formula_nodes(&m, all[i], N, ppn, 1 << 20,
+                                                  KCOLL_RCLASS_DOUBLE, 1);
+            CHECK(now >= old * (1 - 1e-12), "%s %d x %d: shared %.3f below optimistic %.3f us",
+                  kcoll_coll_name(all[i]), N, q, now * 1e6, old * 1e6);
+            more += now > old * 1.01;
+            kcoll_nodes_price_t np;
+            kcoll_price_nodes(&m, all[i], N, q, 1 << 20, 0, &np);
+            CHECK(near(np.lay[HOST].t, now), "%s %d x %d: the flat price is the shared one",
+                  kcoll_coll_name(all[i]), N, q);
+        }
+    CHECK(more > 0, "sharing the node's memory raises some prices (%d)", more);
+    /* bandwidth-bound, the same bytes per rank: the more ranks share the
+     * node, the dearer each byte (the optimistic price grows only with the
+     * rounds) */
+    static const kcoll_coll_t bw[] = {KCOLL_COLL_ALLGATHER, KCOLL_COLL_REDUCE_SCATTER_BLOCK,
+                                      KCOLL_COLL_ALLTOALL};
+    for (size_t i = 0; i < sizeof bw / sizeof bw[0]; i++) {
+        double last = 0, last_ratio = 0;
+        for (int q = 4; q <= 64; q *= 2) {
+            double old = kcoll_host_formula(&m, bw[i], 1, q, 65536, KCOLL_RCLASS_DOUBLE);
+            double now = kcoll_host_formula_nodes(&m, bw[i], 1, &q, 65536, KCOLL_RCLASS_DOUBLE, 1);
+            CHECK(now > last && now / old > last_ratio,
+                  "%s 1 x %d, 64 KiB per rank: %.3f us, %.2fx the optimistic price (before: "
+                  "%.3f us, %.2fx)",
+                  kcoll_coll_name(bw[i]), q, now * 1e6, now / old, last * 1e6, last_ratio);
+            last = now;
+            last_ratio = now / old;
+        }
+    }
+    /* Allgather 1 x 16 by hand: a ring, 16 messages at once, each byte
+     * through the memory twice: 32 / W per byte against host_beta */
+    int q = 16;
+    double want = 4 * m.host_alpha + 15 * 65536 * (32 / m.package_bw) + 65536 * m.copy_beta;
+    double got = kcoll_host_formula_nodes(&m, KCOLL_COLL_ALLGATHER, 1, &q, 65536,
+                                          KCOLL_RCLASS_DOUBLE, 1);
+    CHECK(near(got, want), "Allgather 1 x 16 shared: %.3f us, want %.3f", got * 1e6, want * 1e6);
+    /* a linear root has one message going: Gather keeps its price while a
+     * pair's copies fit in the memory */
+    double g0 = kcoll_host_formula(&m, KCOLL_COLL_GATHER, 2, 16, 65536, KCOLL_RCLASS_DOUBLE);
+    int two[] = {16, 16};
+    double g1 = kcoll_host_formula_nodes(&m, KCOLL_COLL_GATHER, 2, two, 65536, KCOLL_RCLASS_DOUBLE,
+                                         1);
+    CHECK(near(g0, g1), "Gather 2 x 16: one message at a time, unshared");
+    pick(&m, "with the node's memory shared");
+}
+
+int main(void)
+{
+    const kcoll_machine_t m = hand();
+    leaders(&m);
+    lanes(&m);
+    pick(&m, "hand machine");
     /* one rank per node: the composition would be the host's call plus
-     * bookkeeping (a tie in price): the host MPI whole */
+     * bookkeeping (a tie in price): the host MPI whole, in every layout */
+    kcoll_nodes_price_t np;
+    const size_t n = 1 << 20;
+    const int ones[] = {1, 1, 1, 1};
     kcoll_price_nodes(&m, KCOLL_COLL_ALLREDUCE, 4, 1, kcoll_class_bytes(n), 0, &np);
-    CHECK(np.composed && np.hier == np.flat &&
-              !kcoll_nodes_compose(&m, KCOLL_COLL_ALLREDUCE, 4, 1, n, 0),
-          "4 x 1 Allreduce: a tie, handed to the host MPI (hier %.3f, flat %.3f us)", np.hier * 1e6,
-          np.flat * 1e6);
-    CHECK(!kcoll_nodes_compose(&m, KCOLL_COLL_ALLTOALL, 4, 4, n, 0) &&
-              !kcoll_nodes_compose(&m, KCOLL_COLL_GATHERV, 4, 4, n, 0),
+    CHECK(np.lay[LEAD].priced && np.lay[LEAD].t == np.lay[HOST].t &&
+              kcoll_nodes_pick(&m, KCOLL_COLL_ALLREDUCE, ones, 4, n, 0, KCOLL_NODES_ALL) == HOST,
+          "4 x 1 Allreduce: a tie, handed to the host MPI (leaders %.3f, flat %.3f us)",
+          np.lay[LEAD].t * 1e6, np.lay[HOST].t * 1e6);
+    const int fours[] = {4, 4, 4, 4};
+    CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST &&
+              kcoll_nodes_pick(&m, KCOLL_COLL_GATHERV, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST,
           "Alltoall, Gatherv: never composed");
+    honest(&m);
     return check_report("test_nodes");
 }
