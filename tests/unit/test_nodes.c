@@ -316,6 +316,18 @@ static void pick(const kcoll_machine_t *m, const char *what)
     printf("%s: lanes the cheapest layout in %d of the calls priced\n", what, lane_best);
 }
 
+/* The host's price of a 1 MiB call on N nodes of q ranks: the optimistic
+ * formula's (*old) and the one with the node's memory shared (*now). */
+static void host_both(const kcoll_machine_t *m, kcoll_coll_t c, int N, int q, double *old,
+                      double *now)
+{
+    int ppn[8];
+    for (int k = 0; k < N; k++)
+        ppn[k] = q;
+    *old = kcoll_host_formula(m, c, N, q, 1 << 20, KCOLL_RCLASS_DOUBLE);
+    *now = kcoll_host_formula_nodes(m, c, N, ppn, 1 << 20, KCOLL_RCLASS_DOUBLE, 1);
+}
+
 /* The host's price with the node's memory shared, against the optimistic
  * one (every pair at the full copy rate). */
 static void honest(const kcoll_machine_t *m0)
@@ -330,12 +342,8 @@ static void honest(const kcoll_machine_t *m0)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         for (size_t l = 0; l < sizeof shapes / sizeof shapes[0]; l++) {
             const int N = shapes[l][0], q = shapes[l][1];
-            int ppn[8];
-            for (int k = 0; k < N; k++)
-                ppn[k] = q;
-            double old = kcoll_host_formula(&m, all[i], N, q, 1 << 20, KCOLL_RCLASS_DOUBLE);
-            double now = kcoll_host_formula_nodes(&m, all[i], N, ppn, 1 << 20,
-                                                  KCOLL_RCLASS_DOUBLE, 1);
+            double old, now;
+            host_both(&m, all[i], N, q, &old, &now);
             CHECK(near(now, old), "%s %d x %d, no memory limit: %.3f, optimistic %.3f us",
                   kcoll_coll_name(all[i]), N, q, now * 1e6, old * 1e6);
         }
@@ -346,12 +354,8 @@ static void honest(const kcoll_machine_t *m0)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         for (size_t l = 0; l < sizeof shapes / sizeof shapes[0]; l++) {
             const int N = shapes[l][0], q = shapes[l][1];
-            int ppn[8];
-            for (int k = 0; k < N; k++)
-                ppn[k] = q;
-            double old = kcoll_host_formula(&m, all[i], N, q, 1 << 20, KCOLL_RCLASS_DOUBLE);
-            double now = kcoll_host_formula_nodes(&m, all[i], N, ppn, 1 << 20,
-                                                  KCOLL_RCLASS_DOUBLE, 1);
+            double old, now;
+            host_both(&m, all[i], N, q, &old, &now);
             CHECK(now >= old * (1 - 1e-12), "%s %d x %d: shared %.3f below optimistic %.3f us",
                   kcoll_coll_name(all[i]), N, q, now * 1e6, old * 1e6);
             more += now > old * 1.01;
