@@ -63,6 +63,10 @@
  * algorithm's latencies itself, at the same time as the others: once per
  * round. A share is moved between nodes as its own host collective over
  * N ranks.
+ * Both compositions are data: a table of phases per collective
+ * (kcoll_nodes_plans, kcoll_lanes_plans), each phase a collective, a
+ * size and the nodes it runs on; only the leaders' pipelined Bcast is
+ * priced apart.
  *
  * on(c, x) is what the model gives a one-node call of q_k ranks at x
  * (m = m_k; the selector's pick: kcoll's cheapest algorithm or the host
