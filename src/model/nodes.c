@@ -454,3 +454,10 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
             best = (kcoll_nodes_layout_t)l;
     return best;
 }
+
+int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn, int nodes,
+                        size_t bytes, size_t segment)
+{
+    return kcoll_nodes_pick(m, c, ppn, nodes, bytes, segment, KCOLL_NODES_RUN) ==
+           KCOLL_NODES_LEADERS;
+}
