@@ -63,6 +63,10 @@
  * algorithm's latencies itself, at the same time as the others: once per
  * round. A share is moved between nodes as its own host collective over
  * N ranks.
+ * Both compositions are data: a table of phases per collective
+ * (kcoll_nodes_plans, kcoll_lanes_plans), each phase a collective, a
+ * size and the nodes it runs on; only the leaders' pipelined Bcast is
+ * priced apart.
  *
  * on(c, x) is what the model gives a one-node call of q_k ranks at x
  * (m = m_k; the selector's pick: kcoll's cheapest algorithm or the host
@@ -278,73 +282,108 @@ static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t 
     out->priced = 1;
 }
 
+/* The lanes' layouts (the walk-through's list), as data: per collective,
+ * before, between nodes and after, each a collective at a size, on a set
+ * of nodes. Sizes: the share s = n / L, p b / L (a node's reduce-scatter
+ * of the whole run), the call's bytes b, N b (one rank's blocks from every
+ * node), b / q_k (a node's piece of a run it does not own whole). */
+enum { KCOLL_LSZ_NONE, KCOLL_LSZ_SHARE, KCOLL_LSZ_PSHARE, KCOLL_LSZ_B, KCOLL_LSZ_NB,
+       KCOLL_LSZ_BQ };
+enum {
+    KCOLL_LON_EACH, /* every node, times the lanes its busiest rank carries */
+    KCOLL_LON_ROOT, /* the root's node only, likewise */
+    KCOLL_LON_SHORT /* the nodes of fewer ranks than lanes, once */
+};
+typedef struct {
+    kcoll_coll_t coll; /* KCOLL_NCOLL: the call's own collective */
+    int sz, on;        /* KCOLL_LSZ_*, KCOLL_LON_* */
+} kcoll_lanes_phase_t;
+typedef struct {
+    kcoll_coll_t c;
+    kcoll_lanes_phase_t ph[3];
+} kcoll_lanes_plan_t;
+#define KCOLL_LP(c, s, o) {KCOLL_COLL_##c, KCOLL_LSZ_##s, KCOLL_LON_##o}
+#define KCOLL_LP_NET(s) {KCOLL_NCOLL, KCOLL_LSZ_##s, KCOLL_LON_EACH}
+#define KCOLL_LP_NONE {KCOLL_NCOLL, KCOLL_LSZ_NONE, KCOLL_LON_EACH}
+static const kcoll_lanes_plan_t kcoll_lanes_plans[] = {
+    {KCOLL_COLL_ALLREDUCE,
+     {KCOLL_LP(REDUCE_SCATTER_BLOCK, SHARE, EACH), KCOLL_LP_NET(SHARE),
+      KCOLL_LP(ALLGATHER, SHARE, EACH)}},
+    {KCOLL_COLL_REDUCE,
+     {KCOLL_LP(REDUCE_SCATTER_BLOCK, SHARE, EACH), KCOLL_LP_NET(SHARE),
+      KCOLL_LP(GATHER, SHARE, ROOT)}},
+    {KCOLL_COLL_REDUCE_SCATTER,
+     {KCOLL_LP(REDUCE_SCATTER_BLOCK, PSHARE, EACH), KCOLL_LP_NET(B),
+      KCOLL_LP(ALLTOALL, BQ, SHORT)}},
+    {KCOLL_COLL_REDUCE_SCATTER_BLOCK,
+     {KCOLL_LP(REDUCE_SCATTER_BLOCK, PSHARE, EACH), KCOLL_LP_NET(B),
+      KCOLL_LP(ALLTOALL, BQ, SHORT)}},
+    {KCOLL_COLL_ALLGATHER, {KCOLL_LP_NONE, KCOLL_LP_NET(B), KCOLL_LP(ALLGATHER, NB, EACH)}},
+    {KCOLL_COLL_ALLGATHERV, {KCOLL_LP_NONE, KCOLL_LP_NET(B), KCOLL_LP(ALLGATHER, NB, EACH)}},
+    {KCOLL_COLL_BCAST,
+     {KCOLL_LP(SCATTER, SHARE, ROOT), KCOLL_LP_NET(SHARE), KCOLL_LP(ALLGATHER, SHARE, EACH)}},
+};
+#undef KCOLL_LP
+#undef KCOLL_LP_NET
+#undef KCOLL_LP_NONE
+
+/* One on-node phase of the lanes' plan, the slowest node's. */
+static double kcoll_lanes_on(const kcoll_nshape_t *s, const kcoll_lanes_phase_t *ph, double x)
+{
+    const double L = s->qmax;
+    double t = 0;
+    switch (ph->on) {
+    case KCOLL_LON_ROOT:
+        return kcoll_nodes_on(s->m, ph->coll, s->q0, (size_t)ceil(ceil(L / s->q0) * x));
+    case KCOLL_LON_SHORT:
+        for (int k = 0; k < s->N; k++) {
+            if (s->ppn[k] >= s->qmax)
+                continue;
+            const double tk = kcoll_nodes_on(s->m, ph->coll, s->ppn[k],
+                                             (size_t)ceil(x / s->ppn[k]));
+            t = tk > t ? tk : t;
+        }
+        return t;
+    default:
+        return kcoll_nodes_on_max(s, ph->coll, x, 1);
+    }
+}
+
 /* The lanes' layout (priced: 0 where it is not a candidate). */
 static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t bytes,
                               kcoll_nodes_lprice_t *out, int *rounds)
 {
     const double L = s->qmax, b = (double)bytes;
-    kcoll_coll_t ph[3] = {KCOLL_NCOLL, KCOLL_NCOLL, KCOLL_NCOLL};
     out->coll[0] = out->coll[1] = out->coll[2] = KCOLL_NCOLL;
     if (s->N == 1)
         return;
-    switch (c) {
-    case KCOLL_COLL_ALLREDUCE:
-    case KCOLL_COLL_REDUCE: {
-        const double share = b / L;
-        ph[0] = KCOLL_COLL_REDUCE_SCATTER_BLOCK;
-        out->before = kcoll_nodes_on_max(s, ph[0], share, 1);
-        ph[1] = c;
-        out->net = kcoll_nodes_lanes_net(s, c, share, rounds);
-        if (c == KCOLL_COLL_ALLREDUCE) {
-            ph[2] = KCOLL_COLL_ALLGATHER;
-            out->after = kcoll_nodes_on_max(s, ph[2], share, 1);
-        } else { /* the shares to the root, on its node */
-            ph[2] = KCOLL_COLL_GATHER;
-            out->rootnode = 1u << 2;
-            out->after = kcoll_nodes_on(s->m, ph[2], s->q0, (size_t)ceil(ceil(L / s->q0) * share));
-        }
-        break;
-    }
-    case KCOLL_COLL_REDUCE_SCATTER:
-    case KCOLL_COLL_REDUCE_SCATTER_BLOCK: {
-        ph[0] = KCOLL_COLL_REDUCE_SCATTER_BLOCK;
-        out->before = kcoll_nodes_on_max(s, ph[0], (double)s->p * b / L, 1);
-        ph[1] = c;
-        out->net = kcoll_nodes_lanes_net(s, c, b, rounds);
-        /* a node of fewer ranks than lanes: its ranks hold pieces of the
-         * node's run that other ranks own */
-        for (int k = 0; k < s->N; k++) {
-            if (s->ppn[k] >= s->qmax)
-                continue;
-            ph[2] = KCOLL_COLL_ALLTOALL;
-            const double t = kcoll_nodes_on(s->m, ph[2], s->ppn[k],
-                                            (size_t)ceil(b / s->ppn[k]));
-            out->after = t > out->after ? t : out->after;
-        }
-        break;
-    }
-    case KCOLL_COLL_ALLGATHER:
-    case KCOLL_COLL_ALLGATHERV:
-        ph[1] = c;
-        out->net = kcoll_nodes_lanes_net(s, c, b, rounds);
-        ph[2] = KCOLL_COLL_ALLGATHER;
-        out->after = kcoll_nodes_on_max(s, ph[2], s->N * b, 1);
-        break;
-    case KCOLL_COLL_BCAST: {
-        const double share = b / L;
-        ph[0] = KCOLL_COLL_SCATTER;
-        out->rootnode = 1u << 0;
-        out->before = kcoll_nodes_on(s->m, ph[0], s->q0, (size_t)ceil(ceil(L / s->q0) * share));
-        ph[1] = c;
-        out->net = kcoll_nodes_lanes_net(s, c, share, rounds);
-        ph[2] = KCOLL_COLL_ALLGATHER;
-        out->after = kcoll_nodes_on_max(s, ph[2], share, 1);
-        break;
-    }
-    default:
+    const kcoll_lanes_plan_t *plan = NULL;
+    for (size_t i = 0; i < sizeof kcoll_lanes_plans / sizeof kcoll_lanes_plans[0]; i++)
+        if (kcoll_lanes_plans[i].c == c)
+            plan = &kcoll_lanes_plans[i];
+    if (!plan)
         return;
+    /* the BQ size is divided by each short node's q_k in kcoll_lanes_on */
+    const double size[] = {[KCOLL_LSZ_NONE] = 0, [KCOLL_LSZ_SHARE] = b / L,
+                           [KCOLL_LSZ_PSHARE] = (double)s->p * b / L, [KCOLL_LSZ_B] = b,
+                           [KCOLL_LSZ_NB] = s->N * b, [KCOLL_LSZ_BQ] = b};
+    double *t[3] = {&out->before, &out->net, &out->after};
+    for (int i = 0; i < 3; i++) {
+        const kcoll_lanes_phase_t *ph = &plan->ph[i];
+        if (ph->sz == KCOLL_LSZ_NONE)
+            continue;
+        if (i == 1) {
+            *t[i] = kcoll_nodes_lanes_net(s, c, size[ph->sz], rounds);
+            out->coll[i] = c;
+            continue;
+        }
+        if (ph->on == KCOLL_LON_SHORT && s->qmin >= s->qmax)
+            continue; /* even nodes: lane i's part of the run is local rank i's block */
+        *t[i] = kcoll_lanes_on(s, ph, size[ph->sz]);
+        out->coll[i] = ph->coll;
+        if (ph->on == KCOLL_LON_ROOT)
+            out->rootnode |= 1u << i;
     }
-    memcpy(out->coll, ph, sizeof ph);
     out->t = out->before + out->net + out->after;
     out->priced = 1;
 }
@@ -414,4 +453,11 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
         if ((allowed & KCOLL_NODES_BIT(l)) && np.lay[l].priced && np.lay[l].t <= np.lay[best].t)
             best = (kcoll_nodes_layout_t)l;
     return best;
+}
+
+int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn, int nodes,
+                        size_t bytes, size_t segment)
+{
+    return kcoll_nodes_pick(m, c, ppn, nodes, bytes, segment, KCOLL_NODES_RUN) ==
+           KCOLL_NODES_LEADERS;
 }

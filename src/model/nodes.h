@@ -81,4 +81,13 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
 kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
                                 int nodes, size_t bytes, size_t segment, unsigned allowed);
 
+/* Does kcoll's composition of collective c pay on `nodes` nodes of ppn[k]
+ * ranks at `bytes`, among the layouts the runtime runs today
+ * (KCOLL_NODES_RUN: host and leaders; lanes are priced only until the
+ * schedules between nodes run them)? 1: the leaders' composition; 0: the
+ * host MPI alone. kcoll_nodes_pick with KCOLL_NODES_RUN, so it never
+ * yields lanes. */
+int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn, int nodes,
+                        size_t bytes, size_t segment);
+
 #endif

@@ -127,10 +127,9 @@ kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
     if (h->pick[c][sc] < 0) {
         const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
         /* of the layouts the model prices, the ones this layer runs */
-        h->pick[c][sc] = (signed char)(kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn,
-                                                        bytes, seg > 0 ? (size_t)seg : 0,
-                                                        KCOLL_NODES_RUN) ==
-                                       KCOLL_NODES_LEADERS);
+        h->pick[c][sc] = (signed char)kcoll_nodes_compose(&kcoll_tuning()->m, c, h->nsize,
+                                                          h->nn, bytes,
+                                                          seg > 0 ? (size_t)seg : 0);
     }
     return h->pick[c][sc] ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
 }

@@ -302,6 +302,8 @@ static void pick(const kcoll_machine_t *m, const char *what)
                       what, kcoll_coll_name(comp[i]), N, ppn[0], b,
                       kcoll_nodes_layout_name(run), kcoll_nodes_layout_name(want_run),
                       kcoll_nodes_layout_name(any), kcoll_nodes_layout_name(want_all));
+                CHECK(kcoll_nodes_compose(m, comp[i], ppn, N, b, 1 << 19) == (run == LEAD),
+                      "%s: kcoll_nodes_compose is the runtime's pick, leaders or host", what);
                 runs_lanes += run == LANE;
                 lane_best += any == LANE;
                 yes += run == LEAD;
