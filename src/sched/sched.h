@@ -28,6 +28,17 @@
  * host phases. The simulator models an external operation as one event
  * shared by every rank of the collective that runs it: it completes on a
  * rank once every such rank has started it.
+ *
+ * A schedule may also own host collectives (kcoll_xcoll_t): a collective
+ * of the host MPI between the members of a group of ranks, such as the
+ * nodes' leaders or one lane of every node, described as plain data (which
+ * collective, which group, the buffers by their symbolic names). Once a
+ * schedule owns one, its EXTERN(i) steps name its own descriptor i rather
+ * than the collective's operation i; the runtime will start the host's
+ * non-blocking call on the group's communicator from the descriptor, and
+ * the simulator (kcoll_sim_set_nodes) carries out its data semantics. This
+ * is how a call spanning nodes becomes one schedule: on-node phases built
+ * by the one-node builders, joined by host collectives between nodes.
  */
 #ifndef KCOLL_SCHED_H
 #define KCOLL_SCHED_H
@@ -106,10 +117,43 @@ typedef struct {
     size_t len;
 } kcoll_step_t;
 
+/* Host collectives a schedule can own (kcoll_xcoll_t.coll). */
+typedef enum {
+    KCOLL_XC_ALLREDUCE = 0,
+    KCOLL_XC_REDUCE,
+    KCOLL_XC_BCAST,
+    KCOLL_XC_ALLGATHER,
+    KCOLL_XC_REDUCE_SCATTER_BLOCK,
+    KCOLL_NXC
+} kcoll_xcoll_kind_t;
+
+/* One host collective between the members of a group, as this rank takes
+ * part in it. Plain data, so it can be copied, renumbered and mapped with
+ * the steps. Every member of the group must start the group's host
+ * collectives in the same order with the same coll, root and len (MPI's
+ * rule for collectives on one communicator).
+ *  - group: an id the caller's layout gives meaning to (the leaders of the
+ *    nodes, lane l of every node); its members have ranks 0..n-1 in it;
+ *  - root: REDUCE and BCAST: the root's rank within the group, else 0;
+ *  - sbuf[soff..) is what this rank contributes, rbuf[roff..) where its
+ *    result goes; sbuf == rbuf with soff == roff is in place (MPI_IN_PLACE);
+ *    BCAST uses rbuf only (the root's is the source);
+ *  - len, in bytes: the whole vector for ALLREDUCE, REDUCE and BCAST; one
+ *    member's block for ALLGATHER (receives n blocks) and
+ *    REDUCE_SCATTER_BLOCK (contributes n blocks, receives one). */
+typedef struct {
+    uint8_t coll; /* kcoll_xcoll_kind_t */
+    uint8_t sbuf, rbuf;
+    int32_t group, root;
+    size_t soff, roff, len;
+} kcoll_xcoll_t;
+
 typedef struct {
     kcoll_step_t *steps;
     int n, cap;
     kcoll_status_t err; /* sticky: first failure while appending */
+    kcoll_xcoll_t *xc;  /* the host collectives EXTERN(i) names, if nxc > 0 */
+    int nxc, xccap;
 } kcoll_sched_t;
 
 /* An external operation (EXTERN steps). Implementations embed it as
@@ -158,7 +202,11 @@ void kcoll_sched_signal(kcoll_sched_t *s, kcoll_flag_t flag, uint32_t value);
 void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t value);
 /* Run the collective's external operation number `op`. */
 void kcoll_sched_extern(kcoll_sched_t *s, int op);
-/* Copy src's steps to the end of dst (dst->err on failure). */
+/* Own host collective *x (a copy) and append the EXTERN step that runs it. */
+void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x);
+/* Copy src's steps to the end of dst (dst->err on failure); src's host
+ * collectives come along, its EXTERN steps renumbered to name them in dst
+ * (a src without host collectives keeps its EXTERN numbers). */
 void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src);
 /* Where one phase's buffers lie in a composed schedule: the phase's buffer
  * b is buf[b], from byte off[b] on (a subgroup's SEND may be an earlier
@@ -177,7 +225,9 @@ void kcoll_bufmap_init(kcoll_bufmap_t *m, int send_is_recv);
  * buffers of subgroup rank i lie as map[i] says (nmap == 1: map[0] for
  * every rank; map NULL: where they are), those of this rank as map[me]:
  * a step's local buffer and offset follow this rank's map, the peer's
- * buffer and offset of a READ or WRITE the peer's. */
+ * buffer and offset of a READ or WRITE the peer's. Host collectives come
+ * along as with kcoll_sched_append, their buffers and offsets mapped by
+ * this rank's map (group ids and group ranks are the composer's already). */
 #define KCOLL_PHASE_VALUES (1u << 20) /* values a phase may use; bases step by this */
 void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
                                uint32_t base, const kcoll_bufmap_t *map, int nmap, int me);
