@@ -150,7 +150,7 @@ static int kcoll_sched_push_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
     if (s->err)
         return -1;
     if (x->coll >= KCOLL_NXC || x->sbuf >= KCOLL_NBUF || x->rbuf >= KCOLL_NBUF || x->group < 0 ||
-        x->root < 0) {
+        x->root < 0 || x->esize == 0 || x->len % x->esize) {
         s->err = KCOLL_ERR_ARG;
         return -1;
     }
@@ -165,12 +165,18 @@ static int kcoll_sched_push_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
 void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
 {
     int i = kcoll_sched_push_xcoll(s, x);
-    if (i >= 0)
-        kcoll_sched_extern(s, i);
+    if (i < 0)
+        return;
+    kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_EXTERN);
+    if (st) {
+        st->value = (uint32_t)i;
+        st->flag = KCOLL_EXTERN_XCOLL;
+    }
 }
 
 /* Bring src's host collectives into dst, buffers mapped by m (NULL: as
- * they are); returns what src's EXTERN numbers must be shifted by. */
+ * they are); returns what src's EXTERN steps that name them must be
+ * shifted by. */
 static uint32_t kcoll_sched_take_xcolls(kcoll_sched_t *dst, const kcoll_sched_t *src,
                                         const kcoll_bufmap_t *m)
 {
@@ -185,7 +191,7 @@ static uint32_t kcoll_sched_take_xcolls(kcoll_sched_t *dst, const kcoll_sched_t 
         }
         kcoll_sched_push_xcoll(dst, &x);
     }
-    return src->nxc > 0 ? shift : 0;
+    return shift;
 }
 
 void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src)
@@ -195,7 +201,7 @@ void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src)
         kcoll_step_t *st = kcoll_sched_push(dst, (kcoll_step_kind_t)src->steps[i].kind);
         if (st) {
             *st = src->steps[i];
-            if (st->kind == KCOLL_STEP_EXTERN)
+            if (st->kind == KCOLL_STEP_EXTERN && st->flag == KCOLL_EXTERN_XCOLL)
                 st->value += shift;
         }
     }
@@ -257,7 +263,8 @@ void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, con
             st->lbuf = mine->buf[st->lbuf];
             break;
         default: /* EXTERN: the collective's operation, or src's host collective */
-            st->value += shift;
+            if (st->flag == KCOLL_EXTERN_XCOLL)
+                st->value += shift;
             break;
         }
     }
@@ -269,6 +276,13 @@ const char *kcoll_buf_name(int buf)
 {
     static const char *const names[KCOLL_NBUF] = {"SEND", "RECV", "TMP"};
     return (unsigned)buf < KCOLL_NBUF ? names[buf] : "?";
+}
+
+const char *kcoll_xcoll_name(int coll)
+{
+    static const char *const names[KCOLL_NXC] = {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER",
+                                                 "REDUCE_SCATTER_BLOCK", "GATHER", "SCATTER"};
+    return (unsigned)coll < KCOLL_NXC ? names[coll] : "?";
 }
 
 const char *kcoll_flag_name(int flag)
@@ -311,7 +325,13 @@ void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
                     st->value);
             break;
         case KCOLL_STEP_EXTERN:
-            fprintf(out, "EXTERN %u\n", st->value);
+            if (st->flag == KCOLL_EXTERN_XCOLL && st->value < (uint32_t)s->nxc) {
+                const kcoll_xcoll_t *x = &s->xc[st->value];
+                fprintf(out, "EXTERN host %s group %d root %d %s[%zu] -> %s[%zu] len %zu\n",
+                        kcoll_xcoll_name(x->coll), x->group, x->root, kcoll_buf_name(x->sbuf),
+                        x->soff, kcoll_buf_name(x->rbuf), x->roff, x->len);
+            } else
+                fprintf(out, "EXTERN %u\n", st->value);
             break;
         }
     }
