@@ -36,7 +36,9 @@
  * blocked_want, for a waiting loop that sleeps on it.
  *
  * EXTERN starts the collective's external operation when the step is
- * reached and tests it on every later call until it is done.
+ * reached and tests it on every later call until it is done. An EXTERN
+ * naming one of the schedule's host collectives (KCOLL_EXTERN_XCOLL) is
+ * refused for now: nothing resolves its group to a communicator yet.
  *
  * Buffers laid out by a derived datatype (sched/dmap.h): steps address
  * every buffer by logical offsets; a buffer with a map has its logical
@@ -465,6 +467,14 @@ static kcoll_status_t kcoll_exec_transfer(kcoll_exec_t *x, int *n)
 
 static kcoll_status_t kcoll_exec_extern(kcoll_exec_t *x, const kcoll_step_t *st)
 {
+    if (st->flag == KCOLL_EXTERN_XCOLL) {
+        /* host collectives between nodes are checked by the simulator but
+         * not yet started by this executor: refuse rather than skip one */
+        snprintf(x->errmsg, sizeof x->errmsg,
+                 "EXTERN step names host collective %u, which this executor cannot start",
+                 st->value);
+        return KCOLL_ERR_UNSUPPORTED;
+    }
     if ((int)st->value >= x->nxops || !x->xops[st->value]) {
         snprintf(x->errmsg, sizeof x->errmsg, "EXTERN step names operation %u of %d",
                  st->value, x->nxops);

@@ -13,12 +13,14 @@ void kcoll_sched_init(kcoll_sched_t *s)
 void kcoll_sched_reset(kcoll_sched_t *s)
 {
     s->n = 0;
+    s->nxc = 0;
     s->err = KCOLL_OK;
 }
 
 void kcoll_sched_free(kcoll_sched_t *s)
 {
     free(s->steps);
+    free(s->xc);
     kcoll_sched_init(s);
 }
 
@@ -142,12 +144,66 @@ void kcoll_sched_extern(kcoll_sched_t *s, int op)
         st->value = (uint32_t)op;
 }
 
+/* Own a copy of x; returns its number, or -1 (dst->err set). */
+static int kcoll_sched_push_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
+{
+    if (s->err)
+        return -1;
+    if (x->coll >= KCOLL_NXC || x->sbuf >= KCOLL_NBUF || x->rbuf >= KCOLL_NBUF || x->group < 0 ||
+        x->root < 0 || x->esize == 0 || x->len % x->esize) {
+        s->err = KCOLL_ERR_ARG;
+        return -1;
+    }
+    if (kcoll_grow((void **)&s->xc, &s->xccap, s->nxc, sizeof *s->xc, 4)) {
+        s->err = KCOLL_ERR_NOMEM;
+        return -1;
+    }
+    s->xc[s->nxc] = *x;
+    return s->nxc++;
+}
+
+void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
+{
+    int i = kcoll_sched_push_xcoll(s, x);
+    if (i < 0)
+        return;
+    kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_EXTERN);
+    if (st) {
+        st->value = (uint32_t)i;
+        st->flag = KCOLL_EXTERN_XCOLL;
+    }
+}
+
+/* Bring src's host collectives into dst, buffers mapped by m (NULL: as
+ * they are); returns what src's EXTERN steps that name them must be
+ * shifted by. */
+static uint32_t kcoll_sched_take_xcolls(kcoll_sched_t *dst, const kcoll_sched_t *src,
+                                        const kcoll_bufmap_t *m)
+{
+    uint32_t shift = (uint32_t)dst->nxc;
+    for (int i = 0; i < src->nxc && !dst->err; i++) {
+        kcoll_xcoll_t x = src->xc[i];
+        if (m) {
+            x.soff += m->off[x.sbuf];
+            x.sbuf = m->buf[x.sbuf];
+            x.roff += m->off[x.rbuf];
+            x.rbuf = m->buf[x.rbuf];
+        }
+        kcoll_sched_push_xcoll(dst, &x);
+    }
+    return shift;
+}
+
 void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src)
 {
+    uint32_t shift = kcoll_sched_take_xcolls(dst, src, NULL);
     for (int i = 0; i < src->n && !dst->err; i++) {
         kcoll_step_t *st = kcoll_sched_push(dst, (kcoll_step_kind_t)src->steps[i].kind);
-        if (st)
+        if (st) {
             *st = src->steps[i];
+            if (st->kind == KCOLL_STEP_EXTERN && st->flag == KCOLL_EXTERN_XCOLL)
+                st->value += shift;
+        }
     }
     if (src->err && !dst->err)
         dst->err = src->err;
@@ -169,6 +225,7 @@ void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, con
     kcoll_bufmap_t id;
     kcoll_bufmap_init(&id, 0);
     const kcoll_bufmap_t *mine = !map ? &id : nmap == 1 ? map : &map[me];
+    uint32_t shift = kcoll_sched_take_xcolls(dst, src, mine);
     for (int i = 0; i < src->n && !dst->err; i++) {
         kcoll_step_t *st = kcoll_sched_push(dst, (kcoll_step_kind_t)src->steps[i].kind);
         if (!st)
@@ -205,7 +262,9 @@ void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, con
         case KCOLL_STEP_EXPOSE: /* the whole buffer */
             st->lbuf = mine->buf[st->lbuf];
             break;
-        default: /* EXTERN: an operation of the whole collective */
+        default: /* EXTERN: the collective's operation, or src's host collective */
+            if (st->flag == KCOLL_EXTERN_XCOLL)
+                st->value += shift;
             break;
         }
     }
@@ -217,6 +276,13 @@ const char *kcoll_buf_name(int buf)
 {
     static const char *const names[KCOLL_NBUF] = {"SEND", "RECV", "TMP"};
     return (unsigned)buf < KCOLL_NBUF ? names[buf] : "?";
+}
+
+const char *kcoll_xcoll_name(int coll)
+{
+    static const char *const names[KCOLL_NXC] = {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER",
+                                                 "REDUCE_SCATTER_BLOCK", "GATHER", "SCATTER"};
+    return (unsigned)coll < KCOLL_NXC ? names[coll] : "?";
 }
 
 const char *kcoll_flag_name(int flag)
@@ -259,7 +325,13 @@ void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
                     st->value);
             break;
         case KCOLL_STEP_EXTERN:
-            fprintf(out, "EXTERN %u\n", st->value);
+            if (st->flag == KCOLL_EXTERN_XCOLL && st->value < (uint32_t)s->nxc) {
+                const kcoll_xcoll_t *x = &s->xc[st->value];
+                fprintf(out, "EXTERN host %s group %d root %d %s[%zu] -> %s[%zu] len %zu\n",
+                        kcoll_xcoll_name(x->coll), x->group, x->root, kcoll_buf_name(x->sbuf),
+                        x->soff, kcoll_buf_name(x->rbuf), x->roff, x->len);
+            } else
+                fprintf(out, "EXTERN %u\n", st->value);
             break;
         }
     }

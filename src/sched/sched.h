@@ -28,6 +28,21 @@
  * host phases. The simulator models an external operation as one event
  * shared by every rank of the collective that runs it: it completes on a
  * rank once every such rank has started it.
+ *
+ * A schedule may also own host collectives (kcoll_xcoll_t): a collective
+ * of the host MPI between the members of a group of ranks, such as the
+ * nodes' leaders or one lane of every node, described as plain data
+ * (which collective, which group, the buffers by their symbolic names,
+ * bytes). An EXTERN step with flag KCOLL_EXTERN_XCOLL names the schedule's
+ * own descriptor number `value` (s->xc[value]); an EXTERN step without it
+ * names the collective's operation `value` as before. The two numberings
+ * are apart, so a schedule can hold an agreement and host collectives at
+ * once, and appending a schedule renumbers only its own descriptors. The
+ * runtime resolves a descriptor to a host non-blocking call on the group's
+ * communicator; the simulator (kcoll_sim_set_nodes) matches the members'
+ * calls and carries out their data semantics. This is how a call spanning
+ * nodes becomes one schedule: on-node phases built by the one-node
+ * builders, joined by host collectives between nodes (src/cluster/).
  */
 #ifndef KCOLL_SCHED_H
 #define KCOLL_SCHED_H
@@ -67,7 +82,9 @@ typedef enum {
     KCOLL_STEP_WAIT,   /* until peer's flag `flag` >= value */
     KCOLL_STEP_REDUCE, /* local pbuf[poff..+len) = lbuf[loff..+len) op pbuf[poff..+len);
                         * flag 1 (reversed): pbuf = pbuf op lbuf */
-    KCOLL_STEP_EXTERN  /* run external operation number `value` (kcoll_xop_t) */
+    KCOLL_STEP_EXTERN  /* run external operation number `value` (kcoll_xop_t);
+                        * flag KCOLL_EXTERN_XCOLL: the schedule's host
+                        * collective number `value` (kcoll_xcoll_t) */
 } kcoll_step_kind_t;
 
 /* A step's fields, by kind. The local data steps (COPY, REDUCE) name
@@ -94,7 +111,7 @@ typedef struct {
         uint8_t rev;    /* REDUCE: dbuf = dbuf op sbuf (kcoll_sched_reduce_rev) */
     };
     int32_t peer;  /* READ/WRITE/WAIT: team rank of the peer */
-    uint32_t value;/* SIGNAL/WAIT: flag value; EXTERN: operation number */
+    uint32_t value;/* SIGNAL/WAIT: flag value; EXTERN: operation or descriptor number */
     union {
         size_t loff; /* READ, WRITE */
         size_t soff; /* COPY, REDUCE */
@@ -106,10 +123,58 @@ typedef struct {
     size_t len;
 } kcoll_step_t;
 
+/* EXTERN step flag: `value` names s->xc[value], not a kcoll_xop_t. */
+#define KCOLL_EXTERN_XCOLL 1
+
+/* Host collectives a schedule can own (kcoll_xcoll_t.coll). */
+typedef enum {
+    KCOLL_XC_ALLREDUCE = 0,
+    KCOLL_XC_REDUCE,
+    KCOLL_XC_BCAST,
+    KCOLL_XC_ALLGATHER,
+    KCOLL_XC_REDUCE_SCATTER_BLOCK,
+    KCOLL_XC_GATHER,
+    KCOLL_XC_SCATTER,
+    KCOLL_NXC
+} kcoll_xcoll_kind_t;
+
+/* One host collective between the members of a group, as this rank takes
+ * part in it. Plain data, so it can be copied, renumbered and mapped with
+ * the steps, and resolved by an executor to addresses (the buffers), a
+ * communicator (the group) and counts (len / esize elements of the call's
+ * datatype, the call's operation). Every member of the group must start
+ * the group's host collectives in the same order with the same coll,
+ * root, len and esize (MPI's rule for collectives on one communicator).
+ *  - group: an id the caller's layout gives meaning to (src/cluster/:
+ *    the nodes' leaders, lane l of every node); its members have ranks
+ *    0..n-1 in it;
+ *  - root: REDUCE, BCAST, GATHER, SCATTER: the root's rank in the group,
+ *    else 0;
+ *  - sbuf[soff..) is what this rank contributes, rbuf[roff..) where its
+ *    result goes; sbuf == rbuf with soff == roff is in place
+ *    (MPI_IN_PLACE): for ALLGATHER and GATHER the own block already lies
+ *    at its place in rbuf, for REDUCE_SCATTER_BLOCK the n blocks are in
+ *    rbuf and the result goes to its start. BCAST uses rbuf only (the
+ *    root's is the source); a non-root's rbuf of REDUCE, the root's sbuf
+ *    of GATHER and a non-root's rbuf of SCATTER are not used;
+ *  - len, in bytes: the whole vector of ALLREDUCE, REDUCE and BCAST; one
+ *    member's block of ALLGATHER and GATHER (n blocks received),
+ *    REDUCE_SCATTER_BLOCK (n blocks contributed, one received) and
+ *    SCATTER (n blocks sent by the root);
+ *  - esize: bytes per element (len is a multiple): the reductions' unit. */
+typedef struct {
+    uint8_t coll; /* kcoll_xcoll_kind_t */
+    uint8_t sbuf, rbuf;
+    int32_t group, root;
+    size_t soff, roff, len, esize;
+} kcoll_xcoll_t;
+
 typedef struct {
     kcoll_step_t *steps;
     int n, cap;
     kcoll_status_t err; /* sticky: first failure while appending */
+    kcoll_xcoll_t *xc;  /* host collectives, named by EXTERN steps with KCOLL_EXTERN_XCOLL */
+    int nxc, xccap;
 } kcoll_sched_t;
 
 /* An external operation (EXTERN steps). Implementations embed it as
@@ -158,7 +223,11 @@ void kcoll_sched_signal(kcoll_sched_t *s, kcoll_flag_t flag, uint32_t value);
 void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t value);
 /* Run the collective's external operation number `op`. */
 void kcoll_sched_extern(kcoll_sched_t *s, int op);
-/* Copy src's steps to the end of dst (dst->err on failure). */
+/* Own host collective *x (a copy) and append the EXTERN step that runs it. */
+void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x);
+/* Copy src's steps to the end of dst (dst->err on failure); src's host
+ * collectives come along, the EXTERN steps that name them renumbered to
+ * their place in dst (the collective's operations keep their numbers). */
 void kcoll_sched_append(kcoll_sched_t *dst, const kcoll_sched_t *src);
 /* Where one phase's buffers lie in a composed schedule: the phase's buffer
  * b is buf[b], from byte off[b] on (a subgroup's SEND may be an earlier
@@ -177,7 +246,9 @@ void kcoll_bufmap_init(kcoll_bufmap_t *m, int send_is_recv);
  * buffers of subgroup rank i lie as map[i] says (nmap == 1: map[0] for
  * every rank; map NULL: where they are), those of this rank as map[me]:
  * a step's local buffer and offset follow this rank's map, the peer's
- * buffer and offset of a READ or WRITE the peer's. */
+ * buffer and offset of a READ or WRITE the peer's. Host collectives come
+ * along as with kcoll_sched_append, their buffers and offsets mapped by
+ * this rank's map (group ids and group ranks are the composer's already). */
 #define KCOLL_PHASE_VALUES (1u << 20) /* values a phase may use; bases step by this */
 void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
                                uint32_t base, const kcoll_bufmap_t *map, int nmap, int me);
@@ -186,5 +257,6 @@ void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, con
 void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out);
 const char *kcoll_buf_name(int buf);
 const char *kcoll_flag_name(int flag);
+const char *kcoll_xcoll_name(int coll); /* "ALLREDUCE" */
 
 #endif

@@ -19,6 +19,19 @@
  * When a rank completes a collective, every access another rank made to
  * that rank's buffers of it must be ordered before its last step: after
  * that the owner has returned to its caller, who may reuse the buffer.
+ *
+ * Host collectives (EXTERN steps naming a kcoll_xcoll_t) are matched per
+ * group, as MPI matches collectives on one communicator: the k-th host
+ * collective a member starts on a group is the group's k-th, whichever
+ * collective of the simulation it belongs to, and every member's k-th must
+ * agree with the first starter's (same collective of the simulation, same
+ * kind, root, length, element size). When the last member starts it, its
+ * data moves at once, from every member's send side to the receive sides;
+ * each member's step then completes with the join of all members' clocks
+ * at their starts (the messages between nodes), and records its accesses
+ * to its own buffers then: the host MPI may touch them anywhere between
+ * the start and the completion, so a peer on the node that touches them
+ * without being ordered before the start or after the completion races.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -65,6 +78,26 @@ typedef struct {
     uint32_t *vc; /* [p] join of the starters' clocks */
 } kcoll_sim_ext_t;
 
+/* One host collective of a group: the k-th its members start. */
+typedef struct {
+    int ci;              /* collective of the simulation (the first starter's) */
+    int first;           /* rank that started it first */
+    kcoll_xcoll_t shape; /* the first starter's descriptor */
+    int started;
+    int done;            /* every member has started: the data has moved */
+    kcoll_xcoll_t *mine; /* [n] each member's descriptor, by group rank */
+    uint32_t *vc;        /* [p] join of the members' clocks at their starts */
+} kcoll_sim_xinst_t;
+
+/* A group of ranks that host collectives run between. */
+typedef struct {
+    int n;                   /* members; 0: no such group */
+    int *members;            /* [n] ranks, by rank in the group */
+    int *next;               /* [n] host collectives each member has started */
+    kcoll_sim_xinst_t *inst; /* [ninst] in the order the group runs them */
+    int ninst, cap;
+} kcoll_sim_group_t;
+
 enum { KCOLL_SIM_IDLE, KCOLL_SIM_RUNNING, KCOLL_SIM_DONE };
 
 /* One collective of the team. */
@@ -80,6 +113,7 @@ typedef struct {
     int *pc;                          /* [p] */
     int *state;                       /* [p] KCOLL_SIM_* */
     int *xpc;                         /* [p] pc of the EXTERN step started, or -1 */
+    int *xinst;                       /* [p] its group's host collective, if one */
     uint32_t *final_vc;               /* [p][p] */
     kcoll_sim_ext_t *ext;             /* per external operation number */
     int next;
@@ -93,6 +127,9 @@ struct kcoll_sim {
     kcoll_sim_expo_t *expo;           /* [p][lanes][NBUF] */
     kcoll_sim_history_t *flags;       /* [p][lanes][NFLAG] */
     int *started;                     /* [p]: collectives started by each rank */
+    int *node_of;                     /* [p] or NULL: all ranks on one node */
+    kcoll_sim_group_t *grp;           /* [ngrp] by group id */
+    int ngrp;
     char err[768];
 };
 
@@ -134,6 +171,7 @@ static void kcoll_sim_coll_free(kcoll_sim_coll_t *c, int p)
     free(c->pc);
     free(c->state);
     free(c->xpc);
+    free(c->xinst);
     free(c->final_vc);
 }
 
@@ -151,9 +189,10 @@ static int kcoll_sim_coll_init(kcoll_sim_coll_t *c, int p, int blocking)
     c->pc = calloc(P, sizeof *c->pc);
     c->state = calloc(P, sizeof *c->state);
     c->xpc = calloc(P, sizeof *c->xpc);
+    c->xinst = calloc(P, sizeof *c->xinst);
     c->final_vc = calloc(P * P, sizeof *c->final_vc);
     if (!c->sched || !c->data || !c->len || !c->writes || !c->alias || !c->buckets || !c->pc ||
-        !c->state || !c->xpc || !c->final_vc) {
+        !c->state || !c->xpc || !c->xinst || !c->final_vc) {
         kcoll_sim_coll_free(c, p);
         return -1;
     }
@@ -199,6 +238,18 @@ void kcoll_sim_free(kcoll_sim_t *s)
             free(s->flags[i].s[k].vc);
         free(s->flags[i].s);
     }
+    for (int g = 0; g < s->ngrp; g++) {
+        kcoll_sim_group_t *G = &s->grp[g];
+        for (int k = 0; k < G->ninst; k++) {
+            free(G->inst[k].mine);
+            free(G->inst[k].vc);
+        }
+        free(G->inst);
+        free(G->members);
+        free(G->next);
+    }
+    free(s->grp);
+    free(s->node_of);
     free(s->vc);
     free(s->expo);
     free(s->flags);
@@ -244,6 +295,45 @@ void kcoll_sim_alias(kcoll_sim_t *s, int rank, kcoll_buf_t buf, kcoll_buf_t same
 {
     kcoll_sim_coll_t *c = &s->coll[s->cur];
     c->alias[rank][buf] = c->alias[rank][same_as];
+}
+
+kcoll_status_t kcoll_sim_set_nodes(kcoll_sim_t *s, const int *node_of)
+{
+    if (!s->node_of && !(s->node_of = malloc((size_t)s->p * sizeof *s->node_of)))
+        return KCOLL_ERR_NOMEM;
+    memcpy(s->node_of, node_of, (size_t)s->p * sizeof *s->node_of);
+    return KCOLL_OK;
+}
+
+kcoll_status_t kcoll_sim_set_group(kcoll_sim_t *s, int group, int n, const int *members)
+{
+    if (group < 0 || n < 1)
+        return KCOLL_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (members[i] < 0 || members[i] >= s->p)
+            return KCOLL_ERR_ARG;
+    if (group >= s->ngrp) {
+        kcoll_sim_group_t *g = realloc(s->grp, (size_t)(group + 1) * sizeof *g);
+        if (!g)
+            return KCOLL_ERR_NOMEM;
+        memset(g + s->ngrp, 0, (size_t)(group + 1 - s->ngrp) * sizeof *g);
+        s->grp = g;
+        s->ngrp = group + 1;
+    }
+    kcoll_sim_group_t *G = &s->grp[group];
+    if (G->n) /* set once, before running */
+        return KCOLL_ERR_ARG;
+    G->members = malloc((size_t)n * sizeof *G->members);
+    G->next = calloc((size_t)n, sizeof *G->next);
+    if (!G->members || !G->next) {
+        free(G->members);
+        free(G->next);
+        G->members = G->next = NULL;
+        return KCOLL_ERR_NOMEM;
+    }
+    memcpy(G->members, members, (size_t)n * sizeof *members);
+    G->n = n;
+    return KCOLL_OK;
 }
 
 kcoll_sched_t *kcoll_sim_sched(kcoll_sim_t *s, int rank)
@@ -352,6 +442,240 @@ static void kcoll_sim_move(kcoll_sim_coll_t *c, int dr, int db, size_t doff, int
             w[i]++;
 }
 
+/* -- host collectives between the members of a group -- */
+
+typedef struct {
+    int buf;
+    size_t off, len;
+    int write;
+} kcoll_sim_range_t;
+
+static int kcoll_sim_in_place(const kcoll_xcoll_t *x)
+{
+    return x->sbuf == x->rbuf && x->soff == x->roff;
+}
+
+/* The accesses member gr (of n) makes to its own buffers in host
+ * collective x: at most three ranges into out; returns how many. */
+static int kcoll_sim_xranges(const kcoll_xcoll_t *x, int gr, int n, kcoll_sim_range_t *out)
+{
+    const size_t B = x->len, N = (size_t)n * B;
+    const int root = gr == x->root, ip = kcoll_sim_in_place(x);
+    int k = 0;
+#define KCOLL_SIM_R(b, o, l, w) (out[k++] = (kcoll_sim_range_t){(b), (o), (l), (w)})
+    switch ((kcoll_xcoll_kind_t)x->coll) {
+    case KCOLL_XC_ALLREDUCE:
+        KCOLL_SIM_R(x->sbuf, x->soff, B, 0);
+        KCOLL_SIM_R(x->rbuf, x->roff, B, 1);
+        break;
+    case KCOLL_XC_REDUCE:
+        KCOLL_SIM_R(x->sbuf, x->soff, B, 0);
+        if (root)
+            KCOLL_SIM_R(x->rbuf, x->roff, B, 1);
+        break;
+    case KCOLL_XC_BCAST:
+        KCOLL_SIM_R(x->rbuf, x->roff, B, !root);
+        break;
+    case KCOLL_XC_ALLGATHER:
+    case KCOLL_XC_GATHER:
+        if (x->coll == KCOLL_XC_GATHER && !root) {
+            KCOLL_SIM_R(x->sbuf, x->soff, B, 0);
+            break;
+        }
+        if (ip) { /* the own block stays, read in place; the others arrive */
+            KCOLL_SIM_R(x->rbuf, x->roff + (size_t)gr * B, B, 0);
+            KCOLL_SIM_R(x->rbuf, x->roff, (size_t)gr * B, 1);
+            KCOLL_SIM_R(x->rbuf, x->roff + (size_t)(gr + 1) * B, N - (size_t)(gr + 1) * B, 1);
+        } else {
+            KCOLL_SIM_R(x->sbuf, x->soff, B, 0);
+            KCOLL_SIM_R(x->rbuf, x->roff, N, 1);
+        }
+        break;
+    case KCOLL_XC_REDUCE_SCATTER_BLOCK:
+        KCOLL_SIM_R(x->sbuf, x->soff, N, 0);
+        KCOLL_SIM_R(x->rbuf, x->roff, B, 1);
+        break;
+    case KCOLL_XC_SCATTER:
+        if (root)
+            KCOLL_SIM_R(x->sbuf, x->soff, N, 0);
+        if (!root || !ip)
+            KCOLL_SIM_R(x->rbuf, x->roff, B, 1);
+        break;
+    default:
+        break;
+    }
+#undef KCOLL_SIM_R
+    return k;
+}
+
+/* Rank r, at its step of collective ci, starts host collective *x: the
+ * next one of x's group for r; *inst says which. */
+static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcoll_xcoll_t *x,
+                                       int *inst);
+
+/* Every member of G's host collective xi has started it: move its data,
+ * from the members' send sides to their receive sides. */
+static kcoll_status_t kcoll_sim_xdata(kcoll_sim_t *s, const kcoll_sim_group_t *G,
+                                      kcoll_sim_xinst_t *xi)
+{
+    kcoll_sim_coll_t *c = &s->coll[xi->ci];
+    const int n = G->n, root = xi->shape.root;
+    const size_t B = xi->shape.len, N = (size_t)n * B;
+    const kcoll_xcoll_t *m = xi->mine;
+    uint8_t *tmp = malloc(N ? N : 1);
+    if (!tmp)
+        return KCOLL_ERR_NOMEM;
+#define KCOLL_SIM_S(q) (c->data[G->members[q]][m[q].sbuf] + m[q].soff)
+#define KCOLL_SIM_D(q) (c->data[G->members[q]][m[q].rbuf] + m[q].roff)
+    switch ((kcoll_xcoll_kind_t)xi->shape.coll) {
+    case KCOLL_XC_ALLREDUCE:
+    case KCOLL_XC_REDUCE:
+    case KCOLL_XC_REDUCE_SCATTER_BLOCK: {
+        /* kcoll's order over the group ranks: c_0 op (c_1 op (... c_{n-1})),
+         * the whole result computed before any receive side is written
+         * (in place, a receive side is its member's operand) */
+        const size_t V = xi->shape.coll == KCOLL_XC_REDUCE_SCATTER_BLOCK ? N : B;
+        memcpy(tmp, KCOLL_SIM_S(n - 1), V);
+        for (int q = n - 2; q >= 0; q--)
+            kcoll_op_apply(c->op, KCOLL_SIM_S(q), tmp, V);
+        for (int q = 0; q < n; q++) {
+            if (xi->shape.coll == KCOLL_XC_ALLREDUCE || (xi->shape.coll == KCOLL_XC_REDUCE && q == root))
+                memcpy(KCOLL_SIM_D(q), tmp, B);
+            else if (xi->shape.coll == KCOLL_XC_REDUCE_SCATTER_BLOCK)
+                memcpy(KCOLL_SIM_D(q), tmp + (size_t)q * B, B);
+        }
+        break;
+    }
+    case KCOLL_XC_BCAST:
+        for (int q = 0; q < n; q++)
+            if (q != root)
+                memcpy(KCOLL_SIM_D(q), KCOLL_SIM_D(root), B);
+        break;
+    case KCOLL_XC_ALLGATHER:
+    case KCOLL_XC_GATHER: {
+        const int all = xi->shape.coll == KCOLL_XC_ALLGATHER;
+        for (int q = 0; q < n; q++) /* every block, from where its member keeps it */
+            memcpy(tmp + (size_t)q * B,
+                   (all || q == root) && kcoll_sim_in_place(&m[q]) ? KCOLL_SIM_D(q) + (size_t)q * B
+                                                                   : KCOLL_SIM_S(q),
+                   B);
+        for (int q = 0; q < n; q++)
+            if (all || q == root)
+                memcpy(KCOLL_SIM_D(q), tmp, N);
+        break;
+    }
+    case KCOLL_XC_SCATTER:
+        memcpy(tmp, KCOLL_SIM_S(root), N);
+        for (int q = 0; q < n; q++)
+            if (q != root || !kcoll_sim_in_place(&m[q]))
+                memcpy(KCOLL_SIM_D(q), tmp + (size_t)q * B, B);
+        break;
+    default:
+        break;
+    }
+#undef KCOLL_SIM_S
+#undef KCOLL_SIM_D
+    free(tmp);
+    xi->done = 1;
+    return KCOLL_OK;
+}
+
+static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcoll_xcoll_t *x,
+                                       int *inst)
+{
+    kcoll_sim_coll_t *c = &s->coll[ci];
+    kcoll_sim_group_t *G = &s->grp[x->group];
+    int gr = 0;
+    while (G->members[gr] != r)
+        gr++; /* a member: checked before */
+    const int k = G->next[gr]++;
+    if (k == G->ninst) { /* the first member to start it */
+        if (kcoll_grow((void **)&G->inst, &G->cap, G->ninst, sizeof *G->inst, 4))
+            return KCOLL_ERR_NOMEM;
+        kcoll_sim_xinst_t *xi = &G->inst[G->ninst];
+        memset(xi, 0, sizeof *xi);
+        xi->mine = calloc((size_t)G->n, sizeof *xi->mine);
+        xi->vc = calloc((size_t)s->p, sizeof *xi->vc);
+        if (!xi->mine || !xi->vc) {
+            free(xi->mine);
+            free(xi->vc);
+            return KCOLL_ERR_NOMEM;
+        }
+        xi->ci = ci;
+        xi->first = r;
+        xi->shape = *x;
+        G->ninst++;
+    }
+    kcoll_sim_xinst_t *xi = &G->inst[k];
+    const kcoll_xcoll_t *f = &xi->shape;
+    if (xi->ci != ci)
+        return kcoll_sim_fail(s,
+                              "collective %d rank %d step %d: host collectives of group %d "
+                              "started in different orders: this rank's #%d there belongs to "
+                              "collective %d, rank %d's to collective %d",
+                              ci, r, c->pc[r], x->group, k, ci, xi->first, xi->ci);
+    if (x->coll != f->coll || x->root != f->root || x->len != f->len || x->esize != f->esize)
+        return kcoll_sim_fail(s,
+                              "collective %d rank %d step %d: host collective #%d of group %d "
+                              "does not match: this rank starts %s root %d len %zu esize %zu, "
+                              "rank %d started %s root %d len %zu esize %zu",
+                              ci, r, c->pc[r], k, x->group, kcoll_xcoll_name(x->coll), x->root,
+                              x->len, x->esize, xi->first, kcoll_xcoll_name(f->coll), f->root,
+                              f->len, f->esize);
+    if (x->root >= G->n)
+        return kcoll_sim_fail(s, "collective %d rank %d step %d: root %d of a group of %d", ci, r,
+                              c->pc[r], x->root, G->n);
+    const int red = x->coll == KCOLL_XC_ALLREDUCE || x->coll == KCOLL_XC_REDUCE ||
+                    x->coll == KCOLL_XC_REDUCE_SCATTER_BLOCK;
+    if (red && (!kcoll_op_fits(c->op, x->len, 0) || c->op->esize != x->esize))
+        return kcoll_sim_fail(s, "collective %d rank %d step %d: host %s of %zu bytes without an "
+                              "operation of element size %zu", ci, r, c->pc[r],
+                              kcoll_xcoll_name(x->coll), x->len, x->esize);
+    kcoll_sim_range_t rg[3];
+    const int nr = kcoll_sim_xranges(x, gr, G->n, rg);
+    for (int i = 0; i < nr; i++) {
+        kcoll_status_t rc = kcoll_sim_bounds(s, ci, r, r, rg[i].buf, rg[i].off, rg[i].len);
+        if (rc)
+            return rc;
+    }
+    xi->mine[gr] = *x;
+    const uint32_t *vc = kcoll_sim_vc(s, r);
+    for (int q = 0; q < s->p; q++)
+        if (vc[q] > xi->vc[q])
+            xi->vc[q] = vc[q];
+    *inst = k;
+    if (++xi->started == G->n)
+        return kcoll_sim_xdata(s, G, xi);
+    return KCOLL_OK;
+}
+
+/* Rank r's host collective (its step of ci) is done: it has heard from
+ * every member, and the host has used its buffers. */
+static kcoll_status_t kcoll_sim_xfinish(kcoll_sim_t *s, int ci, int r, const kcoll_xcoll_t *x)
+{
+    kcoll_sim_coll_t *c = &s->coll[ci];
+    const kcoll_sim_group_t *G = &s->grp[x->group];
+    int gr = 0;
+    while (G->members[gr] != r)
+        gr++;
+    kcoll_sim_join(s, r, G->inst[c->xinst[r]].vc);
+    kcoll_sim_range_t rg[3];
+    const int nr = kcoll_sim_xranges(x, gr, G->n, rg);
+    for (int i = 0; i < nr; i++) {
+        kcoll_status_t rc = kcoll_sim_access(s, ci, r, r, rg[i].buf, rg[i].off, rg[i].len,
+                                             rg[i].write);
+        if (rc)
+            return rc;
+        if (!rg[i].write)
+            continue;
+        uint16_t *w = c->writes[r][rg[i].buf] + rg[i].off;
+        for (size_t b = 0; b < rg[i].len; b++)
+            if (w[b] < UINT16_MAX)
+                w[b]++;
+    }
+    return KCOLL_OK;
+}
+
 /* Try to run rank r's next step of collective ci. Returns KCOLL_OK (ran),
  * KCOLL_IN_PROGRESS (blocked) or an error. */
 static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
@@ -361,6 +685,19 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
     const int p = s->p, lane = (ci + 1) % s->lanes;
     uint32_t *vc = kcoll_sim_vc(s, r);
     kcoll_status_t rc;
+    const int host = st->kind == KCOLL_STEP_EXTERN && st->flag == KCOLL_EXTERN_XCOLL;
+    const kcoll_xcoll_t *x = NULL;
+
+    /* only host collectives cross nodes: CMA and the control segment are
+     * a node's */
+    if ((st->kind == KCOLL_STEP_READ || st->kind == KCOLL_STEP_WRITE ||
+         st->kind == KCOLL_STEP_WAIT) &&
+        s->node_of && st->peer >= 0 && st->peer < p && s->node_of[st->peer] != s->node_of[r])
+        return kcoll_sim_fail(s,
+                              "collective %d rank %d step %d: %s names rank %d on node %d, this "
+                              "rank is on node %d: only host collectives cross nodes",
+                              ci, r, c->pc[r], kcoll_sim_kind_name(st->kind), st->peer,
+                              s->node_of[st->peer], s->node_of[r]);
 
     /* checks that do not depend on other ranks, and blocking conditions */
     switch ((kcoll_step_kind_t)st->kind) {
@@ -410,6 +747,21 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
                                   c->pc[r], st->peer);
         break;
     case KCOLL_STEP_EXTERN:
+        if (host) {
+            if (st->value >= (uint32_t)c->sched[r].nxc)
+                return kcoll_sim_fail(s, "collective %d rank %d step %d: unknown host collective "
+                                      "%u", ci, r, c->pc[r], st->value);
+            x = &c->sched[r].xc[st->value];
+            const kcoll_sim_group_t *G = x->group < s->ngrp ? &s->grp[x->group] : NULL;
+            int member = 0;
+            for (int i = 0; G && i < G->n; i++)
+                member |= G->members[i] == r;
+            if (!member)
+                return kcoll_sim_fail(s, "collective %d rank %d step %d: host %s on group %d, "
+                                      "which this rank is not a member of", ci, r, c->pc[r],
+                                      kcoll_xcoll_name(x->coll), x->group);
+            break;
+        }
         if ((int)st->value >= c->next)
             return kcoll_sim_fail(s, "collective %d rank %d step %d: unknown operation %u", ci,
                                   r, c->pc[r], st->value);
@@ -429,8 +781,18 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
         if (!sig)
             return KCOLL_IN_PROGRESS;
     }
+    if (host) {
+        /* the first attempt starts it; done once every member has */
+        if (c->xpc[r] != c->pc[r]) {
+            c->xpc[r] = c->pc[r];
+            if ((rc = kcoll_sim_xstart(s, ci, r, x, &c->xinst[r])))
+                return rc;
+        }
+        if (!s->grp[x->group].inst[c->xinst[r]].done)
+            return KCOLL_IN_PROGRESS;
+    }
     kcoll_sim_ext_t *ext = NULL;
-    if (st->kind == KCOLL_STEP_EXTERN) {
+    if (st->kind == KCOLL_STEP_EXTERN && !host) {
         ext = &c->ext[st->value];
         /* the first attempt starts it: this rank's clock so far joins the event */
         if (c->xpc[r] != c->pc[r]) {
@@ -479,7 +841,11 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
         kcoll_sim_join(s, r, sig->vc);
         break;
     case KCOLL_STEP_EXTERN:
-        kcoll_sim_join(s, r, ext->vc);
+        if (host) {
+            if ((rc = kcoll_sim_xfinish(s, ci, r, x)))
+                return rc;
+        } else
+            kcoll_sim_join(s, r, ext->vc);
         break;
     case KCOLL_STEP_READ:
     case KCOLL_STEP_WRITE: {
@@ -546,7 +912,16 @@ static void kcoll_sim_describe_block(kcoll_sim_t *s, int ci, int r, char *out, s
     if (st->kind == KCOLL_STEP_WAIT)
         snprintf(out, outlen, "collective %d rank %d step %d waits for rank %d %s >= %u", ci, r,
                  c->pc[r], st->peer, kcoll_flag_name(st->flag), st->value);
-    else if (st->kind == KCOLL_STEP_EXTERN)
+    else if (st->kind == KCOLL_STEP_EXTERN && st->flag == KCOLL_EXTERN_XCOLL) {
+        const kcoll_xcoll_t *x = &c->sched[r].xc[st->value];
+        const kcoll_sim_group_t *G = &s->grp[x->group];
+        const kcoll_sim_xinst_t *xi = &G->inst[c->xinst[r]];
+        snprintf(out, outlen,
+                 "collective %d rank %d step %d waits in host %s #%d of group %d (%d of %d "
+                 "members started)",
+                 ci, r, c->pc[r], kcoll_xcoll_name(x->coll), c->xinst[r], x->group, xi->started,
+                 G->n);
+    } else if (st->kind == KCOLL_STEP_EXTERN)
         snprintf(out, outlen, "collective %d rank %d step %d waits in external operation %u", ci,
                  r, c->pc[r], st->value);
     else
@@ -644,8 +1019,8 @@ kcoll_status_t kcoll_sim_run(kcoll_sim_t *s, unsigned seed)
             }
             for (int i = 0; i < c->sched[r].n; i++) {
                 const kcoll_step_t *st = &c->sched[r].steps[i];
-                if (st->kind != KCOLL_STEP_EXTERN)
-                    continue;
+                if (st->kind != KCOLL_STEP_EXTERN || st->flag == KCOLL_EXTERN_XCOLL)
+                    continue; /* host collectives are matched per group as they start */
                 for (; c->next <= (int)st->value; c->next++) {
                     kcoll_sim_ext_t *e = realloc(c->ext, (size_t)(c->next + 1) * sizeof *e);
                     uint32_t *vc = e ? calloc((size_t)p, sizeof *vc) : NULL;

@@ -33,6 +33,24 @@
  * whose schedule of that collective has it: it completes on a rank once
  * all of them have started it (an agreement, or a host operation between
  * the team's ranks).
+ *
+ * Several nodes (kcoll_sim_set_nodes, kcoll_sim_set_group): the ranks are
+ * a communicator's, each on a node, and EXTERN steps that name a host
+ * collective (kcoll_xcoll_t, sched.h) are the messages between nodes.
+ * Further findings then:
+ *  - a READ, WRITE or WAIT between ranks of different nodes;
+ *  - a host collective on a group the rank is not a member of;
+ *  - a group's members starting its host collectives in different orders
+ *    or with different shapes (kind, root, length, element size): the
+ *    k-th each member starts on a group must be the same one, of the same
+ *    collective of the simulation, as MPI matches collectives on a
+ *    communicator by their order;
+ *  - a host collective some member never starts: the others wait in it,
+ *    a deadlock.
+ * A host collective's data moves when its last member starts it, with the
+ * collective's operation for reductions (kcoll's order over the group's
+ * ranks: c_0 op (c_1 op (... c_{n-1}))); each member's step completes
+ * then, ordered after every member's start.
  * What was delivered is then checked by the caller: the buffers hold the
  * bytes the schedules moved, and kcoll_sim_writes counts per byte how often
  * it was written (single copy: exactly once where data belongs).
@@ -72,6 +90,12 @@ void kcoll_sim_set_op(kcoll_sim_t *sim, const kcoll_op_t *op);
  * Races are then checked on accesses through either name as accesses to
  * one buffer. Give both names the same data with kcoll_sim_set_buffer. */
 void kcoll_sim_alias(kcoll_sim_t *sim, int rank, kcoll_buf_t buf, kcoll_buf_t same_as);
+/* Rank r lives on node node_of[r] (copied; any ids). Before running. */
+kcoll_status_t kcoll_sim_set_nodes(kcoll_sim_t *sim, const int *node_of);
+/* Host collectives naming group `group` (an id >= 0) run between its n
+ * members, members[i] being rank i in the group. Once per group, before
+ * running. */
+kcoll_status_t kcoll_sim_set_group(kcoll_sim_t *sim, int group, int n, const int *members);
 /* The schedule of `rank`, for a builder to append to. */
 kcoll_sched_t *kcoll_sim_sched(kcoll_sim_t *sim, int rank);
 /* seed 0: ranks in round-robin order, one step at a time, collectives in

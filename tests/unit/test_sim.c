@@ -150,5 +150,55 @@ int main(void)
     kcoll_sched_read(kcoll_sim_sched(f.sim, 1), 0, KCOLL_BUF_RECV, N - 4, KCOLL_BUF_RECV, 0, 8);
     CHECK(expect_finding(&f, "out of bounds", 0), "out of bounds");
 
+    /* host collectives travel with their phase: appended after a schedule
+     * that already owns one, the phase's host collective must be named by
+     * the second descriptor, whose buffers follow this rank's map, while
+     * the phase's EXTERN of the collective's operation 0 (an agreement)
+     * keeps its number */
+    {
+        kcoll_sched_t a, ph;
+        kcoll_sched_init(&a);
+        kcoll_sched_init(&ph);
+        kcoll_xcoll_t x = {.coll = KCOLL_XC_BCAST, .sbuf = KCOLL_BUF_RECV,
+                           .rbuf = KCOLL_BUF_RECV, .group = 3, .root = 1, .len = 16, .esize = 1};
+        kcoll_sched_xcoll(&a, &x);
+        x.coll = KCOLL_XC_ALLREDUCE;
+        x.sbuf = KCOLL_BUF_SEND;
+        x.soff = 4;
+        x.root = 0;
+        kcoll_sched_extern(&ph, 0);
+        kcoll_sched_xcoll(&ph, &x);
+        kcoll_bufmap_t m;
+        kcoll_bufmap_init(&m, 0);
+        m.buf[KCOLL_BUF_SEND] = KCOLL_BUF_TMP;
+        m.off[KCOLL_BUF_SEND] = 100;
+        int peer_of[1] = {0};
+        kcoll_sched_append_mapped(&a, &ph, peer_of, 0, &m, 1, 0);
+        CHECK(a.err == KCOLL_OK && a.nxc == 2 && a.n == 3, "descriptors carried");
+        CHECK(a.steps[1].kind == KCOLL_STEP_EXTERN && a.steps[1].flag == 0 &&
+                  a.steps[1].value == 0,
+              "the operation's EXTERN keeps its number");
+        CHECK(a.steps[2].kind == KCOLL_STEP_EXTERN && a.steps[2].flag == KCOLL_EXTERN_XCOLL &&
+                  a.steps[2].value == 1,
+              "host collective's EXTERN renumbered");
+        CHECK(a.xc[1].coll == KCOLL_XC_ALLREDUCE && a.xc[1].sbuf == KCOLL_BUF_TMP &&
+                  a.xc[1].soff == 104 && a.xc[1].rbuf == KCOLL_BUF_RECV && a.xc[1].group == 3,
+              "descriptor mapped");
+        kcoll_sched_t b;
+        kcoll_sched_init(&b);
+        kcoll_sched_append(&b, &a);
+        kcoll_sched_append(&b, &ph);
+        CHECK(b.err == KCOLL_OK && b.n == 5 && b.nxc == 3 && b.steps[3].value == 0 &&
+                  b.steps[4].value == 2,
+              "plain append renumbers the same way");
+        x.len = 3;
+        x.esize = 2;
+        kcoll_sched_xcoll(&b, &x);
+        CHECK(b.err == KCOLL_ERR_ARG, "a length not a whole number of elements is refused");
+        kcoll_sched_free(&a);
+        kcoll_sched_free(&b);
+        kcoll_sched_free(&ph);
+    }
+
     return check_report("test_sim");
 }

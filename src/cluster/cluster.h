@@ -1,0 +1,84 @@
+/* The cross-node layer: a call on a communicator spanning nodes as one
+ * schedule (DESIGN.md section 2, "Across nodes").
+ *
+ * A cluster builder appends, for one rank, on-node phases made by the
+ * one-node builders (appended as phases over the node's ranks, as the
+ * levels' algorithms do: kcoll_phase_append) and host collectives between
+ * nodes (kcoll_xcoll_t, sched/sched.h) on two kinds of groups:
+ *  - the leaders: local rank 0 of every node;
+ *  - lane l (0 <= l < L, L the most ranks any node has): one rank of
+ *    every node, local rank l % pn on a node of pn ranks. So on a node
+ *    with fewer ranks than L, local rank i carries lanes i, i + pn,
+ *    i + 2pn, ...: every lane has exactly one member on every node, and no
+ *    lane waits for data no rank of a node can give.
+ * A group's ranks are the nodes' indices: node k is rank k of the leaders
+ * and of every lane (a runtime makes the groups' communicators with the
+ * node index as the key). Nodes are numbered by their lowest rank in the
+ * communicator, so node order is rank order wherever each node's ranks are
+ * consecutive (kcoll_cluster_t.ordered).
+ *
+ * The builders take the node layout as a parameter rather than reading a
+ * team: the simulator gives communicator ranks (peer_of[i] = the
+ * communicator rank of local rank i), a runtime node-team ranks.
+ */
+#ifndef KCOLL_CLUSTER_H
+#define KCOLL_CLUSTER_H
+
+#include "coll/coll.h"
+#include "op/op.h"
+
+/* Group ids of the host collectives cluster schedules start. */
+#define KCOLL_CLUSTER_LEADERS 0
+#define KCOLL_CLUSTER_LANE(l) (1 + (l))
+
+/* Where one rank stands in a communicator spanning nodes. */
+typedef struct {
+    int nodes;          /* nodes the communicator spans */
+    int node;           /* this rank's node, 0..nodes-1: its rank in every group */
+    int pn;             /* ranks on this node */
+    int me;             /* this rank's local rank, 0..pn-1 (0: the node's leader) */
+    const int *peer_of; /* [pn] the rank on-node steps name for local rank i */
+    int lanes;          /* L: the most ranks on one node */
+    /* every node's ranks are consecutive in the communicator: combining
+     * per node, then the nodes in order, is rank order (what MPI asks of
+     * a non-commutative operation) */
+    int ordered;
+} kcoll_cluster_t;
+
+/* The layout of `rank` among p ranks, rank q on node node_of[q] (any ids):
+ * local ranks follow communicator ranks; peer_of (room for p) receives the
+ * communicator ranks of this rank's node and becomes cl->peer_of. Returns
+ * 0, or -1 (bad arguments). */
+int kcoll_cluster_make(kcoll_cluster_t *cl, int *peer_of, int p, const int *node_of, int rank);
+/* The members of group g (KCOLL_CLUSTER_LEADERS or _LANE(l)) as
+ * communicator ranks, by rank in the group (node order): returns their
+ * number (the nodes), or -1 for a bad group. members: room for p. */
+int kcoll_cluster_group(int p, const int *node_of, int g, int *members);
+
+/* Lane l's share of a vector of count elements, L lanes: elements
+ * [*first, *first + *n), the first count % L lanes one element longer. */
+static inline void kcoll_cluster_share(size_t count, int L, int l, size_t *first, size_t *n)
+{
+    const size_t q = count / (size_t)L, rem = count % (size_t)L, ul = (size_t)l;
+    *first = ul * q + (ul < rem ? ul : rem);
+    *n = q + (ul < rem);
+}
+
+/* Can a per-node composition reduce with a's operation in MPI's order?
+ * Predefined operations commute; a user function is taken to be
+ * non-commutative and needs the nodes' ranks consecutive. */
+static inline int kcoll_cluster_keeps_order(const kcoll_args_t *a, const kcoll_cluster_t *cl)
+{
+    return !(a->op && a->op->kind == KCOLL_OP_USER) || cl->ordered || cl->nodes == 1;
+}
+
+/* Builders. a describes the call (count, esize, op, in_place, prm); its p
+ * and rank are not used (cl says where this rank stands). */
+kcoll_status_t kcoll_cluster_allreduce_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                               kcoll_sched_t *s);
+size_t kcoll_cluster_allreduce_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
+kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                             kcoll_sched_t *s);
+size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
+
+#endif

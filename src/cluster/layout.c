@@ -1,0 +1,83 @@
+/* Where ranks stand in a communicator spanning nodes (see cluster.h). */
+#include <stdlib.h>
+
+#include "cluster/cluster.h"
+
+/* Node index of every rank (nodes numbered by their lowest rank) into
+ * idx, ranks per node into size (room for p each); returns the nodes, or
+ * -1 (out of memory). */
+static int kcoll_cluster_index(int p, const int *node_of, int *idx, int *size)
+{
+    int nodes = 0;
+    for (int r = 0; r < p; r++) {
+        int k = -1;
+        for (int q = 0; q < r && k < 0; q++)
+            if (node_of[q] == node_of[r])
+                k = idx[q];
+        if (k < 0) {
+            k = nodes++;
+            size[k] = 0;
+        }
+        idx[r] = k;
+        size[k]++;
+    }
+    return nodes;
+}
+
+int kcoll_cluster_make(kcoll_cluster_t *cl, int *peer_of, int p, const int *node_of, int rank)
+{
+    if (p < 1 || rank < 0 || rank >= p)
+        return -1;
+    int *idx = malloc(2 * (size_t)p * sizeof *idx), *size = idx + p;
+    if (!idx)
+        return -1;
+    cl->nodes = kcoll_cluster_index(p, node_of, idx, size);
+    cl->node = idx[rank];
+    cl->pn = 0;
+    cl->lanes = 0;
+    cl->ordered = 1;
+    for (int r = 0; r < p; r++) {
+        if (idx[r] == cl->node) {
+            if (r == rank)
+                cl->me = cl->pn;
+            peer_of[cl->pn++] = r;
+        }
+        /* a rank of an earlier node after a later node's: not consecutive */
+        if (r > 0 && idx[r] < idx[r - 1])
+            cl->ordered = 0;
+    }
+    for (int k = 0; k < cl->nodes; k++)
+        if (size[k] > cl->lanes)
+            cl->lanes = size[k];
+    cl->peer_of = peer_of;
+    free(idx);
+    return 0;
+}
+
+int kcoll_cluster_group(int p, const int *node_of, int g, int *members)
+{
+    int *idx = malloc(3 * (size_t)p * sizeof *idx), *size = idx + p, *seen = idx + 2 * p;
+    if (!idx || g < 0)
+        goto bad;
+    const int nodes = kcoll_cluster_index(p, node_of, idx, size);
+    int L = 0;
+    for (int k = 0; k < nodes; k++) {
+        L = size[k] > L ? size[k] : L;
+        seen[k] = 0;
+    }
+    const int lane = g - KCOLL_CLUSTER_LANE(0);
+    if (g != KCOLL_CLUSTER_LEADERS && lane >= L)
+        goto bad;
+    /* node k's member: its local rank 0 (leaders) or lane % size[k] */
+    for (int r = 0; r < p; r++) {
+        const int k = idx[r];
+        const int want = g == KCOLL_CLUSTER_LEADERS ? 0 : lane % size[k];
+        if (seen[k]++ == want)
+            members[k] = r;
+    }
+    free(idx);
+    return nodes;
+bad:
+    free(idx);
+    return -1;
+}

@@ -1,0 +1,487 @@
+/* Schedules of calls spanning nodes (src/cluster/), checked by the
+ * simulator with ranks on nodes and host collectives between them.
+ *
+ * First the simulator's own model of host collectives: one rank per node,
+ * each kind on a group, results against a reference computed here.
+ *
+ * Then the Allreduce layouts (leaders, lanes) on node shapes 2x2, 2x3,
+ * 3x2, 4x1, uneven 3+2+1, the same ranks placed round-robin, and 8 nodes
+ * of 1 to 16 ranks, in blocks and round-robin: every rank's RECV must hold
+ * the reference byte for byte, with no deadlock, race, use after return or
+ * mismatch of host collectives, for vectors of 0, 1, odd and several
+ * chunks, in place and not, under interleavings drawn from seeds. The
+ * operations: int32 SUM, and a user function that is not commutative
+ * (composition of affine maps modulo 2^32), which the layouts must combine
+ * in rank order where the nodes' ranks are consecutive and refuse where
+ * they are not.
+ *
+ * Last, mutants the simulator must catch: a READ across nodes, a rank
+ * that starts its lanes in another order, a leader whose host collective
+ * has another shape, two host collectives of a group started in swapped
+ * order on one rank, a host collective on a group the rank is not in, and
+ * a lanes schedule stripped of the wait before its allgather. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cluster/cluster.h"
+#include "op/op.h"
+#include "sched/sim.h"
+
+typedef struct { uint32_t a, b; } affine_t;
+
+static void compose(const void *in_, void *inout_, size_t n, const kcoll_op_t *op)
+{
+    const affine_t *in = in_;
+    affine_t *io = inout_;
+    (void)op;
+    for (size_t i = 0; i < n; i++) {
+        affine_t f = in[i], g = io[i];
+        io[i] = (affine_t){f.a * g.a, f.a * g.b + f.b};
+    }
+}
+
+static const kcoll_op_t affine_op = {.kind = KCOLL_OP_USER, .type = KCOLL_T_OPAQUE,
+    .esize = sizeof(affine_t), .user = compose};
+static const kcoll_op_t isum = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .esize = 4};
+
+/* rank r's element i, esize bytes */
+static void input(const kcoll_op_t *op, int r, size_t i, uint8_t *dst)
+{
+    uint32_t h = (uint32_t)(r * 2654435761u) ^ (uint32_t)(i * 40503u + 17u);
+    if (op == &affine_op) {
+        affine_t v = {(h << 1) | 1u, h * 7u + (uint32_t)r};
+        memcpy(dst, &v, sizeof v);
+    } else {
+        memcpy(dst, &h, 4);
+    }
+}
+
+/* the reduction over ranks 0..p-1 of element i in rank order */
+static void reference(const kcoll_op_t *op, int p, size_t i, uint8_t *out)
+{
+    uint8_t v[8];
+    input(op, p - 1, i, out);
+    for (int r = p - 2; r >= 0; r--) {
+        input(op, r, i, v);
+        kcoll_op_apply(op, v, out, op->esize);
+    }
+}
+
+/* -- the simulator's host collectives, one rank per node -- */
+
+/* n ranks, one per node, all in group 0 (rank q is group rank q), each
+ * running host collective kind `coll` (root 1 where rooted), blocks of B
+ * bytes, in place or not; returns the failures. */
+static int host_kind(int coll, int n, size_t B, int in_place)
+{
+    enum { MAXN = 5 };
+    const size_t N = (size_t)n * B;
+    uint8_t send[MAXN][64], recv[MAXN][64], want[MAXN][64];
+    int node_of[MAXN], members[MAXN], bad = 0;
+    const int root = n > 1 ? 1 : 0;
+    kcoll_sim_t *sim = kcoll_sim_new(n);
+    for (int q = 0; q < n; q++)
+        node_of[q] = members[q] = q;
+    kcoll_sim_set_nodes(sim, node_of);
+    kcoll_sim_set_group(sim, 0, n, members);
+    kcoll_sim_set_op(sim, &isum);
+    for (int q = 0; q < n; q++) {
+        for (size_t i = 0; i < N; i += 4)
+            input(&isum, q, i, send[q] + i);
+        memset(recv[q], 0xee, sizeof recv[q]);
+        if (in_place || (coll == KCOLL_XC_BCAST && q == root))
+            memcpy(recv[q], send[q], sizeof recv[q]); /* the data in the receive side */
+    }
+    /* the reference, from the inputs */
+    memcpy(want, recv, sizeof want);
+    for (int q = 0; q < n; q++) {
+        uint8_t acc[64];
+        switch (coll) {
+        case KCOLL_XC_ALLREDUCE:
+        case KCOLL_XC_REDUCE:
+            if (coll == KCOLL_XC_REDUCE && q != root)
+                break;
+            for (size_t i = 0; i < B; i += 4)
+                reference(&isum, n, i, want[q] + i);
+            break;
+        case KCOLL_XC_REDUCE_SCATTER_BLOCK:
+            for (size_t i = 0; i < B; i += 4)
+                reference(&isum, n, (size_t)q * B + i, acc + i);
+            memcpy(want[q], acc, B);
+            break;
+        case KCOLL_XC_BCAST:
+            memcpy(want[q], send[root], B);
+            break;
+        case KCOLL_XC_ALLGATHER:
+        case KCOLL_XC_GATHER:
+            if (coll == KCOLL_XC_GATHER && q != root)
+                break;
+            for (int o = 0; o < n; o++) /* in place: a gather's root, all of an allgather,
+                                          * keep the own block at its place */
+                memcpy(want[q] + (size_t)o * B,
+                       in_place && (coll == KCOLL_XC_ALLGATHER || o == root)
+                           ? send[o] + (size_t)o * B
+                           : send[o],
+                       B);
+            break;
+        case KCOLL_XC_SCATTER:
+            if (!(in_place && q == root))
+                memcpy(want[q], send[root] + (size_t)q * B, B);
+            break;
+        }
+    }
+    for (int q = 0; q < n; q++) {
+        kcoll_xcoll_t x = {.coll = (uint8_t)coll, .sbuf = KCOLL_BUF_SEND, .rbuf = KCOLL_BUF_RECV,
+                           .group = 0, .len = B, .esize = 4};
+        if (coll == KCOLL_XC_REDUCE || coll == KCOLL_XC_BCAST || coll == KCOLL_XC_GATHER ||
+            coll == KCOLL_XC_SCATTER)
+            x.root = root;
+        if (in_place || coll == KCOLL_XC_BCAST)
+            x.sbuf = KCOLL_BUF_RECV;
+        kcoll_sim_set_buffer(sim, q, KCOLL_BUF_SEND, send[q], sizeof send[q]);
+        kcoll_sim_set_buffer(sim, q, KCOLL_BUF_RECV, recv[q], sizeof recv[q]);
+        kcoll_sched_xcoll(kcoll_sim_sched(sim, q), &x);
+    }
+    kcoll_status_t rc = kcoll_sim_run(sim, 3);
+    CHECK(rc == KCOLL_OK, "host %s n %d: %s", kcoll_xcoll_name(coll), n, kcoll_sim_error(sim));
+    bad += rc != KCOLL_OK;
+    for (int q = 0; q < n && !rc; q++) {
+        int ok = !memcmp(recv[q], want[q], sizeof recv[q]);
+        CHECK(ok, "host %s n %d in_place %d: rank %d's result", kcoll_xcoll_name(coll), n,
+              in_place, q);
+        bad += !ok;
+    }
+    kcoll_sim_free(sim);
+    return bad;
+}
+
+/* -- the Allreduce layouts -- */
+
+typedef kcoll_status_t (*cluster_fn)(const kcoll_args_t *, const kcoll_cluster_t *,
+                                     kcoll_sched_t *);
+typedef size_t (*cluster_tmp_fn)(const kcoll_args_t *, const kcoll_cluster_t *);
+
+typedef struct {
+    const char *name;
+    cluster_fn build;
+    cluster_tmp_fn tmp;
+} layout_t;
+
+static const layout_t layouts[] = {
+    {"leaders", kcoll_cluster_allreduce_leaders, kcoll_cluster_allreduce_leaders_tmp},
+    {"lanes", kcoll_cluster_allreduce_lanes, kcoll_cluster_allreduce_lanes_tmp},
+};
+
+/* What a mutant does to the built schedules before the run. */
+typedef void (*mutant_fn)(kcoll_sim_t *sim, int p, const int *node_of);
+
+typedef struct {
+    uint8_t *send, *recv, *tmp;
+} rank_bufs_t;
+
+/* One simulated Allreduce: 0 all good, 1 refused by the builder, -1 a
+ * finding (its text in *why, if given). */
+static int run_allreduce(const layout_t *ly, int p, const int *node_of, size_t count,
+                         const kcoll_op_t *op, int in_place, int chunk, unsigned seed,
+                         mutant_fn mutant, char *why, size_t whylen)
+{
+    const size_t es = op->esize, n = count * es;
+    kcoll_sim_t *sim = kcoll_sim_new(p);
+    rank_bufs_t *b = calloc((size_t)p, sizeof *b);
+    int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
+    int result = 0;
+    kcoll_sim_set_nodes(sim, node_of);
+    kcoll_sim_set_op(sim, op);
+    kcoll_cluster_t cl;
+    kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+    const int L = cl.lanes;
+    for (int g = 0; g <= L; g++) { /* the leaders and every lane */
+        int m = kcoll_cluster_group(p, node_of, g, members);
+        kcoll_sim_set_group(sim, g, m, members);
+    }
+    for (int r = 0; r < p; r++) {
+        kcoll_cluster_make(&cl, peer_of, p, node_of, r);
+        kcoll_args_t a = {.coll = KCOLL_COLL_ALLREDUCE, .p = p, .rank = r, .count = count,
+                          .esize = es, .op = op, .in_place = in_place};
+        a.prm.chunk = chunk;
+        const size_t tl = ly->tmp(&a, &cl);
+        b[r].recv = malloc(n + 1);
+        b[r].send = in_place ? b[r].recv : malloc(n + 1);
+        b[r].tmp = malloc(tl + 1);
+        for (size_t i = 0; i < count; i++)
+            input(op, r, i, b[r].send + i * es);
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, b[r].send, n);
+        if (!in_place)
+            kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, b[r].recv, n);
+        else {
+            kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, b[r].recv, n);
+            kcoll_sim_alias(sim, r, KCOLL_BUF_SEND, KCOLL_BUF_RECV);
+        }
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, b[r].tmp, tl);
+        kcoll_status_t rc = ly->build(&a, &cl, kcoll_sim_sched(sim, r));
+        if (rc == KCOLL_ERR_UNSUPPORTED) {
+            result = 1;
+            goto out;
+        }
+        if (rc) {
+            snprintf(why, whylen, "rank %d: building failed: %s", r, kcoll_status_str(rc));
+            result = -1;
+            goto out;
+        }
+    }
+    if (mutant)
+        mutant(sim, p, node_of);
+    if (kcoll_sim_run(sim, seed) != KCOLL_OK) {
+        snprintf(why, whylen, "%s", kcoll_sim_error(sim));
+        result = -1;
+        goto out;
+    }
+    uint8_t want[8];
+    for (size_t i = 0; i < count && !result; i++) {
+        reference(op, p, i, want);
+        for (int r = 0; r < p; r++)
+            if (memcmp(b[r].recv + i * es, want, es)) {
+                snprintf(why, whylen, "rank %d element %zu differs from the reference", r, i);
+                result = -1;
+                break;
+            }
+    }
+    for (int r = 0; r < p && !result; r++) {
+        const uint16_t *w = kcoll_sim_writes(sim, r, KCOLL_BUF_RECV);
+        for (size_t i = 0; i < n; i++)
+            if (!w[i]) {
+                snprintf(why, whylen, "rank %d RECV byte %zu never written", r, i);
+                result = -1;
+                break;
+            }
+        if (!in_place && !result) {
+            w = kcoll_sim_writes(sim, r, KCOLL_BUF_SEND);
+            for (size_t i = 0; i < n; i++)
+                if (w[i]) {
+                    snprintf(why, whylen, "rank %d SEND byte %zu written", r, i);
+                    result = -1;
+                    break;
+                }
+        }
+    }
+out:
+    for (int r = 0; r < p; r++) {
+        if (b[r].send != b[r].recv)
+            free(b[r].send);
+        free(b[r].recv);
+        free(b[r].tmp);
+    }
+    free(b);
+    free(peer_of);
+    free(members);
+    kcoll_sim_free(sim);
+    return result;
+}
+
+/* node_of for nodes of the given sizes, in blocks or round-robin
+ * (rank r goes to the next node, in turn, that still has room) */
+static int place(const int *sizes, int nodes, int rr, int *node_of)
+{
+    int p = 0, left[16];
+    for (int k = 0; k < nodes; k++)
+        p += left[k] = sizes[k];
+    if (!rr) {
+        for (int k = 0, r = 0; k < nodes; k++)
+            for (int i = 0; i < sizes[k]; i++)
+                node_of[r++] = k;
+        return p;
+    }
+    for (int r = 0, k = 0; r < p; k = (k + 1) % nodes)
+        if (left[k]) {
+            left[k]--;
+            node_of[r++] = 10 + 3 * k; /* any ids */
+        }
+    return p;
+}
+
+typedef struct {
+    const char *name;
+    int nodes, sizes[8], rr;
+} shape_t;
+
+static const shape_t shapes[] = {
+    {"2x2", 2, {2, 2}, 0},
+    {"2x3", 2, {3, 3}, 0},
+    {"3x2", 3, {2, 2, 2}, 0},
+    {"4x1", 4, {1, 1, 1, 1}, 0},
+    {"3+2+1", 3, {3, 2, 1}, 0},
+    {"1+3+2", 3, {1, 3, 2}, 0},
+    {"3+2+1 round-robin", 3, {3, 2, 1}, 1},
+    {"2x3 round-robin", 2, {3, 3}, 1},
+    {"8 uneven", 8, {16, 1, 5, 2, 9, 16, 3, 7}, 0},
+    {"8 uneven round-robin", 8, {4, 16, 2, 1, 11, 6, 16, 3}, 1},
+};
+
+static void test_layouts(void)
+{
+    static const size_t counts[] = {0, 1, 5, 37, 1200};
+    int node_of[64];
+    char why[900];
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        const shape_t *sh = &shapes[si];
+        const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
+        const int big = p > 16;
+        kcoll_cluster_t cl;
+        int peer_of[64];
+        kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+        for (size_t li = 0; li < sizeof layouts / sizeof *layouts; li++) {
+            const layout_t *ly = &layouts[li];
+            for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
+                if (big && (ci == 1 || ci == 3))
+                    continue;
+                for (int ip = 0; ip < 2; ip++)
+                    for (int o = 0; o < 2; o++) {
+                        const kcoll_op_t *op = o ? &affine_op : &isum;
+                        unsigned seeds[] = {0, 5 + (unsigned)ci, 77};
+                        for (int k = 0; k < (big ? 1 : 3); k++) {
+                            /* 4 KiB chunks (the smallest), so 1200 elements take several */
+                            int rc = run_allreduce(ly, p, node_of, counts[ci], op, ip, 4,
+                                                   seeds[k], NULL, why, sizeof why);
+                            if (o && !cl.ordered) {
+                                CHECK(rc == 1, "%s %s: a non-commutative op across "
+                                      "non-consecutive nodes must be refused (got %d)",
+                                      sh->name, ly->name, rc);
+                                break;
+                            }
+                            CHECK(rc == 0, "%s %s count %zu in_place %d op %s seed %u: %s",
+                                  sh->name, ly->name, counts[ci], ip, o ? "affine" : "isum",
+                                  seeds[k], rc == 1 ? "refused" : why);
+                        }
+                    }
+            }
+        }
+    }
+}
+
+/* -- mutants -- */
+
+static int first_of_node(int p, const int *node_of, int k, int nth)
+{
+    for (int r = 0; r < p; r++)
+        if (node_of[r] == k && nth-- == 0)
+            return r;
+    return -1;
+}
+
+/* rank 2 (node 0 of 2x2) reads from rank 1 (node 1) */
+static void mut_cross_read(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    (void)p;
+    (void)node_of;
+    kcoll_sched_read(kcoll_sim_sched(sim, 0), 2, KCOLL_BUF_SEND, 0, KCOLL_BUF_TMP, 0, 4);
+}
+
+/* the rank alone on its node runs its lanes' host collectives in reverse
+ * order */
+static void mut_lane_order(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    const int r = first_of_node(p, node_of, 2, 0); /* 3+2+1: node 2 has one rank */
+    kcoll_sched_t *s = kcoll_sim_sched(sim, r);
+    int at[16], m = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->steps[i].kind == KCOLL_STEP_EXTERN)
+            at[m++] = i;
+    for (int i = 0; i < m / 2; i++) {
+        kcoll_step_t t = s->steps[at[i]];
+        s->steps[at[i]] = s->steps[at[m - 1 - i]];
+        s->steps[at[m - 1 - i]] = t;
+    }
+}
+
+/* node 1's leader broadcasts where the others allreduce */
+static void mut_shape(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 1, 0));
+    s->xc[0].coll = KCOLL_XC_BCAST;
+}
+
+/* every leader adds a second, shorter host Allreduce on the leaders' group
+ * after the first; node 1's leader runs the two the other way round */
+static void mut_swap(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    for (int k = 0; k < 2; k++) {
+        kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, k, 0));
+        kcoll_xcoll_t x = s->xc[0];
+        x.len = x.esize;
+        kcoll_sched_xcoll(s, &x);
+        if (k == 1) {
+            kcoll_xcoll_t t = s->xc[0];
+            s->xc[0] = s->xc[1];
+            s->xc[1] = t;
+        }
+    }
+}
+
+/* node 0's second rank names lane 0, which node 0's first rank carries */
+static void mut_not_member(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 0, 1));
+    s->xc[0].group = KCOLL_CLUSTER_LANE(0);
+}
+
+/* node 0's second rank does not wait for the others' lanes before the
+ * allgather */
+static void mut_no_sync(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 0, 1));
+    int k = 0;
+    for (int i = 0; i < s->n; i++)
+        if (!(s->steps[i].kind == KCOLL_STEP_WAIT && s->steps[i].flag == KCOLL_FLAG_AUX))
+            s->steps[k++] = s->steps[i];
+    s->n = k;
+}
+
+static void expect_caught(const layout_t *ly, const shape_t *sh, mutant_fn m, int in_place,
+                          const char *what, const char *finding)
+{
+    int node_of[64];
+    char why[900] = "";
+    const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
+    for (unsigned seed = 0; seed < 4; seed++) {
+        int rc = run_allreduce(ly, p, node_of, 64, &isum, in_place, 4, seed, m, why, sizeof why);
+        CHECK(rc == -1 && strstr(why, finding), "%s (%s, %s, seed %u) must be caught as \"%s\": "
+              "got %d %s", what, ly->name, sh->name, seed, finding, rc, why);
+    }
+}
+
+static void test_mutants(void)
+{
+    const shape_t two = {"2x2", 2, {2, 2}, 0}, uneven = {"3+2+1", 3, {3, 2, 1}, 0};
+    expect_caught(&layouts[0], &two, mut_cross_read, 0, "a READ across nodes",
+                  "only host collectives cross nodes");
+    expect_caught(&layouts[1], &uneven, mut_lane_order, 0, "lanes in another order", "deadlock");
+    expect_caught(&layouts[0], &two, mut_shape, 0, "a leader's other host collective",
+                  "does not match");
+    expect_caught(&layouts[0], &uneven, mut_swap, 0, "two host collectives swapped",
+                  "does not match");
+    expect_caught(&layouts[1], &two, mut_not_member, 0, "a host collective on a foreign group",
+                  "not a member");
+    /* in place, where the reduce-scatter exposed RECV (as SEND) long
+     * before: without the wait the allgather reads a peer's lane share
+     * before the peer has put it there (its reduce-scatter's last copy,
+     * then its lane's host Allreduce). Not in place, the first exposure of
+     * RECV comes after the lanes and orders the reads by itself. */
+    expect_caught(&layouts[1], &two, mut_no_sync, 1, "an allgather before the lanes are in",
+                  "race");
+}
+
+int main(void)
+{
+    static const int kinds[] = {KCOLL_XC_ALLREDUCE, KCOLL_XC_REDUCE, KCOLL_XC_BCAST,
+                                KCOLL_XC_ALLGATHER, KCOLL_XC_REDUCE_SCATTER_BLOCK,
+                                KCOLL_XC_GATHER, KCOLL_XC_SCATTER};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        for (int n = 1; n <= 5; n += 2)
+            for (int ip = 0; ip < 2; ip++)
+                if (!(ip && (kinds[k] == KCOLL_XC_BCAST)))
+                    host_kind(kinds[k], n, 8, ip);
+    test_layouts();
+    test_mutants();
+    return check_report("test_cluster_sim");
+}
