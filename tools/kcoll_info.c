@@ -399,6 +399,9 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
                t->m.package_bw * 1e-9);
     else
         printf("node memory: no limit on what copies at once share (package_bw 0)\n");
+    printf("host MPI on a node: %.2fx its textbook formula at 2 ranks and this size (measured; "
+           "its on-node terms scaled so)\n",
+           kcoll_host_measured_scale(&t->m, c, (double)bytes, KCOLL_RCLASS_DOUBLE));
     const double host = np.lay[KCOLL_NODES_HOST].t;
     static const char *const what[KCOLL_NODES_NLAYOUTS] = {
         "host MPI alone (flat)", "leaders: one per node between nodes",

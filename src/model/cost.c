@@ -863,16 +863,19 @@ out:
 typedef struct {
     int N, p, qmax, qmin, q0;
     double W, flows;
+    double k; /* the host's own terms (on-node messages, reducing, copying) times k */
 } kcoll_hshape_t;
 
 /* Seconds per byte of a two-copy message inside a node while c messages
  * of the node move at once: each message's bytes go through the node's
  * memory twice (copied in, copied out), so c of them share W as 2 c
- * copies. */
+ * copies; never below one message's measured rate (host_beta times the
+ * measured scale: what the host's software adds is not memory traffic
+ * the limit would count again). */
 static double kcoll_host_onnode_beta(const kcoll_machine_t *m, const kcoll_hshape_t *s, double c)
 {
-    const double shared = s->W > 0 ? 2 * c / s->W : 0;
-    return shared > m->host_beta ? shared : m->host_beta;
+    const double shared = s->W > 0 ? 2 * c / s->W : 0, alone = s->k * m->host_beta;
+    return shared > alone ? shared : alone;
 }
 
 /* The rounds of a binomial tree inside a node of q ranks, each at its own
@@ -917,15 +920,17 @@ static double kcoll_host_tree_inside(const kcoll_machine_t *m, const kcoll_hshap
  * once (kcoll_host_tree_inside); the scatter half of the broadcast's
  * scatter-allgather moves its largest pieces while few messages run and
  * is priced unshared; a linear root has one message going. s->flows
- * multiplies the network's per-byte cost (flows sharing the link). */
+ * multiplies the network's per-byte cost (flows sharing the link); s->k
+ * the host's own terms, on-node latency and per-byte cost, reducing and
+ * copying (kcoll_host_measured_scale), never the network's. */
 static double kcoll_host_core(const kcoll_machine_t *m, kcoll_coll_t coll, const kcoll_hshape_t *s,
                               double n, kcoll_rclass_t rc)
 {
     const int p = s->p, N = s->N, q = s->qmax;
     if (p <= 1)
         return 0;
-    const double aN = m->net_alpha, bN = m->net_beta * s->flows, aL = m->host_alpha;
-    const double g = m->reduce_beta[rc], cp = m->copy_beta;
+    const double aN = m->net_alpha, bN = m->net_beta * s->flows, aL = s->k * m->host_alpha;
+    const double g = s->k * m->reduce_beta[rc], cp = s->k * m->copy_beta;
     const double lgN = kcoll_ceil_log2(N), lgq = kcoll_ceil_log2(q);
     const double f = (double)(p - 1) / p, lat = lgN * aN + lgq * aL;
     /* per byte inside a node: alone (one message at a time), and while
@@ -975,14 +980,27 @@ double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int N, in
                           kcoll_rclass_t rc)
 {
     const kcoll_hshape_t s = {.N = N, .p = N * q, .qmax = q, .qmin = q, .q0 = q, .W = 0,
-                              .flows = 1};
+                              .flows = 1, .k = 1};
     return kcoll_host_core(m, coll, &s, n, rc);
+}
+
+static double kcoll_price_host_spread(const kcoll_machine_t *m, const kcoll_pcall_t *c);
+
+double kcoll_host_measured_scale(const kcoll_machine_t *m, kcoll_coll_t coll, double n,
+                                 kcoll_rclass_t rc)
+{
+    if (!m->nhost[coll])
+        return 1;
+    const kcoll_pcall_t c = {.coll = coll, .p = 2, .bytes = (size_t)n, .esize = 8, .rclass = rc};
+    const double f = kcoll_host_formula(m, coll, 1, 2, n, rc);
+    return f > 0 ? kcoll_price_host_spread(m, &c) / f : 1;
 }
 
 double kcoll_host_formula_nodes(const kcoll_machine_t *m, kcoll_coll_t coll, int N, const int *ppn,
                                 double n, kcoll_rclass_t rc, double flows)
 {
-    kcoll_hshape_t s = {.N = N, .W = m->package_bw, .flows = flows > 1 ? flows : 1};
+    kcoll_hshape_t s = {.N = N, .W = m->package_bw, .flows = flows > 1 ? flows : 1,
+                        .k = kcoll_host_measured_scale(m, coll, n, rc)};
     if (N < 1)
         return 0;
     s.q0 = s.qmax = s.qmin = ppn ? ppn[0] : 1;

@@ -82,13 +82,26 @@ double kcoll_host_formula(const kcoll_machine_t *m, kcoll_coll_t coll, int N, in
                           kcoll_rclass_t rc);
 
 /* The same over N nodes of ppn[k] ranks (node 0 holds the root; ppn
- * NULL: one rank on every node), with the on-node messages that run at
- * once sharing the node's memory bandwidth (package_bw: one memory domain
- * per node; 0, no limit, gives kcoll_host_formula's price), and `flows`
- * flows (>= 1) sharing each node's link: the network's per-byte cost
- * times flows. */
+ * NULL: one rank on every node), as honest as the one-node price: the
+ * host's own terms (on-node latency and per-byte cost, reducing, copying)
+ * times kcoll_host_measured_scale at n bytes, the network's as described;
+ * the on-node messages that run at once sharing the node's memory
+ * bandwidth (package_bw: one memory domain per node; 0, no limit); and
+ * `flows` flows (>= 1) sharing each node's link: the network's per-byte
+ * cost times flows. With nothing measured and no limit it is
+ * kcoll_host_formula's price. */
 double kcoll_host_formula_nodes(const kcoll_machine_t *m, kcoll_coll_t coll, int N, const int *ppn,
                                 double n, kcoll_rclass_t rc, double flows);
+
+/* How far the host MPI is from its textbook formula on a node: its
+ * measured time for the collective at two ranks (interpolated in size,
+ * scaled from the nearest measured count) over the formula's, at n bytes;
+ * 1 where nothing was measured. The one-node price scales the measured
+ * times to p ranks with the formula; across nodes the formula's on-node
+ * terms are scaled by this, so both sides of a comparison across nodes
+ * carry what was measured on the node. */
+double kcoll_host_measured_scale(const kcoll_machine_t *m, kcoll_coll_t coll, double n,
+                                 kcoll_rclass_t rc);
 
 /* The host MPI's time for call c: its measured times at c->p where the
  * tuning has them (interpolated in size), scaled from the nearest

@@ -79,18 +79,26 @@
  *
  * Host: the host MPI alone over all p ranks, the textbook formulas of
  * model/cost.c (kcoll_host_formula_nodes) with two kinds of messages:
- * inside a node at the host's own on-node alpha and beta, between nodes
- * at the network's. The messages inside a node that run at once share the
- * node's memory: a two-copy message's bytes go through it twice (copied
- * in, copied out), so c messages at once cost each max(host_beta,
- * 2 c / package_bw) per byte. Where every rank moves data at once (rings,
- * pairwise exchanges, recursive halving and doubling) a node has c = q
- * messages going; a tree's rounds inside a node 1, 2, 4...; a linear root
- * one. With package_bw 0 (no limit: the built-in defaults, and every
- * machine where kcoll-calibrate could not fill a package) this is the
- * price of every pair at the full copy rate; kcoll's on-node phases are
- * priced with the same memory (model/cost.c shares package_bw between
- * their copies), so neither side gets a limit the other does not.
+ * inside a node at the host's own on-node alpha and beta, between nodes at
+ * the network's. The host's own terms (on-node latency and per-byte cost,
+ * reducing, copying) are scaled by what the host measured on a node
+ * (kcoll_host_measured_scale: its time at two ranks over the formula's at
+ * that size: 0.8-10x on the built-in defaults, Open MPI's
+ * Reduce_scatter_block the farthest), as the one-node price scales its
+ * measured times: the host is not priced by an ideal formula against kcoll
+ * phases priced with measured terms. The same scaling holds for the host's
+ * collectives inside the leaders' and lanes' phases. The messages inside a
+ * node that run at once share the node's memory: a two-copy message's
+ * bytes go through it twice (copied in, copied out), so c messages at once
+ * cost each max(host_beta, 2 c / package_bw) per byte. Where every rank
+ * moves data at once (rings, pairwise exchanges, recursive halving and
+ * doubling) a node has c = q messages going; a tree's rounds inside a node
+ * 1, 2, 4...; a linear root one. With package_bw 0 (no limit: the built-in
+ * defaults, and every machine where kcoll-calibrate could not fill a
+ * package) this is the price of every pair at the full copy rate; kcoll's
+ * on-node phases are priced with the same memory (model/cost.c shares
+ * package_bw between their copies), so neither side gets a limit the other
+ * does not.
  *
  * Choosing (kcoll_nodes_pick): the cheapest allowed layout per size
  * class, so that kcoll across nodes is never predicted slower than the
@@ -180,7 +188,7 @@ static double kcoll_nodes_on_max(const kcoll_nshape_t *s, kcoll_coll_t c, double
 /* The host MPI over the N leaders, on the network. */
 static double kcoll_nodes_net(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, size_t bytes)
 {
-    return kcoll_host_formula(m, c, nodes, 1, (double)bytes, KCOLL_RCLASS_DOUBLE);
+    return kcoll_host_formula_nodes(m, c, nodes, NULL, (double)bytes, KCOLL_RCLASS_DOUBLE, 1);
 }
 
 /* The lanes' host collectives between nodes, x bytes each: in rounds of

@@ -402,6 +402,65 @@ static void honest(const kcoll_machine_t *m0)
     pick(&m, "with the node's memory shared");
 }
 
+/* The host's own terms (on-node messages, reducing, copying) scaled by
+ * its measured times: with the host measured k times its formula at two
+ * ranks, a node of two prices the measured time, the network's terms keep
+ * their price, every on-node term is k times dearer, and measuring a
+ * slower host hands calls the flat host had to a layout. */
+static void measured(const kcoll_machine_t *m0)
+{
+    kcoll_machine_t m = *m0;
+    static const kcoll_coll_t all[] = {KCOLL_COLL_BCAST, KCOLL_COLL_ALLGATHER,
+                                       KCOLL_COLL_ALLREDUCE, KCOLL_COLL_REDUCE_SCATTER_BLOCK};
+    static const double sizes[] = {1024, 65536, 1 << 20};
+    const double k = 3;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++)
+            m.host[all[i]][m.nhost[all[i]]++] = (kcoll_hostpt_t){
+                2, sizes[j],
+                k * kcoll_host_formula(m0, all[i], 1, 2, sizes[j], KCOLL_RCLASS_DOUBLE)};
+    /* (a machine that scales every host term by hand, to compare with) */
+    kcoll_machine_t s = *m0;
+    s.host_alpha *= k;
+    s.host_beta *= k;
+    s.copy_beta *= k;
+    for (int c = 0; c < KCOLL_NRCLASS; c++)
+        s.reduce_beta[c] *= k;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
+            const kcoll_coll_t c = all[i];
+            const double x = sizes[j];
+            int two = 2, four[] = {16, 16, 16, 16};
+            double got = kcoll_host_formula_nodes(&m, c, 1, &two, x, KCOLL_RCLASS_DOUBLE, 1);
+            CHECK(near(got, m.host[c][j].t), "%s 1 x 2, %.0f bytes: %.3f us, measured %.3f",
+                  kcoll_coll_name(c), x, got * 1e6, m.host[c][j].t * 1e6);
+            got = kcoll_host_formula_nodes(&m, c, 4, four, x, KCOLL_RCLASS_DOUBLE, 1);
+            double want = kcoll_host_formula(&s, c, 4, 16, x, KCOLL_RCLASS_DOUBLE);
+            CHECK(near(got, want), "%s 4 x 16, %.0f bytes: %.3f us, want the host's terms %gx: %.3f",
+                  kcoll_coll_name(c), x, got * 1e6, k, want * 1e6);
+            CHECK(got > kcoll_host_formula(m0, c, 4, 16, x, KCOLL_RCLASS_DOUBLE),
+                  "%s 4 x 16: dearer than unmeasured", kcoll_coll_name(c));
+        }
+    /* one rank per node and nothing to reduce or copy: the network's
+     * terms alone, unscaled */
+    double b1 = kcoll_host_formula_nodes(&m, KCOLL_COLL_BCAST, 4, NULL, 65536,
+                                         KCOLL_RCLASS_DOUBLE, 1);
+    CHECK(near(b1, kcoll_host_formula(m0, KCOLL_COLL_BCAST, 4, 1, 65536, KCOLL_RCLASS_DOUBLE)),
+          "Bcast 4 x 1: the network's price, whatever the host measures on a node");
+    /* the picks move away from the flat host */
+    int flat0 = 0, flat1 = 0;
+    const int ppn[] = {16, 16, 16, 16};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
+            flat0 += kcoll_nodes_pick(m0, all[i], ppn, 4, (size_t)sizes[j], 0,
+                                      KCOLL_NODES_ALL) == HOST;
+            flat1 += kcoll_nodes_pick(&m, all[i], ppn, 4, (size_t)sizes[j], 0,
+                                      KCOLL_NODES_ALL) == HOST;
+        }
+    CHECK(flat1 < flat0, "a host measured %gx slower keeps fewer calls whole: %d, unmeasured %d",
+          k, flat1, flat0);
+}
+
 int main(void)
 {
     const kcoll_machine_t m = hand();
@@ -423,5 +482,6 @@ int main(void)
               kcoll_nodes_pick(&m, KCOLL_COLL_GATHERV, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST,
           "Alltoall, Gatherv: never composed");
     honest(&m);
+    measured(&m);
     return check_report("test_nodes");
 }
