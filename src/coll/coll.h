@@ -337,6 +337,9 @@ void kcoll_a2a_save(const kcoll_args_t *a, kcoll_sched_t *s);
 /* -- Reduce, Allreduce, Reduce_scatter(_block) builders -- */
 /* partitioned serves all four collectives (a->coll says which) */
 kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s);
+/* staggered too: partitioned with the peers read one reader at a time */
+kcoll_status_t kcoll_reduce_staggered(const kcoll_args_t *a, kcoll_sched_t *s);
+size_t kcoll_reduce_staggered_tmp(const kcoll_args_t *a);
 kcoll_status_t kcoll_reduce_serial(const kcoll_args_t *a, kcoll_sched_t *s);
 kcoll_status_t kcoll_reduce_hier(const kcoll_args_t *a, kcoll_sched_t *s);
 size_t kcoll_reduce_hier_tmp(const kcoll_args_t *a);

@@ -21,7 +21,7 @@
  *  1. every predefined operation on every C datatype MPI defines it for
  *     (plus MPI_DOUBLE_INT, which kcoll hands to the host: not contiguous),
  *     for all four collectives, in place and not, count 13;
- *  2. algorithms (auto and every one forced, partitioned also with 4 KiB
+ *  2. algorithms (auto and every one forced, partitioned and staggered with 4 KiB
  *     chunks; hier with --only hier, the topology-levels runs, where
  *     part 1 and the double sums are left out: with levels the grouped
  *     order gives other bits than the flat reference) x counts 0, 1, 7, 1003, 70001 (world and reversed only) x
@@ -289,10 +289,10 @@ static char *sendb, *recvb, *hostb, *want, *contrib;
 
 static uint64_t kcoll_calls(int coll)
 {
-    static const char *const paths[] = {"kcoll:partitioned", "kcoll:serial", "kcoll:reduce_bcast",
-                                        "kcoll:hier"};
+    static const char *const paths[] = {"kcoll:partitioned", "kcoll:staggered", "kcoll:serial",
+                                        "kcoll:reduce_bcast", "kcoll:hier"};
     uint64_t s = 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         s += mt_calls(coll_names[coll], paths[i]);
     return s;
 }
@@ -492,11 +492,12 @@ int main(int argc, char **argv)
     }
 
     /* 2. algorithms x counts x roots x in place x shapes */
-    static const char *const algos[NCOLL][6] = {
-        {"auto", "partitioned", "partitioned:chunk=4", "serial", "hier", NULL},
-        {"auto", "partitioned", "partitioned:chunk=4", "reduce_bcast", "hier", NULL},
-        {"auto", "partitioned", "partitioned:chunk=4", "hier", NULL},
-        {"auto", "partitioned", "partitioned:chunk=4", "hier", NULL},
+    static const char *const algos[NCOLL][7] = {
+        {"auto", "partitioned", "partitioned:chunk=4", "staggered:chunk=4", "serial", "hier", NULL},
+        {"auto", "partitioned", "partitioned:chunk=4", "staggered:chunk=4", "reduce_bcast", "hier",
+         NULL},
+        {"auto", "partitioned", "partitioned:chunk=4", "staggered:chunk=4", "hier", NULL},
+        {"auto", "partitioned", "partitioned:chunk=4", "staggered:chunk=4", "hier", NULL},
     };
     static const size_t counts[] = {0, 1, 7, 1003, 70001};
     const int tsel[3] = {T_INT, T_DOUBLE, T_MAT};

@@ -1,7 +1,7 @@
-/* Every reduction algorithm (Reduce: partitioned, serial; Allreduce:
- * partitioned, reduce_bcast, hier, also on 2- and 3-level topologies,
- * where its result is grouped by the levels; Reduce_scatter_block and Reduce_scatter:
- * partitioned), checked by the simulator for p = 1..64, counts 0, 1, odd
+/* Every reduction algorithm (Reduce: partitioned, staggered, serial;
+ * Allreduce: partitioned, staggered, reduce_bcast, hier, also on 2- and
+ * 3-level topologies, where its result is grouped by the levels;
+ * Reduce_scatter_block and Reduce_scatter: partitioned, staggered), checked by the simulator for p = 1..64, counts 0, 1, odd
  * and large (several chunks), every root (a few for large p), in place
  * and not, uneven Reduce_scatter blocks (some empty).
  *

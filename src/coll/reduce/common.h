@@ -51,6 +51,19 @@ typedef struct {
  * exposed SEND. */
 void kcoll_red_range(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t len,
                      const kcoll_red_dest_t *d);
+/* The same reduction with the peers' chunks read in a staggered order
+ * (coll/reduce/staggered.c): rank r reads rank r+1's chunk first, then
+ * r+2's, ..., each into its own slot of TMP from
+ * kcoll_reduce_tmp_len(a) on, and reduces them in kcoll's order once all
+ * are in. */
+void kcoll_red_range_staggered(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t len,
+                               const kcoll_red_dest_t *d);
+typedef void (*kcoll_red_range_fn)(const kcoll_args_t *a, kcoll_sched_t *s, size_t off,
+                                   size_t len, const kcoll_red_dest_t *d);
+/* The partitioned reduction's schedule (coll/reduce/partitioned.c), each
+ * rank's slice reduced by `range`. */
+kcoll_status_t kcoll_reduce_sliced(const kcoll_args_t *a, kcoll_sched_t *s,
+                                   kcoll_red_range_fn range);
 
 /* Do the hierarchical reductions combine by levels (else they run the
  * flat partitioned algorithm)? Where the team has levels, p > 1, and the

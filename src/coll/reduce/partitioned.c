@@ -41,7 +41,7 @@
  */
 #include "coll/reduce/common.h"
 
-kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s)
+kcoll_status_t kcoll_reduce_sliced(const kcoll_args_t *a, kcoll_sched_t *s, kcoll_red_range_fn range)
 {
     const int p = a->p, r = a->rank;
     size_t off, len;
@@ -56,7 +56,7 @@ kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s)
             d = (kcoll_red_dest_t){.staged = 1, .peer = -1, .dst = KCOLL_BUF_RECV, .dst_off = off};
         else
             d = (kcoll_red_dest_t){.acc = KCOLL_BUF_RECV, .acc_off = off, .peer = -1};
-        kcoll_red_range(a, s, off, len, &d);
+        range(a, s, off, len, &d);
         kcoll_sched_signal(s, KCOLL_FLAG_DATA, 1);
         for (int i = 1; i < p; i++) {
             int q = (r + i) % p;
@@ -80,14 +80,14 @@ kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s)
             d = (kcoll_red_dest_t){.staged = 1, .peer = a->root, .dst = KCOLL_BUF_RECV,
                                    .dst_off = off};
         }
-        kcoll_red_range(a, s, off, len, &d);
+        range(a, s, off, len, &d);
         break;
     default: /* the Reduce_scatter family */
         if (a->in_place)
             d = (kcoll_red_dest_t){.acc = KCOLL_BUF_TMP, .acc_off = kcoll_red_chunk(a), .peer = -1};
         else
             d = (kcoll_red_dest_t){.acc = KCOLL_BUF_RECV, .acc_off = 0, .peer = -1};
-        kcoll_red_range(a, s, off, len, &d);
+        range(a, s, off, len, &d);
         break;
     }
     kcoll_sched_signal(s, KCOLL_FLAG_DONE, 1);
@@ -96,4 +96,9 @@ kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s)
         a->in_place)
         kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_TMP, kcoll_red_chunk(a), len);
     return s->err;
+}
+
+kcoll_status_t kcoll_reduce_partitioned(const kcoll_args_t *a, kcoll_sched_t *s)
+{
+    return kcoll_reduce_sliced(a, s, kcoll_red_range);
 }
