@@ -102,11 +102,14 @@
  *
  * Choosing (kcoll_nodes_pick): the cheapest allowed layout per size
  * class, so that kcoll across nodes is never predicted slower than the
- * host MPI alone; but never a composition with one rank on every node,
- * where it is the host's own call on the same ranks plus kcoll's
- * bookkeeping, which the formulas above do not price (a tie; measured at
- * 2 nodes x 1 rank: 0.3-1.1 us, 0.87-0.93x the host's Allgather from 8 B
- * to 16 KiB, docs/hierarchy.md). Alltoall(v), Gatherv and Scatterv are
+ * host MPI alone. A composition carries kcoll's bookkeeping, which the
+ * phases' prices do not hold (measured at 2 nodes x 1 rank: 0.3-1.1 us,
+ * 0.87-0.93x the host's Allgather from 8 B to 16 KiB, docs/hierarchy.md),
+ * so it must beat the host alone by more than one call's overhead
+ * (m->call): a tie goes to the host. That happens where every phase is
+ * the host's own (a small Reduce: the host's tree on the node, then
+ * between the nodes, is the host's whole tree), and with one rank on
+ * every node, which is never composed. Alltoall(v), Gatherv and Scatterv are
  * not composed: the host MPI runs them whole.
  *
  * Restrictions: blocked placement; a node is one memory domain (no
@@ -457,9 +460,12 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
     if (np.lanes <= 1) /* one rank on every node */
         return KCOLL_NODES_HOST;
     kcoll_nodes_layout_t best = KCOLL_NODES_HOST;
+    double bar = np.lay[KCOLL_NODES_HOST].t - m->call; /* a composition's bookkeeping */
     for (int l = KCOLL_NODES_LEADERS; l < KCOLL_NODES_NLAYOUTS; l++)
-        if ((allowed & KCOLL_NODES_BIT(l)) && np.lay[l].priced && np.lay[l].t <= np.lay[best].t)
+        if ((allowed & KCOLL_NODES_BIT(l)) && np.lay[l].priced && np.lay[l].t < bar) {
             best = (kcoll_nodes_layout_t)l;
+            bar = np.lay[l].t;
+        }
     return best;
 }
 

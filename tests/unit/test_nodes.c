@@ -288,9 +288,11 @@ static void pick(const kcoll_machine_t *m, const char *what)
                 kcoll_price_nodes_counts(m, comp[i], ppn, N, kcoll_class_bytes(b), 1 << 19, &np);
                 const kcoll_nodes_lprice_t *h = &np.lay[HOST], *e = &np.lay[LEAD],
                                            *w = &np.lay[LANE];
-                int want_run = e->priced && e->t <= h->t ? LEAD : HOST;
+                /* a composition must beat the host by more than one
+                 * call's bookkeeping */
+                int want_run = e->priced && e->t < h->t - m->call ? LEAD : HOST;
                 int want_all = want_run;
-                if (w->priced && w->t <= np.lay[want_all].t)
+                if (w->priced && w->t < (want_all == HOST ? h->t - m->call : e->t))
                     want_all = LANE;
                 int run = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, KCOLL_NODES_RUN);
                 int any = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, KCOLL_NODES_ALL);
