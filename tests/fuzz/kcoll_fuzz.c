@@ -544,7 +544,8 @@ static const struct {
     int lo, hi;
 } algo_params[] = {{"knomial", "k", 1, 9},        {"throttled_read", "k", 0, 9},
                    {"throttled_write", "k", 0, 9}, {"ring_neighbor", "j", 0, 9},
-                   {"partitioned", "chunk", 0, 300}, {"hier", "chunk", 1, 600}};
+                   {"partitioned", "chunk", 0, 300}, {"staggered", "chunk", 0, 300},
+                   {"hier", "chunk", 1, 600}};
 
 /* Force family fam's algorithm (or auto) for the next calls; p: a process
  * count the algorithm list is asked for (kcoll_algorithms). */

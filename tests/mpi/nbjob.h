@@ -54,9 +54,9 @@ NBJ const char *const fam_algos[NFAM][8] = {
      "recursive_doubling", "bruck"},
     {"auto", "pairwise", "bruck", "pairwise_write"},
     {"auto", "dissemination"},
-    {"auto", "partitioned", "partitioned:chunk=4", "serial"},
-    {"auto", "partitioned", "reduce_bcast"},
-    {"auto", "partitioned", "partitioned:chunk=4"},
+    {"auto", "partitioned", "partitioned:chunk=4", "serial", "staggered:chunk=4"},
+    {"auto", "partitioned", "reduce_bcast", "staggered"},
+    {"auto", "partitioned", "partitioned:chunk=4", "staggered:chunk=4"},
 };
 
 /* data kinds: bytes (data movement), and for reductions int32 (SUM or
