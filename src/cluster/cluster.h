@@ -55,6 +55,13 @@ int kcoll_cluster_make(kcoll_cluster_t *cl, int *peer_of, int p, const int *node
  * number (the nodes), or -1 for a bad group. members: room for p. */
 int kcoll_cluster_group(int p, const int *node_of, int g, int *members);
 
+/* The node index and local rank of communicator rank `rank`: 0, or -1. */
+int kcoll_cluster_locate(int p, const int *node_of, int rank, int *node, int *local);
+/* The view of this rank's node for an on-node phase: pn ranks, this one
+ * local rank cl->me, no levels, the whole vector (count * esize bytes). */
+kcoll_args_t kcoll_cluster_node_view(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                     kcoll_coll_t coll, int root);
+
 /* Lane l's share of a vector of count elements, L lanes: elements
  * [*first, *first + *n), the first count % L lanes one element longer. */
 static inline void kcoll_cluster_share(size_t count, int L, int l, size_t *first, size_t *n)
