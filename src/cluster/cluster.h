@@ -88,4 +88,16 @@ kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_
                                              kcoll_sched_t *s);
 size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
 
+/* Rooted calls: the root is given as its node index (root_node, its rank
+ * in every group) and its local rank on that node (kcoll_cluster_locate);
+ * a->root is not used. Bcast's buffer is RECV on every rank (the root's
+ * holds the data); Reduce's result goes to the root's RECV, a non-root's
+ * RECV is not touched, and a->in_place is the root's MPI_IN_PLACE. */
+kcoll_status_t kcoll_cluster_bcast_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                           int root_node, int root_local, kcoll_sched_t *s);
+kcoll_status_t kcoll_cluster_reduce_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                            int root_node, int root_local, kcoll_sched_t *s);
+size_t kcoll_cluster_reduce_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                        int root_node, int root_local);
+
 #endif
