@@ -88,6 +88,21 @@ kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_
                                              kcoll_sched_t *s);
 size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
 
+/* The lanes layouts' rounds: a node of pn ranks takes its L lanes pn at
+ * a time, in R = ceil(L/pn) rounds, each phase of a round taking its own
+ * range of flag values, so R is bounded. */
+#define KCOLL_CLUSTER_MAX_ROUNDS 8
+/* Start, for every lane this rank carries in increasing lane order, the
+ * host collective `coll` (KCOLL_XC_ALLREDUCE, _BCAST) of the lane's share
+ * in place in RECV, rooted at group rank `root` (0 when unrooted). */
+void kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl, int coll,
+                               int root, kcoll_sched_t *s);
+/* The node's R rounds of the ring-source Allgatherv in place of the
+ * lanes' shares in RECV, as phases round0 .. round0 + R - 1, after a sync
+ * that waits for every rank's lanes. Nothing on a node of one rank. */
+void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                   uint32_t round0, kcoll_sched_t *s);
+
 /* Rooted calls: the root is given as its node index (root_node, its rank
  * in every group) and its local rank on that node (kcoll_cluster_locate);
  * a->root is not used. Bcast's buffer is RECV on every rank (the root's
