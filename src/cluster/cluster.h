@@ -112,6 +112,8 @@ kcoll_status_t kcoll_cluster_bcast_leaders(const kcoll_args_t *a, const kcoll_cl
                                            int root_node, int root_local, kcoll_sched_t *s);
 kcoll_status_t kcoll_cluster_reduce_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                             int root_node, int root_local, kcoll_sched_t *s);
+kcoll_status_t kcoll_cluster_bcast_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                         int root_node, int root_local, kcoll_sched_t *s);
 size_t kcoll_cluster_reduce_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                         int root_node, int root_local);
 

@@ -38,6 +38,7 @@ typedef struct {
 
 static const layout_t layouts[] = {
     {"bcast leaders", KCOLL_COLL_BCAST, kcoll_cluster_bcast_leaders, NULL},
+    {"bcast lanes", KCOLL_COLL_BCAST, kcoll_cluster_bcast_lanes, NULL},
     {"reduce leaders", KCOLL_COLL_REDUCE, kcoll_cluster_reduce_leaders,
      kcoll_cluster_reduce_leaders_tmp},
 };
@@ -251,6 +252,22 @@ static void mut_shape(kcoll_sim_t *sim, int p, const int *node_of)
     s->xc[0].coll = KCOLL_XC_BCAST;
 }
 
+/* the rank alone on its node (node 2 of 3+2+1) starts its lanes' host
+ * collectives in reverse order */
+static void mut_lane_order(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 2, 0));
+    int at[16], m = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->steps[i].kind == KCOLL_STEP_EXTERN)
+            at[m++] = i;
+    for (int i = 0; i < m / 2; i++) {
+        kcoll_step_t t = s->steps[at[i]];
+        s->steps[at[i]] = s->steps[at[m - 1 - i]];
+        s->steps[at[m - 1 - i]] = t;
+    }
+}
+
 static void expect_caught(const layout_t *ly, const shape_t *sh, int root, mutant_fn m,
                           const char *what, const char *finding)
 {
@@ -266,12 +283,14 @@ static void expect_caught(const layout_t *ly, const shape_t *sh, int root, mutan
 
 static void test_mutants(void)
 {
-    const shape_t two = {"2x2", 2, {2, 2}, 0};
+    const shape_t two = {"2x2", 2, {2, 2}, 0}, uneven = {"3+2+1", 3, {3, 2, 1}, 0};
     /* root: rank 3, node 1's second rank */
     expect_caught(&layouts[0], &two, 3, mut_wrong_root, "a host Bcast with another root",
                   "does not match");
-    expect_caught(&layouts[1], &two, 3, mut_shape, "a leader's other host collective",
+    expect_caught(&layouts[2], &two, 3, mut_shape, "a leader's other host collective",
                   "does not match");
+    /* root: rank 4, node 1's second rank */
+    expect_caught(&layouts[1], &uneven, 4, mut_lane_order, "lanes in another order", "deadlock");
 }
 
 int main(void)
