@@ -54,51 +54,9 @@
 #include "cluster/cluster.h"
 #include "coll/reduce/common.h"
 
-/* Round j's view of the node: the Reduce_scatter over its lanes, rank i's
- * block of counts[i] elements (room for pn). Returns the round's first
- * element. */
-static size_t kcoll_cluster_lanes_round(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
-                                        kcoll_args_t *b, size_t *counts)
-{
-    size_t first, len, start = 0;
-    *b = *a;
-    b->coll = KCOLL_COLL_REDUCE_SCATTER;
-    b->p = cl->pn;
-    b->rank = cl->me;
-    b->root = 0;
-    b->lv = NULL;
-    b->lay = NULL;
-    b->counts = counts;
-    b->count = 0;
-    for (int i = 0; i < cl->pn; i++) {
-        const int l = j * cl->pn + i;
-        counts[i] = 0;
-        if (l < cl->lanes) {
-            kcoll_cluster_share(a->count, cl->lanes, l, &first, &len);
-            counts[i] = len;
-            if (i == 0)
-                start = first;
-        }
-    }
-    return start;
-}
-
 size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl)
 {
-    if (cl->pn == 1)
-        return 0;
-    size_t *counts = malloc((size_t)cl->pn * sizeof *counts), most = 0;
-    if (!counts)
-        return 0; /* the builder fails alike */
-    const int R = (cl->lanes + cl->pn - 1) / cl->pn;
-    for (int j = 0; j < R; j++) {
-        kcoll_args_t b;
-        kcoll_cluster_lanes_round(a, cl, j, &b, counts);
-        size_t t = kcoll_reduce_tmp_len(&b);
-        most = t > most ? t : most;
-    }
-    free(counts);
-    return most;
+    return cl->pn == 1 ? 0 : kcoll_cluster_lanes_scratch(a, cl, cl->me);
 }
 
 kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,

@@ -92,6 +92,15 @@ size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_clus
  * a time, in R = ceil(L/pn) rounds, each phase of a round taking its own
  * range of flag values, so R is bounded. */
 #define KCOLL_CLUSTER_MAX_ROUNDS 8
+/* Round j's Reduce_scatter over the node's lanes (ranks j*pn + i), rank
+ * i's block of counts[i] elements (room for pn): fills *b and returns the
+ * round's first element. */
+size_t kcoll_cluster_lanes_round(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
+                                 kcoll_args_t *b, size_t *counts);
+/* The most TMP the rounds' Reduce_scatter takes on local rank `rank`, or
+ * on any rank of the node, not in place (rank < 0: the same on every rank
+ * whatever MPI_IN_PLACE, which a rooted call's root alone knows). */
+size_t kcoll_cluster_lanes_scratch(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rank);
 /* Start, for every lane this rank carries in increasing lane order, the
  * host collective `coll` (KCOLL_XC_ALLREDUCE, _BCAST) of the lane's share
  * in place in RECV, rooted at group rank `root` (0 when unrooted). */
@@ -116,5 +125,9 @@ kcoll_status_t kcoll_cluster_bcast_lanes(const kcoll_args_t *a, const kcoll_clus
                                          int root_node, int root_local, kcoll_sched_t *s);
 size_t kcoll_cluster_reduce_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                         int root_node, int root_local);
+kcoll_status_t kcoll_cluster_reduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                          int root_node, int root_local, kcoll_sched_t *s);
+size_t kcoll_cluster_reduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                      int root_node, int root_local);
 
 #endif

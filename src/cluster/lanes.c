@@ -1,9 +1,57 @@
-/* What the lanes layouts share (allreduce_lanes.c, bcast_lanes.c): the
- * host collective of every lane a rank carries, and the rounds of in-place
- * Allgatherv that give every rank of a node the lanes' shares. */
+/* What the lanes layouts share (allreduce_lanes.c, bcast_lanes.c,
+ * reduce_lanes.c): the rounds' Reduce_scatter views and their scratch,
+ * the host collective of every lane a rank carries, and the rounds of
+ * in-place Allgatherv that give every rank of a node the lanes' shares. */
 #include <stdlib.h>
 
 #include "cluster/cluster.h"
+#include "coll/reduce/common.h"
+
+size_t kcoll_cluster_lanes_round(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
+                                 kcoll_args_t *b, size_t *counts)
+{
+    size_t first, len, start = 0;
+    *b = *a;
+    b->coll = KCOLL_COLL_REDUCE_SCATTER;
+    b->p = cl->pn;
+    b->rank = cl->me;
+    b->root = 0;
+    b->lv = NULL;
+    b->lay = NULL;
+    b->counts = counts;
+    b->count = 0;
+    for (int i = 0; i < cl->pn; i++) {
+        const int l = j * cl->pn + i;
+        counts[i] = 0;
+        if (l < cl->lanes) {
+            kcoll_cluster_share(a->count, cl->lanes, l, &first, &len);
+            counts[i] = len;
+            if (i == 0)
+                start = first;
+        }
+    }
+    return start;
+}
+
+size_t kcoll_cluster_lanes_scratch(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rank)
+{
+    size_t *counts = malloc((size_t)cl->pn * sizeof *counts), most = 0;
+    if (!counts)
+        return 0; /* the builder fails alike */
+    const int R = (cl->lanes + cl->pn - 1) / cl->pn;
+    for (int j = 0; j < R; j++)
+        for (int i = rank < 0 ? 0 : rank; i < (rank < 0 ? cl->pn : rank + 1); i++) {
+            kcoll_args_t b;
+            kcoll_cluster_lanes_round(a, cl, j, &b, counts);
+            b.rank = i;
+            if (rank < 0) /* not in place: every rank computes the same */
+                b.in_place = 0;
+            size_t t = kcoll_reduce_tmp_len(&b);
+            most = t > most ? t : most;
+        }
+    free(counts);
+    return most;
+}
 
 void kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl, int coll,
                                int root, kcoll_sched_t *s)

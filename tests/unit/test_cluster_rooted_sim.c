@@ -14,8 +14,9 @@
  * where the nodes' ranks are consecutive and refused where not.
  *
  * Last, mutants the simulator must catch: a leader naming another root in
- * its host Bcast, a leader starting another kind of host collective, and
- * a rank alone on its node starting its lanes in another order. */
+ * its host Bcast, a lane's member naming another root in its host Reduce,
+ * a leader starting another kind of host collective, and a rank alone on
+ * its node starting its lanes in another order. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ static const layout_t layouts[] = {
     {"bcast lanes", KCOLL_COLL_BCAST, kcoll_cluster_bcast_lanes, NULL},
     {"reduce leaders", KCOLL_COLL_REDUCE, kcoll_cluster_reduce_leaders,
      kcoll_cluster_reduce_leaders_tmp},
+    {"reduce lanes", KCOLL_COLL_REDUCE, kcoll_cluster_reduce_lanes, kcoll_cluster_reduce_lanes_tmp},
 };
 #define NLAYOUTS (sizeof layouts / sizeof *layouts)
 
@@ -288,6 +290,8 @@ static void test_mutants(void)
     expect_caught(&layouts[0], &two, 3, mut_wrong_root, "a host Bcast with another root",
                   "does not match");
     expect_caught(&layouts[2], &two, 3, mut_shape, "a leader's other host collective",
+                  "does not match");
+    expect_caught(&layouts[3], &two, 3, mut_wrong_root, "a lane's host Reduce with another root",
                   "does not match");
     /* root: rank 4, node 1's second rank */
     expect_caught(&layouts[1], &uneven, 4, mut_lane_order, "lanes in another order", "deadlock");
