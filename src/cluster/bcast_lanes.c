@@ -38,7 +38,7 @@ kcoll_status_t kcoll_cluster_bcast_lanes(const kcoll_args_t *a, const kcoll_clus
                                          int root_node, int root_local, kcoll_sched_t *s)
 {
     const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn, home = cl->node == root_node;
-    if (root_node < 0 || root_node >= cl->nodes || (home && (root_local < 0 || root_local >= pn)))
+    if (!kcoll_cluster_root_ok(cl, root_node, root_local))
         return KCOLL_ERR_ARG;
     if (!home && pn > 1 && R > KCOLL_CLUSTER_MAX_ROUNDS)
         return KCOLL_ERR_UNSUPPORTED;

@@ -35,7 +35,7 @@ kcoll_status_t kcoll_cluster_bcast_leaders(const kcoll_args_t *a, const kcoll_cl
     const int home = cl->node == root_node;
     kcoll_bufmap_t map;
     kcoll_bufmap_init(&map, 0);
-    if (root_node < 0 || root_node >= cl->nodes || (home && (root_local < 0 || root_local >= cl->pn)))
+    if (!kcoll_cluster_root_ok(cl, root_node, root_local))
         return KCOLL_ERR_ARG;
 
     /* 1: to the root's node's leader (and the rest of the node) */

@@ -117,6 +117,12 @@ void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t 
  * a->root is not used. Bcast's buffer is RECV on every rank (the root's
  * holds the data); Reduce's result goes to the root's RECV, a non-root's
  * RECV is not touched, and a->in_place is the root's MPI_IN_PLACE. */
+/* Is (root_node, root_local) a root this rank can stand with? */
+static inline int kcoll_cluster_root_ok(const kcoll_cluster_t *cl, int root_node, int root_local)
+{
+    return root_node >= 0 && root_node < cl->nodes &&
+           (cl->node != root_node || (root_local >= 0 && root_local < cl->pn));
+}
 kcoll_status_t kcoll_cluster_bcast_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                            int root_node, int root_local, kcoll_sched_t *s);
 kcoll_status_t kcoll_cluster_reduce_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,

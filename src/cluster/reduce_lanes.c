@@ -60,7 +60,7 @@ kcoll_status_t kcoll_cluster_reduce_lanes(const kcoll_args_t *a, const kcoll_clu
     size_t first, len;
     if (!kcoll_cluster_keeps_order(a, cl) || (pn > 1 && R > KCOLL_CLUSTER_MAX_ROUNDS))
         return KCOLL_ERR_UNSUPPORTED;
-    if (root_node < 0 || root_node >= cl->nodes || (home && (root_local < 0 || root_local >= pn)))
+    if (!kcoll_cluster_root_ok(cl, root_node, root_local))
         return KCOLL_ERR_ARG;
     const size_t T = pn > 1 ? kcoll_cluster_lanes_scratch(a, cl, -1) : 0;
     size_t *counts = malloc((size_t)pn * sizeof *counts);

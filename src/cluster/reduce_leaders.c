@@ -65,7 +65,7 @@ kcoll_status_t kcoll_cluster_reduce_leaders(const kcoll_args_t *a, const kcoll_c
     const int lead_root = home && root_local == 0; /* the root is its node's leader */
     if (!kcoll_cluster_keeps_order(a, cl))
         return KCOLL_ERR_UNSUPPORTED;
-    if (root_node < 0 || root_node >= cl->nodes || (home && (root_local < 0 || root_local >= cl->pn)))
+    if (!kcoll_cluster_root_ok(cl, root_node, root_local))
         return KCOLL_ERR_ARG;
     kcoll_bufmap_t *maps = malloc((size_t)cl->pn * sizeof *maps);
     if (!maps)
