@@ -54,53 +54,9 @@
 #include "cluster/cluster.h"
 #include "coll/reduce/common.h"
 
-#define KCOLL_CLUSTER_MAX_ROUNDS 8
-
-/* Round j's view of the node: the Reduce_scatter over its lanes, rank i's
- * block of counts[i] elements (room for pn). Returns the round's first
- * element. */
-static size_t kcoll_cluster_lanes_round(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
-                                        kcoll_args_t *b, size_t *counts)
-{
-    size_t first, len, start = 0;
-    *b = *a;
-    b->coll = KCOLL_COLL_REDUCE_SCATTER;
-    b->p = cl->pn;
-    b->rank = cl->me;
-    b->root = 0;
-    b->lv = NULL;
-    b->lay = NULL;
-    b->counts = counts;
-    b->count = 0;
-    for (int i = 0; i < cl->pn; i++) {
-        const int l = j * cl->pn + i;
-        counts[i] = 0;
-        if (l < cl->lanes) {
-            kcoll_cluster_share(a->count, cl->lanes, l, &first, &len);
-            counts[i] = len;
-            if (i == 0)
-                start = first;
-        }
-    }
-    return start;
-}
-
 size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl)
 {
-    if (cl->pn == 1)
-        return 0;
-    size_t *counts = malloc((size_t)cl->pn * sizeof *counts), most = 0;
-    if (!counts)
-        return 0; /* the builder fails alike */
-    const int R = (cl->lanes + cl->pn - 1) / cl->pn;
-    for (int j = 0; j < R; j++) {
-        kcoll_args_t b;
-        kcoll_cluster_lanes_round(a, cl, j, &b, counts);
-        size_t t = kcoll_reduce_tmp_len(&b);
-        most = t > most ? t : most;
-    }
-    free(counts);
-    return most;
+    return cl->pn == 1 ? 0 : kcoll_cluster_lanes_scratch(a, cl, cl->me);
 }
 
 kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
@@ -108,18 +64,13 @@ kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_
 {
     const int pn = cl->pn, L = cl->lanes, R = (L + pn - 1) / pn;
     const size_t es = a->esize;
-    size_t first, len;
     if (!kcoll_cluster_keeps_order(a, cl) || (pn > 1 && R > KCOLL_CLUSTER_MAX_ROUNDS))
         return KCOLL_ERR_UNSUPPORTED;
     size_t *counts = malloc((size_t)pn * sizeof *counts);
     kcoll_bufmap_t *maps = malloc((size_t)pn * sizeof *maps);
-    kcoll_layout_t *lay = malloc((size_t)pn * sizeof *lay);
-    size_t *rc = malloc(2 * (size_t)pn * sizeof *rc), *rd = rc ? rc + pn : NULL;
-    if (!counts || !maps || !lay || !rc) {
+    if (!counts || !maps) {
         free(counts);
         free(maps);
-        free(lay);
-        free(rc);
         return KCOLL_ERR_NOMEM;
     }
 
@@ -141,42 +92,11 @@ kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_
     }
 
     /* 2: every lane this rank carries, between the nodes */
-    for (int l = cl->me; cl->nodes > 1 && l < L; l += pn) {
-        kcoll_cluster_share(a->count, L, l, &first, &len);
-        if (len == 0) /* alike on every node: the shares are the same */
-            continue;
-        kcoll_xcoll_t x = {.coll = KCOLL_XC_ALLREDUCE, .sbuf = KCOLL_BUF_RECV,
-                           .rbuf = KCOLL_BUF_RECV, .group = KCOLL_CLUSTER_LANE(l),
-                           .soff = first * es, .roff = first * es, .len = len * es, .esize = es};
-        kcoll_sched_xcoll(s, &x);
-    }
+    kcoll_cluster_lanes_xcoll(a, cl, KCOLL_XC_ALLREDUCE, 0, s);
 
     /* 3: allgather the rounds' shares inside the node */
-    for (int j = 0; pn > 1 && j < R; j++) {
-        kcoll_args_t b = *a;
-        b.coll = KCOLL_COLL_ALLGATHERV;
-        b.p = pn;
-        b.rank = cl->me;
-        b.root = 0;
-        b.lv = NULL;
-        b.counts = NULL;
-        b.in_place = 1;
-        b.lay = lay;
-        for (int i = 0; i < pn; i++) {
-            const int l = j * pn + i;
-            kcoll_cluster_share(a->count, L, l < L ? l : L - 1, &first, &len);
-            rc[i] = l < L ? len * es : 0;
-            rd[i] = first * es;
-            lay[i] = (kcoll_layout_t){.rcount = rc, .rdispl = rd};
-        }
-        kcoll_bufmap_t id;
-        kcoll_bufmap_init(&id, 0);
-        kcoll_phase_append(s, &b, kcoll_allgather_ring_source_read, cl->peer_of,
-                           (uint32_t)(R + j) * KCOLL_PHASE_VALUES, &id, 1, j == 0, NULL);
-    }
+    kcoll_cluster_lanes_allgather(a, cl, (uint32_t)R, s);
     free(counts);
     free(maps);
-    free(lay);
-    free(rc);
     return s->err;
 }

@@ -37,27 +37,11 @@
 #include "cluster/cluster.h"
 #include "coll/reduce/common.h"
 
-/* The node's phases: the view of the pn ranks of this node. */
-static kcoll_args_t kcoll_cluster_leaders_view(const kcoll_args_t *a, const kcoll_cluster_t *cl,
-                                               kcoll_coll_t coll)
-{
-    kcoll_args_t b = *a;
-    b.coll = coll;
-    b.p = cl->pn;
-    b.rank = cl->me;
-    b.root = 0;
-    b.lv = NULL;
-    b.lay = NULL;
-    b.counts = NULL;
-    b.bytes = a->count * a->esize;
-    return b;
-}
-
 size_t kcoll_cluster_allreduce_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl)
 {
     if (cl->pn == 1)
         return 0;
-    kcoll_args_t b = kcoll_cluster_leaders_view(a, cl, KCOLL_COLL_REDUCE);
+    kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_REDUCE, 0);
     return kcoll_reduce_tmp_len(&b);
 }
 
@@ -71,7 +55,7 @@ kcoll_status_t kcoll_cluster_allreduce_leaders(const kcoll_args_t *a, const kcol
 
     /* 1: to the leader (MPI_IN_PLACE is passed by every rank: SEND is RECV) */
     if (cl->pn > 1) {
-        kcoll_args_t b = kcoll_cluster_leaders_view(a, cl, KCOLL_COLL_REDUCE);
+        kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_REDUCE, 0);
         kcoll_bufmap_init(&map, a->in_place);
         kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, &map, 1, 0, NULL);
     } else if (!a->in_place) {
@@ -88,7 +72,7 @@ kcoll_status_t kcoll_cluster_allreduce_leaders(const kcoll_args_t *a, const kcol
 
     /* 3: from the leader; its DATA for the bcast comes after step 2 */
     if (cl->pn > 1) {
-        kcoll_args_t b = kcoll_cluster_leaders_view(a, cl, KCOLL_COLL_BCAST);
+        kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_BCAST, 0);
         b.in_place = 0;
         kcoll_bufmap_init(&map, 0);
         kcoll_phase_append(s, &b, kcoll_bcast_hier, cl->peer_of, KCOLL_PHASE_VALUES, &map, 1, 0,

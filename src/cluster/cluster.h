@@ -55,6 +55,13 @@ int kcoll_cluster_make(kcoll_cluster_t *cl, int *peer_of, int p, const int *node
  * number (the nodes), or -1 for a bad group. members: room for p. */
 int kcoll_cluster_group(int p, const int *node_of, int g, int *members);
 
+/* The node index and local rank of communicator rank `rank`: 0, or -1. */
+int kcoll_cluster_locate(int p, const int *node_of, int rank, int *node, int *local);
+/* The view of this rank's node for an on-node phase: pn ranks, this one
+ * local rank cl->me, no levels, the whole vector (count * esize bytes). */
+kcoll_args_t kcoll_cluster_node_view(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                     kcoll_coll_t coll, int root);
+
 /* Lane l's share of a vector of count elements, L lanes: elements
  * [*first, *first + *n), the first count % L lanes one element longer. */
 static inline void kcoll_cluster_share(size_t count, int L, int l, size_t *first, size_t *n)
@@ -80,5 +87,53 @@ size_t kcoll_cluster_allreduce_leaders_tmp(const kcoll_args_t *a, const kcoll_cl
 kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                              kcoll_sched_t *s);
 size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
+
+/* The lanes layouts' rounds: a node of pn ranks takes its L lanes pn at
+ * a time, in R = ceil(L/pn) rounds, each phase of a round taking its own
+ * range of flag values, so R is bounded. */
+#define KCOLL_CLUSTER_MAX_ROUNDS 8
+/* Round j's Reduce_scatter over the node's lanes (ranks j*pn + i), rank
+ * i's block of counts[i] elements (room for pn): fills *b and returns the
+ * round's first element. */
+size_t kcoll_cluster_lanes_round(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
+                                 kcoll_args_t *b, size_t *counts);
+/* The most TMP the rounds' Reduce_scatter takes on local rank `rank`, or
+ * on any rank of the node, not in place (rank < 0: the same on every rank
+ * whatever MPI_IN_PLACE, which a rooted call's root alone knows). */
+size_t kcoll_cluster_lanes_scratch(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rank);
+/* Start, for every lane this rank carries in increasing lane order, the
+ * host collective `coll` (KCOLL_XC_ALLREDUCE, _BCAST) of the lane's share
+ * in place in RECV, rooted at group rank `root` (0 when unrooted). */
+void kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl, int coll,
+                               int root, kcoll_sched_t *s);
+/* The node's R rounds of the ring-source Allgatherv in place of the
+ * lanes' shares in RECV, as phases round0 .. round0 + R - 1, after a sync
+ * that waits for every rank's lanes. Nothing on a node of one rank. */
+void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                   uint32_t round0, kcoll_sched_t *s);
+
+/* Rooted calls: the root is given as its node index (root_node, its rank
+ * in every group) and its local rank on that node (kcoll_cluster_locate);
+ * a->root is not used. Bcast's buffer is RECV on every rank (the root's
+ * holds the data); Reduce's result goes to the root's RECV, a non-root's
+ * RECV is not touched, and a->in_place is the root's MPI_IN_PLACE. */
+/* Is (root_node, root_local) a root this rank can stand with? */
+static inline int kcoll_cluster_root_ok(const kcoll_cluster_t *cl, int root_node, int root_local)
+{
+    return root_node >= 0 && root_node < cl->nodes &&
+           (cl->node != root_node || (root_local >= 0 && root_local < cl->pn));
+}
+kcoll_status_t kcoll_cluster_bcast_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                           int root_node, int root_local, kcoll_sched_t *s);
+kcoll_status_t kcoll_cluster_reduce_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                            int root_node, int root_local, kcoll_sched_t *s);
+kcoll_status_t kcoll_cluster_bcast_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                         int root_node, int root_local, kcoll_sched_t *s);
+size_t kcoll_cluster_reduce_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                        int root_node, int root_local);
+kcoll_status_t kcoll_cluster_reduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                          int root_node, int root_local, kcoll_sched_t *s);
+size_t kcoll_cluster_reduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                      int root_node, int root_local);
 
 #endif

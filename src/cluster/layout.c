@@ -81,3 +81,34 @@ bad:
     free(idx);
     return -1;
 }
+
+kcoll_args_t kcoll_cluster_node_view(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                     kcoll_coll_t coll, int root)
+{
+    kcoll_args_t b = *a;
+    b.coll = coll;
+    b.p = cl->pn;
+    b.rank = cl->me;
+    b.root = root;
+    b.lv = NULL;
+    b.lay = NULL;
+    b.counts = NULL;
+    b.bytes = a->count * a->esize;
+    return b;
+}
+
+int kcoll_cluster_locate(int p, const int *node_of, int rank, int *node, int *local)
+{
+    int *idx = malloc(2 * (size_t)p * sizeof *idx), *size = idx + p;
+    if (!idx || rank < 0 || rank >= p) {
+        free(idx);
+        return -1;
+    }
+    kcoll_cluster_index(p, node_of, idx, size);
+    *node = idx[rank];
+    *local = 0;
+    for (int r = 0; r < rank; r++)
+        *local += idx[r] == idx[rank];
+    free(idx);
+    return 0;
+}
