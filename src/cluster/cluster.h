@@ -106,6 +106,12 @@ size_t kcoll_cluster_lanes_scratch(const kcoll_args_t *a, const kcoll_cluster_t 
  * in place in RECV, rooted at group rank `root` (0 when unrooted). */
 void kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl, int coll,
                                int root, kcoll_sched_t *s);
+/* Round j's lane shares as a v-layout over the node's pn ranks: local
+ * rank i holds lane j*pn + i's share, rc[i] bytes at byte rd[i] of the
+ * vector (0 bytes past the last lane); lay[i] points every rank at rc, rd.
+ * rc, rd, lay: room for pn. */
+void kcoll_cluster_lanes_shares(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
+                                size_t *rc, size_t *rd, kcoll_layout_t *lay);
 /* The node's R rounds of the ring-source Allgatherv in place of the
  * lanes' shares in RECV, as phases round0 .. round0 + R - 1, after a sync
  * that waits for every rank's lanes. Nothing on a node of one rank. */

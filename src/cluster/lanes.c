@@ -70,12 +70,25 @@ void kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl,
     }
 }
 
+void kcoll_cluster_lanes_shares(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
+                                size_t *rc, size_t *rd, kcoll_layout_t *lay)
+{
+    const int pn = cl->pn, L = cl->lanes;
+    const size_t es = a->esize;
+    size_t first, len;
+    for (int i = 0; i < pn; i++) {
+        const int l = j * pn + i;
+        kcoll_cluster_share(a->count, L, l < L ? l : L - 1, &first, &len);
+        rc[i] = l < L ? len * es : 0;
+        rd[i] = first * es;
+        lay[i] = (kcoll_layout_t){.rcount = rc, .rdispl = rd};
+    }
+}
+
 void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                    uint32_t round0, kcoll_sched_t *s)
 {
     const int pn = cl->pn, L = cl->lanes, R = (L + pn - 1) / pn;
-    const size_t es = a->esize;
-    size_t first, len;
     if (pn == 1)
         return;
     kcoll_layout_t *lay = malloc((size_t)pn * sizeof *lay);
@@ -97,13 +110,7 @@ void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t 
         b.counts = NULL;
         b.in_place = 1;
         b.lay = lay;
-        for (int i = 0; i < pn; i++) {
-            const int l = j * pn + i;
-            kcoll_cluster_share(a->count, L, l < L ? l : L - 1, &first, &len);
-            rc[i] = l < L ? len * es : 0;
-            rd[i] = first * es;
-            lay[i] = (kcoll_layout_t){.rcount = rc, .rdispl = rd};
-        }
+        kcoll_cluster_lanes_shares(a, cl, j, rc, rd, lay);
         kcoll_bufmap_t id;
         kcoll_bufmap_init(&id, 0);
         /* before the first round, wait for the node's lanes */

@@ -118,15 +118,11 @@ kcoll_status_t kcoll_cluster_reduce_lanes(const kcoll_args_t *a, const kcoll_clu
         kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_GATHERV, root_local);
         b.in_place = 0;
         b.lay = lay;
+        kcoll_cluster_lanes_shares(a, cl, j, rc, rd, lay);
         for (int i = 0; i < pn; i++) {
-            const int l = j * pn + i;
-            kcoll_cluster_share(a->count, L, l < L ? l : L - 1, &first, &len);
-            rc[i] = l < L ? len * es : 0;
-            rd[i] = first * es;
-            lay[i] = (kcoll_layout_t){.rcount = rc, .rdispl = rd};
             kcoll_bufmap_init(&maps[i], 0);
             maps[i].buf[KCOLL_BUF_SEND] = KCOLL_BUF_TMP; /* i's block: its share */
-            maps[i].off[KCOLL_BUF_SEND] = T + first * es;
+            maps[i].off[KCOLL_BUF_SEND] = T + rd[i];
         }
         kcoll_phase_append(s, &b, kcoll_gather_sequential_read, cl->peer_of,
                            (uint32_t)(R + j) * KCOLL_PHASE_VALUES, maps, pn, 0, NULL);

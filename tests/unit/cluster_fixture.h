@@ -8,23 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "affine_op.h"
 #include "op/op.h"
 
-typedef struct { uint32_t a, b; } affine_t;
-
-static inline void compose(const void *in_, void *inout_, size_t n, const kcoll_op_t *op)
-{
-    const affine_t *in = in_;
-    affine_t *io = inout_;
-    (void)op;
-    for (size_t i = 0; i < n; i++) {
-        affine_t f = in[i], g = io[i];
-        io[i] = (affine_t){f.a * g.a, f.a * g.b + f.b};
-    }
-}
-
-static const kcoll_op_t affine_op = {.kind = KCOLL_OP_USER, .type = KCOLL_T_OPAQUE,
-    .esize = sizeof(affine_t), .user = compose};
 static const kcoll_op_t isum = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .esize = 4};
 
 /* rank r's element i, esize bytes */
@@ -32,7 +18,7 @@ static inline void input(const kcoll_op_t *op, int r, size_t i, uint8_t *dst)
 {
     uint32_t h = (uint32_t)(r * 2654435761u) ^ (uint32_t)(i * 40503u + 17u);
     if (op == &affine_op) {
-        affine_t v = {(h << 1) | 1u, h * 7u + (uint32_t)r};
+        affine_t v = affine_input(r, i);
         memcpy(dst, &v, sizeof v);
     } else {
         memcpy(dst, &h, 4);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "affine_op.h"
 #include "check.h"
 #include "coll/coll.h"
 #include "levels_fixture.h"
@@ -28,27 +29,6 @@
 #include "op/op.h"
 #include "sched/sim.h"
 
-typedef struct { uint32_t a, b; } affine_t;
-
-static void compose(const void *in_, void *inout_, size_t n, const kcoll_op_t *op)
-{
-    const affine_t *in = in_;
-    affine_t *io = inout_;
-    (void)op;
-    for (size_t i = 0; i < n; i++) {
-        affine_t f = in[i], g = io[i];
-        io[i] = (affine_t){f.a * g.a, f.a * g.b + f.b};
-    }
-}
-
-static affine_t input(int rank, size_t i)
-{
-    uint32_t h = (uint32_t)(rank * 2654435761u) ^ (uint32_t)(i * 40503u + 17u);
-    return (affine_t){(h << 1) | 1u, h * 7u + (uint32_t)rank};
-}
-
-static const kcoll_op_t affine_op = {.kind = KCOLL_OP_USER, .type = KCOLL_T_OPAQUE,
-    .esize = sizeof(affine_t), .user = compose};
 /* double SUM: predefined (rank p-1 then reduces with reversed operands);
  * values of mixed magnitudes, so that another association of the sums
  * gives other bits */
@@ -58,7 +38,7 @@ static int use_double;
 
 static void input_elem(int rank, size_t i, uint8_t *dst)
 {
-    affine_t v = input(rank, i);
+    affine_t v = affine_input(rank, i);
     if (use_double) {
         double d = ((double)(v.a % 2000001u) - 1e6) * (v.b & 1 ? 1e-7 : 1e3);
         memcpy(dst, &d, sizeof d);
