@@ -1,15 +1,20 @@
 /* What the cross-node simulator tests share: the operations (int32 SUM
  * and a non-commutative user function, the composition of affine maps
  * modulo 2^32), every rank's input and the rank-order reference, the node
- * shapes and the placement of ranks on them. */
+ * shapes and the placement of ranks on them, and one simulated call of a
+ * layout with its checks (cluster_run). */
 #ifndef KCOLL_TEST_CLUSTER_FIXTURE_H
 #define KCOLL_TEST_CLUSTER_FIXTURE_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "affine_op.h"
+#include "cluster/cluster.h"
 #include "op/op.h"
+#include "sched/sim.h"
 
 static const kcoll_op_t isum = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .esize = 4};
 
@@ -81,6 +86,168 @@ static inline int first_of_node(int p, const int *node_of, int k, int nth)
         if (node_of[r] == k && nth-- == 0)
             return r;
     return -1;
+}
+
+/* -- the layouts and one simulated call -- */
+
+typedef kcoll_status_t (*cluster_build_fn)(const kcoll_args_t *, const kcoll_cluster_t *, int, int,
+                                    kcoll_sched_t *);
+typedef size_t (*cluster_tmp_fn)(const kcoll_args_t *, const kcoll_cluster_t *, int, int);
+
+typedef struct {
+    const char *name;
+    kcoll_coll_t coll; /* KCOLL_COLL_BCAST, KCOLL_COLL_REDUCE or KCOLL_COLL_ALLREDUCE */
+    cluster_build_fn build;
+    cluster_tmp_fn tmp; /* NULL: no scratch */
+} layout_t;
+
+
+typedef void (*mutant_fn)(kcoll_sim_t *sim, int p, const int *node_of);
+
+typedef struct {
+    uint8_t *send, *recv, *tmp;
+} rank_bufs_t;
+
+/* The first byte of RECV or SEND written where it must not be, or -1. */
+static inline long written(kcoll_sim_t *sim, int r, kcoll_buf_t buf, size_t n)
+{
+    const uint16_t *w = kcoll_sim_writes(sim, r, buf);
+    for (size_t i = 0; w && i < n; i++)
+        if (w[i])
+            return (long)i;
+    return -1;
+}
+
+/* One simulated call with root `root` (a communicator rank; an Allreduce's
+ * every rank is one): 0 all good, 1 refused by the builder, -1 a finding
+ * (its text in why). Bcast moves count bytes, Reduce and Allreduce count
+ * elements of op. */
+static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int root, size_t count,
+                               const kcoll_op_t *op, int in_place, int chunk, unsigned seed,
+                               mutant_fn mutant, char *why, size_t whylen)
+{
+    const int bc = ly->coll == KCOLL_COLL_BCAST, all = ly->coll == KCOLL_COLL_ALLREDUCE;
+    const size_t es = bc ? 1 : op->esize, n = count * es;
+    kcoll_sim_t *sim = kcoll_sim_new(p);
+    rank_bufs_t *b = calloc((size_t)p, sizeof *b);
+    int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
+    int result = 0, rnode, rlocal;
+    uint8_t *want = malloc(n + 8);
+    kcoll_sim_set_nodes(sim, node_of);
+    if (!bc)
+        kcoll_sim_set_op(sim, op);
+    kcoll_cluster_t cl;
+    kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+    kcoll_cluster_locate(p, node_of, root, &rnode, &rlocal);
+    for (int g = 0; g <= cl.lanes; g++) { /* the leaders and every lane */
+        int m = kcoll_cluster_group(p, node_of, g, members);
+        kcoll_sim_set_group(sim, g, m, members);
+    }
+    for (int r = 0; r < p; r++) {
+        kcoll_cluster_make(&cl, peer_of, p, node_of, r);
+        const int ip = in_place && (all || r == root) && !bc;
+        kcoll_args_t a = {.coll = ly->coll, .p = p, .rank = r, .root = root, .count = count,
+                          .esize = es, .op = bc ? NULL : op, .in_place = ip};
+        a.prm.chunk = chunk;
+        const size_t tl = ly->tmp ? ly->tmp(&a, &cl, rnode, rlocal) : 0;
+        b[r].recv = malloc(n + 1);
+        b[r].send = bc || ip ? b[r].recv : malloc(n + 1);
+        b[r].tmp = malloc(tl + 1);
+        memset(b[r].recv, 0xee, n + 1);
+        for (size_t i = 0; i < count && (!bc || r == root); i++) {
+            if (bc)
+                b[r].send[i] = (uint8_t)(r * 31u + i * 7u + 1u);
+            else
+                input(op, r, i, b[r].send + i * es);
+        }
+        /* a Bcast's only buffer is RECV; a Reduce's RECV only the root's */
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, b[r].send, n);
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, b[r].recv, bc || all || r == root ? n : 0);
+        if (bc || ip)
+            kcoll_sim_alias(sim, r, KCOLL_BUF_SEND, KCOLL_BUF_RECV);
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, b[r].tmp, tl);
+        kcoll_status_t rc = ly->build(&a, &cl, rnode, rlocal, kcoll_sim_sched(sim, r));
+        if (rc == KCOLL_ERR_UNSUPPORTED) {
+            result = 1;
+            goto out;
+        }
+        if (rc) {
+            snprintf(why, whylen, "rank %d: building failed: %s", r, kcoll_status_str(rc));
+            result = -1;
+            goto out;
+        }
+    }
+    if (bc)
+        memcpy(want, b[root].recv, n);
+    if (mutant)
+        mutant(sim, p, node_of);
+    if (kcoll_sim_run(sim, seed) != KCOLL_OK) {
+        snprintf(why, whylen, "%s", kcoll_sim_error(sim));
+        result = -1;
+        goto out;
+    }
+    for (int r = 0; r < p && !result; r++) {
+        long at;
+        if (bc || all || r == root) {
+            for (size_t i = 0; i < count && !result; i++) {
+                if (!bc)
+                    reference(op, p, i, want + i * es);
+                if (memcmp(b[r].recv + i * es, want + i * es, es)) {
+                    snprintf(why, whylen, "rank %d element %zu differs from the reference", r, i);
+                    result = -1;
+                }
+            }
+        }
+        if (result)
+            break;
+        const uint16_t *w = kcoll_sim_writes(sim, r, KCOLL_BUF_RECV);
+        const int must = bc ? r != root : all || r == root; /* RECV bytes all written */
+        for (size_t i = 0; must && i < n; i++)
+            if (!w[i]) {
+                snprintf(why, whylen, "rank %d RECV byte %zu never written", r, i);
+                result = -1;
+                break;
+            }
+        if (bc && r == root && (at = written(sim, r, KCOLL_BUF_RECV, n)) >= 0) {
+            snprintf(why, whylen, "the root's RECV byte %ld written", at);
+            result = -1;
+        }
+        if (!bc && !(in_place && (all || r == root)) &&
+            (at = written(sim, r, KCOLL_BUF_SEND, n)) >= 0) {
+            snprintf(why, whylen, "rank %d SEND byte %ld written", r, at);
+            result = -1;
+        }
+    }
+out:
+    for (int r = 0; r < p; r++) {
+        if (b[r].send != b[r].recv)
+            free(b[r].send);
+        free(b[r].recv);
+        free(b[r].tmp);
+    }
+    free(b);
+    free(peer_of);
+    free(members);
+    free(want);
+    kcoll_sim_free(sim);
+    return result;
+}
+
+/* A mutant: the first rank of node 2 starts its host collectives in
+ * reverse order (on 3+2+1 the rank alone on its node, carrying every
+ * lane): the simulator must find the groups' orders broken. */
+static inline void mut_lane_order(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 2, 0));
+    int at[16], m = 0;
+    for (int i = 0; i < s->n && m < 16; i++)
+        if (s->steps[i].kind == KCOLL_STEP_EXTERN)
+            at[m++] = i;
+    for (int i = 0; i < m / 2; i++) {
+        kcoll_step_t t = s->steps[at[i]];
+        s->steps[at[i]] = s->steps[at[m - 1 - i]];
+        s->steps[at[m - 1 - i]] = t;
+    }
 }
 
 #endif

@@ -119,126 +119,38 @@ static int host_kind(int coll, int n, size_t B, int in_place)
 
 /* -- the Allreduce layouts -- */
 
-typedef kcoll_status_t (*cluster_fn)(const kcoll_args_t *, const kcoll_cluster_t *,
-                                     kcoll_sched_t *);
-typedef size_t (*cluster_tmp_fn)(const kcoll_args_t *, const kcoll_cluster_t *);
-
-typedef struct {
-    const char *name;
-    cluster_fn build;
-    cluster_tmp_fn tmp;
-} layout_t;
+/* The Allreduce builders take no root: a call's every rank is one. */
+static kcoll_status_t ar_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl,
+                                 kcoll_sched_t *s)
+{
+    (void)rn;
+    (void)rl;
+    return kcoll_cluster_allreduce_leaders(a, cl, s);
+}
+static size_t ar_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl)
+{
+    (void)rn;
+    (void)rl;
+    return kcoll_cluster_allreduce_leaders_tmp(a, cl);
+}
+static kcoll_status_t ar_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl,
+                               kcoll_sched_t *s)
+{
+    (void)rn;
+    (void)rl;
+    return kcoll_cluster_allreduce_lanes(a, cl, s);
+}
+static size_t ar_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl)
+{
+    (void)rn;
+    (void)rl;
+    return kcoll_cluster_allreduce_lanes_tmp(a, cl);
+}
 
 static const layout_t layouts[] = {
-    {"leaders", kcoll_cluster_allreduce_leaders, kcoll_cluster_allreduce_leaders_tmp},
-    {"lanes", kcoll_cluster_allreduce_lanes, kcoll_cluster_allreduce_lanes_tmp},
+    {"leaders", KCOLL_COLL_ALLREDUCE, ar_leaders, ar_leaders_tmp},
+    {"lanes", KCOLL_COLL_ALLREDUCE, ar_lanes, ar_lanes_tmp},
 };
-
-/* What a mutant does to the built schedules before the run. */
-typedef void (*mutant_fn)(kcoll_sim_t *sim, int p, const int *node_of);
-
-typedef struct {
-    uint8_t *send, *recv, *tmp;
-} rank_bufs_t;
-
-/* One simulated Allreduce: 0 all good, 1 refused by the builder, -1 a
- * finding (its text in *why, if given). */
-static int run_allreduce(const layout_t *ly, int p, const int *node_of, size_t count,
-                         const kcoll_op_t *op, int in_place, int chunk, unsigned seed,
-                         mutant_fn mutant, char *why, size_t whylen)
-{
-    const size_t es = op->esize, n = count * es;
-    kcoll_sim_t *sim = kcoll_sim_new(p);
-    rank_bufs_t *b = calloc((size_t)p, sizeof *b);
-    int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
-    int result = 0;
-    kcoll_sim_set_nodes(sim, node_of);
-    kcoll_sim_set_op(sim, op);
-    kcoll_cluster_t cl;
-    kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
-    const int L = cl.lanes;
-    for (int g = 0; g <= L; g++) { /* the leaders and every lane */
-        int m = kcoll_cluster_group(p, node_of, g, members);
-        kcoll_sim_set_group(sim, g, m, members);
-    }
-    for (int r = 0; r < p; r++) {
-        kcoll_cluster_make(&cl, peer_of, p, node_of, r);
-        kcoll_args_t a = {.coll = KCOLL_COLL_ALLREDUCE, .p = p, .rank = r, .count = count,
-                          .esize = es, .op = op, .in_place = in_place};
-        a.prm.chunk = chunk;
-        const size_t tl = ly->tmp(&a, &cl);
-        b[r].recv = malloc(n + 1);
-        b[r].send = in_place ? b[r].recv : malloc(n + 1);
-        b[r].tmp = malloc(tl + 1);
-        for (size_t i = 0; i < count; i++)
-            input(op, r, i, b[r].send + i * es);
-        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, b[r].send, n);
-        if (!in_place)
-            kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, b[r].recv, n);
-        else {
-            kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, b[r].recv, n);
-            kcoll_sim_alias(sim, r, KCOLL_BUF_SEND, KCOLL_BUF_RECV);
-        }
-        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, b[r].tmp, tl);
-        kcoll_status_t rc = ly->build(&a, &cl, kcoll_sim_sched(sim, r));
-        if (rc == KCOLL_ERR_UNSUPPORTED) {
-            result = 1;
-            goto out;
-        }
-        if (rc) {
-            snprintf(why, whylen, "rank %d: building failed: %s", r, kcoll_status_str(rc));
-            result = -1;
-            goto out;
-        }
-    }
-    if (mutant)
-        mutant(sim, p, node_of);
-    if (kcoll_sim_run(sim, seed) != KCOLL_OK) {
-        snprintf(why, whylen, "%s", kcoll_sim_error(sim));
-        result = -1;
-        goto out;
-    }
-    uint8_t want[8];
-    for (size_t i = 0; i < count && !result; i++) {
-        reference(op, p, i, want);
-        for (int r = 0; r < p; r++)
-            if (memcmp(b[r].recv + i * es, want, es)) {
-                snprintf(why, whylen, "rank %d element %zu differs from the reference", r, i);
-                result = -1;
-                break;
-            }
-    }
-    for (int r = 0; r < p && !result; r++) {
-        const uint16_t *w = kcoll_sim_writes(sim, r, KCOLL_BUF_RECV);
-        for (size_t i = 0; i < n; i++)
-            if (!w[i]) {
-                snprintf(why, whylen, "rank %d RECV byte %zu never written", r, i);
-                result = -1;
-                break;
-            }
-        if (!in_place && !result) {
-            w = kcoll_sim_writes(sim, r, KCOLL_BUF_SEND);
-            for (size_t i = 0; i < n; i++)
-                if (w[i]) {
-                    snprintf(why, whylen, "rank %d SEND byte %zu written", r, i);
-                    result = -1;
-                    break;
-                }
-        }
-    }
-out:
-    for (int r = 0; r < p; r++) {
-        if (b[r].send != b[r].recv)
-            free(b[r].send);
-        free(b[r].recv);
-        free(b[r].tmp);
-    }
-    free(b);
-    free(peer_of);
-    free(members);
-    kcoll_sim_free(sim);
-    return result;
-}
 
 static void test_layouts(void)
 {
@@ -263,7 +175,7 @@ static void test_layouts(void)
                         unsigned seeds[] = {0, 5 + (unsigned)ci, 77};
                         for (int k = 0; k < (big ? 1 : 3); k++) {
                             /* 4 KiB chunks (the smallest), so 1200 elements take several */
-                            int rc = run_allreduce(ly, p, node_of, counts[ci], op, ip, 4,
+                            int rc = cluster_run(ly, p, node_of, 0, counts[ci], op, ip, 4,
                                                    seeds[k], NULL, why, sizeof why);
                             if (o && !cl.ordered) {
                                 CHECK(rc == 1, "%s %s: a non-commutative op across "
@@ -291,22 +203,6 @@ static void mut_cross_read(kcoll_sim_t *sim, int p, const int *node_of)
     kcoll_sched_read(kcoll_sim_sched(sim, 0), 2, KCOLL_BUF_SEND, 0, KCOLL_BUF_TMP, 0, 4);
 }
 
-/* the rank alone on its node runs its lanes' host collectives in reverse
- * order */
-static void mut_lane_order(kcoll_sim_t *sim, int p, const int *node_of)
-{
-    const int r = first_of_node(p, node_of, 2, 0); /* 3+2+1: node 2 has one rank */
-    kcoll_sched_t *s = kcoll_sim_sched(sim, r);
-    int at[16], m = 0;
-    for (int i = 0; i < s->n; i++)
-        if (s->steps[i].kind == KCOLL_STEP_EXTERN)
-            at[m++] = i;
-    for (int i = 0; i < m / 2; i++) {
-        kcoll_step_t t = s->steps[at[i]];
-        s->steps[at[i]] = s->steps[at[m - 1 - i]];
-        s->steps[at[m - 1 - i]] = t;
-    }
-}
 
 /* node 1's leader broadcasts where the others allreduce */
 static void mut_shape(kcoll_sim_t *sim, int p, const int *node_of)
@@ -358,7 +254,7 @@ static void expect_caught(const layout_t *ly, const shape_t *sh, mutant_fn m, in
     char why[900] = "";
     const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
     for (unsigned seed = 0; seed < 4; seed++) {
-        int rc = run_allreduce(ly, p, node_of, 64, &isum, in_place, 4, seed, m, why, sizeof why);
+        int rc = cluster_run(ly, p, node_of, 0, 64, &isum, in_place, 4, seed, m, why, sizeof why);
         CHECK(rc == -1 && strstr(why, finding), "%s (%s, %s, seed %u) must be caught as \"%s\": "
               "got %d %s", what, ly->name, sh->name, seed, finding, rc, why);
     }
