@@ -56,18 +56,18 @@ size_t kcoll_reduce_staggered_tmp(const kcoll_args_t *a)
     return kcoll_reduce_tmp_len(&b) + (size_t)(b.p > 1 ? b.p - 1 : 0) * kcoll_red_chunk(&b);
 }
 
-/* Rank q's slot for peers of rank r: peers in rank order, r left out. */
-static size_t kcoll_stagger_slot(const kcoll_args_t *a, int q, size_t c)
+/* Rank q's slot, from byte base of TMP: peers in rank order, this rank
+ * (r) left out. */
+static size_t kcoll_stagger_slot(size_t base, int r, int q, size_t c)
 {
-    const int r = a->rank;
-    return kcoll_reduce_tmp_len(a) + (size_t)(q < r ? q : q - 1) * c;
+    return base + (size_t)(q < r ? q : q - 1) * c;
 }
 
 void kcoll_red_range_staggered(const kcoll_args_t *a, kcoll_sched_t *s, size_t off, size_t len,
                                const kcoll_red_dest_t *d)
 {
     const int p = a->p, r = a->rank;
-    const size_t c = kcoll_red_chunk(a);
+    const size_t c = kcoll_red_chunk(a), base = kcoll_reduce_tmp_len(a);
     for (size_t x = 0; x < len; x += c) {
         const size_t m = len - x < c ? len - x : c;
         const kcoll_buf_t ab = d->staged ? KCOLL_BUF_TMP : d->acc;
@@ -81,14 +81,14 @@ void kcoll_red_range_staggered(const kcoll_args_t *a, kcoll_sched_t *s, size_t o
                 kcoll_sched_read(s, q, KCOLL_BUF_SEND, off + x, ab, ao, m);
             else
                 kcoll_sched_read(s, q, KCOLL_BUF_SEND, off + x, KCOLL_BUF_TMP,
-                                 kcoll_stagger_slot(a, q, c), m);
+                                 kcoll_stagger_slot(base, r, q, c), m);
         }
         /* 2: acc = r_q op acc, q = p-2 .. 0 */
         for (int q = p - 2; q >= 0; q--) {
             if (q == r)
                 kcoll_sched_reduce(s, ab, ao, KCOLL_BUF_SEND, off + x, m);
             else
-                kcoll_sched_reduce(s, ab, ao, KCOLL_BUF_TMP, kcoll_stagger_slot(a, q, c), m);
+                kcoll_sched_reduce(s, ab, ao, KCOLL_BUF_TMP, kcoll_stagger_slot(base, r, q, c), m);
         }
         if (d->staged && d->peer < 0)
             kcoll_sched_copy(s, d->dst, d->dst_off + x, KCOLL_BUF_TMP, c, m);
