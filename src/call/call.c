@@ -34,6 +34,7 @@
 #include "call/adapt.h"
 #include "call/request.h"
 #include "call/shortcut.h"
+#include "model/nodes.h"
 #include "topo/topo.h"
 
 static const kcoll_family_t *kcoll_family_of(kcoll_coll_t c)
@@ -262,10 +263,12 @@ int kcoll_call_hier_mode(void)
     int m = 1;
     if (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no"))
         m = 0;
-    else if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "yes"))
+    else if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "yes") || !strcmp(v, "leaders"))
         m = 2;
+    else if (!strcmp(v, "lanes"))
+        m = 3;
     else if (strcmp(v, "auto"))
-        kcoll_warn("KCOLL_HIER=%s is not auto, on or off; using auto", v);
+        kcoll_warn("KCOLL_HIER=%s is not auto, on, leaders, lanes or off; using auto", v);
     atomic_store_explicit(&mode, m, memory_order_relaxed); /* relaxed: published below */
     /* release: mode is stored before gen says it is current */
     atomic_store_explicit(&gen, g, memory_order_release);
@@ -564,7 +567,7 @@ static kcoll_req_t *kcoll_req_get(kcoll_team_t *t)
     r->next = r->prev = NULL;
     r->state = KCOLL_REQ_PREPARED;
     r->seq = 0;
-    r->seen = r->built = r->detached = r->listed = r->holds_team = 0;
+    r->seen = r->built = r->detached = r->listed = r->holds_team = r->across = 0;
     r->status = KCOLL_OK;
     r->errmsg[0] = '\0';
     r->done = NULL;
@@ -702,6 +705,53 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         }
     } else {
         kcoll_call_remember(r);
+    }
+    *req = r;
+    return KCOLL_CALL_KCOLL;
+}
+
+kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_t mode,
+                                              kcoll_team_t *team, const kcoll_across_t *x,
+                                              kcoll_req_t **req, kcoll_reason_t *why, char *err,
+                                              size_t errlen)
+{
+    kcoll_req_t *r;
+    *req = NULL;
+    kcoll_call_shortcut_end(c->coll);
+    if ((c->coll != KCOLL_COLL_ALLREDUCE && c->coll != KCOLL_COLL_REDUCE) ||
+        (x->layout != KCOLL_NODES_LEADERS && x->layout != KCOLL_NODES_LANES)) {
+        snprintf(err, errlen, "%s has no layout across nodes of kcoll's own",
+                 kcoll_coll_name(c->coll));
+        return KCOLL_CALL_FAILED;
+    }
+    if ((r = kcoll_req_get(team)) == NULL || kcoll_req_arrays(r, c->p)) {
+        if (r)
+            kcoll_req_release(r);
+        snprintf(err, errlen, "out of memory for a request");
+        return KCOLL_CALL_FAILED;
+    }
+    kcoll_call_describe(r, c, mode);
+    r->sink = kcoll_sink;
+    /* what sends a reduction to the host MPI here is alike on every rank
+     * of the communicator (MPI: count, datatype and operation are) */
+    kcoll_reason_t reason = r->invalid     ? KCOLL_R_INVALID
+                            : r->noncontig ? KCOLL_R_NONCONTIG
+                            : r->bad_op    ? KCOLL_R_OP
+                                           : KCOLL_R_NONE;
+    if (reason != KCOLL_R_NONE) {
+        kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
+        kcoll_req_release(r);
+        return res;
+    }
+    r->across = 1;
+    r->xa = *x;
+    r->choice.engine = -1; /* the team's */
+    kcoll_team_ref(team);
+    r->holds_team = 1;
+    if (mode != KCOLL_MODE_PERSISTENT) {
+        kcoll_team_lock(team);
+        r->seq = ++team->seq;
+        kcoll_team_unlock(team);
     }
     *req = r;
     return KCOLL_CALL_KCOLL;

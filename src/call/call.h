@@ -37,6 +37,7 @@
 
 #include "base/status.h"
 #include "call/report.h"
+#include "cluster/cluster.h"
 #include "coll/coll.h"
 #include "op/op.h"
 #include "sched/dmap.h"
@@ -132,8 +133,10 @@ typedef enum {
  * (in every mode; the others go to the host MPI there, as mpi:multinode). */
 int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode);
 /* KCOLL_HIER: 0 off (the host MPI does such calls whole), 1 auto (the
- * cost model decides per collective and size), 2 on (always composed). An
- * unknown value is auto, with one warning. */
+ * cost model decides per collective and size), 2 on or leaders (always
+ * composed, the leaders' layout), 3 lanes (always composed, the lanes
+ * layout where the collective has it). An unknown value is auto, with one
+ * warning. */
 int kcoll_call_hier_mode(void);
 /* The phases of a composed call (pmpi/hier*.c) are calls of their own on
  * sub-communicators, but the statistics count the composed call once.
@@ -156,6 +159,33 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
                                        kcoll_team_t *team, kcoll_reason_t team_why,
                                        kcoll_req_t **req, kcoll_reason_t *why, char *err,
                                        size_t errlen);
+/* A call on a communicator that spans nodes, run as one schedule (a
+ * layout of src/cluster/: on-node phases and host collectives between
+ * nodes) by this node's team, as any other request: blocking,
+ * non-blocking or persistent alike. cl says where this rank stands (its
+ * peer_of names the node team's ranks and must outlive the request);
+ * layout is KCOLL_NODES_LEADERS or KCOLL_NODES_LANES (model/nodes.h);
+ * a rooted call's root is (root_node, root_local). */
+typedef struct {
+    kcoll_cluster_t cl;
+    int layout;
+    int root_node, root_local;
+    /* the host collectives' runner and its state for this call (the
+     * caller's: a copy is kept with the request); drop(data) when the
+     * request is given back */
+    const kcoll_xhost_t *xhost;
+    void (*drop)(void *data);
+    _Alignas(16) unsigned char data[96];
+} kcoll_across_t;
+/* Take a call across nodes in layout x on the node's team: KCOLL_CALL_KCOLL
+ * with *req prepared, KCOLL_CALL_HOST (*why: the arguments are invalid or
+ * not kcoll's to move; every rank finds the same, since it depends only
+ * on what MPI requires alike of a reduction's ranks) or KCOLL_CALL_FAILED. Collectives:
+ * Allreduce and Reduce (the others have no runtime across nodes yet). */
+kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_t mode,
+                                              kcoll_team_t *team, const kcoll_across_t *x,
+                                              kcoll_req_t **req, kcoll_reason_t *why, char *err,
+                                              size_t errlen);
 /* Count a call the host MPI does for `why` without kcoll_call_prepare
  * (kcoll not initialized, an unusable communicator: p 0; a persistent
  * request's start when the host runs it). */

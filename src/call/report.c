@@ -61,6 +61,10 @@ const char *kcoll_stats_path_name(int path, char *buf, size_t buflen)
         snprintf(buf, buflen, "shortcut");
         return buf;
     }
+    if (path == KCOLL_PATH_LEADERS || path == KCOLL_PATH_LANES) {
+        snprintf(buf, buflen, "kcoll:%s", path == KCOLL_PATH_LEADERS ? "leaders" : "lanes");
+        return buf;
+    }
     if (path == KCOLL_PATH_ADAPT_CHECK || path == KCOLL_PATH_ADAPT_SWITCH) {
         snprintf(buf, buflen, "adapt:%s", path == KCOLL_PATH_ADAPT_CHECK ? "checked" : "switched");
         return buf;

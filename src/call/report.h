@@ -67,7 +67,11 @@ const char *kcoll_reason_name(kcoll_reason_t r);
 /* the calls the shortcut took (call/shortcut.h), counted again: they are
  * in their memo's path too */
 #define KCOLL_PATH_SHORTCUT (KCOLL_PATH_ADAPT_SWITCH + 1)
-#define KCOLL_NPATHS_ALL (KCOLL_PATH_SHORTCUT + 1)
+/* calls across nodes run as one schedule in a layout (call/request.c):
+ * "kcoll:leaders", "kcoll:lanes" */
+#define KCOLL_PATH_LEADERS (KCOLL_PATH_SHORTCUT + 1)
+#define KCOLL_PATH_LANES (KCOLL_PATH_LEADERS + 1)
+#define KCOLL_NPATHS_ALL (KCOLL_PATH_LANES + 1)
 const char *kcoll_stats_row_name(int row, char *buf, size_t buflen);   /* "MPI_Ibcast" */
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen); /* "kcoll:knomial" */
 /* Count the engines' bytes of one run of the executor (row "transfers"). */

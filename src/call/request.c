@@ -34,6 +34,7 @@
 #include "base/stats.h"
 #include "call/adapt.h"
 #include "call/request.h"
+#include "model/nodes.h"
 
 static kcoll_req_t *kcoll_active; /* started, not completed */
 static pthread_mutex_t kcoll_active_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -245,7 +246,7 @@ int kcoll_call_select(kcoll_req_t *r)
 static int kcoll_sched_key(const kcoll_req_t *r, uint64_t key[8])
 {
     const kcoll_args_t *a = &r->args;
-    if (a->lay || a->counts || r->mode == KCOLL_MODE_PERSISTENT)
+    if (a->lay || a->counts || r->mode == KCOLL_MODE_PERSISTENT || r->across)
         return 0;
     key[0] = (uint64_t)a->coll | (uint64_t)kcoll_algo_index(r->choice.algo) << 8 |
              (uint64_t)(a->in_place != 0) << 16 |
@@ -259,6 +260,83 @@ static int kcoll_sched_key(const kcoll_req_t *r, uint64_t key[8])
     key[7] = 0;
     return 1;
 }
+
+/* A call across nodes (kcoll_call_prepare_across): its layout's builder
+ * and scratch (src/cluster/). */
+static size_t kcoll_req_across_tmp(const kcoll_req_t *r)
+{
+    const kcoll_across_t *x = &r->xa;
+    const int lanes = x->layout == KCOLL_NODES_LANES;
+    if (r->args.coll == KCOLL_COLL_ALLREDUCE)
+        return lanes ? kcoll_cluster_allreduce_lanes_tmp(&r->args, &x->cl)
+                     : kcoll_cluster_allreduce_leaders_tmp(&r->args, &x->cl);
+    return lanes ? kcoll_cluster_reduce_lanes_tmp(&r->args, &x->cl, x->root_node, x->root_local)
+                 : kcoll_cluster_reduce_leaders_tmp(&r->args, &x->cl, x->root_node,
+                                                    x->root_local);
+}
+
+static kcoll_status_t kcoll_req_across_build(kcoll_req_t *r)
+{
+    const kcoll_across_t *x = &r->xa;
+    const int lanes = x->layout == KCOLL_NODES_LANES;
+    if (r->args.coll == KCOLL_COLL_ALLREDUCE)
+        return lanes ? kcoll_cluster_allreduce_lanes(&r->args, &x->cl, &r->sched)
+                     : kcoll_cluster_allreduce_leaders(&r->args, &x->cl, &r->sched);
+    return lanes ? kcoll_cluster_reduce_lanes(&r->args, &x->cl, x->root_node, x->root_local,
+                                              &r->sched)
+                 : kcoll_cluster_reduce_leaders(&r->args, &x->cl, x->root_node, x->root_local,
+                                                &r->sched);
+}
+
+/* Order of host collectives. The host MPI matches the collectives of a
+ * group's communicator in the order each member starts them, and a node's
+ * team may run several calls across nodes at once (non-blocking ones),
+ * each reaching its host collectives at its own pace. So a call starts a
+ * host collective only when every call numbered before it on the team has
+ * started all of its own (team->xturn): every rank starts them in call
+ * order, the order in which every rank of the communicator made the calls.
+ * A call below xturn's is done with them when it has started the last one
+ * (xleft 0) or left its lane; one not yet admitted to its lane holds the
+ * turn (its schedule is not built: it may have some). */
+static int kcoll_req_xturn(kcoll_req_t *r)
+{
+    kcoll_team_t *t = r->team;
+    kcoll_team_lock(t);
+    while (t->xturn < r->seq) {
+        const uint64_t s = t->xturn;
+        const int l = kcoll_lane_of(s);
+        const kcoll_req_t *q = t->lane[l];
+        if (t->lane_next[l] <= s || (q && q->seq == s && q->xleft))
+            break;
+        t->xturn++;
+    }
+    const int mine = t->xturn == r->seq;
+    kcoll_team_unlock(t);
+    return mine;
+}
+
+static kcoll_status_t kcoll_req_xstart(void *data, const kcoll_xcoll_t *x,
+                                       void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
+{
+    kcoll_req_t *r = data;
+    if (!kcoll_req_xturn(r))
+        return KCOLL_IN_PROGRESS;
+    kcoll_status_t rc = r->xa.xhost->start(r->xa.data, x, bufs, err, errlen);
+    if (rc != KCOLL_IN_PROGRESS) {
+        kcoll_team_lock(r->team);
+        r->xleft--; /* started (or failed: the request ends and leaves its lane) */
+        kcoll_team_unlock(r->team);
+    }
+    return rc;
+}
+
+static kcoll_status_t kcoll_req_xtest(void *data, char *err, size_t errlen)
+{
+    kcoll_req_t *r = data;
+    return r->xa.xhost->test(r->xa.data, err, errlen);
+}
+
+static const kcoll_xhost_t kcoll_req_xhost = {kcoll_req_xstart, kcoll_req_xtest};
 
 /* r's schedule from the team's cache, or built (and then kept there when
  * an entry is free). 0, or -1 when building failed. */
@@ -283,7 +361,8 @@ static int kcoll_req_schedule(kcoll_req_t *r)
             return 0;
     }
     kcoll_sched_reset(&r->sched);
-    if (r->choice.algo->build(&r->args, &r->sched) != KCOLL_OK)
+    if ((r->across ? kcoll_req_across_build(r) : r->choice.algo->build(&r->args, &r->sched)) !=
+        KCOLL_OK)
         return -1;
     if (!cacheable)
         return 0;
@@ -334,7 +413,8 @@ void kcoll_req_build(kcoll_req_t *r)
     }
     if (!r->built) {
         const kcoll_algo_t *a = r->choice.algo;
-        r->args.prm = r->choice.prm;
+        if (!r->across)
+            r->args.prm = r->choice.prm;
         r->args.lv = &t->levels;
         for (int b = 0; b < KCOLL_NBUF; b++) {
             r->bufs[b] = NULL;
@@ -343,7 +423,7 @@ void kcoll_req_build(kcoll_req_t *r)
         for (int b = 0; b < KCOLL_NBUF; b++)
             r->maps[b] = NULL;
         r->fam->buffers(r);
-        size_t tlen = a->tmp ? a->tmp(&r->args) : 0;
+        size_t tlen = r->across ? kcoll_req_across_tmp(r) : a->tmp ? a->tmp(&r->args) : 0;
         if (tlen && !(r->bufs[KCOLL_BUF_TMP] = kcoll_req_room(&r->tmp, &r->tmp_cap, tlen))) {
             kcoll_req_fail(r, KCOLL_ERR_NOMEM, "out of memory for scratch");
             return;
@@ -356,14 +436,30 @@ void kcoll_req_build(kcoll_req_t *r)
         r->built = 1;
     }
     kcoll_req_seen(r); /* the layouts are not read after the build */
-    kcoll_call_stat(r, kcoll_algo_index(r->choice.algo), r->stat_bytes);
+    int xcolls = 0;
+    for (int i = 0; i < r->run->n; i++)
+        xcolls += r->run->steps[i].kind == KCOLL_STEP_EXTERN &&
+                  r->run->steps[i].flag == KCOLL_EXTERN_XCOLL;
+    kcoll_team_lock(r->team);
+    r->xleft = xcolls;
+    kcoll_team_unlock(r->team);
+    kcoll_call_stat(r,
+                    !r->across                            ? kcoll_algo_index(r->choice.algo)
+                    : r->xa.layout == KCOLL_NODES_LANES ? KCOLL_PATH_LANES
+                                                          : KCOLL_PATH_LEADERS,
+                    r->stat_bytes);
     /* the team's engine, or the one the selector chose for this call
      * (every rank chose alike, from the same inputs) */
     const kcoll_engine_t *engine =
         r->choice.engine >= 0 ? kcoll_engine((kcoll_engine_id_t)r->choice.engine) : t->engine;
     if (kcoll_param_int(KCOLL_P_TRACE)) {
         char spec[96], row[48];
-        kcoll_algo_spec(r->choice.algo, &r->args.prm, spec, sizeof spec);
+        if (r->across)
+            snprintf(spec, sizeof spec, "across %d nodes, %s layout (node %d, local rank %d of %d)",
+                     r->xa.cl.nodes, kcoll_nodes_layout_name((kcoll_nodes_layout_t)r->xa.layout),
+                     r->xa.cl.node, r->xa.cl.me, r->xa.cl.pn);
+        else
+            kcoll_algo_spec(r->choice.algo, &r->args.prm, spec, sizeof spec);
         fprintf(stderr,
                 "kcoll: trace: %s %s, %zu bytes, root %d, collective %" PRIu64 ", engine %s\n",
                 kcoll_stats_row_name(r->row, row, sizeof row), spec, r->stat_bytes, r->args.root,
@@ -378,6 +474,10 @@ void kcoll_req_build(kcoll_req_t *r)
     }
     kcoll_exec_start(&r->x, &t->ctl, engine, r->run, bufs, r->lens, r->seq);
     r->x.op = r->args.op;
+    if (r->across) {
+        r->x.xhost = &kcoll_req_xhost;
+        r->x.xdata = r;
+    }
     for (int b = 0; b < KCOLL_NBUF; b++)
         r->x.maps[b] = maps[b];
     kcoll_watch_init(&r->watch);
@@ -562,6 +662,7 @@ void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), vo
     }
     r->status = KCOLL_OK;
     r->errmsg[0] = '\0';
+    r->xleft = r->across ? -1 : 0; /* ordered before its admission by the team lock there */
     r->state = KCOLL_REQ_QUEUED;
     /* relaxed: nobody else sees r before it is listed, which the list lock orders */
     atomic_store_explicit(&r->completed, 0, memory_order_relaxed);
@@ -651,6 +752,9 @@ void kcoll_req_release(kcoll_req_t *r)
     int held = r->holds_team;
     r->holds_team = 0;
     r->built = 0; /* a pooled request builds afresh */
+    if (r->across && r->xa.drop)
+        r->xa.drop(r->xa.data);
+    r->across = 0;
     free(r->mapcopy[0]);
     free(r->mapcopy[1]);
     r->mapcopy[0] = r->mapcopy[1] = NULL;

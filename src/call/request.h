@@ -91,6 +91,11 @@ struct kcoll_req {
     size_t span[2];
     kcoll_choice_t choice;
     kcoll_args_t args;
+    /* a call across nodes (kcoll_call_prepare_across): its layout instead
+     * of choice.algo; xhost starts its host collectives in call order */
+    int across;
+    kcoll_across_t xa;
+    int xleft;   /* host collectives this run has still to start (-1: not built yet) */
 
     /* agreement */
     kcoll_agree_t ag;

@@ -469,9 +469,10 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
     return best;
 }
 
-int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn, int nodes,
-                        size_t bytes, size_t segment)
+unsigned kcoll_nodes_runs(kcoll_coll_t c)
 {
-    return kcoll_nodes_pick(m, c, ppn, nodes, bytes, segment, KCOLL_NODES_RUN) ==
-           KCOLL_NODES_LEADERS;
+    const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE
+                               ? KCOLL_NODES_BIT(KCOLL_NODES_LANES)
+                               : 0u;
+    return KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS) | lanes;
 }

@@ -21,10 +21,12 @@ typedef enum {
 } kcoll_nodes_layout_t;
 
 #define KCOLL_NODES_BIT(l) (1u << (l))
-/* The layouts the runtime runs today (pmpi/hier*.c): lanes are priced
- * only (model only: not run yet). */
-#define KCOLL_NODES_RUN (KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS))
 #define KCOLL_NODES_ALL ((1u << KCOLL_NODES_NLAYOUTS) - 1)
+/* The layouts the runtime runs for collective c (KCOLL_NODES_BIT()s):
+ * the host MPI alone and the leaders for every collective; lanes for
+ * MPI_Allreduce and MPI_Reduce, which run as one schedule across nodes
+ * (pmpi/across.c); the other collectives' lanes are priced only. */
+unsigned kcoll_nodes_runs(kcoll_coll_t c);
 
 /* "host", "leaders", "lanes" */
 const char *kcoll_nodes_layout_name(kcoll_nodes_layout_t l);
@@ -71,7 +73,7 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
 
 /* The layout to run collective c in on `nodes` nodes of ppn[k] ranks at
  * `bytes` (sized as above): the cheapest of the layouts in `allowed`
- * (KCOLL_NODES_BIT, e.g. KCOLL_NODES_RUN) that are candidates, the
+ * (KCOLL_NODES_BIT, e.g. kcoll_nodes_runs(c)) that are candidates, the
  * host MPI alone always one of them (it runs every call). The size class
  * of bytes is priced at its middle (model/select.h), so every rank decides
  * alike whatever size of the class it sees. A tie goes to kcoll's layouts
@@ -80,14 +82,5 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
  * then the host's own call on the same ranks plus kcoll's bookkeeping. */
 kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
                                 int nodes, size_t bytes, size_t segment, unsigned allowed);
-
-/* Does kcoll's composition of collective c pay on `nodes` nodes of ppn[k]
- * ranks at `bytes`, among the layouts the runtime runs today
- * (KCOLL_NODES_RUN: host and leaders; lanes are priced only until the
- * schedules between nodes run them)? 1: the leaders' composition; 0: the
- * host MPI alone. kcoll_nodes_pick with KCOLL_NODES_RUN, so it never
- * yields lanes. */
-int kcoll_nodes_compose(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn, int nodes,
-                        size_t bytes, size_t segment);
 
 #endif

@@ -16,10 +16,62 @@
 #include <string.h>
 
 #include "base/params.h"
+#include "cluster/cluster.h"
 #include "model/nodes.h"
 #include "model/select.h"
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
+
+/* The communicators of calls run as one schedule (hier.h: xnode, xgroups),
+ * made by every rank of comm. Lane l's member on a node of pn ranks is
+ * local rank l % pn (src/cluster/cluster.h): on a smaller node a rank
+ * carries several lanes, pn apart, and each split makes one communicator
+ * per rank, so the lanes are made in rounds, every member of a lane in
+ * the same round: lane l in round l / m, m the smallest node's ranks. A
+ * rank's lanes, at least m apart, fall in different rounds, and in round
+ * j local rank i joins the one lane of [j*m, (j+1)*m) that is i mod pn,
+ * if there is one. Nodes join in node order (key: the node index). h->xok
+ * stays 0 where any of it failed, on some rank (the caller agrees on it
+ * afterwards). */
+static void kcoll_hier_groups(kcoll_hier_t *h, MPI_Comm comm)
+{
+    int m = h->maxpn, ok;
+    h->xnode = MPI_COMM_NULL;
+    h->nxgroups = 1 + h->maxpn; /* the leaders, then L = maxpn lanes */
+    h->xgroups = malloc((size_t)h->nxgroups * sizeof *h->xgroups);
+    h->xpeer = malloc((size_t)h->pn * sizeof *h->xpeer);
+    ok = h->xgroups && h->xpeer;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok) {
+        free(h->xgroups);
+        h->xgroups = NULL;
+        h->nxgroups = 0;
+        return;
+    }
+    for (int g = 0; g < h->nxgroups; g++)
+        h->xgroups[g] = MPI_COMM_NULL;
+    for (int i = 0; i < h->pn; i++)
+        h->xpeer[i] = i; /* xnode is the node communicator's order: local ranks */
+    for (int k = 0; k < h->nn; k++)
+        m = h->nsize[k] < m ? h->nsize[k] : m;
+    const int rounds = (h->maxpn + m - 1) / m;
+    ok = PMPI_Comm_dup(h->node, &h->xnode) == MPI_SUCCESS;
+    if (PMPI_Comm_split(comm, h->lr == 0 ? 0 : MPI_UNDEFINED, h->me,
+                        &h->xgroups[KCOLL_CLUSTER_LEADERS]) != MPI_SUCCESS)
+        ok = 0;
+    for (int j = 0; j < rounds; j++) {
+        const int base = j * m;
+        const int lane = base + ((h->lr - base) % h->pn + h->pn) % h->pn;
+        const int mine = lane < base + m && lane < h->maxpn;
+        MPI_Comm lc = MPI_COMM_NULL;
+        if (PMPI_Comm_split(comm, mine ? lane : MPI_UNDEFINED, h->me, &lc) != MPI_SUCCESS)
+            ok = 0;
+        else if (mine)
+            h->xgroups[KCOLL_CLUSTER_LANE(lane)] = lc;
+    }
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    h->xok = ok;
+}
 
 /* The host calls of kcoll_hier_create: blocking collectives over comm,
  * while kcoll's pending requests are advanced beside them (pmpi/drive.c). */
@@ -29,7 +81,7 @@ static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
     int ok = h != NULL, *pairs = NULL, *index = NULL;
     if (h) {
         h->refs = 1; /* the communicator's */
-        h->node = h->leaders = MPI_COMM_NULL;
+        h->node = h->leaders = h->xnode = MPI_COMM_NULL;
         PMPI_Comm_size(comm, &h->p);
         PMPI_Comm_rank(comm, &h->rank);
     }
@@ -93,6 +145,7 @@ static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
         goto fail;
     free(pairs);
     free(index);
+    kcoll_hier_groups(h, comm);
     return h;
 fail:
     free(pairs);
@@ -107,17 +160,33 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     kcoll_hier_t *h = kcoll_hier_make(comm);
     kcoll_drive_end(drive);
     /* the node's own team, while every rank of it is here (its set-up
-     * drives its own host calls) */
-    if (h)
+     * drives its own host calls); the team of the calls run as one
+     * schedule, even on a node of one rank (it numbers their calls), and
+     * every rank learns whether every node has it */
+    if (h) {
         kcoll_comm_created(h->node);
+        if (h->xok) {
+            kcoll_reason_t why;
+            int ok = kcoll_comm_team(h->xnode, 1, &why) != NULL;
+            drive = kcoll_drive_begin();
+            PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+            kcoll_drive_end(drive);
+            h->xok = ok;
+        }
+    }
     return h;
 }
 
-kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
+kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
 {
     const int mode = kcoll_call_hier_mode();
-    if (mode != 1)
-        return mode ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
+    if (mode == 0)
+        return KCOLL_NODES_HOST;
+    if (mode == 2)
+        return KCOLL_NODES_LEADERS;
+    if (mode == 3)
+        return kcoll_nodes_runs(c) & KCOLL_NODES_BIT(KCOLL_NODES_LANES) ? KCOLL_NODES_LANES
+                                                                       : KCOLL_NODES_LEADERS;
     const uint64_t gen = kcoll_params_generation_model();
     const int sc = kcoll_size_class(bytes);
     if (h->pick_gen != gen) {
@@ -126,12 +195,19 @@ kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
     }
     if (h->pick[c][sc] < 0) {
         const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
-        /* of the layouts the model prices, the ones this layer runs */
-        h->pick[c][sc] = (signed char)kcoll_nodes_compose(&kcoll_tuning()->m, c, h->nsize,
-                                                          h->nn, bytes,
-                                                          seg > 0 ? (size_t)seg : 0);
+        /* of the layouts the model prices, the ones the runtime runs */
+        h->pick[c][sc] = (signed char)kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn,
+                                                       bytes, seg > 0 ? (size_t)seg : 0,
+                                                       kcoll_nodes_runs(c));
     }
-    return h->pick[c][sc] ? KCOLL_R_NONE : KCOLL_R_MULTINODE;
+    return (kcoll_nodes_layout_t)h->pick[c][sc];
+}
+
+kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
+{
+    if (!kcoll_call_hier_mode())
+        return KCOLL_R_MULTINODE;
+    return kcoll_hier_layout(h, c, bytes) == KCOLL_NODES_HOST ? KCOLL_R_MULTINODE : KCOLL_R_NONE;
 }
 
 void kcoll_hier_free(kcoll_hier_t *h)
@@ -147,6 +223,13 @@ void kcoll_hier_destroy(kcoll_hier_t *h)
         PMPI_Comm_free(&h->node); /* its record and team go with it */
     if (h->leaders != MPI_COMM_NULL)
         PMPI_Comm_free(&h->leaders);
+    if (h->xnode != MPI_COMM_NULL)
+        PMPI_Comm_free(&h->xnode);
+    for (int g = 0; g < h->nxgroups; g++)
+        if (h->xgroups[g] != MPI_COMM_NULL)
+            PMPI_Comm_free(&h->xgroups[g]);
+    free(h->xgroups);
+    free(h->xpeer);
     free(h->node_of);
     free(h->lrank_of);
     free(h->nsize);

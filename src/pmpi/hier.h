@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "call/call.h"
+#include "model/nodes.h"
 #include "pmpi/pmpi.h"
 
 typedef struct kcoll_hier {
@@ -45,6 +46,17 @@ typedef struct kcoll_hier {
     int *lrank_of;    /* [p] local rank of each rank */
     int *nsize;       /* [nn] ranks per node */
     int *members;     /* [pn] this node's ranks, by local rank */
+    /* calls run as one schedule across nodes (pmpi/across.c): a node
+     * communicator of their own (its team numbers only them), the groups
+     * of src/cluster/ (KCOLL_CLUSTER_LEADERS, KCOLL_CLUSTER_LANE(l); rank
+     * k is node k; MPI_COMM_NULL where this rank is not a member), and the
+     * node team's ranks by local rank (0..pn-1). xok: every rank of the
+     * communicator has them (alike everywhere). */
+    MPI_Comm xnode;
+    MPI_Comm *xgroups;
+    int nxgroups;
+    int *xpeer;
+    int xok;
     /* composed requests (hier_req.c), under the composed list's lock */
     int refs;             /* the communicator's record, and every composed request */
     uint64_t issued[2];   /* operations numbered so far on the node / leaders' communicator */
@@ -77,6 +89,27 @@ kcoll_hier_t *kcoll_comm_hier(MPI_Comm comm);
  * it whole (KCOLL_HIER=off; auto where the model prices the host alone
  * lower). Alike on every rank. */
 kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes);
+/* The layout that runs collective c at `bytes` on h: KCOLL_HIER=off the
+ * host MPI, on the leaders, lanes lanes where the collective has them
+ * (else the leaders), auto the model's pick among the layouts the runtime
+ * runs (lanes: kcoll_across_has). Alike on every rank. */
+kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes);
+/* One more reference to h (a request that uses its communicators). */
+void kcoll_hier_hold(kcoll_hier_t *h);
+
+/* -- calls run as one schedule across nodes (pmpi/across.c) -- */
+
+/* Does collective c run as one schedule across nodes (layouts of
+ * src/cluster/ run by the call layer's request engine)? */
+int kcoll_across_has(kcoll_coll_t c);
+/* Prepare call c (mode) on comm, which spans nodes, as one schedule on its
+ * hierarchy's node team: KCOLL_CALL_KCOLL (*r to start), KCOLL_CALL_HOST
+ * (counted, *why), KCOLL_CALL_FAILED (err), or KCOLL_CALL_HIER: not a call
+ * this path runs (the composed requests of pmpi/hier_req.c do). Alike on
+ * every rank. */
+kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
+                                         MPI_Datatype dt, MPI_Op op, kcoll_req_t **r,
+                                         kcoll_reason_t *why, char *err, size_t errlen);
 
 /* -- composed requests (pmpi/hier_req.c) -- */
 

@@ -274,6 +274,13 @@ void kcoll_hreq_pool_free(kcoll_hier_t *h)
     }
 }
 
+void kcoll_hier_hold(kcoll_hier_t *h)
+{
+    kcoll_hreqs_lock_take();
+    h->refs++;
+    kcoll_hreqs_lock_drop();
+}
+
 void kcoll_hier_release(kcoll_hier_t *h)
 {
     kcoll_hreqs_lock_take();

@@ -116,6 +116,20 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
                              int64_t sendcount, const void *sendcounts, const void *displs,
                              int wide, MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
                              MPI_Datatype recvtype, int root, MPI_Comm comm);
+/* A call on a communicator that spans nodes, run as one schedule where
+ * it is one of those (pmpi/across.c; dt and op: a reduction's datatype and
+ * operation): blocking (request NULL) it runs to completion, non-blocking
+ * it starts with *request set; KCOLL_PMPI_DONE with the MPI result in
+ * *rc, KCOLL_PMPI_HOST (counted: the host MPI does it whole), or
+ * KCOLL_PMPI_HIER: the composed requests of pmpi/hier.h run it. */
+int kcoll_pmpi_across(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
+                      MPI_Datatype dt, MPI_Op op, MPI_Request *request, int *rc);
+/* The same for a persistent request the host made, on its private
+ * duplicate own of the communicator (kcoll_pmpi_persistent's
+ * KCOLL_PMPI_HIER): KCOLL_PMPI_DONE (recorded; own is the plan's or
+ * freed), or KCOLL_PMPI_HIER (nothing done: own is still the caller's). */
+int kcoll_pmpi_across_persistent(const kcoll_call_t *c, MPI_Comm own, MPI_Datatype dt,
+                                 MPI_Op op, MPI_Request request);
 /* Complete a host MPI request q started in place of a blocking
  * point-to-point call (rc: the result of starting it), advancing kcoll's
  * requests meanwhile (pmpi/blocking.c). */

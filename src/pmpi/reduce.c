@@ -32,11 +32,17 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc;
+    int rc, took;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype,
                            op, root, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
+        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_BLOCKING, comm, datatype, op, NULL, &rc)) !=
+            KCOLL_PMPI_HIER) {
+            if (took == KCOLL_PMPI_DONE)
+                return rc;
+            break;
+        }
         if (kcoll_hier_blocking(kcoll_hier_reduce(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, recvbuf,
                                                   count, datatype, op, root),
                                 &rc))
@@ -58,11 +64,17 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc;
+    int rc, took;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
                            datatype, op, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
+        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_BLOCKING, comm, datatype, op, NULL, &rc)) !=
+            KCOLL_PMPI_HIER) {
+            if (took == KCOLL_PMPI_DONE)
+                return rc;
+            break;
+        }
         if (kcoll_hier_blocking(kcoll_hier_reduce(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, recvbuf,
                                                   count, datatype, op, -1),
                                 &rc))
@@ -132,11 +144,17 @@ KCOLL_PUBLIC int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc;
+    int rc, took;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype,
                            op, root, comm);
     switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
     case KCOLL_PMPI_HIER:
+        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_NONBLOCKING, comm, datatype, op, request,
+                                      &rc)) != KCOLL_PMPI_HIER) {
+            if (took == KCOLL_PMPI_DONE)
+                return rc;
+            break;
+        }
         if (kcoll_hier_nonblocking(kcoll_hier_reduce(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
                                                      recvbuf, count, datatype, op, root),
                                    comm, request, &rc))
@@ -153,11 +171,17 @@ KCOLL_PUBLIC int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc;
+    int rc, took;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
                            datatype, op, 0, comm);
     switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
     case KCOLL_PMPI_HIER:
+        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_NONBLOCKING, comm, datatype, op, request,
+                                      &rc)) != KCOLL_PMPI_HIER) {
+            if (took == KCOLL_PMPI_DONE)
+                return rc;
+            break;
+        }
         if (kcoll_hier_nonblocking(kcoll_hier_reduce(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
                                                      recvbuf, count, datatype, op, -1),
                                    comm, request, &rc))
@@ -223,7 +247,8 @@ KCOLL_PUBLIC int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0,
                                datatype, op, root, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER &&
+            kcoll_pmpi_across_persistent(&c, comm, datatype, op, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_reduce(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
                                                     recvbuf, count, datatype, op, root),
                                   *request, comm);
@@ -241,7 +266,8 @@ KCOLL_PUBLIC int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int coun
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
                                datatype, op, 0, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER &&
+            kcoll_pmpi_across_persistent(&c, comm, datatype, op, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_reduce(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
                                                     recvbuf, count, datatype, op, -1),
                                   *request, comm);

@@ -289,6 +289,46 @@ void kcoll_pmpi_persistent_flat(const kcoll_call_t *c, MPI_Comm comm, MPI_Reques
     kcoll_pmpi_persistent_in(c, &comm, request, 0);
 }
 
+int kcoll_pmpi_across(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
+                      MPI_Datatype dt, MPI_Op op, MPI_Request *request, int *rc)
+{
+    kcoll_req_t *r;
+    kcoll_reason_t why;
+    char err[256];
+    switch (kcoll_across_prepare(c, mode, comm, dt, op, &r, &why, err, sizeof err)) {
+    case KCOLL_CALL_HIER: return KCOLL_PMPI_HIER;
+    case KCOLL_CALL_HOST: return KCOLL_PMPI_HOST;
+    case KCOLL_CALL_FAILED: *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err); return KCOLL_PMPI_DONE;
+    case KCOLL_CALL_KCOLL: break;
+    }
+    if (mode == KCOLL_MODE_NONBLOCKING) {
+        *rc = kcoll_greq_start(r, comm, request);
+        return KCOLL_PMPI_DONE;
+    }
+    kcoll_req_start(r, NULL, NULL);
+    kcoll_status_t st = kcoll_req_wait(r);
+    *rc = st == KCOLL_OK ? MPI_SUCCESS : kcoll_fail(comm, c->coll, st, kcoll_req_error(r));
+    kcoll_req_release(r);
+    return KCOLL_PMPI_DONE;
+}
+
+int kcoll_pmpi_across_persistent(const kcoll_call_t *c, MPI_Comm own, MPI_Datatype dt,
+                                 MPI_Op op, MPI_Request request)
+{
+    kcoll_req_t *r = NULL;
+    kcoll_reason_t why = KCOLL_R_MULTINODE;
+    char err[256];
+    switch (kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, dt, op, &r, &why, err,
+                                 sizeof err)) {
+    case KCOLL_CALL_HIER: return KCOLL_PMPI_HIER;
+    case KCOLL_CALL_KCOLL: break;
+    case KCOLL_CALL_FAILED: kcoll_error("%s_init: %s", kcoll_coll_name(c->coll), err); /* fall through */
+    default: r = NULL;
+    }
+    kcoll_plan_add(request, r, c, why, &own); /* the plan keeps own with r, or frees it */
+    return KCOLL_PMPI_DONE;
+}
+
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)
 {
     kcoll_pause_t pause;

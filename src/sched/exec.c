@@ -38,7 +38,9 @@
  * EXTERN starts the collective's external operation when the step is
  * reached and tests it on every later call until it is done. An EXTERN
  * naming one of the schedule's host collectives (KCOLL_EXTERN_XCOLL) is
- * refused for now: nothing resolves its group to a communicator yet.
+ * handed to the run's xhost (sched/sched.h), which may decline to start
+ * it yet (not its turn on the group, or a thread that may not call the
+ * host): the step then stays where it is, as a WAIT that is not met.
  *
  * Buffers laid out by a derived datatype (sched/dmap.h): steps address
  * every buffer by logical offsets; a buffer with a map has its logical
@@ -84,6 +86,8 @@ void kcoll_exec_start(kcoll_exec_t *x, const kcoll_ctl_t *c, const kcoll_engine_
     x->op = NULL;
     x->xops = NULL;
     x->nxops = 0;
+    x->xhost = NULL;
+    x->xdata = NULL;
     x->errmsg[0] = '\0';
     for (int b = 0; b < KCOLL_NBUF; b++)
         x->maps[b] = NULL;
@@ -468,12 +472,21 @@ static kcoll_status_t kcoll_exec_transfer(kcoll_exec_t *x, int *n)
 static kcoll_status_t kcoll_exec_extern(kcoll_exec_t *x, const kcoll_step_t *st)
 {
     if (st->flag == KCOLL_EXTERN_XCOLL) {
-        /* host collectives between nodes are checked by the simulator but
-         * not yet started by this executor: refuse rather than skip one */
-        snprintf(x->errmsg, sizeof x->errmsg,
-                 "EXTERN step names host collective %u, which this executor cannot start",
-                 st->value);
-        return KCOLL_ERR_UNSUPPORTED;
+        kcoll_status_t rc;
+        if (!x->xhost || (int)st->value >= x->sched->nxc) {
+            snprintf(x->errmsg, sizeof x->errmsg,
+                     "EXTERN step names host collective %u of %d%s", st->value, x->sched->nxc,
+                     x->xhost ? "" : ", and nothing runs host collectives here");
+            return KCOLL_ERR_ARG;
+        }
+        if (x->xstarted != x->pc) {
+            rc = x->xhost->start(x->xdata, &x->sched->xc[st->value], x->bufs, x->errmsg,
+                                 sizeof x->errmsg);
+            if (rc) /* not started (not yet, or failed) */
+                return rc;
+            x->xstarted = x->pc;
+        }
+        return x->xhost->test(x->xdata, x->errmsg, sizeof x->errmsg);
     }
     if ((int)st->value >= x->nxops || !x->xops[st->value]) {
         snprintf(x->errmsg, sizeof x->errmsg, "EXTERN step names operation %u of %d",

@@ -44,6 +44,10 @@ typedef struct {
     const kcoll_op_t *op;       /* REDUCE steps: the operation (NULL by kcoll_exec_start) */
     kcoll_xop_t *const *xops;   /* EXTERN steps: the operations (none by kcoll_exec_start) */
     int nxops;
+    /* EXTERN steps naming host collectives: who runs them (NULL by
+     * kcoll_exec_start: such a step fails) */
+    const kcoll_xhost_t *xhost;
+    void *xdata;
     char errmsg[256];   /* one line, set with an error status */
 } kcoll_exec_t;
 

@@ -189,6 +189,22 @@ struct kcoll_xop {
     kcoll_status_t (*test)(kcoll_xop_t *op, char *err, size_t errlen);
 };
 
+/* What runs a schedule's host collectives (EXTERN steps with
+ * KCOLL_EXTERN_XCOLL): the layer that knows the groups' communicators,
+ * the call's datatype and operation; data is the run's own state for it.
+ * start begins host collective *x on the run's buffers (bufs: SEND, RECV,
+ * TMP as the executor has them): KCOLL_OK (started), KCOLL_IN_PROGRESS
+ * (not now: not this call's turn on the group, or a thread that may not
+ * call the host; the executor asks again on its next turn) or an error
+ * with a one-line reason in err. test then until it returns KCOLL_OK
+ * (done) or an error; KCOLL_IN_PROGRESS means "not yet". One host
+ * collective of a run is in flight at a time. Neither may block. */
+typedef struct {
+    kcoll_status_t (*start)(void *data, const kcoll_xcoll_t *x, void *const bufs[KCOLL_NBUF],
+                            char *err, size_t errlen);
+    kcoll_status_t (*test)(void *data, char *err, size_t errlen);
+} kcoll_xhost_t;
+
 void kcoll_sched_init(kcoll_sched_t *s);
 void kcoll_sched_reset(kcoll_sched_t *s); /* empty it, keep the memory */
 void kcoll_sched_free(kcoll_sched_t *s);

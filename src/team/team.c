@@ -414,6 +414,7 @@ kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_te
     pthread_mutex_init(&t->lock, NULL);
     for (int l = 0; l < KCOLL_LANES; l++)
         t->lane_next[l] = l ? (uint64_t)l : KCOLL_LANES; /* collective numbers start at 1 */
+    t->xturn = 1;
     t->refs = 1;
     if (kcoll_team_map(t, p, rank, h))
         return KCOLL_ERR_SYS;

@@ -69,6 +69,10 @@ typedef struct kcoll_team {
      * each lane admits (lanes are used in sequence order) */
     struct kcoll_req *lane[KCOLL_LANES];
     uint64_t lane_next[KCOLL_LANES];
+    /* calls across nodes (call/request.c): every collective numbered below
+     * xturn has started all its host collectives (or has none, or is over);
+     * collective xturn alone may start one now */
+    uint64_t xturn;
     kcoll_decisions_t decisions;
     uint64_t share_ticket;        /* sharings through the segment so far (sched/share.h) */
     /* the previous call of each collective that the call layer looked at

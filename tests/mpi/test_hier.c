@@ -232,6 +232,8 @@ static int quick, verbose, stats = 1, wsize;
 /* KCOLL_HIER=auto for the call: the model may hand a call across nodes to
  * the host MPI (else KCOLL_HIER=on: every composed collective composes) */
 static int hier_auto;
+/* KCOLL_HIER=lanes for the call: a call across nodes counts on kcoll:lanes */
+static int hier_lanes;
 static int world_node[MAXP]; /* node of each world rank: its lowest world rank */
 
 /* ---------------------------------------------------------------------- */
@@ -309,13 +311,15 @@ static long first_diff(const char *a, const char *b, size_t len)
 /* every mpi:<reason> row (job.h's reasons) is read, and named in a
  * failure's message */
 typedef struct {
-    uint64_t hier, multinode, kcoll_any, mpi_any, algo, reason[NREASONS];
+    uint64_t hier, multinode, kcoll_any, mpi_any, algo, lanes, reason[NREASONS];
 } rows_t;
 
 static rows_t rows_get(const char *row, const char *algo_path)
 {
     rows_t r;
-    r.hier = mt_calls(row, "kcoll:hier(*");
+    /* across nodes: a composed request, or one schedule in a layout */
+    r.lanes = mt_calls(row, "kcoll:lanes");
+    r.hier = mt_calls(row, "kcoll:hier(*") + mt_calls(row, "kcoll:leaders") + r.lanes;
     r.multinode = mt_calls(row, "mpi:multinode");
     r.kcoll_any = mt_calls(row, "kcoll:*");
     r.mpi_any = mt_calls(row, "mpi:*");
@@ -331,7 +335,7 @@ static rows_t rows_get(const char *row, const char *algo_path)
 static rows_t rows_diff(rows_t a, rows_t b)
 {
     rows_t d = {a.hier - b.hier, a.multinode - b.multinode, a.kcoll_any - b.kcoll_any,
-                a.mpi_any - b.mpi_any, a.algo - b.algo, {0}};
+                a.mpi_any - b.mpi_any, a.algo - b.algo, a.lanes - b.lanes, {0}};
     for (int i = 0; i < NREASONS; i++)
         d.reason[i] = a.reason[i] - b.reason[i];
     return d;
@@ -340,9 +344,9 @@ static rows_t rows_diff(rows_t a, rows_t b)
 /* " (hier +1, ..., mpi:noncontig_datatype +1)": the rows a call changed */
 static void rows_describe(char *out, size_t len, rows_t d, const char *algo_path)
 {
-    int k = snprintf(out, len, " (kcoll:hier(* +%llu, kcoll:* +%llu, mpi:* +%llu",
-                     (unsigned long long)d.hier, (unsigned long long)d.kcoll_any,
-                     (unsigned long long)d.mpi_any);
+    int k = snprintf(out, len, " (across nodes +%llu, kcoll:lanes +%llu, kcoll:* +%llu, mpi:* +%llu",
+                     (unsigned long long)d.hier, (unsigned long long)d.lanes,
+                     (unsigned long long)d.kcoll_any, (unsigned long long)d.mpi_any);
     if (algo_path && k > 0 && (size_t)k < len)
         k += snprintf(out + k, len - (size_t)k, ", %s +%llu", algo_path,
                       (unsigned long long)d.algo);
@@ -546,6 +550,8 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
         if (hier_auto && e == E_HIER)
             e = E_EITHER;
         why = stats_verdict(e, d, ai > 0, sh->p, small, calls_of(&j, c));
+        if (!why && hier_lanes && e == E_HIER && d.lanes != calls_of(&j, c))
+            why = "KCOLL_HIER=lanes and not counted on kcoll:lanes";
         if (why)
             rows_describe(where, sizeof where, d, ai ? path : NULL);
     }
@@ -796,6 +802,38 @@ static void shape_cases(const shape_t *sh, int shi)
     kcoll_param_set("MIN_BYTES", "0");
     if (verbose && wrank == 0)
         printf("  small calls on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
+    /* KCOLL_HIER=lanes: the reductions in the lanes layout (every rank of
+     * a node carries a share of the vector between nodes), every form,
+     * counts 0, 1, 1003 and the large one, roots 0 and p-1, in place or
+     * not, a commutative and the non-commutative operation */
+    static const int lane_rows[] = {ROW_REDUCE,  ROW_ALLREDUCE,  ROW_IREDUCE,
+                                    ROW_IALLREDUCE, ROW_PREDUCE, ROW_PALLREDUCE};
+    static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT};
+    tb = now_s();
+    kcoll_param_set("HIER", "lanes");
+    hier_lanes = 1;
+    for (size_t i = 0; i < sizeof lane_rows / sizeof lane_rows[0]; i++) {
+        const int c = lane_rows[i];
+#ifndef KCOLL_HAVE_PERSISTENT
+        if (colls[c].flags & F_PERS)
+            continue;
+#endif
+        for (size_t k = 0; k < sizeof lane_kinds / sizeof lane_kinds[0]; k++)
+            for (int si = 0; si < 4; si++)
+                for (int root = 0; root < ((colls[c].flags & F_ROOTED) ? p : 1);
+                     root += (p > 1 ? p - 1 : 1))
+                    for (int ip = 0; ip < 2; ip++) {
+                        if (quick && (si == 0 || (k && si != 2)))
+                            continue;
+                        run_case(sh, shi, c, 0, lane_kinds[k], count_of(c, lane_kinds[k], si, p),
+                                 root, ip, 0, salt++);
+                    }
+    }
+    hier_lanes = 0;
+    kcoll_param_set("HIER", "on");
+    if (verbose && wrank == 0)
+        printf("  reductions in lanes on %s (%d ranks): %.2f s\n", shape_names[shi], p,
+               now_s() - tb);
     /* KCOLL_HIER=auto (the default): composed or handed to the host MPI
      * whole as the model says, right either way */
     if (shi != SH_WORLD && shi != SH_RANDOM)

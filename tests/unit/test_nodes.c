@@ -264,7 +264,8 @@ static void lanes(const kcoll_machine_t *m)
     }
 }
 
-/* The pick: the cheapest allowed layout; the runtime's never lanes. */
+/* The pick: the cheapest allowed layout; the runtime's lanes only where
+ * it runs them (Allreduce, Reduce). */
 static void pick(const kcoll_machine_t *m, const char *what)
 {
     static const kcoll_coll_t comp[] = {KCOLL_COLL_BARRIER,   KCOLL_COLL_BCAST,
@@ -274,7 +275,7 @@ static void pick(const kcoll_machine_t *m, const char *what)
     static const size_t sizes[] = {1000, 70000, 1500000};
     static const int shapes[][4] = {{2, 2, 2}, {4, 16, 16, 16}, {8, 8, 8, 8},
                                     {3, 16, 16, 12}, {3, 2, 1, 2}, {2, 8, 3}};
-    int yes = 0, no = 0, lane_best = 0, runs_lanes = 0;
+    int yes = 0, no = 0, lane_best = 0, runs_lanes = 0, lanes_run = 0;
     for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
             for (size_t l = 0; l < sizeof shapes / sizeof shapes[0]; l++) {
@@ -294,7 +295,11 @@ static void pick(const kcoll_machine_t *m, const char *what)
                 int want_all = want_run;
                 if (w->priced && w->t < (want_all == HOST ? h->t - m->call : e->t))
                     want_all = LANE;
-                int run = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, KCOLL_NODES_RUN);
+                const unsigned runs = kcoll_nodes_runs(comp[i]);
+                const int has_lanes = (runs & KCOLL_NODES_BIT(LANE)) != 0;
+                if (has_lanes)
+                    want_run = want_all;
+                int run = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, runs);
                 int any = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, KCOLL_NODES_ALL);
                 int host_only = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19,
                                                  KCOLL_NODES_BIT(HOST));
@@ -304,15 +309,19 @@ static void pick(const kcoll_machine_t *m, const char *what)
                       what, kcoll_coll_name(comp[i]), N, ppn[0], b,
                       kcoll_nodes_layout_name(run), kcoll_nodes_layout_name(want_run),
                       kcoll_nodes_layout_name(any), kcoll_nodes_layout_name(want_all));
-                CHECK(kcoll_nodes_compose(m, comp[i], ppn, N, b, 1 << 19) == (run == LEAD),
-                      "%s: kcoll_nodes_compose is the runtime's pick, leaders or host", what);
-                runs_lanes += run == LANE;
+                CHECK(has_lanes == (comp[i] == KCOLL_COLL_ALLREDUCE ||
+                                    comp[i] == KCOLL_COLL_REDUCE),
+                      "%s: %s: the runtime runs lanes for Allreduce and Reduce only", what,
+                      kcoll_coll_name(comp[i]));
+                runs_lanes += run == LANE && !has_lanes;
+                lanes_run += run == LANE && has_lanes;
                 lane_best += any == LANE;
                 yes += run == LEAD;
                 no += run == HOST;
             }
-    CHECK(runs_lanes == 0, "%s: the runtime's layouts never include lanes (%d picks)", what,
+    CHECK(runs_lanes == 0, "%s: the runtime picks lanes only where it runs them (%d picks)", what,
           runs_lanes);
+    CHECK(lanes_run > 0, "%s: the runtime picks lanes for some Allreduce or Reduce", what);
     CHECK(yes > 0 && no > 0, "%s: the runtime composes some calls (%d), hands others (%d) over",
           what, yes, no);
     CHECK(lane_best > 0, "%s: lanes the cheapest layout somewhere (else the runtime's "

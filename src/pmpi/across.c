@@ -1,0 +1,216 @@
+/* Calls across nodes run as one schedule (DESIGN.md section 2, "Across
+ * nodes"; docs/hierarchy.md).
+ *
+ * A call on a communicator that spans nodes, in a layout of src/cluster/
+ * (leaders or lanes), is one request of the call layer on the node team
+ * of the communicator's hierarchy (hier.h: xnode), run by the one request
+ * engine like any on-node call, blocking, non-blocking or persistent: its
+ * on-node phases are the one-node builders' steps, its host collectives
+ * between nodes EXTERN steps, which this file runs. A host collective
+ * names a group (the leaders, or lane l: hier.h's xgroups, where rank k is
+ * node k) and its buffers by their place in the run's buffers; here it
+ * becomes the host's non-blocking call on the group's communicator
+ * (PMPI_Iallreduce, PMPI_Ireduce, ...), with the call's own datatype and
+ * operation for a reduction (MPI requires both alike on every rank, so
+ * the element is whole: lanes cut the vector between elements) and bytes
+ * otherwise, and is tested with PMPI_Test until it completes.
+ *
+ * Host calls are made only where kcoll may call MPI: never on the helper
+ * thread (pmpi/drive.c), which then leaves the step for the next caller.
+ * The call layer starts the host collectives of the node team's calls in
+ * call order (call/request.c, team->xturn), so every member of a group
+ * starts them in the same order.
+ *
+ * Which collectives: MPI_Allreduce and MPI_Reduce (predefined operations,
+ * and user operations where every node's ranks are consecutive:
+ * src/cluster/ combines per node, then over the nodes). The others, and
+ * these where the layout cannot run them, stay with the composed requests
+ * of pmpi/hier_req.c.
+ */
+#include <stdio.h>
+
+#include "pmpi/hier.h"
+#include "pmpi/pmpi.h"
+
+/* A call's state for its host collectives (the request keeps a copy:
+ * kcoll_across_t.data). */
+typedef struct {
+    kcoll_hier_t *h; /* held while the request is */
+    MPI_Datatype dt; /* a reduction's datatype */
+    MPI_Op op;
+    MPI_Aint tlb;    /* dt's true lower bound: the buffers start at its first byte */
+    MPI_Request q;   /* the host collective in flight */
+} kcoll_xrun_t;
+
+_Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
+               "a call's host state fits its request");
+
+int kcoll_across_has(kcoll_coll_t c)
+{
+    return (kcoll_nodes_runs(c) & KCOLL_NODES_BIT(KCOLL_NODES_LANES)) != 0;
+}
+
+static kcoll_status_t kcoll_xrun_failed(int rc, const char *what, char *err, size_t errlen)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (PMPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof msg, "error %d", rc);
+    snprintf(err, errlen, "the host MPI's %s between nodes failed: %s", what, msg);
+    return KCOLL_ERR_PROTO;
+}
+
+/* Where the host call takes the bytes buf[off..): a reduction addresses
+ * its datatype's elements from the lower bound. NULL stays NULL (a buffer
+ * this rank does not have, as a non-root's result of a Reduce). */
+static void *kcoll_xrun_at(void *const bufs[KCOLL_NBUF], int b, size_t off, MPI_Aint tlb)
+{
+    return bufs[b] ? (char *)bufs[b] + off - tlb : NULL;
+}
+
+static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x,
+                                       void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
+{
+    kcoll_xrun_t *d = data;
+    const kcoll_hier_t *h = d->h;
+    if (kcoll_drive_in_helper())
+        return KCOLL_IN_PROGRESS; /* no MPI calls on the helper thread */
+    if (x->group < 0 || x->group >= h->nxgroups || h->xgroups[x->group] == MPI_COMM_NULL) {
+        snprintf(err, errlen, "a host collective names group %d, of which this rank is not a member",
+                 (int)x->group);
+        return KCOLL_ERR_ARG;
+    }
+    const MPI_Comm g = h->xgroups[x->group];
+    const int reduces = x->coll == KCOLL_XC_ALLREDUCE || x->coll == KCOLL_XC_REDUCE ||
+                        x->coll == KCOLL_XC_REDUCE_SCATTER_BLOCK;
+    const MPI_Aint tlb = reduces ? d->tlb : 0;
+    const MPI_Datatype dt = reduces ? d->dt : MPI_BYTE;
+    const int n = (int)(reduces ? x->len / x->esize : x->len);
+    const int in_place = x->sbuf == x->rbuf && x->soff == x->roff;
+    const void *s = kcoll_xrun_at(bufs, x->sbuf, x->soff, tlb);
+    void *r = kcoll_xrun_at(bufs, x->rbuf, x->roff, tlb);
+    int me = 0, rc;
+    PMPI_Comm_rank(g, &me);
+    const int root = me == x->root;
+    const char *what = "?";
+    switch ((kcoll_xcoll_kind_t)x->coll) {
+    case KCOLL_XC_ALLREDUCE:
+        what = "MPI_Iallreduce";
+        rc = PMPI_Iallreduce(in_place ? MPI_IN_PLACE : s, r, n, dt, d->op, g, &d->q);
+        break;
+    case KCOLL_XC_REDUCE:
+        what = "MPI_Ireduce";
+        rc = PMPI_Ireduce(in_place && root ? MPI_IN_PLACE : s, r, n, dt, d->op, x->root, g, &d->q);
+        break;
+    case KCOLL_XC_REDUCE_SCATTER_BLOCK:
+        what = "MPI_Ireduce_scatter_block";
+        rc = PMPI_Ireduce_scatter_block(in_place ? MPI_IN_PLACE : s, r, n, dt, d->op, g, &d->q);
+        break;
+    case KCOLL_XC_BCAST:
+        what = "MPI_Ibcast";
+        rc = PMPI_Ibcast(r, n, MPI_BYTE, x->root, g, &d->q);
+        break;
+    case KCOLL_XC_ALLGATHER:
+        what = "MPI_Iallgather";
+        rc = PMPI_Iallgather(in_place ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n, MPI_BYTE, g, &d->q);
+        break;
+    case KCOLL_XC_GATHER:
+        what = "MPI_Igather";
+        rc = PMPI_Igather(in_place && root ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n, MPI_BYTE,
+                          x->root, g, &d->q);
+        break;
+    case KCOLL_XC_SCATTER:
+        what = "MPI_Iscatter";
+        rc = PMPI_Iscatter(s, n, MPI_BYTE, in_place && root ? MPI_IN_PLACE : r, n, MPI_BYTE,
+                           x->root, g, &d->q);
+        break;
+    default:
+        snprintf(err, errlen, "a host collective of unknown kind %d", (int)x->coll);
+        return KCOLL_ERR_ARG;
+    }
+    return rc == MPI_SUCCESS ? KCOLL_OK : kcoll_xrun_failed(rc, what, err, errlen);
+}
+
+static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
+{
+    kcoll_xrun_t *d = data;
+    int flag = 0;
+    if (kcoll_drive_in_helper())
+        return KCOLL_IN_PROGRESS;
+    const int rc = PMPI_Test(&d->q, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return kcoll_xrun_failed(rc, "collective", err, errlen);
+    return flag ? KCOLL_OK : KCOLL_IN_PROGRESS;
+}
+
+static void kcoll_xrun_drop(void *data)
+{
+    kcoll_xrun_t *d = data;
+    kcoll_hier_release(d->h);
+}
+
+static const kcoll_xhost_t kcoll_xrun = {kcoll_xrun_start, kcoll_xrun_test};
+
+/* The host MPI does the call whole: counted now, a persistent one at
+ * every start (pmpi/request.c). */
+static void kcoll_across_host(const kcoll_call_t *c, kcoll_mode_t mode)
+{
+    if (mode != KCOLL_MODE_PERSISTENT)
+        kcoll_call_host(c, mode, KCOLL_R_MULTINODE);
+}
+
+kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
+                                         MPI_Datatype dt, MPI_Op op, kcoll_req_t **r,
+                                         kcoll_reason_t *why, char *err, size_t errlen)
+{
+    kcoll_hier_t *h = kcoll_comm_hier(comm);
+    kcoll_across_t x;
+    kcoll_reason_t team_why;
+    if (!kcoll_across_has(c->coll) || !h || !h->xok)
+        return KCOLL_CALL_HIER;
+    int size = 0;
+    if (PMPI_Type_size(dt, &size) != MPI_SUCCESS || c->recv.count < 0)
+        return KCOLL_CALL_HIER; /* the composed request or the host reports it */
+    const size_t bytes = (size_t)c->recv.count * (size_t)size;
+    x.layout = (int)kcoll_hier_layout(h, c->coll, bytes);
+    if (x.layout == KCOLL_NODES_HOST) {
+        kcoll_across_host(c, mode);
+        *why = KCOLL_R_MULTINODE;
+        return KCOLL_CALL_HOST;
+    }
+    x.cl = (kcoll_cluster_t){.nodes = h->nn, .node = h->me, .pn = h->pn, .me = h->lr,
+                             .peer_of = h->xpeer, .lanes = h->maxpn, .ordered = h->blocked};
+    /* what the layouts cannot run, alike on every rank: a user operation
+     * on nodes whose ranks are not consecutive goes to the host whole; a
+     * node with too many lanes per rank takes the leaders instead */
+    if (c->op && c->op->kind == KCOLL_OP_USER && !h->blocked) {
+        kcoll_across_host(c, mode);
+        *why = KCOLL_R_MULTINODE;
+        return KCOLL_CALL_HOST;
+    }
+    for (int k = 0; k < h->nn && x.layout == KCOLL_NODES_LANES; k++)
+        if (h->nsize[k] > 1 &&
+            (h->maxpn + h->nsize[k] - 1) / h->nsize[k] > KCOLL_CLUSTER_MAX_ROUNDS)
+            x.layout = KCOLL_NODES_LEADERS;
+    x.root_node = x.root_local = 0;
+    if (c->coll == KCOLL_COLL_REDUCE && c->root >= 0 && c->root < h->p) {
+        x.root_node = h->node_of[c->root];
+        x.root_local = h->lrank_of[c->root];
+    }
+    kcoll_team_t *team = kcoll_comm_team(h->xnode, 0, &team_why);
+    if (!team) { /* xok says every rank has it */
+        snprintf(err, errlen, "the node team of a call across nodes is gone");
+        return KCOLL_CALL_FAILED;
+    }
+    kcoll_xrun_t d = {.h = h, .dt = dt, .op = op, .q = MPI_REQUEST_NULL};
+    MPI_Aint extent;
+    PMPI_Type_get_true_extent(dt, &d.tlb, &extent);
+    x.xhost = &kcoll_xrun;
+    x.drop = kcoll_xrun_drop;
+    memcpy(x.data, &d, sizeof d);
+    kcoll_call_result_t res =
+        kcoll_call_prepare_across(c, mode, team, &x, r, why, err, errlen);
+    if (res == KCOLL_CALL_KCOLL)
+        kcoll_hier_hold(h); /* given back by kcoll_xrun_drop with the request */
+    return res;
+}
