@@ -436,13 +436,15 @@ void kcoll_req_build(kcoll_req_t *r)
         r->built = 1;
     }
     kcoll_req_seen(r); /* the layouts are not read after the build */
-    int xcolls = 0;
-    for (int i = 0; i < r->run->n; i++)
-        xcolls += r->run->steps[i].kind == KCOLL_STEP_EXTERN &&
-                  r->run->steps[i].flag == KCOLL_EXTERN_XCOLL;
-    kcoll_team_lock(r->team);
-    r->xleft = xcolls;
-    kcoll_team_unlock(r->team);
+    if (r->across) { /* its host collectives to start, in call order (kcoll_req_xturn) */
+        int xcolls = 0;
+        for (int i = 0; i < r->run->n; i++)
+            xcolls += r->run->steps[i].kind == KCOLL_STEP_EXTERN &&
+                      r->run->steps[i].flag == KCOLL_EXTERN_XCOLL;
+        kcoll_team_lock(r->team);
+        r->xleft = xcolls;
+        kcoll_team_unlock(r->team);
+    }
     kcoll_call_stat(r,
                     !r->across                            ? kcoll_algo_index(r->choice.algo)
                     : r->xa.layout == KCOLL_NODES_LANES ? KCOLL_PATH_LANES

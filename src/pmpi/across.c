@@ -40,6 +40,7 @@ typedef struct {
     MPI_Op op;
     MPI_Aint tlb;    /* dt's true lower bound: the buffers start at its first byte */
     MPI_Request q;   /* the host collective in flight */
+    int held;        /* dt and op are retained (mpi/retain.c) until the request goes */
 } kcoll_xrun_t;
 
 _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
@@ -146,6 +147,10 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
 static void kcoll_xrun_drop(void *data)
 {
     kcoll_xrun_t *d = data;
+    if (d->held) {
+        kcoll_release_type(d->dt);
+        kcoll_release_op(d->op);
+    }
     kcoll_hier_release(d->h);
 }
 
@@ -181,13 +186,13 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     x.cl = (kcoll_cluster_t){.nodes = h->nn, .node = h->me, .pn = h->pn, .me = h->lr,
                              .peer_of = h->xpeer, .lanes = h->maxpn, .ordered = h->blocked};
     /* what the layouts cannot run, alike on every rank: a user operation
-     * on nodes whose ranks are not consecutive goes to the host whole; a
-     * node with too many lanes per rank takes the leaders instead */
-    if (c->op && c->op->kind == KCOLL_OP_USER && !h->blocked) {
-        kcoll_across_host(c, mode);
-        *why = KCOLL_R_MULTINODE;
-        return KCOLL_CALL_HOST;
-    }
+     * on nodes whose ranks are not consecutive (src/cluster/ takes every
+     * user operation as non-commutative) stays with the composed requests
+     * (a commutative one composes there, in any order; the others go to
+     * the host whole); a node with too many lanes per rank takes the
+     * leaders instead */
+    if (c->op && c->op->kind == KCOLL_OP_USER && !h->blocked)
+        return KCOLL_CALL_HIER;
     for (int k = 0; k < h->nn && x.layout == KCOLL_NODES_LANES; k++)
         if (h->nsize[k] > 1 &&
             (h->maxpn + h->nsize[k] - 1) / h->nsize[k] > KCOLL_CLUSTER_MAX_ROUNDS)
@@ -202,7 +207,11 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         snprintf(err, errlen, "the node team of a call across nodes is gone");
         return KCOLL_CALL_FAILED;
     }
-    kcoll_xrun_t d = {.h = h, .dt = dt, .op = op, .q = MPI_REQUEST_NULL};
+    /* a non-blocking or persistent call starts its host collectives after
+     * it returned: MPI lets the program free its datatype and operation
+     * meanwhile */
+    kcoll_xrun_t d = {.h = h, .dt = dt, .op = op, .q = MPI_REQUEST_NULL,
+                      .held = mode != KCOLL_MODE_BLOCKING};
     MPI_Aint extent;
     PMPI_Type_get_true_extent(dt, &d.tlb, &extent);
     x.xhost = &kcoll_xrun;
@@ -210,7 +219,12 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     memcpy(x.data, &d, sizeof d);
     kcoll_call_result_t res =
         kcoll_call_prepare_across(c, mode, team, &x, r, why, err, errlen);
-    if (res == KCOLL_CALL_KCOLL)
-        kcoll_hier_hold(h); /* given back by kcoll_xrun_drop with the request */
+    if (res == KCOLL_CALL_KCOLL) { /* given back by kcoll_xrun_drop with the request */
+        kcoll_hier_hold(h);
+        if (d.held) {
+            kcoll_retain_type(dt);
+            kcoll_retain_op(op);
+        }
+    }
     return res;
 }
