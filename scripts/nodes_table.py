@@ -61,7 +61,8 @@ def price(info, machine, coll, ppn, size):
         m = re.search(r"\s([\d.]+) us", line)
         t[name] = float(m.group(1)) if m else None
     pick = re.search(r"^pick: (\w+)", out, re.M).group(1)
-    run = "leaders" if "KCOLL_HIER=auto: composed" in out else "host"
+    m = re.search(r"^KCOLL_HIER=auto: (leaders|lanes)", out, re.M)
+    run = m.group(1) if m else "host"
     src = re.search(r"^machine: (.*)$", out, re.M).group(1)
     net = re.search(r"^network between nodes: (.*)$", out, re.M).group(1)
     mem = re.search(r"^node memory: (.*)$", out, re.M).group(1)
@@ -90,8 +91,9 @@ def main():
                 ratios.append("| %s | %s |%s" % (coll[4:], label(size), "".join(rcells)))
     heads = "".join(" %s |" % shape_name(ppn) for ppn in SHAPES)
     print("Machine: %s; network: %s; node memory: %s. Each cell: host / leaders / lanes in "
-          "us, then the cheapest layout; \"(runs host)\": what KCOLL_HIER=auto runs where "
-          "that differs (it chooses between host and leaders only: lanes are not run yet). "
+          "us, then the cheapest layout; \"(runs leaders)\": what KCOLL_HIER=auto runs where "
+          "that differs (lanes run for Allreduce and Reduce only; elsewhere it chooses between "
+          "host and leaders). "
           "Bytes as kcoll sizes a call (per block for the blocked collectives, the vector for "
           "reductions, the message for Bcast); \"-\": not a candidate.\n" % (src, net, mem))
     print("| collective | bytes |" + heads)
