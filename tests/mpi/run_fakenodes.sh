@@ -143,8 +143,19 @@ run_layout() {
   local before after t0 t1 rc left
   before=$(kcoll_segments)
   t0=$(date +%s.%N)
-  FAKENODE_SHM_DIR=$shmdir timeout -k 10 300 "${cmd[@]}"
-  rc=$?
+  local log=$work/out.$np.${hosts//[:,]/_}.$mode try
+  for try in 1 2; do
+    FAKENODE_SHM_DIR=$shmdir timeout -k 10 300 "${cmd[@]}" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    # Open MPI 5.0's PMIx now and then crashes adopting the launcher's
+    # shared topology (hwloc_shmem_topology_adopt) inside MPI_Init, before
+    # the program (or kcoll) has run: a start-up failure of the host's,
+    # tried once more
+    if [ "$rc" -eq 0 ] || [ "$try" -eq 2 ] || ! grep -aq 'PMIx_Init' "$log"; then
+      break
+    fi
+    echo "== layout: $name: the host's start-up crashed in PMIx_Init; once more"
+  done
   t1=$(date +%s.%N)
   after=$(kcoll_segments)
   left=$(comm -13 <(echo "$before") <(echo "$after"); find "$shmdir" -name 'kcoll-*' 2>/dev/null)

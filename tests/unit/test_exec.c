@@ -331,6 +331,114 @@ static void extern_steps(void)
     munmap(seg, len);
 }
 
+/* A host runner for EXTERN steps naming host collectives: declines to
+ * start `busy` times (not its turn), then starts; tests report done after
+ * `until` tests, a failure when until < 0. It "runs" a Bcast by writing
+ * the byte its descriptor names, so the step after sees it. */
+typedef struct {
+    int busy, starts, tests, until;
+    kcoll_xcoll_t seen;
+    uint8_t *at;
+} xhost_t;
+
+static kcoll_status_t xhost_start(void *data, const kcoll_xcoll_t *x,
+                                  void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
+{
+    xhost_t *h = data;
+    if (h->busy > 0) {
+        h->busy--;
+        return KCOLL_IN_PROGRESS;
+    }
+    if (x->group == 99) {
+        snprintf(err, errlen, "no such group");
+        return KCOLL_ERR_ARG;
+    }
+    h->starts++;
+    h->seen = *x;
+    h->at = (uint8_t *)bufs[x->rbuf] + x->roff;
+    return KCOLL_OK;
+}
+
+static kcoll_status_t xhost_test(void *data, char *err, size_t errlen)
+{
+    xhost_t *h = data;
+    if (++h->tests < h->until)
+        return KCOLL_IN_PROGRESS;
+    if (h->until < 0) {
+        snprintf(err, errlen, "the host collective failed");
+        return KCOLL_ERR_PROTO;
+    }
+    *h->at = 7;
+    return KCOLL_OK;
+}
+
+static const kcoll_xhost_t xhost_fns = {xhost_start, xhost_test};
+
+static void host_collective_steps(void)
+{
+    size_t len = kcoll_ctl_seg_len(1);
+    void *seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    kcoll_ctl_seg_init(seg, 1);
+    kcoll_ctl_t c;
+    CHECK(kcoll_ctl_attach(&c, seg, len, 1, 0) == KCOLL_OK && kcoll_ctl_load_pids(&c) == KCOLL_OK,
+          "attach");
+    uint8_t buf[3] = {0, 0, 0};
+    const kcoll_xcoll_t bc = {.coll = KCOLL_XC_BCAST, .sbuf = KCOLL_BUF_RECV,
+                              .rbuf = KCOLL_BUF_RECV, .group = 3, .root = 1, .roff = 1, .len = 1,
+                              .esize = 1};
+    kcoll_sched_t s;
+    kcoll_sched_init(&s);
+    kcoll_sched_xcoll(&s, &bc);
+    kcoll_sched_copy(&s, KCOLL_BUF_RECV, 2, KCOLL_BUF_RECV, 1, 1); /* uses its effect */
+    void *bufs[KCOLL_NBUF] = {NULL, buf, NULL};
+    size_t lens[KCOLL_NBUF] = {0, 3, 0};
+    kcoll_exec_t x;
+    xhost_t h = {.busy = 2, .until = 2};
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 1);
+    x.xhost = &xhost_fns;
+    x.xdata = &h;
+    kcoll_status_t r[5];
+    for (int i = 0; i < 5; i++)
+        r[i] = kcoll_exec_progress(&x);
+    CHECK(r[0] == KCOLL_IN_PROGRESS && r[1] == KCOLL_IN_PROGRESS && r[2] == KCOLL_IN_PROGRESS &&
+              r[3] == KCOLL_OK,
+          "declined twice, started, tested twice: %d %d %d %d", r[0], r[1], r[2], r[3]);
+    CHECK(h.starts == 1 && h.tests == 2, "started once (%d), tested twice (%d)", h.starts,
+          h.tests);
+    CHECK(h.seen.coll == KCOLL_XC_BCAST && h.seen.group == 3 && h.seen.root == 1 &&
+              h.seen.roff == 1 && h.seen.len == 1,
+          "the runner got the schedule's descriptor");
+    CHECK(buf[1] == 7 && buf[2] == 7, "the step after the host collective saw its effect (%d)",
+          buf[2]);
+    /* a failing host collective fails the run with its reason */
+    h = (xhost_t){.until = -1};
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 2);
+    x.xhost = &xhost_fns;
+    x.xdata = &h;
+    CHECK(kcoll_exec_progress(&x) == KCOLL_ERR_PROTO && strstr(x.errmsg, "host collective failed"),
+          "a failing host collective: %s", x.errmsg);
+    /* one the runner cannot start */
+    kcoll_sched_t bad;
+    kcoll_sched_init(&bad);
+    kcoll_xcoll_t nog = bc;
+    nog.group = 99;
+    kcoll_sched_xcoll(&bad, &nog);
+    h = (xhost_t){.until = 1};
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &bad, bufs, lens, 3);
+    x.xhost = &xhost_fns;
+    x.xdata = &h;
+    CHECK(kcoll_exec_progress(&x) == KCOLL_ERR_ARG && strstr(x.errmsg, "no such group"),
+          "a host collective that cannot start: %s", x.errmsg);
+    /* without a runner: an error naming the step, not a crash */
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 4);
+    CHECK(kcoll_exec_progress(&x) == KCOLL_ERR_ARG && strstr(x.errmsg, "host collective 0"),
+          "a host collective without a runner: %s", x.errmsg);
+    kcoll_sched_free(&bad);
+    kcoll_sched_free(&s);
+    kcoll_ctl_fini(&c);
+    munmap(seg, len);
+}
+
 /* Rank `rank` of a 2-rank team on seg: one 64 KiB direct_read broadcast
  * from rank 0, as the first collective, started delay_ms after attaching.
  * Returns the status; the executor's message goes to msg (if not NULL). */
@@ -697,6 +805,7 @@ int main(void)
         forkteam_run(p, outstanding_child, NULL, "outstanding collectives");
     forkteam_run(2, batch_child, NULL, "batched reads");
     extern_steps();
+    host_collective_steps();
     dmap_pieces();
     for (int p = 2; p <= 4; p++)
         forkteam_run(p, mapped_child, NULL, "broadcasts through datatype maps");
