@@ -83,8 +83,9 @@
  * not contiguous (contiguous nodes in another order may take either path).
  * Below KCOLL_MIN_BYTES nothing counts on kcoll:hier(*.
  *
- * Then (outstanding_cases) ten non-blocking collectives on four
- * communicators outstanding at once, completed in reverse (MPI_Waitall)
+ * Then (outstanding_cases) fourteen non-blocking collectives on four
+ * communicators outstanding at once (four reductions on two of them), with
+ * KCOLL_HIER=on and =lanes, completed in reverse (MPI_Waitall)
  * and as MPI_Testany finds them; and (progress_cases) a broadcast across
  * nodes whose progress needs a node leader that blocks in MPI_Recv, or
  * (Open MPI) in a host collective, before it waits (docs/hierarchy.md,
@@ -924,13 +925,21 @@ static void outstanding_cases(const shape_t sh[NSHAPES])
         {SH_NODE, ALLREDUCE, R_INT_SUM, 0, 0}, {SH_WORLD, BARRIER, K_INT, 0, 0},
         {SH_REVERSED, SCATTER, K_INT, 1, 1},   {SH_WORLD, ALLGATHERV, K_INT, 0, 0},
         {SH_WORLD, ALLTOALL, K_INT, 0, 0},     {SH_RANDOM, BCAST, K_INT, 1, 0},
+        /* several reductions on one communicator, a large one first: each
+         * starts its host collectives only after the ones before it */
+        {SH_WORLD, ALLREDUCE, R_INT_SUM, 1, 0}, {SH_WORLD, REDUCE, R_LONG_SUM, 0, 1},
+        {SH_WORLD, ALLREDUCE, R_LONG_MIN, 0, 0}, {SH_RANDOM, REDUCE, R_INT_SUM, 1, 1},
     };
     enum { N = sizeof plan / sizeof plan[0] };
     own_job_t jobs[N];
     MPI_Request req[N];
-    for (int round = 0; round < 2; round++) {
-        wd_note("%d non-blocking collectives outstanding, completed %s", N,
-                round ? "as MPI_Testany finds them" : "in reverse by MPI_Waitall");
+    /* rounds 0 and 1 with KCOLL_HIER=on (the reductions across nodes in
+     * the leaders layout), 2 and 3 with lanes */
+    for (int round = 0; round < 4; round++) {
+        kcoll_param_set("HIER", round < 2 ? "on" : "lanes");
+        wd_note("%d non-blocking collectives outstanding (KCOLL_HIER=%s), completed %s", N,
+                round < 2 ? "on" : "lanes",
+                round % 2 ? "as MPI_Testany finds them" : "in reverse by MPI_Waitall");
         wd_arm(120);
         for (int i = 0; i < N; i++) {
             const shape_t *t = &sh[plan[i].shi];
@@ -942,7 +951,7 @@ static void outstanding_cases(const shape_t sh[NSHAPES])
         int rc = MPI_SUCCESS;
         for (int i = 0; i < N && rc == MPI_SUCCESS; i++)
             rc = job_issue(&jobs[i].j, NB, &req[i]);
-        if (rc == MPI_SUCCESS && round == 0) {
+        if (rc == MPI_SUCCESS && round % 2 == 0) {
             MPI_Request rev[N];
             MPI_Status st[N];
             for (int i = 0; i < N; i++)
@@ -971,6 +980,7 @@ static void outstanding_cases(const shape_t sh[NSHAPES])
         else
             mt_pass();
     }
+    kcoll_param_set("HIER", "on");
 }
 
 /* Progress: a broadcast across nodes (MPI_COMM_WORLD, root 0) while the
