@@ -718,7 +718,8 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
     kcoll_req_t *r;
     *req = NULL;
     kcoll_call_shortcut_end(c->coll);
-    if ((c->coll != KCOLL_COLL_ALLREDUCE && c->coll != KCOLL_COLL_REDUCE) ||
+    if ((c->coll != KCOLL_COLL_ALLREDUCE && c->coll != KCOLL_COLL_REDUCE &&
+         c->coll != KCOLL_COLL_REDUCE_SCATTER_BLOCK) ||
         (x->layout != KCOLL_NODES_LEADERS && x->layout != KCOLL_NODES_LANES)) {
         snprintf(err, errlen, "%s has no layout across nodes of kcoll's own",
                  kcoll_coll_name(c->coll));

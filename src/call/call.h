@@ -181,7 +181,8 @@ typedef struct {
  * with *req prepared, KCOLL_CALL_HOST (*why: the arguments are invalid or
  * not kcoll's to move; every rank finds the same, since it depends only
  * on what MPI requires alike of a reduction's ranks) or KCOLL_CALL_FAILED. Collectives:
- * Allreduce and Reduce (the others have no runtime across nodes yet). */
+ * Allreduce, Reduce and Reduce_scatter_block (the others have no runtime
+ * across nodes yet). */
 kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_t mode,
                                               kcoll_team_t *team, const kcoll_across_t *x,
                                               kcoll_req_t **req, kcoll_reason_t *why, char *err,

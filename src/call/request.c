@@ -267,6 +267,8 @@ static size_t kcoll_req_across_tmp(const kcoll_req_t *r)
 {
     const kcoll_across_t *x = &r->xa;
     const int lanes = x->layout == KCOLL_NODES_LANES;
+    if (r->args.coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK)
+        return kcoll_cluster_rsb_lanes_tmp(&r->args, &x->cl);
     if (r->args.coll == KCOLL_COLL_ALLREDUCE)
         return lanes ? kcoll_cluster_allreduce_lanes_tmp(&r->args, &x->cl)
                      : kcoll_cluster_allreduce_leaders_tmp(&r->args, &x->cl);
@@ -279,6 +281,9 @@ static kcoll_status_t kcoll_req_across_build(kcoll_req_t *r)
 {
     const kcoll_across_t *x = &r->xa;
     const int lanes = x->layout == KCOLL_NODES_LANES;
+    if (r->args.coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK)
+        return lanes ? kcoll_cluster_rsb_lanes(&r->args, &x->cl, &r->sched)
+                     : KCOLL_ERR_UNSUPPORTED;
     if (r->args.coll == KCOLL_COLL_ALLREDUCE)
         return lanes ? kcoll_cluster_allreduce_lanes(&r->args, &x->cl, &r->sched)
                      : kcoll_cluster_allreduce_leaders(&r->args, &x->cl, &r->sched);

@@ -43,6 +43,11 @@ typedef struct {
      * per node, then the nodes in order, is rank order (what MPI asks of
      * a non-commutative operation) */
     int ordered;
+    /* [nodes * lanes] the communicator rank of local rank l on node j at
+     * j * lanes + l, -1 where node j has fewer ranks (kcoll_cluster_ranks);
+     * NULL: not given (kcoll_cluster_make leaves it so). The layouts whose
+     * buffers hold one block per communicator rank need it. */
+    const int *rank_of;
 } kcoll_cluster_t;
 
 /* The layout of `rank` among p ranks, rank q on node node_of[q] (any ids):
@@ -55,6 +60,10 @@ int kcoll_cluster_make(kcoll_cluster_t *cl, int *peer_of, int p, const int *node
  * number (the nodes), or -1 for a bad group. members: room for p. */
 int kcoll_cluster_group(int p, const int *node_of, int g, int *members);
 
+/* Fill rank_of (room for nodes * L, L the most ranks on one node) as
+ * kcoll_cluster_t.rank_of says, for p ranks on nodes node_of (any ids).
+ * Returns the number of nodes, or -1. */
+int kcoll_cluster_ranks(int p, const int *node_of, int L, int *rank_of);
 /* The node index and local rank of communicator rank `rank`: 0, or -1. */
 int kcoll_cluster_locate(int p, const int *node_of, int rank, int *node, int *local);
 /* The view of this rank's node for an on-node phase: pn ranks, this one
@@ -117,6 +126,12 @@ void kcoll_cluster_lanes_shares(const kcoll_args_t *a, const kcoll_cluster_t *cl
  * that waits for every rank's lanes. Nothing on a node of one rank. */
 void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                    uint32_t round0, kcoll_sched_t *s);
+
+/* MPI_Reduce_scatter_block in the lanes layout: nodes of equal size and
+ * cl->rank_of given, else KCOLL_ERR_UNSUPPORTED (reduce_scatter_lanes.c). */
+kcoll_status_t kcoll_cluster_rsb_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                       kcoll_sched_t *s);
+size_t kcoll_cluster_rsb_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
 
 /* Rooted calls: the root is given as its node index (root_node, its rank
  * in every group) and its local rank on that node (kcoll_cluster_locate);

@@ -24,6 +24,27 @@ static int kcoll_cluster_index(int p, const int *node_of, int *idx, int *size)
     return nodes;
 }
 
+int kcoll_cluster_ranks(int p, const int *node_of, int L, int *rank_of)
+{
+    int *idx = malloc(2 * (size_t)p * sizeof *idx), *size = idx + p;
+    if (!idx || p < 1 || L < 1) {
+        free(idx);
+        return -1;
+    }
+    const int nodes = kcoll_cluster_index(p, node_of, idx, size);
+    for (int i = 0; i < nodes * L; i++)
+        rank_of[i] = -1;
+    for (int k = 0; k < nodes; k++)
+        size[k] = 0;
+    for (int r = 0; r < p; r++) { /* local ranks follow communicator ranks */
+        const int k = idx[r], l = size[k]++;
+        if (l < L)
+            rank_of[k * L + l] = r;
+    }
+    free(idx);
+    return nodes;
+}
+
 int kcoll_cluster_make(kcoll_cluster_t *cl, int *peer_of, int p, const int *node_of, int rank)
 {
     if (p < 1 || rank < 0 || rank >= p)
@@ -50,6 +71,7 @@ int kcoll_cluster_make(kcoll_cluster_t *cl, int *peer_of, int p, const int *node
         if (size[k] > cl->lanes)
             cl->lanes = size[k];
     cl->peer_of = peer_of;
+    cl->rank_of = NULL;
     free(idx);
     return 0;
 }

@@ -471,7 +471,8 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
 
 unsigned kcoll_nodes_runs(kcoll_coll_t c)
 {
-    const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE
+    const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
+                                   c == KCOLL_COLL_REDUCE_SCATTER_BLOCK
                                ? KCOLL_NODES_BIT(KCOLL_NODES_LANES)
                                : 0u;
     return KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS) | lanes;

@@ -24,8 +24,10 @@ typedef enum {
 #define KCOLL_NODES_ALL ((1u << KCOLL_NODES_NLAYOUTS) - 1)
 /* The layouts the runtime runs for collective c (KCOLL_NODES_BIT()s):
  * the host MPI alone and the leaders for every collective; lanes for
- * MPI_Allreduce and MPI_Reduce, which run as one schedule across nodes
- * (pmpi/across.c); the other collectives' lanes are priced only. */
+ * MPI_Allreduce, MPI_Reduce and MPI_Reduce_scatter_block, which run as one
+ * schedule across nodes (pmpi/across.c; Reduce_scatter_block's on nodes of
+ * one size, elsewhere the leaders run it); the other collectives' lanes
+ * are priced only. */
 unsigned kcoll_nodes_runs(kcoll_coll_t c);
 
 /* "host", "leaders", "lanes" */

@@ -21,11 +21,12 @@
  * call order (call/request.c, team->xturn), so every member of a group
  * starts them in the same order.
  *
- * Which collectives: MPI_Allreduce and MPI_Reduce (predefined operations,
- * and user operations where every node's ranks are consecutive:
- * src/cluster/ combines per node, then over the nodes). The others, and
- * these where the layout cannot run them, stay with the composed requests
- * of pmpi/hier_req.c.
+ * Which collectives: MPI_Allreduce and MPI_Reduce in both layouts, and
+ * MPI_Reduce_scatter_block in lanes on nodes of one size (predefined
+ * operations, and user operations where every node's ranks are
+ * consecutive: src/cluster/ combines per node, then over the nodes). The
+ * others, and these where the layout cannot run them, stay with the
+ * composed requests of pmpi/hier_req.c.
  */
 #include <stdio.h>
 
@@ -49,6 +50,21 @@ _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
 int kcoll_across_has(kcoll_coll_t c)
 {
     return (kcoll_nodes_runs(c) & KCOLL_NODES_BIT(KCOLL_NODES_LANES)) != 0;
+}
+
+/* Can the lanes layout of collective c run on h? Reduce_scatter_block's
+ * needs nodes of one size (cluster/reduce_scatter_lanes.c); the others
+ * take any, up to KCOLL_CLUSTER_MAX_ROUNDS lanes per rank. */
+static int kcoll_across_lanes_fit(const kcoll_hier_t *h, kcoll_coll_t c)
+{
+    for (int k = 0; k < h->nn; k++) {
+        if (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK && h->nsize[k] != h->maxpn)
+            return 0;
+        if (h->nsize[k] > 1 &&
+            (h->maxpn + h->nsize[k] - 1) / h->nsize[k] > KCOLL_CLUSTER_MAX_ROUNDS)
+            return 0;
+    }
+    return 1;
 }
 
 static kcoll_status_t kcoll_xrun_failed(int rc, const char *what, char *err, size_t errlen)
@@ -177,14 +193,15 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     if (PMPI_Type_size(dt, &size) != MPI_SUCCESS || c->recv.count < 0)
         return KCOLL_CALL_HIER; /* the composed request or the host reports it */
     const size_t bytes = (size_t)c->recv.count * (size_t)size;
-    x.layout = (int)kcoll_hier_layout(h, c->coll, bytes);
+    x.layout = (int)kcoll_hier_layout(h, c->coll, bytes, kcoll_nodes_runs(c->coll));
     if (x.layout == KCOLL_NODES_HOST) {
         kcoll_across_host(c, mode);
         *why = KCOLL_R_MULTINODE;
         return KCOLL_CALL_HOST;
     }
     x.cl = (kcoll_cluster_t){.nodes = h->nn, .node = h->me, .pn = h->pn, .me = h->lr,
-                             .peer_of = h->xpeer, .lanes = h->maxpn, .ordered = h->blocked};
+                             .peer_of = h->xpeer, .lanes = h->maxpn, .ordered = h->blocked,
+                             .rank_of = h->xrank_of};
     /* what the layouts cannot run, alike on every rank: a user operation
      * on nodes whose ranks are not consecutive (src/cluster/ takes every
      * user operation as non-commutative) stays with the composed requests
@@ -193,10 +210,13 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * leaders instead */
     if (c->op && c->op->kind == KCOLL_OP_USER && !h->blocked)
         return KCOLL_CALL_HIER;
-    for (int k = 0; k < h->nn && x.layout == KCOLL_NODES_LANES; k++)
-        if (h->nsize[k] > 1 &&
-            (h->maxpn + h->nsize[k] - 1) / h->nsize[k] > KCOLL_CLUSTER_MAX_ROUNDS)
-            x.layout = KCOLL_NODES_LEADERS;
+    if (x.layout == KCOLL_NODES_LANES && !kcoll_across_lanes_fit(h, c->coll))
+        x.layout = KCOLL_NODES_LEADERS;
+    /* Reduce_scatter_block runs only its lanes here; its leaders are the
+     * composed requests' (which choose between them and the host again,
+     * without lanes) */
+    if (c->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK && x.layout != KCOLL_NODES_LANES)
+        return KCOLL_CALL_HIER;
     x.root_node = x.root_local = 0;
     if (c->coll == KCOLL_COLL_REDUCE && c->root >= 0 && c->root < h->p) {
         x.root_node = h->node_of[c->root];

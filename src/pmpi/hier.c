@@ -40,7 +40,8 @@ static void kcoll_hier_groups(kcoll_hier_t *h, MPI_Comm comm)
     h->nxgroups = 1 + h->maxpn; /* the leaders, then L = maxpn lanes */
     h->xgroups = malloc((size_t)h->nxgroups * sizeof *h->xgroups);
     h->xpeer = malloc((size_t)h->pn * sizeof *h->xpeer);
-    ok = h->xgroups && h->xpeer;
+    h->xrank_of = malloc((size_t)h->nn * (size_t)h->maxpn * sizeof *h->xrank_of);
+    ok = h->xgroups && h->xpeer && h->xrank_of;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok) {
         free(h->xgroups);
@@ -52,6 +53,10 @@ static void kcoll_hier_groups(kcoll_hier_t *h, MPI_Comm comm)
         h->xgroups[g] = MPI_COMM_NULL;
     for (int i = 0; i < h->pn; i++)
         h->xpeer[i] = i; /* xnode is the node communicator's order: local ranks */
+    for (int i = 0; i < h->nn * h->maxpn; i++)
+        h->xrank_of[i] = -1;
+    for (int r = 0; r < h->p; r++)
+        h->xrank_of[h->node_of[r] * h->maxpn + h->lrank_of[r]] = r;
     for (int k = 0; k < h->nn; k++)
         m = h->nsize[k] < m ? h->nsize[k] : m;
     const int rounds = (h->maxpn + m - 1) / m;
@@ -177,29 +182,30 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     return h;
 }
 
-kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
+kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes,
+                                       unsigned allowed)
 {
     const int mode = kcoll_call_hier_mode();
+    const unsigned lanes = KCOLL_NODES_BIT(KCOLL_NODES_LANES);
     if (mode == 0)
         return KCOLL_NODES_HOST;
     if (mode == 2)
         return KCOLL_NODES_LEADERS;
     if (mode == 3)
-        return kcoll_nodes_runs(c) & KCOLL_NODES_BIT(KCOLL_NODES_LANES) ? KCOLL_NODES_LANES
-                                                                       : KCOLL_NODES_LEADERS;
+        return allowed & lanes ? KCOLL_NODES_LANES : KCOLL_NODES_LEADERS;
+    const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
+    const size_t segment = seg > 0 ? (size_t)seg : 0;
+    if (allowed != kcoll_nodes_runs(c)) /* a narrower choice: not the cached one */
+        return kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn, bytes, segment, allowed);
     const uint64_t gen = kcoll_params_generation_model();
     const int sc = kcoll_size_class(bytes);
     if (h->pick_gen != gen) {
         memset(h->pick, -1, sizeof h->pick);
         h->pick_gen = gen;
     }
-    if (h->pick[c][sc] < 0) {
-        const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
-        /* of the layouts the model prices, the ones the runtime runs */
+    if (h->pick[c][sc] < 0) /* of the layouts the model prices, the ones the runtime runs */
         h->pick[c][sc] = (signed char)kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn,
-                                                       bytes, seg > 0 ? (size_t)seg : 0,
-                                                       kcoll_nodes_runs(c));
-    }
+                                                       bytes, segment, allowed);
     return (kcoll_nodes_layout_t)h->pick[c][sc];
 }
 
@@ -207,7 +213,10 @@ kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
 {
     if (!kcoll_call_hier_mode())
         return KCOLL_R_MULTINODE;
-    return kcoll_hier_layout(h, c, bytes) == KCOLL_NODES_HOST ? KCOLL_R_MULTINODE : KCOLL_R_NONE;
+    /* the composed requests run the leaders' layout: host or leaders */
+    const kcoll_nodes_layout_t l =
+        kcoll_hier_layout(h, c, bytes, kcoll_nodes_runs(c) & ~KCOLL_NODES_BIT(KCOLL_NODES_LANES));
+    return l == KCOLL_NODES_HOST ? KCOLL_R_MULTINODE : KCOLL_R_NONE;
 }
 
 void kcoll_hier_free(kcoll_hier_t *h)
@@ -230,6 +239,7 @@ void kcoll_hier_destroy(kcoll_hier_t *h)
             PMPI_Comm_free(&h->xgroups[g]);
     free(h->xgroups);
     free(h->xpeer);
+    free(h->xrank_of);
     free(h->node_of);
     free(h->lrank_of);
     free(h->nsize);

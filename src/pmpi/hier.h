@@ -56,6 +56,7 @@ typedef struct kcoll_hier {
     MPI_Comm *xgroups;
     int nxgroups;
     int *xpeer;
+    int *xrank_of; /* [nn * maxpn] rank of local rank l on node k at k * maxpn + l, or -1 */
     int xok;
     /* composed requests (hier_req.c), under the composed list's lock */
     int refs;             /* the communicator's record, and every composed request */
@@ -89,11 +90,13 @@ kcoll_hier_t *kcoll_comm_hier(MPI_Comm comm);
  * it whole (KCOLL_HIER=off; auto where the model prices the host alone
  * lower). Alike on every rank. */
 kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes);
-/* The layout that runs collective c at `bytes` on h: KCOLL_HIER=off the
- * host MPI, on the leaders, lanes lanes where the collective has them
- * (else the leaders), auto the model's pick among the layouts the runtime
- * runs (lanes: kcoll_across_has). Alike on every rank. */
-kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes);
+/* The layout that runs collective c at `bytes` on h, of those in allowed
+ * (KCOLL_NODES_BIT()s; kcoll_nodes_runs(c): every one the runtime runs
+ * for c): KCOLL_HIER=off the host MPI, on the leaders, lanes lanes where
+ * allowed (else the leaders), auto the model's pick. Alike on every
+ * rank. */
+kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes,
+                                       unsigned allowed);
 /* One more reference to h (a request that uses its communicators). */
 void kcoll_hier_hold(kcoll_hier_t *h);
 

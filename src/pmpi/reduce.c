@@ -96,11 +96,17 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc;
+    int rc, took;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
                            NULL, 0, datatype, op, 0, comm);
     switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
     case KCOLL_PMPI_HIER:
+        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_BLOCKING, comm, datatype, op, NULL, &rc)) !=
+            KCOLL_PMPI_HIER) {
+            if (took == KCOLL_PMPI_DONE)
+                return rc;
+            break;
+        }
         if (kcoll_hier_blocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf,
                                                           recvbuf, NULL, recvcount, datatype, op),
                                 &rc))
@@ -198,11 +204,17 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, i
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc;
+    int rc, took;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
                            NULL, 0, datatype, op, 0, comm);
     switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
     case KCOLL_PMPI_HIER:
+        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_NONBLOCKING, comm, datatype, op, request,
+                                      &rc)) != KCOLL_PMPI_HIER) {
+            if (took == KCOLL_PMPI_DONE)
+                return rc;
+            break;
+        }
         if (kcoll_hier_nonblocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_NONBLOCKING, comm,
                                                              sendbuf, recvbuf, NULL, recvcount,
                                                              datatype, op),
@@ -286,7 +298,8 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbu
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
                                recvcount, NULL, 0, datatype, op, 0, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
+        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER &&
+            kcoll_pmpi_across_persistent(&c, comm, datatype, op, *request) == KCOLL_PMPI_HIER)
             kcoll_hier_persistent(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_PERSISTENT, comm,
                                                             sendbuf, recvbuf, NULL, recvcount,
                                                             datatype, op),

@@ -96,7 +96,7 @@ typedef size_t (*cluster_tmp_fn)(const kcoll_args_t *, const kcoll_cluster_t *, 
 
 typedef struct {
     const char *name;
-    kcoll_coll_t coll; /* KCOLL_COLL_BCAST, KCOLL_COLL_REDUCE or KCOLL_COLL_ALLREDUCE */
+    kcoll_coll_t coll; /* KCOLL_COLL_BCAST, _REDUCE, _ALLREDUCE or _REDUCE_SCATTER_BLOCK */
     cluster_build_fn build;
     cluster_tmp_fn tmp; /* NULL: no scratch */
 } layout_t;
@@ -121,13 +121,16 @@ static inline long written(kcoll_sim_t *sim, int r, kcoll_buf_t buf, size_t n)
 /* One simulated call with root `root` (a communicator rank; an Allreduce's
  * every rank is one): 0 all good, 1 refused by the builder, -1 a finding
  * (its text in why). Bcast moves count bytes, Reduce and Allreduce count
- * elements of op. */
+ * elements of op, Reduce_scatter_block a vector of p blocks of count
+ * elements (rank r's result: block r). */
 static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int root, size_t count,
                                const kcoll_op_t *op, int in_place, int chunk, unsigned seed,
                                mutant_fn mutant, char *why, size_t whylen)
 {
-    const int bc = ly->coll == KCOLL_COLL_BCAST, all = ly->coll == KCOLL_COLL_ALLREDUCE;
+    const int bc = ly->coll == KCOLL_COLL_BCAST, rsb = ly->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK;
+    const int all = ly->coll == KCOLL_COLL_ALLREDUCE || rsb;
     const size_t es = bc ? 1 : op->esize, n = count * es;
+    const size_t vn = rsb ? n * (size_t)p : n, vcount = rsb ? count * (size_t)p : count;
     kcoll_sim_t *sim = kcoll_sim_new(p);
     rank_bufs_t *b = calloc((size_t)p, sizeof *b);
     int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
@@ -138,6 +141,8 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
         kcoll_sim_set_op(sim, op);
     kcoll_cluster_t cl;
     kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+    int *rank_of = malloc((size_t)(cl.nodes * cl.lanes) * sizeof *rank_of);
+    kcoll_cluster_ranks(p, node_of, cl.lanes, rank_of);
     kcoll_cluster_locate(p, node_of, root, &rnode, &rlocal);
     for (int g = 0; g <= cl.lanes; g++) { /* the leaders and every lane */
         int m = kcoll_cluster_group(p, node_of, g, members);
@@ -145,24 +150,26 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
     }
     for (int r = 0; r < p; r++) {
         kcoll_cluster_make(&cl, peer_of, p, node_of, r);
+        cl.rank_of = rank_of;
         const int ip = in_place && (all || r == root) && !bc;
         kcoll_args_t a = {.coll = ly->coll, .p = p, .rank = r, .root = root, .count = count,
                           .esize = es, .op = bc ? NULL : op, .in_place = ip};
         a.prm.chunk = chunk;
         const size_t tl = ly->tmp ? ly->tmp(&a, &cl, rnode, rlocal) : 0;
-        b[r].recv = malloc(n + 1);
-        b[r].send = bc || ip ? b[r].recv : malloc(n + 1);
+        const size_t rn = rsb && !ip ? n : vn; /* in place: the vector in RECV */
+        b[r].recv = malloc(rn + 1);
+        b[r].send = bc || ip ? b[r].recv : malloc(vn + 1);
         b[r].tmp = malloc(tl + 1);
-        memset(b[r].recv, 0xee, n + 1);
-        for (size_t i = 0; i < count && (!bc || r == root); i++) {
+        memset(b[r].recv, 0xee, rn + 1);
+        for (size_t i = 0; i < vcount && (!bc || r == root); i++) {
             if (bc)
                 b[r].send[i] = (uint8_t)(r * 31u + i * 7u + 1u);
             else
                 input(op, r, i, b[r].send + i * es);
         }
         /* a Bcast's only buffer is RECV; a Reduce's RECV only the root's */
-        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, b[r].send, n);
-        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, b[r].recv, bc || all || r == root ? n : 0);
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, b[r].send, vn);
+        kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, b[r].recv, bc || all || r == root ? rn : 0);
         if (bc || ip)
             kcoll_sim_alias(sim, r, KCOLL_BUF_SEND, KCOLL_BUF_RECV);
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, b[r].tmp, tl);
@@ -191,7 +198,7 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
         if (bc || all || r == root) {
             for (size_t i = 0; i < count && !result; i++) {
                 if (!bc)
-                    reference(op, p, i, want + i * es);
+                    reference(op, p, rsb ? (size_t)r * count + i : i, want + i * es);
                 if (memcmp(b[r].recv + i * es, want + i * es, es)) {
                     snprintf(why, whylen, "rank %d element %zu differs from the reference", r, i);
                     result = -1;
@@ -213,7 +220,7 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
             result = -1;
         }
         if (!bc && !(in_place && (all || r == root)) &&
-            (at = written(sim, r, KCOLL_BUF_SEND, n)) >= 0) {
+            (at = written(sim, r, KCOLL_BUF_SEND, vn)) >= 0) {
             snprintf(why, whylen, "rank %d SEND byte %ld written", r, at);
             result = -1;
         }
@@ -226,6 +233,7 @@ out:
         free(b[r].tmp);
     }
     free(b);
+    free(rank_of);
     free(peer_of);
     free(members);
     free(want);

@@ -147,10 +147,73 @@ static size_t ar_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl, int
     return kcoll_cluster_allreduce_lanes_tmp(a, cl);
 }
 
+static kcoll_status_t rsb_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl,
+                                kcoll_sched_t *s)
+{
+    (void)rn;
+    (void)rl;
+    return kcoll_cluster_rsb_lanes(a, cl, s);
+}
+static size_t rsb_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl)
+{
+    (void)rn;
+    (void)rl;
+    return kcoll_cluster_rsb_lanes_tmp(a, cl);
+}
+
 static const layout_t layouts[] = {
     {"leaders", KCOLL_COLL_ALLREDUCE, ar_leaders, ar_leaders_tmp},
     {"lanes", KCOLL_COLL_ALLREDUCE, ar_lanes, ar_lanes_tmp},
 };
+
+/* Reduce_scatter_block in lanes: equal nodes only (uneven ones refused),
+ * any placement */
+static const layout_t rsb_layout = {"rsb lanes", KCOLL_COLL_REDUCE_SCATTER_BLOCK, rsb_lanes,
+                                    rsb_lanes_tmp};
+
+static void test_rsb_lanes(void)
+{
+    static const size_t counts[] = {0, 1, 5, 300};
+    int node_of[128];
+    char why[900];
+    int ran = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        const shape_t *sh = &shapes[si];
+        const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
+        int even = 1, peer_of[128];
+        for (int k = 1; k < sh->nodes; k++)
+            even &= sh->sizes[k] == sh->sizes[0];
+        kcoll_cluster_t cl;
+        kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+        for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
+            for (int ip = 0; ip < 2; ip++)
+                for (int o = 0; o < 2; o++) {
+                    const kcoll_op_t *op = o ? &affine_op : &isum;
+                    int rc = cluster_run(&rsb_layout, p, node_of, 0, counts[ci], op, ip, 4,
+                                         (unsigned)(ci * 7 + ip), NULL, why, sizeof why);
+                    if (!even || (o && !cl.ordered)) {
+                        CHECK(rc == 1, "%s rsb lanes: uneven nodes or a non-commutative op "
+                              "across non-consecutive nodes must be refused (got %d)", sh->name,
+                              rc);
+                        continue;
+                    }
+                    ran++;
+                    CHECK(rc == 0, "%s rsb lanes count %zu in_place %d op %s: %s", sh->name,
+                          counts[ci], ip, o ? "affine" : "isum", rc == 1 ? "refused" : why);
+                }
+    }
+    /* 8 nodes x 16 ranks, blocked and round robin */
+    static const int big[8] = {16, 16, 16, 16, 16, 16, 16, 16};
+    for (int rr = 0; rr < 2; rr++) {
+        const int p = place(big, 8, rr, node_of);
+        int rc = cluster_run(&rsb_layout, p, node_of, 0, 9, &isum, rr, 4, 3, NULL, why,
+                             sizeof why);
+        CHECK(rc == 0, "8 x 16 %s rsb lanes: %s", rr ? "round-robin" : "blocked",
+              rc == 1 ? "refused" : why);
+        ran++;
+    }
+    CHECK(ran > 20, "rsb lanes ran on equal nodes (%d runs)", ran);
+}
 
 static void test_layouts(void)
 {
@@ -292,6 +355,7 @@ int main(void)
                 if (!(ip && (kinds[k] == KCOLL_XC_BCAST)))
                     host_kind(kinds[k], n, 8, ip);
     test_layouts();
+    test_rsb_lanes();
     test_mutants();
     return check_report("test_cluster_sim");
 }

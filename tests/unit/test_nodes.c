@@ -265,7 +265,7 @@ static void lanes(const kcoll_machine_t *m)
 }
 
 /* The pick: the cheapest allowed layout; the runtime's lanes only where
- * it runs them (Allreduce, Reduce). */
+ * it runs them (Allreduce, Reduce, Reduce_scatter_block). */
 static void pick(const kcoll_machine_t *m, const char *what)
 {
     static const kcoll_coll_t comp[] = {KCOLL_COLL_BARRIER,   KCOLL_COLL_BCAST,
@@ -310,9 +310,10 @@ static void pick(const kcoll_machine_t *m, const char *what)
                       kcoll_nodes_layout_name(run), kcoll_nodes_layout_name(want_run),
                       kcoll_nodes_layout_name(any), kcoll_nodes_layout_name(want_all));
                 CHECK(has_lanes == (comp[i] == KCOLL_COLL_ALLREDUCE ||
-                                    comp[i] == KCOLL_COLL_REDUCE),
-                      "%s: %s: the runtime runs lanes for Allreduce and Reduce only", what,
-                      kcoll_coll_name(comp[i]));
+                                    comp[i] == KCOLL_COLL_REDUCE ||
+                                    comp[i] == KCOLL_COLL_REDUCE_SCATTER_BLOCK),
+                      "%s: %s: the runtime runs lanes for Allreduce, Reduce and "
+                      "Reduce_scatter_block only", what, kcoll_coll_name(comp[i]));
                 runs_lanes += run == LANE && !has_lanes;
                 lanes_run += run == LANE && has_lanes;
                 lane_best += any == LANE;
