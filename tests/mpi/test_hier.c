@@ -809,17 +809,18 @@ static void shape_cases(const shape_t *sh, int shi)
         printf("  small calls on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
     /* KCOLL_HIER=lanes: the reductions in the lanes layout (every rank of
      * a node carries a share of the vector between nodes; Reduce_scatter_block
-     * on equal nodes only), every form,
-     * counts 0, 1, 1003 and the large one, roots 0 and p-1, in place or
-     * not, a commutative and the non-commutative operation */
+     * on equal nodes only), every form, on MPI_COMM_WORLD, the reversed
+     * and the random split: counts 0, 1, 1003 and the large one, roots 0
+     * and p-1, in place or not, the int32 sum; the long minimum and the
+     * non-commutative product at count 1003 (blocking) */
     static const int lane_rows[] = {ROW_REDUCE,     ROW_ALLREDUCE, ROW_RSB,
                                     ROW_IREDUCE,    ROW_IALLREDUCE, ROW_IRSB,
                                     ROW_PREDUCE,    ROW_PALLREDUCE, ROW_PRSB};
     static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT};
     tb = now_s();
     kcoll_param_set("HIER", "lanes");
-    hier_lanes = 1;
-    for (size_t i = 0; i < sizeof lane_rows / sizeof lane_rows[0]; i++) {
+    hier_lanes = shi == SH_WORLD || shi == SH_RANDOM || shi == SH_REVERSED;
+    for (size_t i = 0; hier_lanes && i < sizeof lane_rows / sizeof lane_rows[0]; i++) {
         const int c = lane_rows[i];
 #ifndef KCOLL_HAVE_PERSISTENT
         if (colls[c].flags & F_PERS)
@@ -830,7 +831,10 @@ static void shape_cases(const shape_t *sh, int shi)
                 for (int root = 0; root < ((colls[c].flags & F_ROOTED) ? p : 1);
                      root += (p > 1 ? p - 1 : 1))
                     for (int ip = 0; ip < 2; ip++) {
-                        if (quick && (si == 0 || (k && si != 2)))
+                        /* thinned: the other forms with the int32 sum, the
+                         * other operations at count 1003; -q fewer */
+                        if ((k && (si != 2 || (colls[c].flags & (F_NB | F_PERS)))) ||
+                            (quick && si == 0))
                             continue;
                         run_case(sh, shi, c, 0, lane_kinds[k], count_of(c, lane_kinds[k], si, p),
                                  root, ip, 0, salt++);
