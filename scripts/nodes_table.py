@@ -92,8 +92,9 @@ def main():
     heads = "".join(" %s |" % shape_name(ppn) for ppn in SHAPES)
     print("Machine: %s; network: %s; node memory: %s. Each cell: host / leaders / lanes in "
           "us, then the cheapest layout; \"(runs leaders)\": what KCOLL_HIER=auto runs where "
-          "that differs (lanes run for Allreduce and Reduce only; elsewhere it chooses between "
-          "host and leaders). "
+          "that differs (lanes run for Allreduce, Reduce and Reduce_scatter_block, the last on "
+          "nodes of one size only: on 16+16+12 the leaders or the host run it instead; elsewhere "
+          "it chooses between host and leaders). "
           "Bytes as kcoll sizes a call (per block for the blocked collectives, the vector for "
           "reductions, the message for Bcast); \"-\": not a candidate.\n" % (src, net, mem))
     print("| collective | bytes |" + heads)
