@@ -575,6 +575,19 @@ static kcoll_req_t *kcoll_req_get(kcoll_team_t *t)
     return r;
 }
 
+/* kcoll takes r's call: r holds the team and, unless persistent (each
+ * start numbers itself), the team's next collective number. */
+static void kcoll_req_commit(kcoll_req_t *r, kcoll_team_t *team, kcoll_mode_t mode)
+{
+    kcoll_team_ref(team);
+    r->holds_team = 1;
+    if (mode != KCOLL_MODE_PERSISTENT) {
+        kcoll_team_lock(team);
+        r->seq = ++team->seq;
+        kcoll_team_unlock(team);
+    }
+}
+
 kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
                                        kcoll_team_t *team, kcoll_reason_t team_why,
                                        kcoll_req_t **req, kcoll_reason_t *why, char *err,
@@ -661,13 +674,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         return res;
     }
 
-    kcoll_team_ref(team);
-    r->holds_team = 1;
-    if (mode != KCOLL_MODE_PERSISTENT) {
-        kcoll_team_lock(team);
-        r->seq = ++team->seq;
-        kcoll_team_unlock(team);
-    }
+    kcoll_req_commit(r, team, mode);
     if (agrees && mode == KCOLL_MODE_BLOCKING) {
         /* the decision depends on the votes: agree now, inside the call */
         const size_t policy_bytes = r->policy_bytes;
@@ -747,13 +754,7 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
     r->across = 1;
     r->xa = *x;
     r->choice.engine = -1; /* the team's */
-    kcoll_team_ref(team);
-    r->holds_team = 1;
-    if (mode != KCOLL_MODE_PERSISTENT) {
-        kcoll_team_lock(team);
-        r->seq = ++team->seq;
-        kcoll_team_unlock(team);
-    }
+    kcoll_req_commit(r, team, mode);
     *req = r;
     return KCOLL_CALL_KCOLL;
 }
