@@ -10,7 +10,8 @@
  * names a group (the leaders, or lane l: hier.h's xgroups, where rank k is
  * node k) and its buffers by their place in the run's buffers; here it
  * becomes the host's non-blocking call on the group's communicator
- * (PMPI_Iallreduce, PMPI_Ireduce, ...), with the call's own datatype and
+ * (PMPI_Iallreduce, PMPI_Ireduce, ...; a blocking call's, the host's
+ * blocking one: PMPI_Allreduce...), with the call's own datatype and
  * operation for a reduction (MPI requires both alike on every rank, so
  * the element is whole: lanes cut the vector between elements) and bytes
  * otherwise, and is tested with PMPI_Test until it completes.
@@ -29,6 +30,7 @@
  * composed requests of pmpi/hier_req.c.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
@@ -40,8 +42,9 @@ typedef struct {
     MPI_Datatype dt; /* a reduction's datatype */
     MPI_Op op;
     MPI_Aint tlb;    /* dt's true lower bound: the buffers start at its first byte */
-    MPI_Request q;   /* the host collective in flight */
+    MPI_Request q;   /* the host collective in flight (MPI_REQUEST_NULL: none) */
     int held;        /* dt and op are retained (mpi/retain.c) until the request goes */
+    int blocking;    /* a blocking call's: the host's blocking collectives */
 } kcoll_xrun_t;
 
 _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
@@ -110,41 +113,58 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x,
     PMPI_Comm_rank(g, &me);
     const int root = me == x->root;
     const char *what = "?";
+    MPI_Request *q = &d->q;
+    /* a blocking call takes the host's blocking form, done on return, while
+     * the helper thread advances kcoll's other requests (as around any
+     * blocking host collective): polling the non-blocking one from kcoll's
+     * wait loop ran a 64 KiB Allreduce between two nodes at half the
+     * host's speed (docs/hierarchy.md, "Overhead of the layer") */
+    const int blocking = d->blocking, drive = blocking ? kcoll_drive_begin() : 0;
+#define KCOLL_XRUN(B, I, ...) (blocking ? PMPI_##B(__VA_ARGS__) : PMPI_##I(__VA_ARGS__, q))
     switch ((kcoll_xcoll_kind_t)x->coll) {
     case KCOLL_XC_ALLREDUCE:
-        what = "MPI_Iallreduce";
-        rc = PMPI_Iallreduce(in_place ? MPI_IN_PLACE : s, r, n, dt, d->op, g, &d->q);
+        what = "MPI_Allreduce";
+        rc = KCOLL_XRUN(Allreduce, Iallreduce, in_place ? MPI_IN_PLACE : s, r, n, dt, d->op, g);
         break;
     case KCOLL_XC_REDUCE:
-        what = "MPI_Ireduce";
-        rc = PMPI_Ireduce(in_place && root ? MPI_IN_PLACE : s, r, n, dt, d->op, x->root, g, &d->q);
+        what = "MPI_Reduce";
+        rc = KCOLL_XRUN(Reduce, Ireduce, in_place && root ? MPI_IN_PLACE : s, r, n, dt, d->op,
+                        x->root, g);
         break;
     case KCOLL_XC_REDUCE_SCATTER_BLOCK:
-        what = "MPI_Ireduce_scatter_block";
-        rc = PMPI_Ireduce_scatter_block(in_place ? MPI_IN_PLACE : s, r, n, dt, d->op, g, &d->q);
+        what = "MPI_Reduce_scatter_block";
+        rc = KCOLL_XRUN(Reduce_scatter_block, Ireduce_scatter_block, in_place ? MPI_IN_PLACE : s,
+                        r, n, dt, d->op, g);
         break;
     case KCOLL_XC_BCAST:
-        what = "MPI_Ibcast";
-        rc = PMPI_Ibcast(r, n, MPI_BYTE, x->root, g, &d->q);
+        what = "MPI_Bcast";
+        rc = KCOLL_XRUN(Bcast, Ibcast, r, n, MPI_BYTE, x->root, g);
         break;
     case KCOLL_XC_ALLGATHER:
-        what = "MPI_Iallgather";
-        rc = PMPI_Iallgather(in_place ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n, MPI_BYTE, g, &d->q);
+        what = "MPI_Allgather";
+        rc = KCOLL_XRUN(Allgather, Iallgather, in_place ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n,
+                        MPI_BYTE, g);
         break;
     case KCOLL_XC_GATHER:
-        what = "MPI_Igather";
-        rc = PMPI_Igather(in_place && root ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n, MPI_BYTE,
-                          x->root, g, &d->q);
+        what = "MPI_Gather";
+        rc = KCOLL_XRUN(Gather, Igather, in_place && root ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n,
+                        MPI_BYTE, x->root, g);
         break;
     case KCOLL_XC_SCATTER:
-        what = "MPI_Iscatter";
-        rc = PMPI_Iscatter(s, n, MPI_BYTE, in_place && root ? MPI_IN_PLACE : r, n, MPI_BYTE,
-                           x->root, g, &d->q);
+        what = "MPI_Scatter";
+        rc = KCOLL_XRUN(Scatter, Iscatter, s, n, MPI_BYTE, in_place && root ? MPI_IN_PLACE : r, n,
+                        MPI_BYTE, x->root, g);
         break;
     default:
         snprintf(err, errlen, "a host collective of unknown kind %d", (int)x->coll);
-        return KCOLL_ERR_ARG;
+        rc = MPI_ERR_ARG;
     }
+#undef KCOLL_XRUN
+    kcoll_drive_end(drive);
+    if (blocking)
+        *q = MPI_REQUEST_NULL; /* done: its test finds it so */
+    if (rc != MPI_SUCCESS && !strcmp(what, "?"))
+        return KCOLL_ERR_ARG;
     return rc == MPI_SUCCESS ? KCOLL_OK : kcoll_xrun_failed(rc, what, err, errlen);
 }
 
@@ -152,6 +172,8 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
 {
     kcoll_xrun_t *d = data;
     int flag = 0;
+    if (d->q == MPI_REQUEST_NULL) /* a blocking call's, done when it returned */
+        return KCOLL_OK;
     if (kcoll_drive_in_helper())
         return KCOLL_IN_PROGRESS;
     const int rc = PMPI_Test(&d->q, &flag, MPI_STATUS_IGNORE);
@@ -231,7 +253,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * it returned: MPI lets the program free its datatype and operation
      * meanwhile */
     kcoll_xrun_t d = {.h = h, .dt = dt, .op = op, .q = MPI_REQUEST_NULL,
-                      .held = mode != KCOLL_MODE_BLOCKING};
+                      .held = mode != KCOLL_MODE_BLOCKING, .blocking = mode == KCOLL_MODE_BLOCKING};
     MPI_Aint extent;
     PMPI_Type_get_true_extent(dt, &d.tlb, &extent);
     x.xhost = &kcoll_xrun;
