@@ -469,10 +469,13 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
     return best;
 }
 
-unsigned kcoll_nodes_runs(kcoll_coll_t c)
+unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)
 {
+    int even = 1;
+    for (int k = 1; k < nodes; k++)
+        even &= ppn[k] == ppn[0];
     const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
-                                   c == KCOLL_COLL_REDUCE_SCATTER_BLOCK
+                                   (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK && even)
                                ? KCOLL_NODES_BIT(KCOLL_NODES_LANES)
                                : 0u;
     return KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS) | lanes;

@@ -22,13 +22,13 @@ typedef enum {
 
 #define KCOLL_NODES_BIT(l) (1u << (l))
 #define KCOLL_NODES_ALL ((1u << KCOLL_NODES_NLAYOUTS) - 1)
-/* The layouts the runtime runs for collective c (KCOLL_NODES_BIT()s):
- * the host MPI alone and the leaders for every collective; lanes for
- * MPI_Allreduce, MPI_Reduce and MPI_Reduce_scatter_block, which run as one
- * schedule across nodes (pmpi/across.c; Reduce_scatter_block's on nodes of
- * one size, elsewhere the leaders run it); the other collectives' lanes
- * are priced only. */
-unsigned kcoll_nodes_runs(kcoll_coll_t c);
+/* The layouts the runtime runs for collective c on `nodes` nodes of
+ * ppn[k] ranks (KCOLL_NODES_BIT()s): the host MPI alone and the leaders
+ * for every collective; lanes for MPI_Allreduce and MPI_Reduce, and for
+ * MPI_Reduce_scatter_block on nodes of one size, which run as one schedule
+ * across nodes (pmpi/across.c); the other collectives' lanes are priced
+ * only. */
+unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes);
 
 /* "host", "leaders", "lanes" */
 const char *kcoll_nodes_layout_name(kcoll_nodes_layout_t l);
@@ -75,7 +75,7 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
 
 /* The layout to run collective c in on `nodes` nodes of ppn[k] ranks at
  * `bytes` (sized as above): the cheapest of the layouts in `allowed`
- * (KCOLL_NODES_BIT, e.g. kcoll_nodes_runs(c)) that are candidates, the
+ * (KCOLL_NODES_BIT, e.g. kcoll_nodes_runs) that are candidates, the
  * host MPI alone always one of them (it runs every call). The size class
  * of bytes is priced at its middle (model/select.h), so every rank decides
  * alike whatever size of the class it sees. A tie goes to kcoll's layouts

@@ -52,7 +52,8 @@ _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
 
 int kcoll_across_has(kcoll_coll_t c)
 {
-    return (kcoll_nodes_runs(c) & KCOLL_NODES_BIT(KCOLL_NODES_LANES)) != 0;
+    return c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
+           c == KCOLL_COLL_REDUCE_SCATTER_BLOCK;
 }
 
 /* Can the lanes layout of collective c run on h? Reduce_scatter_block's
@@ -215,7 +216,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     if (PMPI_Type_size(dt, &size) != MPI_SUCCESS || c->recv.count < 0)
         return KCOLL_CALL_HIER; /* the composed request or the host reports it */
     const size_t bytes = (size_t)c->recv.count * (size_t)size;
-    x.layout = (int)kcoll_hier_layout(h, c->coll, bytes, kcoll_nodes_runs(c->coll));
+    x.layout = (int)kcoll_hier_layout(h, c->coll, bytes, kcoll_nodes_runs(c->coll, h->nsize, h->nn));
     if (x.layout == KCOLL_NODES_HOST) {
         kcoll_across_host(c, mode);
         *why = KCOLL_R_MULTINODE;

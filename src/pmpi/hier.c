@@ -195,7 +195,7 @@ kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t b
         return allowed & lanes ? KCOLL_NODES_LANES : KCOLL_NODES_LEADERS;
     const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
     const size_t segment = seg > 0 ? (size_t)seg : 0;
-    if (allowed != kcoll_nodes_runs(c)) /* a narrower choice: not the cached one */
+    if (allowed != kcoll_nodes_runs(c, h->nsize, h->nn)) /* a narrower choice: not cached */
         return kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn, bytes, segment, allowed);
     const uint64_t gen = kcoll_params_generation_model();
     const int sc = kcoll_size_class(bytes);
@@ -215,7 +215,8 @@ kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
         return KCOLL_R_MULTINODE;
     /* the composed requests run the leaders' layout: host or leaders */
     const kcoll_nodes_layout_t l =
-        kcoll_hier_layout(h, c, bytes, kcoll_nodes_runs(c) & ~KCOLL_NODES_BIT(KCOLL_NODES_LANES));
+        kcoll_hier_layout(h, c, bytes,
+                          kcoll_nodes_runs(c, h->nsize, h->nn) & ~KCOLL_NODES_BIT(KCOLL_NODES_LANES));
     return l == KCOLL_NODES_HOST ? KCOLL_R_MULTINODE : KCOLL_R_NONE;
 }
 

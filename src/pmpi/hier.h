@@ -91,8 +91,8 @@ kcoll_hier_t *kcoll_comm_hier(MPI_Comm comm);
  * lower). Alike on every rank. */
 kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes);
 /* The layout that runs collective c at `bytes` on h, of those in allowed
- * (KCOLL_NODES_BIT()s; kcoll_nodes_runs(c): every one the runtime runs
- * for c): KCOLL_HIER=off the host MPI, on the leaders, lanes lanes where
+ * (KCOLL_NODES_BIT()s; kcoll_nodes_runs: every one the runtime runs for
+ * c on h's nodes): KCOLL_HIER=off the host MPI, on the leaders, lanes lanes where
  * allowed (else the leaders), auto the model's pick. Alike on every
  * rank. */
 kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes,

@@ -295,7 +295,7 @@ static void pick(const kcoll_machine_t *m, const char *what)
                 int want_all = want_run;
                 if (w->priced && w->t < (want_all == HOST ? h->t - m->call : e->t))
                     want_all = LANE;
-                const unsigned runs = kcoll_nodes_runs(comp[i]);
+                const unsigned runs = kcoll_nodes_runs(comp[i], ppn, N);
                 const int has_lanes = (runs & KCOLL_NODES_BIT(LANE)) != 0;
                 if (has_lanes)
                     want_run = want_all;
@@ -309,11 +309,14 @@ static void pick(const kcoll_machine_t *m, const char *what)
                       what, kcoll_coll_name(comp[i]), N, ppn[0], b,
                       kcoll_nodes_layout_name(run), kcoll_nodes_layout_name(want_run),
                       kcoll_nodes_layout_name(any), kcoll_nodes_layout_name(want_all));
+                int even = 1;
+                for (int nk = 1; nk < N; nk++)
+                    even &= ppn[nk] == ppn[0];
                 CHECK(has_lanes == (comp[i] == KCOLL_COLL_ALLREDUCE ||
                                     comp[i] == KCOLL_COLL_REDUCE ||
-                                    comp[i] == KCOLL_COLL_REDUCE_SCATTER_BLOCK),
+                                    (comp[i] == KCOLL_COLL_REDUCE_SCATTER_BLOCK && even)),
                       "%s: %s: the runtime runs lanes for Allreduce, Reduce and "
-                      "Reduce_scatter_block only", what, kcoll_coll_name(comp[i]));
+                      "Reduce_scatter_block (on equal nodes) only", what, kcoll_coll_name(comp[i]));
                 runs_lanes += run == LANE && !has_lanes;
                 lanes_run += run == LANE && has_lanes;
                 lane_best += any == LANE;
