@@ -275,17 +275,27 @@ static kcoll_status_t count_start(kcoll_xop_t *op, char *err, size_t errlen)
     return KCOLL_OK;
 }
 
+/* A test that reports "not yet" until its until-th call, then done with
+ * its effect (*at = value, before the steps after it), or, until < 0, a
+ * failure saying what failed. */
+static kcoll_status_t counted_test(int *tests, int until, uint8_t *at, uint8_t value,
+                                   const char *what, kcoll_status_t fail, char *err,
+                                   size_t errlen)
+{
+    if (++*tests < until)
+        return KCOLL_IN_PROGRESS;
+    if (until < 0) {
+        snprintf(err, errlen, "the %s failed", what);
+        return fail;
+    }
+    *at = value;
+    return KCOLL_OK;
+}
+
 static kcoll_status_t count_test(kcoll_xop_t *op, char *err, size_t errlen)
 {
     count_xop_t *c = (count_xop_t *)op;
-    if (++c->tests < c->until)
-        return KCOLL_IN_PROGRESS;
-    if (c->until < 0) {
-        snprintf(err, errlen, "the operation failed");
-        return KCOLL_ERR_SYS;
-    }
-    *c->word = 42; /* its effect, before the steps after it */
-    return KCOLL_OK;
+    return counted_test(&c->tests, c->until, c->word, 42, "operation", KCOLL_ERR_SYS, err, errlen);
 }
 
 static void extern_steps(void)
@@ -362,14 +372,8 @@ static kcoll_status_t xhost_start(void *data, const kcoll_xcoll_t *x,
 static kcoll_status_t xhost_test(void *data, char *err, size_t errlen)
 {
     xhost_t *h = data;
-    if (++h->tests < h->until)
-        return KCOLL_IN_PROGRESS;
-    if (h->until < 0) {
-        snprintf(err, errlen, "the host collective failed");
-        return KCOLL_ERR_PROTO;
-    }
-    *h->at = 7;
-    return KCOLL_OK;
+    return counted_test(&h->tests, h->until, h->at, 7, "host collective", KCOLL_ERR_PROTO, err,
+                        errlen);
 }
 
 static const kcoll_xhost_t xhost_fns = {xhost_start, xhost_test};
