@@ -56,18 +56,15 @@ int kcoll_across_has(kcoll_coll_t c)
            c == KCOLL_COLL_REDUCE_SCATTER_BLOCK;
 }
 
-/* Can the lanes layout of collective c run on h? Reduce_scatter_block's
- * needs nodes of one size (cluster/reduce_scatter_lanes.c); the others
- * take any, up to KCOLL_CLUSTER_MAX_ROUNDS lanes per rank. */
-static int kcoll_across_lanes_fit(const kcoll_hier_t *h, kcoll_coll_t c)
+/* Can the lanes layout run on h: at most KCOLL_CLUSTER_MAX_ROUNDS lanes
+ * per rank? (Reduce_scatter_block's need for nodes of one size is
+ * kcoll_nodes_runs's: the layout is never lanes elsewhere.) */
+static int kcoll_across_lanes_fit(const kcoll_hier_t *h)
 {
-    for (int k = 0; k < h->nn; k++) {
-        if (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK && h->nsize[k] != h->maxpn)
-            return 0;
+    for (int k = 0; k < h->nn; k++)
         if (h->nsize[k] > 1 &&
             (h->maxpn + h->nsize[k] - 1) / h->nsize[k] > KCOLL_CLUSTER_MAX_ROUNDS)
             return 0;
-    }
     return 1;
 }
 
@@ -233,7 +230,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * leaders instead */
     if (c->op && c->op->kind == KCOLL_OP_USER && !h->blocked)
         return KCOLL_CALL_HIER;
-    if (x.layout == KCOLL_NODES_LANES && !kcoll_across_lanes_fit(h, c->coll))
+    if (x.layout == KCOLL_NODES_LANES && !kcoll_across_lanes_fit(h))
         x.layout = KCOLL_NODES_LEADERS;
     /* Reduce_scatter_block runs only its lanes here; its leaders are the
      * composed requests' (which choose between them and the host again,

@@ -267,6 +267,23 @@ typedef struct {
     uint8_t *word;
 } count_xop_t;
 
+static void *new_segment(int p, size_t *len)
+{
+    *len = kcoll_ctl_seg_len(p);
+    void *seg = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    kcoll_ctl_seg_init(seg, p);
+    return seg;
+}
+
+/* A one-rank team's control segment, attached as its rank 0. */
+static void *attach_one(kcoll_ctl_t *c, size_t *len)
+{
+    void *seg = new_segment(1, len);
+    CHECK(kcoll_ctl_attach(c, seg, *len, 1, 0) == KCOLL_OK && kcoll_ctl_load_pids(c) == KCOLL_OK,
+          "attach");
+    return seg;
+}
+
 static kcoll_status_t count_start(kcoll_xop_t *op, char *err, size_t errlen)
 {
     (void)err;
@@ -300,12 +317,9 @@ static kcoll_status_t count_test(kcoll_xop_t *op, char *err, size_t errlen)
 
 static void extern_steps(void)
 {
-    size_t len = kcoll_ctl_seg_len(1);
-    void *seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    kcoll_ctl_seg_init(seg, 1);
+    size_t len;
     kcoll_ctl_t c;
-    CHECK(kcoll_ctl_attach(&c, seg, len, 1, 0) == KCOLL_OK && kcoll_ctl_load_pids(&c) == KCOLL_OK,
-          "attach");
+    void *seg = attach_one(&c, &len);
     uint8_t buf[2] = {0, 0};
     count_xop_t xop = {{"count", -1, count_start, count_test}, 0, 0, 3, &buf[0]};
     kcoll_xop_t *xops[1] = {&xop.op};
@@ -380,12 +394,9 @@ static const kcoll_xhost_t xhost_fns = {xhost_start, xhost_test};
 
 static void host_collective_steps(void)
 {
-    size_t len = kcoll_ctl_seg_len(1);
-    void *seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    kcoll_ctl_seg_init(seg, 1);
+    size_t len;
     kcoll_ctl_t c;
-    CHECK(kcoll_ctl_attach(&c, seg, len, 1, 0) == KCOLL_OK && kcoll_ctl_load_pids(&c) == KCOLL_OK,
-          "attach");
+    void *seg = attach_one(&c, &len);
     uint8_t buf[3] = {0, 0, 0};
     const kcoll_xcoll_t bc = {.coll = KCOLL_XC_BCAST, .sbuf = KCOLL_BUF_RECV,
                               .rbuf = KCOLL_BUF_RECV, .group = 3, .root = 1, .roff = 1, .len = 1,
@@ -472,13 +483,6 @@ static kcoll_status_t bcast_pair(void *seg, size_t len, int rank, int delay_ms, 
     return st;
 }
 
-static void *new_segment(int p, size_t *len)
-{
-    *len = kcoll_ctl_seg_len(p);
-    void *seg = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    kcoll_ctl_seg_init(seg, p);
-    return seg;
-}
 
 /* Rank 1 attaches and exits at once; rank 0 (this process's child) waits
  * for it in a broadcast and must report the death. */
