@@ -70,7 +70,10 @@ ompi_agent=(--mca plm_rsh_agent)
 # transport) take this machine's first interface with a global IPv4
 # address, or else a veth pair made for the run (and removed after)
 made_veth=
-if [ "$flavor" = openmpi ] && "$launcher" --version 2>&1 | grep -q "Open MPI) [5-9]"; then
+# the launcher's version read whole first: under pipefail, grep -q leaving a
+# pipe early would fail the launcher that still writes to it (SIGPIPE)
+version=$("$launcher" --version 2>&1)
+if [ "$flavor" = openmpi ] && grep -q "Open MPI) [5-9]" <<<"$version"; then
   ifc=$(ip -o -4 addr show scope global 2>/dev/null | awk '{print $2; exit}')
   if [ -z "$ifc" ]; then
     ifc=kcollfn0
@@ -88,7 +91,7 @@ if [ "$flavor" = openmpi ] && "$launcher" --version 2>&1 | grep -q "Open MPI) [5
   ompi_agent=(--prtemca plm_ssh_agent)
 fi
 intel=
-if [ "$flavor" = mpich ] && "$launcher" --version 2>&1 | grep -q "Intel(R) MPI"; then
+if [ "$flavor" = mpich ] && grep -q "Intel(R) MPI" <<<"$version"; then
   intel=1
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -26,9 +26,11 @@ launcher=("$@")
 np_flag=${launcher[-1]}
 unset 'launcher[-1]'
 np=3 victim=2 limit=60
-if "${launcher[0]}" --version 2>&1 | grep -q "Open MPI) [5-9]"; then
+# read whole first: under pipefail, grep -q leaving the pipe early fails it
+version=$("${launcher[0]}" --version 2>&1)
+if grep -q "Open MPI) [5-9]" <<<"$version"; then
   keep=() keep_flags=(--enable-recovery) # PRRTE's (Open MPI 5)
-elif "${launcher[0]}" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+elif grep -q "Open MPI\|OpenRTE" <<<"$version"; then
   keep=(env OMPI_MCA_orte_enable_recovery=1) keep_flags=()
 else
   keep=() keep_flags=(-disable-auto-cleanup)
