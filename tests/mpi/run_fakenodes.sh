@@ -102,6 +102,15 @@ kcoll_segments() {
   find /dev/shm -maxdepth 1 -name 'kcoll-*' 2>/dev/null | sort
 }
 
+# Open MPI's daemons of a failed layout that outlived their launcher
+# (orphans of this installation's prted/orted): ended before the next one
+reap_daemons() {
+  local bin
+  bin=$(dirname "$(command -v "$launcher" 2>/dev/null || echo "$launcher")")
+  pkill -f "^$bin/(prted|orted) " 2>/dev/null
+  return 0
+}
+
 failed=() summary=()
 # run_layout NAME NP EXPECTED_NODES HOSTS [strict|bynode]
 #   HOSTS: name:slots,...  EXPECTED_NODES: node of each world rank
@@ -148,16 +157,22 @@ run_layout() {
   t0=$(date +%s.%N)
   local log=$work/out.$np.${hosts//[:,]/_}.$mode try
   for try in 1 2; do
-    FAKENODE_SHM_DIR=$shmdir timeout -k 10 300 "${cmd[@]}" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    # Open MPI 5.0's PMIx now and then crashes adopting the launcher's
-    # shared topology (hwloc_shmem_topology_adopt) inside MPI_Init, before
-    # the program (or kcoll) has run: a start-up failure of the host's,
-    # tried once more
-    if [ "$rc" -eq 0 ] || [ "$try" -eq 2 ] || ! grep -aq 'PMIx_Init' "$log"; then
+    # into a file, not through a pipe: a daemon the launcher leaves behind
+    # would keep a pipe's reader waiting
+    FAKENODE_SHM_DIR=$shmdir timeout -k 10 300 "${cmd[@]}" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    [ "$rc" -eq 0 ] || reap_daemons
+    # start-up failures of the host's, before the program (or kcoll) ran,
+    # tried once more: Open MPI 5.0's PMIx now and then crashes adopting
+    # the launcher's shared topology (hwloc_shmem_topology_adopt) inside
+    # MPI_Init, and PRRTE now and then loses a strict layout's daemon
+    # ("failed to report back")
+    if [ "$rc" -eq 0 ] || [ "$try" -eq 2 ] ||
+      ! grep -aq 'PMIx_Init\|daemon failed to report back' "$log"; then
       break
     fi
-    echo "== layout: $name: the host's start-up crashed in PMIx_Init; once more"
+    echo "== layout: $name: the host's start-up failed; once more"
   done
   t1=$(date +%s.%N)
   after=$(kcoll_segments)
