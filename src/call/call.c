@@ -725,9 +725,8 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
     kcoll_req_t *r;
     *req = NULL;
     kcoll_call_shortcut_end(c->coll);
-    if ((c->coll != KCOLL_COLL_ALLREDUCE && c->coll != KCOLL_COLL_REDUCE &&
-         c->coll != KCOLL_COLL_REDUCE_SCATTER_BLOCK) ||
-        (x->layout != KCOLL_NODES_LEADERS && x->layout != KCOLL_NODES_LANES)) {
+    if ((x->layout != KCOLL_NODES_LEADERS && x->layout != KCOLL_NODES_LANES) ||
+        !kcoll_cluster_find(c->coll, x->layout == KCOLL_NODES_LANES)) {
         snprintf(err, errlen, "%s has no layout across nodes of kcoll's own",
                  kcoll_coll_name(c->coll));
         return KCOLL_CALL_FAILED;
@@ -740,6 +739,11 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
     }
     kcoll_call_describe(r, c, mode);
     r->sink = kcoll_sink;
+    if (mode != KCOLL_MODE_BLOCKING && (kcoll_req_own_maps(r) || kcoll_req_own_arrays(r))) {
+        kcoll_req_release(r);
+        snprintf(err, errlen, "out of memory for a datatype map or the counts");
+        return KCOLL_CALL_FAILED;
+    }
     /* what sends a reduction to the host MPI here is alike on every rank
      * of the communicator (MPI: count, datatype and operation are) */
     kcoll_reason_t reason = r->invalid     ? KCOLL_R_INVALID
@@ -753,6 +757,10 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
     }
     r->across = 1;
     r->xa = *x;
+    if (c->coll == KCOLL_COLL_BCAST) { /* the cluster builders take a Bcast's bytes as elements */
+        r->args.count = r->args.bytes;
+        r->args.esize = 1;
+    }
     r->choice.engine = -1; /* the team's */
     kcoll_req_commit(r, team, mode);
     *req = r;

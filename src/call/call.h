@@ -116,6 +116,10 @@ typedef struct {
     int in_place;      /* MPI_IN_PLACE was passed where MPI allows it */
     kcoll_side_t send, recv;
     const kcoll_op_t *op; /* reductions: kcoll's operation, or NULL: none applies */
+    /* the MPI layer's own handles of the call's datatype and operation
+     * (pmpi.h: kcoll_pmpi_handles), opaque here: a call across nodes gives
+     * them to the host's collectives between nodes */
+    _Alignas(8) unsigned char handles[16];
 } kcoll_call_t;
 
 typedef struct kcoll_req kcoll_req_t;

@@ -171,7 +171,8 @@ static void *kcoll_req_room(void **mem, size_t *cap, size_t len)
  * (each rank decides for its own buffers: its exposure says whether peers
  * see a map), and a packed RECV is unpacked when the run has succeeded
  * (kcoll_req_finish), when every peer access to it is over. SEND and RECV
- * that are one buffer (in place) stay one. 0, or -1 when out of memory. */
+ * that are one buffer (in place) stay one. A call across nodes packs every
+ * map: its host collectives move bytes. 0, or -1 when out of memory. */
 static int kcoll_req_pack(kcoll_req_t *r, void *bufs[KCOLL_NBUF],
                           const kcoll_dmap_t *maps[KCOLL_NBUF])
 {
@@ -181,7 +182,8 @@ static int kcoll_req_pack(kcoll_req_t *r, void *bufs[KCOLL_NBUF],
         bufs[b] = r->bufs[b];
         maps[b] = r->maps[b];
         const kcoll_dmap_t *m = r->maps[b];
-        if (!m || !r->bufs[b] || kcoll_dmap_mean_piece(m) >= below)
+        /* across nodes the host's collectives take the bytes whole */
+        if (!m || !r->bufs[b] || (!r->across && kcoll_dmap_mean_piece(m) >= below))
             continue;
         if (b == KCOLL_BUF_RECV && r->bufs[b] == r->bufs[KCOLL_BUF_SEND] &&
             m == r->maps[KCOLL_BUF_SEND]) {
@@ -262,35 +264,22 @@ static int kcoll_sched_key(const kcoll_req_t *r, uint64_t key[8])
 }
 
 /* A call across nodes (kcoll_call_prepare_across): its layout's builder
- * and scratch (src/cluster/). */
+ * and scratch (src/cluster/registry.c; the layout was found there). */
 static size_t kcoll_req_across_tmp(const kcoll_req_t *r)
 {
     const kcoll_across_t *x = &r->xa;
-    const int lanes = x->layout == KCOLL_NODES_LANES;
-    if (r->args.coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK)
-        return kcoll_cluster_rsb_lanes_tmp(&r->args, &x->cl);
-    if (r->args.coll == KCOLL_COLL_ALLREDUCE)
-        return lanes ? kcoll_cluster_allreduce_lanes_tmp(&r->args, &x->cl)
-                     : kcoll_cluster_allreduce_leaders_tmp(&r->args, &x->cl);
-    return lanes ? kcoll_cluster_reduce_lanes_tmp(&r->args, &x->cl, x->root_node, x->root_local)
-                 : kcoll_cluster_reduce_leaders_tmp(&r->args, &x->cl, x->root_node,
-                                                    x->root_local);
+    const kcoll_cluster_algo_t *al =
+        kcoll_cluster_find(r->args.coll, x->layout == KCOLL_NODES_LANES);
+    return al && al->tmp ? al->tmp(&r->args, &x->cl, x->root_node, x->root_local) : 0;
 }
 
 static kcoll_status_t kcoll_req_across_build(kcoll_req_t *r)
 {
     const kcoll_across_t *x = &r->xa;
-    const int lanes = x->layout == KCOLL_NODES_LANES;
-    if (r->args.coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK)
-        return lanes ? kcoll_cluster_rsb_lanes(&r->args, &x->cl, &r->sched)
-                     : KCOLL_ERR_UNSUPPORTED;
-    if (r->args.coll == KCOLL_COLL_ALLREDUCE)
-        return lanes ? kcoll_cluster_allreduce_lanes(&r->args, &x->cl, &r->sched)
-                     : kcoll_cluster_allreduce_leaders(&r->args, &x->cl, &r->sched);
-    return lanes ? kcoll_cluster_reduce_lanes(&r->args, &x->cl, x->root_node, x->root_local,
-                                              &r->sched)
-                 : kcoll_cluster_reduce_leaders(&r->args, &x->cl, x->root_node, x->root_local,
-                                                &r->sched);
+    const kcoll_cluster_algo_t *al =
+        kcoll_cluster_find(r->args.coll, x->layout == KCOLL_NODES_LANES);
+    return al ? al->build(&r->args, &x->cl, x->root_node, x->root_local, &r->sched)
+              : KCOLL_ERR_UNSUPPORTED;
 }
 
 /* Order of host collectives. The host MPI matches the collectives of a

@@ -48,7 +48,14 @@ typedef struct {
      * NULL: not given (kcoll_cluster_make leaves it so). The layouts whose
      * buffers hold one block per communicator rank need it. */
     const int *rank_of;
+    /* Bcast's segment between nodes in the leaders' layout, bytes (0: the
+     * whole vector at once); alike on every rank */
+    size_t segment;
 } kcoll_cluster_t;
+
+/* The most segments a pipelined layout cuts a vector into (a larger
+ * vector takes longer segments): a flag counts them. */
+#define KCOLL_CLUSTER_MAX_SEGMENTS 65536
 
 /* The layout of `rank` among p ranks, rank q on node node_of[q] (any ids):
  * local ranks follow communicator ranks; peer_of (room for p) receives the
@@ -81,11 +88,13 @@ static inline void kcoll_cluster_share(size_t count, int L, int l, size_t *first
 }
 
 /* Can a per-node composition reduce with a's operation in MPI's order?
- * Predefined operations commute; a user function is taken to be
- * non-commutative and needs the nodes' ranks consecutive. */
+ * Predefined operations and user ones made commutative may be combined
+ * in any order; a non-commutative user function needs the nodes' ranks
+ * consecutive. */
 static inline int kcoll_cluster_keeps_order(const kcoll_args_t *a, const kcoll_cluster_t *cl)
 {
-    return !(a->op && a->op->kind == KCOLL_OP_USER) || cl->ordered || cl->nodes == 1;
+    return !(a->op && a->op->kind == KCOLL_OP_USER && !a->op->commute) || cl->ordered ||
+           cl->nodes == 1;
 }
 
 /* Builders. a describes the call (count, esize, op, in_place, prm); its p
@@ -156,5 +165,29 @@ kcoll_status_t kcoll_cluster_reduce_lanes(const kcoll_args_t *a, const kcoll_clu
                                           int root_node, int root_local, kcoll_sched_t *s);
 size_t kcoll_cluster_reduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                       int root_node, int root_local);
+/* MPI_Reduce_scatter(_block) in the leaders' layout, any node sizes
+ * (a->counts: the v form); cl->rank_of given, else KCOLL_ERR_UNSUPPORTED
+ * (reduce_scatter_leaders.c). */
+kcoll_status_t kcoll_cluster_rs_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                        kcoll_sched_t *s);
+size_t kcoll_cluster_rs_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
+kcoll_status_t kcoll_cluster_barrier_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                             kcoll_sched_t *s);
+
+/* The layouts kcoll runs across nodes (registry.c): per collective, its
+ * leaders (lanes 0) and lanes (1) builders, taking the root as every
+ * rooted builder does (ignored by the others); tmp: this rank's TMP
+ * bytes (NULL: none). */
+typedef struct {
+    kcoll_coll_t coll;
+    int lanes;
+    const char *name; /* "allreduce lanes" */
+    kcoll_status_t (*build)(const kcoll_args_t *a, const kcoll_cluster_t *cl, int root_node,
+                            int root_local, kcoll_sched_t *s);
+    size_t (*tmp)(const kcoll_args_t *a, const kcoll_cluster_t *cl, int root_node,
+                  int root_local);
+} kcoll_cluster_algo_t;
+/* The layout of collective c, or NULL: kcoll does not run it so. */
+const kcoll_cluster_algo_t *kcoll_cluster_find(kcoll_coll_t c, int lanes);
 
 #endif

@@ -72,6 +72,7 @@ int kcoll_cluster_make(kcoll_cluster_t *cl, int *peer_of, int p, const int *node
             cl->lanes = size[k];
     cl->peer_of = peer_of;
     cl->rank_of = NULL;
+    cl->segment = 0;
     free(idx);
     return 0;
 }

@@ -290,6 +290,8 @@ int kcoll_pmpi_op(MPI_Op mop, MPI_Datatype dt, const kcoll_side_t *side, kcoll_o
     op->kind = KCOLL_OP_USER;
     op->type = KCOLL_T_OPAQUE;
     op->user = kcoll_call_user;
+    if (PMPI_Op_commutative(mop, &op->commute) != MPI_SUCCESS)
+        op->commute = 0;
     memcpy(op->ctx, &u, sizeof u);
     return 1;
 }

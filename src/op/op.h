@@ -65,6 +65,9 @@ typedef struct kcoll_op {
     kcoll_type_t type;
     size_t esize;        /* bytes per element */
     kcoll_user_fn user;  /* KCOLL_OP_USER */
+    /* KCOLL_OP_USER: made commutative (MPI_Op_create's commute), so MPI
+     * lets its operands be combined in any order */
+    int commute;
     /* the caller's context for user, inside the operation, so that a copy
      * of the operation (a non-blocking collective keeps one) is complete */
     _Alignas(16) unsigned char ctx[32];

@@ -22,16 +22,18 @@
  * call order (call/request.c, team->xturn), so every member of a group
  * starts them in the same order.
  *
- * Which collectives: MPI_Allreduce and MPI_Reduce in both layouts, and
- * MPI_Reduce_scatter_block in lanes on nodes of one size (predefined
- * operations, and user operations where every node's ranks are
- * consecutive: src/cluster/ combines per node, then over the nodes). The
- * others, and these where the layout cannot run them, stay with the
- * composed requests of pmpi/hier_req.c.
+ * Which collectives: those src/cluster/registry.c has a layout of
+ * (MPI_Barrier, MPI_Bcast, the reductions): predefined operations and
+ * commutative user ones on any placement, non-commutative user ones where
+ * every node's ranks are consecutive (src/cluster/ combines per node,
+ * then over the nodes). Where a layout cannot run a call of theirs the
+ * host MPI does it whole; the other collectives (Gather, Scatter,
+ * Allgather(v)) stay with the composed requests of pmpi/hier_req.c.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "base/params.h"
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
@@ -52,8 +54,7 @@ _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
 
 int kcoll_across_has(kcoll_coll_t c)
 {
-    return c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
-           c == KCOLL_COLL_REDUCE_SCATTER_BLOCK;
+    return kcoll_cluster_find(c, 0) || kcoll_cluster_find(c, 1);
 }
 
 /* Can the lanes layout run on h: at most KCOLL_CLUSTER_MAX_ROUNDS lanes
@@ -116,7 +117,10 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x,
      * the helper thread advances kcoll's other requests (as around any
      * blocking host collective): polling the non-blocking one from kcoll's
      * wait loop ran a 64 KiB Allreduce between two nodes at half the
-     * host's speed (docs/hierarchy.md, "Overhead of the layer") */
+     * host's speed (docs/hierarchy.md, "Overhead of the layer"). Every
+     * member of the group chooses alike (MPI matches a blocking collective
+     * with blocking ones only): by the call's form, not by what else this
+     * rank has pending */
     const int blocking = d->blocking, drive = blocking ? kcoll_drive_begin() : 0;
 #define KCOLL_XRUN(B, I, ...) (blocking ? PMPI_##B(__VA_ARGS__) : PMPI_##I(__VA_ARGS__, q))
     switch ((kcoll_xcoll_kind_t)x->coll) {
@@ -153,6 +157,10 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x,
         rc = KCOLL_XRUN(Scatter, Iscatter, s, n, MPI_BYTE, in_place && root ? MPI_IN_PLACE : r, n,
                         MPI_BYTE, x->root, g);
         break;
+    case KCOLL_XC_BARRIER:
+        what = "MPI_Barrier";
+        rc = KCOLL_XRUN(Barrier, Ibarrier, g);
+        break;
     default:
         snprintf(err, errlen, "a host collective of unknown kind %d", (int)x->coll);
         rc = MPI_ERR_ARG;
@@ -183,10 +191,10 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
 static void kcoll_xrun_drop(void *data)
 {
     kcoll_xrun_t *d = data;
-    if (d->held) {
+    if (d->held && d->dt != MPI_DATATYPE_NULL)
         kcoll_release_type(d->dt);
+    if (d->held && d->op != MPI_OP_NULL)
         kcoll_release_op(d->op);
-    }
     kcoll_hier_release(d->h);
 }
 
@@ -200,6 +208,26 @@ static void kcoll_across_host(const kcoll_call_t *c, kcoll_mode_t mode)
         kcoll_call_host(c, mode, KCOLL_R_MULTINODE);
 }
 
+/* Bcast's segment between nodes in the leaders' layout: KCOLL_HIER_SEGMENT
+ * bytes; "auto" (-1): 512 KiB, where one more host call costs little
+ * beside the segment's time on the network, and the first segment's wait
+ * is short; 0: the whole vector at once. */
+static size_t kcoll_across_segment(void)
+{
+    const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
+    return seg < 0 ? (size_t)512 << 10 : (size_t)seg;
+}
+
+/* A call of a collective this file runs, but not this call: the host MPI
+ * does it whole (and reports what is wrong with it). */
+static kcoll_call_result_t kcoll_across_decline(const kcoll_call_t *c, kcoll_mode_t mode,
+                                                kcoll_reason_t *why)
+{
+    kcoll_across_host(c, mode);
+    *why = KCOLL_R_MULTINODE;
+    return KCOLL_CALL_HOST;
+}
+
 kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
                                          MPI_Datatype dt, MPI_Op op, kcoll_req_t **r,
                                          kcoll_reason_t *why, char *err, size_t errlen)
@@ -207,12 +235,28 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     kcoll_hier_t *h = kcoll_comm_hier(comm);
     kcoll_across_t x;
     kcoll_reason_t team_why;
-    if (!kcoll_across_has(c->coll) || !h || !h->xok)
+    if (!kcoll_across_has(c->coll))
         return KCOLL_CALL_HIER;
-    int size = 0;
-    if (PMPI_Type_size(dt, &size) != MPI_SUCCESS || c->recv.count < 0)
-        return KCOLL_CALL_HIER; /* the composed request or the host reports it */
-    const size_t bytes = (size_t)c->recv.count * (size_t)size;
+    if (!h || !h->xok)
+        return kcoll_across_decline(c, mode, why);
+    /* a reduction's host collectives take its datatype and operation; the
+     * others move bytes (the call layer packs a datatype's data first) */
+    const int reduces = c->coll == KCOLL_COLL_ALLREDUCE || c->coll == KCOLL_COLL_REDUCE ||
+                        c->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK ||
+                        c->coll == KCOLL_COLL_REDUCE_SCATTER;
+    if (c->coll != KCOLL_COLL_BARRIER &&
+        ((reduces && dt == MPI_DATATYPE_NULL) || !(c->recv.type & KCOLL_TYPE_VALID) ||
+         c->recv.count < 0))
+        return kcoll_across_decline(c, mode, why);
+    /* the model's size: the vector, one block (Reduce_scatter_block), the
+     * mean block (Reduce_scatter), the message (Bcast) */
+    size_t bytes = c->coll != KCOLL_COLL_BARRIER ? (size_t)c->recv.count * c->recv.size : 0;
+    if (c->coll == KCOLL_COLL_REDUCE_SCATTER) {
+        int64_t total = 0;
+        for (int q = 0; c->recv.counts && q < h->p; q++)
+            total += kcoll_side_ventry(c->recv.counts, c->recv.wide, q);
+        bytes = total > 0 ? (size_t)total / (size_t)h->p * c->recv.size : 0;
+    }
     x.layout = (int)kcoll_hier_layout(h, c->coll, bytes, kcoll_nodes_runs(c->coll, h->nsize, h->nn));
     if (x.layout == KCOLL_NODES_HOST) {
         kcoll_across_host(c, mode);
@@ -221,24 +265,22 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     }
     x.cl = (kcoll_cluster_t){.nodes = h->nn, .node = h->me, .pn = h->pn, .me = h->lr,
                              .peer_of = h->xpeer, .lanes = h->maxpn, .ordered = h->blocked,
-                             .rank_of = h->xrank_of};
-    /* what the layouts cannot run, alike on every rank: a user operation
-     * on nodes whose ranks are not consecutive (src/cluster/ takes every
-     * user operation as non-commutative) stays with the composed requests
-     * (a commutative one composes there, in any order; the others go to
-     * the host whole); a node with too many lanes per rank takes the
-     * leaders instead */
-    if (c->op && c->op->kind == KCOLL_OP_USER && !h->blocked)
-        return KCOLL_CALL_HIER;
+                             .rank_of = h->xrank_of, .segment = kcoll_across_segment()};
+    /* what the layouts cannot run, alike on every rank: a non-commutative
+     * user operation on nodes whose ranks are not consecutive (the layouts
+     * combine per node, then over the nodes: not MPI's rank order there)
+     * goes to the host whole; a node with too many lanes per rank takes
+     * the leaders instead */
+    if (c->op && c->op->kind == KCOLL_OP_USER && !c->op->commute && !h->blocked)
+        return kcoll_across_decline(c, mode, why);
     if (x.layout == KCOLL_NODES_LANES && !kcoll_across_lanes_fit(h))
         x.layout = KCOLL_NODES_LEADERS;
-    /* Reduce_scatter_block runs only its lanes here; its leaders are the
-     * composed requests' (which choose between them and the host again,
-     * without lanes) */
-    if (c->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK && x.layout != KCOLL_NODES_LANES)
-        return KCOLL_CALL_HIER;
+    /* a layout src/cluster/ has no builder for: the host */
+    if (!kcoll_cluster_find(c->coll, x.layout == KCOLL_NODES_LANES))
+        return kcoll_across_decline(c, mode, why);
     x.root_node = x.root_local = 0;
-    if (c->coll == KCOLL_COLL_REDUCE && c->root >= 0 && c->root < h->p) {
+    if ((c->coll == KCOLL_COLL_REDUCE || c->coll == KCOLL_COLL_BCAST) && c->root >= 0 &&
+        c->root < h->p) {
         x.root_node = h->node_of[c->root];
         x.root_local = h->lrank_of[c->root];
     }
@@ -253,7 +295,9 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     kcoll_xrun_t d = {.h = h, .dt = dt, .op = op, .q = MPI_REQUEST_NULL,
                       .held = mode != KCOLL_MODE_BLOCKING, .blocking = mode == KCOLL_MODE_BLOCKING};
     MPI_Aint extent;
-    PMPI_Type_get_true_extent(dt, &d.tlb, &extent);
+    d.tlb = 0;
+    if (dt != MPI_DATATYPE_NULL)
+        PMPI_Type_get_true_extent(dt, &d.tlb, &extent);
     x.xhost = &kcoll_xrun;
     x.drop = kcoll_xrun_drop;
     memcpy(x.data, &d, sizeof d);
@@ -261,10 +305,10 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         kcoll_call_prepare_across(c, mode, team, &x, r, why, err, errlen);
     if (res == KCOLL_CALL_KCOLL) { /* given back by kcoll_xrun_drop with the request */
         kcoll_hier_hold(h);
-        if (d.held) {
+        if (d.held && dt != MPI_DATATYPE_NULL)
             kcoll_retain_type(dt);
+        if (d.held && op != MPI_OP_NULL)
             kcoll_retain_op(op);
-        }
     }
     return res;
 }

@@ -1,6 +1,5 @@
 /* MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init: no buffers
- * (call/fam_allcoll.c decides). */
-#include "pmpi/hier.h"
+ * (call/fam_allcoll.c decides; across nodes cluster/barrier_leaders.c). */
 #include "pmpi/pmpi.h"
 
 KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
@@ -12,14 +11,8 @@ KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_barrier(&c, KCOLL_MODE_BLOCKING, comm), &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_BARRIER, key, MPI_BYTE, MPI_BYTE, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Barrier(comm));
 }
@@ -29,14 +22,8 @@ KCOLL_PUBLIC int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_barrier(&c, KCOLL_MODE_NONBLOCKING, comm), comm,
-                                   request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Ibarrier(comm, request);
 }
 
@@ -47,8 +34,7 @@ KCOLL_PUBLIC int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req
     int rc = PMPI_Barrier_init(comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_barrier(&c, KCOLL_MODE_PERSISTENT, comm), *request, comm);
+        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
     }
     return rc;
 }

@@ -1,7 +1,6 @@
 /* MPI_Bcast, MPI_Ibcast, MPI_Bcast_init and their large-count (_c) forms:
  * the buffer is the receive side on every rank (call/fam_bcast.c
- * decides). */
-#include "pmpi/hier.h"
+ * decides; across nodes cluster/bcast_leaders.c). */
 #include "pmpi/pmpi.h"
 
 void kcoll_pmpi_bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Datatype datatype,
@@ -20,16 +19,8 @@ KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(
-                kcoll_hier_bcast(&c, KCOLL_MODE_BLOCKING, comm, buffer, count, datatype, root),
-                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_BCAST, key, datatype, datatype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Bcast(buffer, count, datatype, root, comm));
 }
@@ -40,15 +31,8 @@ KCOLL_PUBLIC int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int 
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(
-                kcoll_hier_bcast(&c, KCOLL_MODE_NONBLOCKING, comm, buffer, count, datatype, root),
-                comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
 
@@ -60,10 +44,7 @@ KCOLL_PUBLIC int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, 
     int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(
-                kcoll_hier_bcast(&c, KCOLL_MODE_PERSISTENT, comm, buffer, count, datatype, root),
-                *request, comm);
+        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
     }
     return rc;
 }

@@ -248,23 +248,6 @@ void kcoll_hier_destroy(kcoll_hier_t *h)
     free(h);
 }
 
-void *kcoll_hier_tmp(kcoll_hreq_t *q, int count, MPI_Datatype dt)
-{
-    MPI_Aint lb, extent, tlb, textent;
-    PMPI_Type_get_extent(dt, &lb, &extent);
-    PMPI_Type_get_true_extent(dt, &tlb, &textent);
-    size_t bytes = count > 0 ? (size_t)(count - 1) * (size_t)extent + (size_t)textent : 0;
-    char *mem = kcoll_hreq_mem(q, bytes);
-    return mem ? mem - tlb : NULL;
-}
-
-int kcoll_hier_copy(kcoll_hreq_t *q, const kcoll_hop_t *o)
-{
-    (void)q;
-    return PMPI_Sendrecv(o->sbuf, o->count, o->dt, 0, KCOLL_HIER_TAG, o->rbuf, o->count, o->dt,
-                         0, KCOLL_HIER_TAG, MPI_COMM_SELF, MPI_STATUS_IGNORE);
-}
-
 int kcoll_hier_memcpy(kcoll_hreq_t *q, const kcoll_hop_t *o)
 {
     (void)q;
@@ -371,29 +354,4 @@ int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t
         return 0;
     kcoll_hreq_host(q, KCOLL_R_MULTINODE); /* the leaders' counts are ints */
     return -1;
-}
-
-kcoll_hreq_t *kcoll_hier_barrier(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm)
-{
-    kcoll_hier_t *h = kcoll_comm_hier(comm);
-    kcoll_hreq_t *q = kcoll_hreq_new(h, c, mode, comm);
-    const kcoll_hop_t node = {.kind = KCOLL_HOP_BARRIER, .where = KCOLL_HOP_NODE};
-    const kcoll_hop_t net = {.kind = KCOLL_HOP_BARRIER, .where = KCOLL_HOP_NET};
-    int last = -1;
-    if (!q)
-        return NULL;
-    kcoll_reason_t why = kcoll_hier_pick(h, KCOLL_COLL_BARRIER, 0);
-    if (why) {
-        kcoll_hreq_host(q, why);
-        return q;
-    }
-    if (h->pn == 1)
-        kcoll_hreq_alone(q);
-    if (h->pn > 1)
-        last = kcoll_hreq_add(q, node, last, -1);
-    if (h->lr == 0)
-        last = kcoll_hreq_add(q, net, last, -1);
-    if (h->pn > 1)
-        kcoll_hreq_add(q, node, last, -1);
-    return q;
 }

@@ -120,10 +120,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
  * kcoll, or on the leaders' through the host MPI), a message on the node
  * communicator, or a local step. */
 typedef enum {
-    KCOLL_HOP_BARRIER,    /* -                                            */
     KCOLL_HOP_BCAST,      /* rbuf, count, dt, root                        */
-    KCOLL_HOP_REDUCE,     /* sbuf, rbuf, count, dt, op, root               */
-    KCOLL_HOP_ALLREDUCE,  /* sbuf, rbuf, count, dt, op                     */
     KCOLL_HOP_GATHER,     /* sbuf, count, dt -> rbuf, rcount, rdt, root    */
     KCOLL_HOP_GATHERV,    /* sbuf, count, dt -> rbuf, counts, displs, rdt, root */
     KCOLL_HOP_ALLGATHER,  /* sbuf, count, dt -> rbuf, rcount, rdt          */
@@ -150,7 +147,6 @@ typedef struct kcoll_hop {
     MPI_Datatype dt, rdt;
     const int *counts, *displs;
     int root, peer;
-    MPI_Op op;
     int (*fn)(kcoll_hreq_t *q, const struct kcoll_hop *o); /* a local step: MPI result */
     void *arg;                                             /* ... with more to read */
     /* running (hier_req.c) */
@@ -221,12 +217,7 @@ int kcoll_hier_progress(void);
  * call's number, so that messages of calls outstanding together never
  * match each other's. */
 #define KCOLL_HIER_TAG 7411
-/* Scratch of q for count elements of dt: the address to hand to MPI (the
- * datatype's true lower bound taken off). NULL when out of memory. */
-void *kcoll_hier_tmp(kcoll_hreq_t *q, int count, MPI_Datatype dt);
-/* Local steps: copy o->count elements of o->dt from o->sbuf to o->rbuf;
- * copy o->rcount bytes from o->sbuf to o->rbuf. */
-int kcoll_hier_copy(kcoll_hreq_t *q, const kcoll_hop_t *o);
+/* A local step: copy o->rcount bytes from o->sbuf to o->rbuf. */
 int kcoll_hier_memcpy(kcoll_hreq_t *q, const kcoll_hop_t *o);
 /* Do elements of dt follow each other without gaps? Their bytes start at
  * *at (buf plus the datatype's true lower bound). */
@@ -273,18 +264,8 @@ static inline int kcoll_hier_runs_alike(const kcoll_hier_blocks_t *k, int nn)
  * returns this rank's composed request (kcoll_hier_blocking,
  * kcoll_hier_nonblocking and kcoll_hier_persistent run it), NULL when out
  * of memory. */
-kcoll_hreq_t *kcoll_hier_barrier(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm);
-kcoll_hreq_t *kcoll_hier_bcast(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
-                               void *buf, int count, MPI_Datatype dt, int root);
 /* Reduce (root >= 0) and Allreduce (root -1). */
-kcoll_hreq_t *kcoll_hier_reduce(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
-                                const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-                                MPI_Op op, int root);
 /* Reduce_scatter (rcounts) and Reduce_scatter_block (rcounts NULL: rcount each). */
-kcoll_hreq_t *kcoll_hier_reduce_scatter(const kcoll_call_t *c, kcoll_mode_t mode,
-                                        MPI_Comm comm, const void *sbuf, void *rbuf,
-                                        const int *rcounts, int rcount, MPI_Datatype dt,
-                                        MPI_Op op);
 /* Gather (root >= 0), Allgather (root -1) and Allgatherv (root -1,
  * rcounts and rdispls; NULL otherwise). */
 kcoll_hreq_t *kcoll_hier_gather(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,

@@ -128,14 +128,13 @@ int kcoll_hreq_next(const kcoll_hreq_t *q)
     return q->nops;
 }
 
-/* Retain (or release) the datatypes and operation an operation hands to
- * the host MPI or a local step (mpi/retain.c). */
+/* Retain (or release) the datatypes an operation hands to the host MPI or
+ * a local step (mpi/retain.c). */
 static void kcoll_hop_retain(const kcoll_hop_t *o, int retain)
 {
     void (*type)(MPI_Datatype) = retain ? kcoll_retain_type : kcoll_release_type;
     type(o->dt);
     type(o->rdt);
-    (retain ? kcoll_retain_op : kcoll_release_op)(o->op);
 }
 
 int kcoll_hreq_add(kcoll_hreq_t *q, kcoll_hop_t op, int dep0, int dep1)
@@ -306,18 +305,8 @@ static int kcoll_hop_host(kcoll_hop_t *o, MPI_Comm comm, int blocking)
     int rc;
     o->state = blocking ? KCOLL_HOP_DONE : KCOLL_HOP_HOST;
     switch (o->kind) {
-    case KCOLL_HOP_BARRIER:
-        rc = blocking ? PMPI_Barrier(comm) : PMPI_Ibarrier(comm, rq);
-        break;
     case KCOLL_HOP_BCAST:
         rc = KCOLL_HOP_CALL(Bcast, Ibcast, o->rbuf, o->count, o->dt, o->root, comm);
-        break;
-    case KCOLL_HOP_REDUCE:
-        rc = KCOLL_HOP_CALL(Reduce, Ireduce, o->sbuf, o->rbuf, o->count, o->dt, o->op, o->root,
-                            comm);
-        break;
-    case KCOLL_HOP_ALLREDUCE:
-        rc = KCOLL_HOP_CALL(Allreduce, Iallreduce, o->sbuf, o->rbuf, o->count, o->dt, o->op, comm);
         break;
     case KCOLL_HOP_GATHER:
         rc = KCOLL_HOP_CALL(Gather, Igather, o->sbuf, o->count, o->dt, o->rbuf, o->rcount, o->rdt,
@@ -369,20 +358,10 @@ static int kcoll_hop_node(kcoll_hreq_t *q, kcoll_hop_t *o)
 {
     const MPI_Comm node = q->h->node;
     kcoll_call_t c;
-    kcoll_op_t kop;
     int rc = MPI_SUCCESS;
     switch (o->kind) {
-    case KCOLL_HOP_BARRIER: kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, node); break;
     case KCOLL_HOP_BCAST:
         kcoll_pmpi_bcast_call(&c, o->rbuf, o->count, o->dt, o->root, node);
-        break;
-    case KCOLL_HOP_REDUCE:
-    case KCOLL_HOP_ALLREDUCE:
-        kcoll_pmpi_reduce_call(&c, &kop,
-                               o->kind == KCOLL_HOP_REDUCE ? KCOLL_COLL_REDUCE
-                                                           : KCOLL_COLL_ALLREDUCE,
-                               o->sbuf, o->rbuf, o->count, NULL, 0, o->dt, o->op,
-                               o->kind == KCOLL_HOP_REDUCE ? o->root : 0, node);
         break;
     case KCOLL_HOP_GATHER:
     case KCOLL_HOP_GATHERV:

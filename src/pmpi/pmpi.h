@@ -46,8 +46,29 @@
  * PMPI_Init it did not see); 0 before MPI_Init and after MPI_Finalize. */
 int kcoll_ready(void);
 
+/* The MPI handles a call keeps in its description (kcoll_call_t.handles):
+ * the datatype and operation a reduction across nodes hands to the host's
+ * collectives between the nodes (MPI_DATATYPE_NULL, MPI_OP_NULL: none). */
+typedef struct {
+    MPI_Datatype dt;
+    MPI_Op op;
+} kcoll_pmpi_handles_t;
+_Static_assert(sizeof(kcoll_pmpi_handles_t) <= sizeof(((kcoll_call_t *)0)->handles),
+               "a call's MPI handles fit its description");
+static inline void kcoll_pmpi_set_handles(kcoll_call_t *c, MPI_Datatype dt, MPI_Op op)
+{
+    const kcoll_pmpi_handles_t h = {dt, op};
+    memcpy(c->handles, &h, sizeof h);
+}
+static inline kcoll_pmpi_handles_t kcoll_pmpi_handles(const kcoll_call_t *c)
+{
+    kcoll_pmpi_handles_t h;
+    memcpy(&h, c->handles, sizeof h);
+    return h;
+}
+
 /* Start a description: collective, root, and the communicator's size and
- * rank (0, 0 if comm is not a usable intra-communicator). */
+ * rank (0, 0 if comm is not a usable intra-communicator); no MPI handles. */
 void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm);
 /* One buffer side from MPI arguments (count, or counts and displs for a v
  * side: int arrays, or with wide the MPI_Count and MPI_Aint arrays of the
@@ -69,7 +90,9 @@ void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
 /* Run a blocking call through kcoll if it takes it: KCOLL_PMPI_DONE with
  * the MPI result in *rc, KCOLL_PMPI_HOST when the host MPI must do it, or
  * (collectives kcoll_call_hier_has names, on a communicator that spans
- * nodes) KCOLL_PMPI_HIER: the caller runs its composed form (pmpi/hier.h). */
+ * nodes) KCOLL_PMPI_HIER: the caller runs its composed form (pmpi/hier.h).
+ * Across nodes a call runs as one schedule where it can (pmpi/across.c,
+ * with the description's MPI handles), before the composed form is asked. */
 #define KCOLL_PMPI_HOST 0
 #define KCOLL_PMPI_DONE 1
 #define KCOLL_PMPI_HIER 2
@@ -79,10 +102,10 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc);
  * KCOLL_PMPI_HIER as above. */
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
 /* A persistent request the host made (request): decide once whether kcoll
- * runs its starts (KCOLL_PMPI_DONE, or KCOLL_PMPI_HOST: recorded), or
- * KCOLL_PMPI_HIER: nothing recorded, *comm replaced by the request's own
- * duplicate of it, on which the caller composes the request and hands
- * both to kcoll_hier_persistent. */
+ * runs its starts (KCOLL_PMPI_DONE, or KCOLL_PMPI_HOST: recorded; across
+ * nodes as one schedule where it can), or KCOLL_PMPI_HIER: nothing
+ * recorded, *comm replaced by the request's own duplicate of it, on which
+ * the caller composes the request and hands both to kcoll_hier_persistent. */
 int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm *comm, MPI_Request request);
 /* The same for the large-count (_c) forms: KCOLL_PMPI_DONE or
  * KCOLL_PMPI_HOST; a communicator that spans nodes hands them to the host
@@ -116,20 +139,6 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
                              int64_t sendcount, const void *sendcounts, const void *displs,
                              int wide, MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
                              MPI_Datatype recvtype, int root, MPI_Comm comm);
-/* A call on a communicator that spans nodes, run as one schedule where
- * it is one of those (pmpi/across.c; dt and op: a reduction's datatype and
- * operation): blocking (request NULL) it runs to completion, non-blocking
- * it starts with *request set; KCOLL_PMPI_DONE with the MPI result in
- * *rc, KCOLL_PMPI_HOST (counted: the host MPI does it whole), or
- * KCOLL_PMPI_HIER: the composed requests of pmpi/hier.h run it. */
-int kcoll_pmpi_across(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
-                      MPI_Datatype dt, MPI_Op op, MPI_Request *request, int *rc);
-/* The same for a persistent request the host made, on its private
- * duplicate own of the communicator (kcoll_pmpi_persistent's
- * KCOLL_PMPI_HIER): KCOLL_PMPI_DONE (recorded; own is the plan's or
- * freed), or KCOLL_PMPI_HIER (nothing done: own is still the caller's). */
-int kcoll_pmpi_across_persistent(const kcoll_call_t *c, MPI_Comm own, MPI_Datatype dt,
-                                 MPI_Op op, MPI_Request request);
 /* Complete a host MPI request q started in place of a blocking
  * point-to-point call (rc: the result of starting it), advancing kcoll's
  * requests meanwhile (pmpi/blocking.c). */

@@ -5,7 +5,6 @@
  * the send buffer; the operation is mapped to kcoll's (mpi/op.c), or to
  * none, and MPI_OP_NULL makes the arguments invalid (the host reports it).
  * MPI_IN_PLACE: every rank's contribution is in its receive buffer. */
-#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 void kcoll_pmpi_reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, const void *sendbuf,
@@ -17,6 +16,7 @@ void kcoll_pmpi_reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, 
     kcoll_pmpi_side(&c->recv, recvbuf, count, recvcounts, NULL, wide, datatype, NULL);
     if (!c->in_place) /* the send buffer, from the datatype's first byte as well */
         kcoll_pmpi_side(&c->send, sendbuf, count, NULL, NULL, 0, datatype, &c->recv);
+    kcoll_pmpi_set_handles(c, datatype, mop);
     if (mop == MPI_OP_NULL)
         c->recv.type &= ~KCOLL_TYPE_VALID;
     else if ((c->recv.type & KCOLL_TYPE_VALID) && kcoll_pmpi_op(mop, datatype, &c->recv, op))
@@ -32,25 +32,11 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc, took;
+    int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype,
                            op, root, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_BLOCKING, comm, datatype, op, NULL, &rc)) !=
-            KCOLL_PMPI_HIER) {
-            if (took == KCOLL_PMPI_DONE)
-                return rc;
-            break;
-        }
-        if (kcoll_hier_blocking(kcoll_hier_reduce(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, recvbuf,
-                                                  count, datatype, op, root),
-                                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_REDUCE, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
@@ -64,25 +50,11 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc, took;
+    int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
                            datatype, op, 0, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_BLOCKING, comm, datatype, op, NULL, &rc)) !=
-            KCOLL_PMPI_HIER) {
-            if (took == KCOLL_PMPI_DONE)
-                return rc;
-            break;
-        }
-        if (kcoll_hier_blocking(kcoll_hier_reduce(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, recvbuf,
-                                                  count, datatype, op, -1),
-                                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_ALLREDUCE, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
 }
@@ -96,25 +68,11 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc, took;
+    int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
                            NULL, 0, datatype, op, 0, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_BLOCKING, comm, datatype, op, NULL, &rc)) !=
-            KCOLL_PMPI_HIER) {
-            if (took == KCOLL_PMPI_DONE)
-                return rc;
-            break;
-        }
-        if (kcoll_hier_blocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf,
-                                                          recvbuf, NULL, recvcount, datatype, op),
-                                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_REDUCE_SCATTER_BLOCK, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm));
 }
@@ -131,16 +89,8 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0,
                            datatype, op, 0, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf,
-                                                          recvbuf, recvcounts, 0, datatype, op),
-                                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_REDUCE_SCATTER, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm));
 }
@@ -150,24 +100,11 @@ KCOLL_PUBLIC int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc, took;
+    int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0, datatype,
                            op, root, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_NONBLOCKING, comm, datatype, op, request,
-                                      &rc)) != KCOLL_PMPI_HIER) {
-            if (took == KCOLL_PMPI_DONE)
-                return rc;
-            break;
-        }
-        if (kcoll_hier_nonblocking(kcoll_hier_reduce(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
-                                                     recvbuf, count, datatype, op, root),
-                                   comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
@@ -177,24 +114,11 @@ KCOLL_PUBLIC int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc, took;
+    int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
                            datatype, op, 0, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_NONBLOCKING, comm, datatype, op, request,
-                                      &rc)) != KCOLL_PMPI_HIER) {
-            if (took == KCOLL_PMPI_DONE)
-                return rc;
-            break;
-        }
-        if (kcoll_hier_nonblocking(kcoll_hier_reduce(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
-                                                     recvbuf, count, datatype, op, -1),
-                                   comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -204,25 +128,11 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, i
 {
     kcoll_call_t c;
     kcoll_op_t kop;
-    int rc, took;
+    int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
                            NULL, 0, datatype, op, 0, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if ((took = kcoll_pmpi_across(&c, KCOLL_MODE_NONBLOCKING, comm, datatype, op, request,
-                                      &rc)) != KCOLL_PMPI_HIER) {
-            if (took == KCOLL_PMPI_DONE)
-                return rc;
-            break;
-        }
-        if (kcoll_hier_nonblocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_NONBLOCKING, comm,
-                                                             sendbuf, recvbuf, NULL, recvcount,
-                                                             datatype, op),
-                                   comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
@@ -235,16 +145,8 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const i
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 0,
                            datatype, op, 0, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_NONBLOCKING, comm,
-                                                             sendbuf, recvbuf, recvcounts, 0,
-                                                             datatype, op),
-                                   comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
@@ -259,11 +161,7 @@ KCOLL_PUBLIC int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0,
                                datatype, op, root, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER &&
-            kcoll_pmpi_across_persistent(&c, comm, datatype, op, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_reduce(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
-                                                    recvbuf, count, datatype, op, root),
-                                  *request, comm);
+        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
     }
     return rc;
 }
@@ -278,11 +176,7 @@ KCOLL_PUBLIC int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int coun
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
                                datatype, op, 0, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER &&
-            kcoll_pmpi_across_persistent(&c, comm, datatype, op, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_reduce(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
-                                                    recvbuf, count, datatype, op, -1),
-                                  *request, comm);
+        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
     }
     return rc;
 }
@@ -298,12 +192,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbu
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
                                recvcount, NULL, 0, datatype, op, 0, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER &&
-            kcoll_pmpi_across_persistent(&c, comm, datatype, op, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_PERSISTENT, comm,
-                                                            sendbuf, recvbuf, NULL, recvcount,
-                                                            datatype, op),
-                                  *request, comm);
+        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
     }
     return rc;
 }
@@ -319,11 +208,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
                                0, datatype, op, 0, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_reduce_scatter(&c, KCOLL_MODE_PERSISTENT, comm,
-                                                            sendbuf, recvbuf, recvcounts, 0,
-                                                            datatype, op),
-                                  *request, comm);
+        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
     }
     return rc;
 }

@@ -18,6 +18,7 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
     c->in_place = 0;
     c->op = NULL;
     c->send = c->recv = (kcoll_side_t){0};
+    kcoll_pmpi_set_handles(c, MPI_DATATYPE_NULL, MPI_OP_NULL);
     if (!kcoll_ready() || kcoll_comm_known(comm, &c->p, &c->rank))
         return;
     if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
@@ -114,8 +115,10 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
 
 /* Hand a call to the call layer: 0 when the host MPI must do it; 1 with
  * *rc when it failed; 2 with *r to run or start; 3 when it runs
- * hierarchically (composed: pmpi/hier.h). */
-static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode,
+ * hierarchically (composed: pmpi/hier.h). A call across nodes that runs
+ * as one schedule (across, pmpi/across.c) is 2 with its request, or 0
+ * when the host does it whole. */
+static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode, int across,
                            kcoll_req_t **r, int *rc)
 {
     kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, comm);
@@ -133,17 +136,27 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
         *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err);
         return 1;
     case KCOLL_CALL_HIER:
-        return 3;
-    case KCOLL_CALL_KCOLL:
         break;
+    case KCOLL_CALL_KCOLL:
+        return 2;
     }
-    return 2;
+    if (!across)
+        return 3;
+    const kcoll_pmpi_handles_t x = kcoll_pmpi_handles(c);
+    switch (kcoll_across_prepare(c, mode, comm, x.dt, x.op, r, &host_why, err, sizeof err)) {
+    case KCOLL_CALL_HOST: return 0;
+    case KCOLL_CALL_FAILED: *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err); return 1;
+    case KCOLL_CALL_KCOLL: return 2;
+    default: return 3;
+    }
 }
 
-int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
+/* A blocking call; across: may run as one schedule across nodes (the
+ * large-count forms may not: their counts pass the host's int ones). */
+static int kcoll_pmpi_blocking_in(const kcoll_call_t *c, MPI_Comm comm, int across, int *rc)
 {
     kcoll_req_t *r;
-    int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_BLOCKING, &r, rc);
+    int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_BLOCKING, across, &r, rc);
     if (took == 3)
         return KCOLL_PMPI_HIER;
     if (took != 2)
@@ -154,6 +167,11 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
     *rc = st == KCOLL_OK ? MPI_SUCCESS : kcoll_fail(comm, c->coll, st, kcoll_req_error(r));
     kcoll_req_release(r);
     return KCOLL_PMPI_DONE;
+}
+
+int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
+{
+    return kcoll_pmpi_blocking_in(c, comm, 1, rc);
 }
 
 /* A large-count call on a communicator that spans nodes: the host MPI
@@ -168,13 +186,14 @@ static int kcoll_pmpi_not_composed(const kcoll_call_t *c, kcoll_mode_t mode, int
 
 int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc)
 {
-    return kcoll_pmpi_not_composed(c, KCOLL_MODE_BLOCKING, kcoll_pmpi_blocking(c, comm, rc));
+    return kcoll_pmpi_not_composed(c, KCOLL_MODE_BLOCKING, kcoll_pmpi_blocking_in(c, comm, 0, rc));
 }
 
-int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
+static int kcoll_pmpi_nonblocking_in(const kcoll_call_t *c, MPI_Comm comm, int across,
+                                     MPI_Request *request, int *rc)
 {
     kcoll_req_t *r;
-    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, &r, rc)) {
+    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, across, &r, rc)) {
     case 1: return KCOLL_PMPI_DONE;
     case 2: *rc = kcoll_greq_start(r, comm, request); return KCOLL_PMPI_DONE;
     case 3: return KCOLL_PMPI_HIER;
@@ -182,10 +201,15 @@ int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *re
     }
 }
 
+int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
+{
+    return kcoll_pmpi_nonblocking_in(c, comm, 1, request, rc);
+}
+
 int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
 {
     return kcoll_pmpi_not_composed(c, KCOLL_MODE_NONBLOCKING,
-                                   kcoll_pmpi_nonblocking(c, comm, request, rc));
+                                   kcoll_pmpi_nonblocking_in(c, comm, 0, request, rc));
 }
 
 int kcoll_pmpi_istart(const kcoll_call_t *c, MPI_Comm comm,
@@ -193,7 +217,7 @@ int kcoll_pmpi_istart(const kcoll_call_t *c, MPI_Comm comm,
 {
     kcoll_req_t *r;
     *rc = MPI_SUCCESS;
-    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, &r, rc)) {
+    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, 0, &r, rc)) {
     case 1: return KCOLL_PMPI_DONE;
     case 2:
         kcoll_req_detach(r);
@@ -265,8 +289,21 @@ static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm *comm, MPI_R
         }
         if (own != MPI_COMM_NULL && res == KCOLL_CALL_HIER) {
             if (kcoll_comm_hier(own)) {
-                *comm = own; /* the caller composes the request there and hands it on */
-                return KCOLL_PMPI_HIER;
+                /* as one schedule across nodes (a failure to set it up is
+                 * reported here and the host runs the starts), or else
+                 * the caller composes the request there and hands it on */
+                const kcoll_pmpi_handles_t x = kcoll_pmpi_handles(c);
+                host_why = KCOLL_R_MULTINODE;
+                switch (kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, x.dt, x.op, &r,
+                                             &host_why, err, sizeof err)) {
+                case KCOLL_CALL_HIER:
+                    *comm = own;
+                    return KCOLL_PMPI_HIER;
+                case KCOLL_CALL_KCOLL: break;
+                case KCOLL_CALL_FAILED:
+                    kcoll_error("%s_init: %s", kcoll_coll_name(c->coll), err); /* fall through */
+                default: r = NULL;
+                }
             }
         } else if (own != MPI_COMM_NULL) {
             team = kcoll_comm_team(own, 1, &why);
@@ -287,46 +324,6 @@ int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm *comm, MPI_Request req
 void kcoll_pmpi_persistent_flat(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
 {
     kcoll_pmpi_persistent_in(c, &comm, request, 0);
-}
-
-int kcoll_pmpi_across(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
-                      MPI_Datatype dt, MPI_Op op, MPI_Request *request, int *rc)
-{
-    kcoll_req_t *r;
-    kcoll_reason_t why;
-    char err[256];
-    switch (kcoll_across_prepare(c, mode, comm, dt, op, &r, &why, err, sizeof err)) {
-    case KCOLL_CALL_HIER: return KCOLL_PMPI_HIER;
-    case KCOLL_CALL_HOST: return KCOLL_PMPI_HOST;
-    case KCOLL_CALL_FAILED: *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err); return KCOLL_PMPI_DONE;
-    case KCOLL_CALL_KCOLL: break;
-    }
-    if (mode == KCOLL_MODE_NONBLOCKING) {
-        *rc = kcoll_greq_start(r, comm, request);
-        return KCOLL_PMPI_DONE;
-    }
-    kcoll_req_start(r, NULL, NULL);
-    kcoll_status_t st = kcoll_req_wait(r);
-    *rc = st == KCOLL_OK ? MPI_SUCCESS : kcoll_fail(comm, c->coll, st, kcoll_req_error(r));
-    kcoll_req_release(r);
-    return KCOLL_PMPI_DONE;
-}
-
-int kcoll_pmpi_across_persistent(const kcoll_call_t *c, MPI_Comm own, MPI_Datatype dt,
-                                 MPI_Op op, MPI_Request request)
-{
-    kcoll_req_t *r = NULL;
-    kcoll_reason_t why = KCOLL_R_MULTINODE;
-    char err[256];
-    switch (kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, dt, op, &r, &why, err,
-                                 sizeof err)) {
-    case KCOLL_CALL_HIER: return KCOLL_PMPI_HIER;
-    case KCOLL_CALL_KCOLL: break;
-    case KCOLL_CALL_FAILED: kcoll_error("%s_init: %s", kcoll_coll_name(c->coll), err); /* fall through */
-    default: r = NULL;
-    }
-    kcoll_plan_add(request, r, c, why, &own); /* the plan keeps own with r, or frees it */
-    return KCOLL_PMPI_DONE;
 }
 
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)

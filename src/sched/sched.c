@@ -281,7 +281,8 @@ const char *kcoll_buf_name(int buf)
 const char *kcoll_xcoll_name(int coll)
 {
     static const char *const names[KCOLL_NXC] = {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER",
-                                                 "REDUCE_SCATTER_BLOCK", "GATHER", "SCATTER"};
+                                                 "REDUCE_SCATTER_BLOCK", "GATHER", "SCATTER",
+                                                 "BARRIER"};
     return (unsigned)coll < KCOLL_NXC ? names[coll] : "?";
 }
 

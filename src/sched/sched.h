@@ -135,6 +135,7 @@ typedef enum {
     KCOLL_XC_REDUCE_SCATTER_BLOCK,
     KCOLL_XC_GATHER,
     KCOLL_XC_SCATTER,
+    KCOLL_XC_BARRIER,
     KCOLL_NXC
 } kcoll_xcoll_kind_t;
 
@@ -149,7 +150,7 @@ typedef enum {
  *    the nodes' leaders, lane l of every node); its members have ranks
  *    0..n-1 in it;
  *  - root: REDUCE, BCAST, GATHER, SCATTER: the root's rank in the group,
- *    else 0;
+ *    else 0; BARRIER has no buffers (len 0, esize 1);
  *  - sbuf[soff..) is what this rank contributes, rbuf[roff..) where its
  *    result goes; sbuf == rbuf with soff == roff is in place
  *    (MPI_IN_PLACE): for ALLGATHER and GATHER the own block already lies

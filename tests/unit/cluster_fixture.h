@@ -18,6 +18,19 @@
 
 static const kcoll_op_t isum = {.kind = KCOLL_OP_SUM, .type = KCOLL_T_INT32, .esize = 4};
 
+/* the same sum as a user function made commutative (MPI_Op_create with
+ * commute = 1): the layouts may combine it in any order, on any placement */
+static inline void add_u32(const void *in_, void *inout_, size_t n, const kcoll_op_t *op)
+{
+    const uint32_t *in = in_;
+    uint32_t *io = inout_;
+    (void)op;
+    for (size_t i = 0; i < n; i++)
+        io[i] += in[i];
+}
+static const kcoll_op_t usum = {.kind = KCOLL_OP_USER, .type = KCOLL_T_OPAQUE, .esize = 4,
+                                .user = add_u32, .commute = 1};
+
 /* rank r's element i, esize bytes */
 static inline void input(const kcoll_op_t *op, int r, size_t i, uint8_t *dst)
 {
@@ -90,16 +103,10 @@ static inline int first_of_node(int p, const int *node_of, int k, int nth)
 
 /* -- the layouts and one simulated call -- */
 
-typedef kcoll_status_t (*cluster_build_fn)(const kcoll_args_t *, const kcoll_cluster_t *, int, int,
-                                    kcoll_sched_t *);
-typedef size_t (*cluster_tmp_fn)(const kcoll_args_t *, const kcoll_cluster_t *, int, int);
-
-typedef struct {
-    const char *name;
-    kcoll_coll_t coll; /* KCOLL_COLL_BCAST, _REDUCE, _ALLREDUCE or _REDUCE_SCATTER_BLOCK */
-    cluster_build_fn build;
-    cluster_tmp_fn tmp; /* NULL: no scratch */
-} layout_t;
+/* A layout under test: src/cluster/registry.c's entries, or a builder the
+ * registry does not run yet (coll: BCAST, REDUCE, ALLREDUCE or
+ * REDUCE_SCATTER_BLOCK for cluster_run). */
+typedef kcoll_cluster_algo_t layout_t;
 
 
 typedef void (*mutant_fn)(kcoll_sim_t *sim, int p, const int *node_of);
@@ -127,10 +134,19 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
                                const kcoll_op_t *op, int in_place, int chunk, unsigned seed,
                                mutant_fn mutant, char *why, size_t whylen)
 {
-    const int bc = ly->coll == KCOLL_COLL_BCAST, rsb = ly->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK;
+    const int bc = ly->coll == KCOLL_COLL_BCAST, rs = ly->coll == KCOLL_COLL_REDUCE_SCATTER;
+    const int rsb = ly->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK || rs;
     const int all = ly->coll == KCOLL_COLL_ALLREDUCE || rsb;
-    const size_t es = bc ? 1 : op->esize, n = count * es;
-    const size_t vn = rsb ? n * (size_t)p : n, vcount = rsb ? count * (size_t)p : count;
+    const size_t es = bc ? 1 : op->esize;
+    /* Reduce_scatter: rank q's block has counts[q] elements, 0 to count
+     * (zeros among them), first[q] the elements before it */
+    size_t *counts = calloc((size_t)p, sizeof *counts), *first = calloc((size_t)p + 1, sizeof *first);
+    for (int q = 0; q < p; q++) {
+        counts[q] = !rs ? count : count ? ((size_t)q * 7 + 3) % (count + 1) : 0;
+        first[q + 1] = first[q] + (rsb ? counts[q] : 0);
+    }
+    const size_t n = count * es; /* a block (a Reduce_scatter's most), or the vector */
+    const size_t vn = rsb ? first[p] * es : n, vcount = rsb ? first[p] : count;
     kcoll_sim_t *sim = kcoll_sim_new(p);
     rank_bufs_t *b = calloc((size_t)p, sizeof *b);
     int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
@@ -151,12 +167,14 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
     for (int r = 0; r < p; r++) {
         kcoll_cluster_make(&cl, peer_of, p, node_of, r);
         cl.rank_of = rank_of;
+        cl.segment = (size_t)chunk * 16; /* several segments for a Bcast of 1200 bytes */
         const int ip = in_place && (all || r == root) && !bc;
-        kcoll_args_t a = {.coll = ly->coll, .p = p, .rank = r, .root = root, .count = count,
-                          .esize = es, .op = bc ? NULL : op, .in_place = ip};
+        kcoll_args_t a = {.coll = ly->coll, .p = p, .rank = r, .root = root,
+                          .count = rs ? 0 : count, .esize = es, .op = bc ? NULL : op,
+                          .in_place = ip, .counts = rs ? counts : NULL};
         a.prm.chunk = chunk;
         const size_t tl = ly->tmp ? ly->tmp(&a, &cl, rnode, rlocal) : 0;
-        const size_t rn = rsb && !ip ? n : vn; /* in place: the vector in RECV */
+        const size_t rn = rsb && !ip ? counts[r] * es : vn; /* in place: the vector in RECV */
         b[r].recv = malloc(rn + 1);
         b[r].send = bc || ip ? b[r].recv : malloc(vn + 1);
         b[r].tmp = malloc(tl + 1);
@@ -196,9 +214,9 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
     for (int r = 0; r < p && !result; r++) {
         long at;
         if (bc || all || r == root) {
-            for (size_t i = 0; i < count && !result; i++) {
+            for (size_t i = 0; i < (rsb ? counts[r] : count) && !result; i++) {
                 if (!bc)
-                    reference(op, p, rsb ? (size_t)r * count + i : i, want + i * es);
+                    reference(op, p, rsb ? first[r] + i : i, want + i * es);
                 if (memcmp(b[r].recv + i * es, want + i * es, es)) {
                     snprintf(why, whylen, "rank %d element %zu differs from the reference", r, i);
                     result = -1;
@@ -209,7 +227,7 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
             break;
         const uint16_t *w = kcoll_sim_writes(sim, r, KCOLL_BUF_RECV);
         const int must = bc ? r != root : all || r == root; /* RECV bytes all written */
-        for (size_t i = 0; must && i < n; i++)
+        for (size_t i = 0; must && i < (rsb ? counts[r] * es : n); i++)
             if (!w[i]) {
                 snprintf(why, whylen, "rank %d RECV byte %zu never written", r, i);
                 result = -1;
@@ -233,6 +251,8 @@ out:
         free(b[r].tmp);
     }
     free(b);
+    free(counts);
+    free(first);
     free(rank_of);
     free(peer_of);
     free(members);

@@ -119,58 +119,12 @@ static int host_kind(int coll, int n, size_t B, int in_place)
 
 /* -- the Allreduce layouts -- */
 
-/* The Allreduce builders take no root: a call's every rank is one. */
-static kcoll_status_t ar_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl,
-                                 kcoll_sched_t *s)
-{
-    (void)rn;
-    (void)rl;
-    return kcoll_cluster_allreduce_leaders(a, cl, s);
-}
-static size_t ar_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl)
-{
-    (void)rn;
-    (void)rl;
-    return kcoll_cluster_allreduce_leaders_tmp(a, cl);
-}
-static kcoll_status_t ar_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl,
-                               kcoll_sched_t *s)
-{
-    (void)rn;
-    (void)rl;
-    return kcoll_cluster_allreduce_lanes(a, cl, s);
-}
-static size_t ar_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl)
-{
-    (void)rn;
-    (void)rl;
-    return kcoll_cluster_allreduce_lanes_tmp(a, cl);
-}
-
-static kcoll_status_t rsb_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl,
-                                kcoll_sched_t *s)
-{
-    (void)rn;
-    (void)rl;
-    return kcoll_cluster_rsb_lanes(a, cl, s);
-}
-static size_t rsb_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rn, int rl)
-{
-    (void)rn;
-    (void)rl;
-    return kcoll_cluster_rsb_lanes_tmp(a, cl);
-}
-
-static const layout_t layouts[] = {
-    {"leaders", KCOLL_COLL_ALLREDUCE, ar_leaders, ar_leaders_tmp},
-    {"lanes", KCOLL_COLL_ALLREDUCE, ar_lanes, ar_lanes_tmp},
-};
+/* The layouts as the request engine finds them (src/cluster/registry.c). */
+#define LEADERS kcoll_cluster_find(KCOLL_COLL_ALLREDUCE, 0)
+#define LANES kcoll_cluster_find(KCOLL_COLL_ALLREDUCE, 1)
 
 /* Reduce_scatter_block in lanes: equal nodes only (uneven ones refused),
  * any placement */
-static const layout_t rsb_layout = {"rsb lanes", KCOLL_COLL_REDUCE_SCATTER_BLOCK, rsb_lanes,
-                                    rsb_lanes_tmp};
-
 static void test_rsb_lanes(void)
 {
     static const size_t counts[] = {0, 1, 5, 300};
@@ -189,7 +143,7 @@ static void test_rsb_lanes(void)
             for (int ip = 0; ip < 2; ip++)
                 for (int o = 0; o < 2; o++) {
                     const kcoll_op_t *op = o ? &affine_op : &isum;
-                    int rc = cluster_run(&rsb_layout, p, node_of, 0, counts[ci], op, ip, 4,
+                    int rc = cluster_run(kcoll_cluster_find(KCOLL_COLL_REDUCE_SCATTER_BLOCK, 1), p, node_of, 0, counts[ci], op, ip, 4,
                                          (unsigned)(ci * 7 + ip), NULL, why, sizeof why);
                     if (!even || (o && !cl.ordered)) {
                         CHECK(rc == 1, "%s rsb lanes: uneven nodes or a non-commutative op "
@@ -206,7 +160,7 @@ static void test_rsb_lanes(void)
     static const int big[8] = {16, 16, 16, 16, 16, 16, 16, 16};
     for (int rr = 0; rr < 2; rr++) {
         const int p = place(big, 8, rr, node_of);
-        int rc = cluster_run(&rsb_layout, p, node_of, 0, 9, &isum, rr, 4, 3, NULL, why,
+        int rc = cluster_run(kcoll_cluster_find(KCOLL_COLL_REDUCE_SCATTER_BLOCK, 1), p, node_of, 0, 9, &isum, rr, 4, 3, NULL, why,
                              sizeof why);
         CHECK(rc == 0, "8 x 16 %s rsb lanes: %s", rr ? "round-robin" : "blocked",
               rc == 1 ? "refused" : why);
@@ -227,8 +181,8 @@ static void test_layouts(void)
         kcoll_cluster_t cl;
         int peer_of[64];
         kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
-        for (size_t li = 0; li < sizeof layouts / sizeof *layouts; li++) {
-            const layout_t *ly = &layouts[li];
+        for (int li = 0; li < 2; li++) {
+            const layout_t *ly = li ? LANES : LEADERS;
             for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
                 if (big && (ci == 1 || ci == 3))
                     continue;
@@ -253,6 +207,112 @@ static void test_layouts(void)
                     }
             }
         }
+    }
+}
+
+/* -- Reduce_scatter(_block), leaders -- */
+
+/* Both forms on every shape, uneven and round robin included, blocks of
+ * 0..count elements for the v form (zeros among them), in place and not:
+ * every rank's RECV holds its block of the rank-order reduction; a
+ * non-commutative user operation runs where the nodes' ranks are
+ * consecutive and is refused elsewhere, a commutative one runs anywhere;
+ * then 8 nodes of 1 to 16 ranks. */
+static void test_rs_leaders(void)
+{
+    static const size_t counts[] = {0, 1, 5, 37};
+    static const kcoll_coll_t colls[] = {KCOLL_COLL_REDUCE_SCATTER_BLOCK,
+                                         KCOLL_COLL_REDUCE_SCATTER};
+    const kcoll_op_t *const ops[] = {&isum, &affine_op, &usum};
+    int node_of[128], peer_of[128];
+    char why[900];
+    for (size_t k = 0; k < 2; k++) {
+        const layout_t *ly = kcoll_cluster_find(colls[k], 0);
+        CHECK(ly != NULL, "%s has a leaders' layout", k ? "Reduce_scatter" : "Reduce_scatter_block");
+        if (!ly)
+            continue;
+        for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+            const shape_t *sh = &shapes[si];
+            const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
+            kcoll_cluster_t cl;
+            kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+            for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
+                for (int ip = 0; ip < 2; ip++)
+                    for (int o = 0; o < 3; o++) {
+                        if (p > 16 && (ci == 1 || o == 2))
+                            continue;
+                        int rc = cluster_run(ly, p, node_of, 0, counts[ci], ops[o], ip, 4,
+                                             (unsigned)(ci * 5 + ip + o), NULL, why, sizeof why);
+                        if (o == 1 && !cl.ordered) {
+                            CHECK(rc == 1, "%s %s: a non-commutative op across non-consecutive "
+                                  "nodes must be refused (got %d)", sh->name, ly->name, rc);
+                            continue;
+                        }
+                        CHECK(rc == 0, "%s %s count %zu in_place %d op %d: %s", sh->name,
+                              ly->name, counts[ci], ip, o, rc == 1 ? "refused" : why);
+                    }
+        }
+    }
+}
+
+/* -- the Barrier -- */
+
+/* The leaders' Barrier on every shape: no deadlock, race or mismatch under
+ * any interleaving drawn; the host Barrier on the leaders' group started
+ * by every node's leader, once, and by nobody else; nothing else crosses
+ * the nodes. Then a leader that leaves out its host Barrier must be
+ * caught (the other leaders wait in theirs). */
+static void test_barrier(void)
+{
+    const kcoll_cluster_algo_t *ly = kcoll_cluster_find(KCOLL_COLL_BARRIER, 0);
+    CHECK(ly && !kcoll_cluster_find(KCOLL_COLL_BARRIER, 1),
+          "the Barrier runs across nodes in the leaders' layout only");
+    if (!ly)
+        return;
+    int node_of[128], peer_of[128], members[128];
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        const shape_t *sh = &shapes[si];
+        const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
+        for (int mutant = 0; mutant < 2; mutant++)
+            for (unsigned seed = 0; seed < 4; seed++) {
+                kcoll_sim_t *sim = kcoll_sim_new(p);
+                kcoll_cluster_t cl;
+                int starts = 0, left_out = -1;
+                kcoll_sim_set_nodes(sim, node_of);
+                kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+                for (int g = 0; g <= cl.lanes; g++)
+                    kcoll_sim_set_group(sim, g, kcoll_cluster_group(p, node_of, g, members),
+                                        members);
+                for (int r = 0; r < p; r++) {
+                    kcoll_cluster_make(&cl, peer_of, p, node_of, r);
+                    kcoll_args_t a = {.coll = KCOLL_COLL_BARRIER, .p = p, .rank = r};
+                    kcoll_sched_t *s = kcoll_sim_sched(sim, r);
+                    CHECK(ly->build(&a, &cl, 0, 0, s) == KCOLL_OK, "%s rank %d: built",
+                          sh->name, r);
+                    for (int i = 0; i < s->nxc; i++) {
+                        const int ok = s->xc[i].coll == KCOLL_XC_BARRIER &&
+                                       s->xc[i].group == KCOLL_CLUSTER_LEADERS && cl.me == 0;
+                        CHECK(ok, "%s rank %d: host collective %d is the leaders' Barrier",
+                              sh->name, r, i);
+                        starts++;
+                    }
+                    if (mutant && cl.node == 1 && cl.me == 0 && left_out < 0) {
+                        s->n = 0; /* the leader of node 1 starts nothing */
+                        left_out = r;
+                    }
+                }
+                CHECK(starts == (sh->nodes > 1 ? sh->nodes : 0),
+                      "%s: %d host Barriers started, one per node's leader", sh->name, starts);
+                const kcoll_status_t rc = kcoll_sim_run(sim, seed);
+                if (!mutant)
+                    CHECK(rc == KCOLL_OK, "%s barrier seed %u: %s", sh->name, seed,
+                          kcoll_sim_error(sim));
+                else if (left_out >= 0)
+                    CHECK(rc != KCOLL_OK && strstr(kcoll_sim_error(sim), "deadlock"),
+                          "%s barrier without node 1's host Barrier must deadlock (seed %u): "
+                          "got %s", sh->name, seed, rc ? kcoll_sim_error(sim) : "ok");
+                kcoll_sim_free(sim);
+            }
     }
 }
 
@@ -326,21 +386,21 @@ static void expect_caught(const layout_t *ly, const shape_t *sh, mutant_fn m, in
 static void test_mutants(void)
 {
     const shape_t two = {"2x2", 2, {2, 2}, 0}, uneven = {"3+2+1", 3, {3, 2, 1}, 0};
-    expect_caught(&layouts[0], &two, mut_cross_read, 0, "a READ across nodes",
+    expect_caught(LEADERS, &two, mut_cross_read, 0, "a READ across nodes",
                   "only host collectives cross nodes");
-    expect_caught(&layouts[1], &uneven, mut_lane_order, 0, "lanes in another order", "deadlock");
-    expect_caught(&layouts[0], &two, mut_shape, 0, "a leader's other host collective",
+    expect_caught(LANES, &uneven, mut_lane_order, 0, "lanes in another order", "deadlock");
+    expect_caught(LEADERS, &two, mut_shape, 0, "a leader's other host collective",
                   "does not match");
-    expect_caught(&layouts[0], &uneven, mut_swap, 0, "two host collectives swapped",
+    expect_caught(LEADERS, &uneven, mut_swap, 0, "two host collectives swapped",
                   "does not match");
-    expect_caught(&layouts[1], &two, mut_not_member, 0, "a host collective on a foreign group",
+    expect_caught(LANES, &two, mut_not_member, 0, "a host collective on a foreign group",
                   "not a member");
     /* in place, where the reduce-scatter exposed RECV (as SEND) long
      * before: without the wait the allgather reads a peer's lane share
      * before the peer has put it there (its reduce-scatter's last copy,
      * then its lane's host Allreduce). Not in place, the first exposure of
      * RECV comes after the lanes and orders the reads by itself. */
-    expect_caught(&layouts[1], &two, mut_no_sync, 1, "an allgather before the lanes are in",
+    expect_caught(LANES, &two, mut_no_sync, 1, "an allgather before the lanes are in",
                   "race");
 }
 
@@ -348,7 +408,7 @@ int main(void)
 {
     static const int kinds[] = {KCOLL_XC_ALLREDUCE, KCOLL_XC_REDUCE, KCOLL_XC_BCAST,
                                 KCOLL_XC_ALLGATHER, KCOLL_XC_REDUCE_SCATTER_BLOCK,
-                                KCOLL_XC_GATHER, KCOLL_XC_SCATTER};
+                                KCOLL_XC_GATHER, KCOLL_XC_SCATTER, KCOLL_XC_BARRIER};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
         for (int n = 1; n <= 5; n += 2)
             for (int ip = 0; ip < 2; ip++)
@@ -356,6 +416,8 @@ int main(void)
                     host_kind(kinds[k], n, 8, ip);
     test_layouts();
     test_rsb_lanes();
+    test_rs_leaders();
+    test_barrier();
     test_mutants();
     return check_report("test_cluster_sim");
 }
