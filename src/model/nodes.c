@@ -4,19 +4,19 @@
  * several layouts, and the model prices each as a candidate:
  *
  *   host     the host MPI alone over all ranks;
- *   leaders  kcoll's composition today (pmpi/hier*.c, docs/hierarchy.md):
- *            on-node phases, which are ordinary kcoll calls on each
- *            node's communicator, and one phase between the nodes, the
- *            host MPI's collective on the leaders' communicator (local
- *            rank 0 of every node), which carries all the traffic between
- *            nodes;
+ *   leaders  on-node phases priced as kcoll's one-node calls on each
+ *            node, and one phase between the nodes, the host MPI's
+ *            collective among the leaders (local rank 0 of every node),
+ *            which carries all the traffic between nodes (src/cluster/
+ *            *_leaders.c, and the composed requests of pmpi/hier_req.c
+ *            for Gather, Scatter and Allgather(v); docs/hierarchy.md);
  *   lanes    every local rank carries a share between nodes: lane i is
  *            local rank i of every node, and the lanes' host collectives
  *            run at once, each on its share (UCC's split_rail, MPICH's
- *            multi-leader; the runtime does not run it yet).
+ *            multi-leader; src/cluster/ *_lanes.c).
  *
  * The pick is the cheapest layout among those the caller may run
- * (kcoll_nodes_pick; the runtime today: host and leaders). For N nodes,
+ * (kcoll_nodes_pick; the runtime: kcoll_nodes_runs). For N nodes,
  * q_k ranks on node k (placed in blocks, p in all, root 0 on node 0), q
  * the fullest node's:
  *
