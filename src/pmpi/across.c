@@ -191,10 +191,10 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
 static void kcoll_xrun_drop(void *data)
 {
     kcoll_xrun_t *d = data;
-    if (d->held && d->dt != MPI_DATATYPE_NULL)
+    if (d->held) { /* a null handle is never held (mpi/retain.c) */
         kcoll_release_type(d->dt);
-    if (d->held && d->op != MPI_OP_NULL)
         kcoll_release_op(d->op);
+    }
     kcoll_hier_release(d->h);
 }
 
@@ -229,9 +229,12 @@ static kcoll_call_result_t kcoll_across_decline(const kcoll_call_t *c, kcoll_mod
 }
 
 kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
-                                         MPI_Datatype dt, MPI_Op op, kcoll_req_t **r,
-                                         kcoll_reason_t *why, char *err, size_t errlen)
+                                         kcoll_req_t **r, kcoll_reason_t *why, char *err,
+                                         size_t errlen)
 {
+    const kcoll_pmpi_handles_t hd = kcoll_pmpi_handles(c);
+    const MPI_Datatype dt = hd.dt;
+    const MPI_Op op = hd.op;
     kcoll_hier_t *h = kcoll_comm_hier(comm);
     kcoll_across_t x;
     kcoll_reason_t team_why;
@@ -305,10 +308,10 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         kcoll_call_prepare_across(c, mode, team, &x, r, why, err, errlen);
     if (res == KCOLL_CALL_KCOLL) { /* given back by kcoll_xrun_drop with the request */
         kcoll_hier_hold(h);
-        if (d.held && dt != MPI_DATATYPE_NULL)
+        if (d.held) {
             kcoll_retain_type(dt);
-        if (d.held && op != MPI_OP_NULL)
             kcoll_retain_op(op);
+        }
     }
     return res;
 }

@@ -106,13 +106,13 @@ void kcoll_hier_hold(kcoll_hier_t *h);
  * src/cluster/ run by the call layer's request engine)? */
 int kcoll_across_has(kcoll_coll_t c);
 /* Prepare call c (mode) on comm, which spans nodes, as one schedule on its
- * hierarchy's node team: KCOLL_CALL_KCOLL (*r to start), KCOLL_CALL_HOST
- * (counted, *why), KCOLL_CALL_FAILED (err), or KCOLL_CALL_HIER: not a call
- * this path runs (the composed requests of pmpi/hier_req.c do). Alike on
- * every rank. */
+ * hierarchy's node team (a reduction's datatype and operation from c's
+ * handles): KCOLL_CALL_KCOLL (*r to start), KCOLL_CALL_HOST (counted,
+ * *why), KCOLL_CALL_FAILED (err), or KCOLL_CALL_HIER: not a call this path
+ * runs (the composed requests of pmpi/hier_req.c do). Alike on every rank. */
 kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
-                                         MPI_Datatype dt, MPI_Op op, kcoll_req_t **r,
-                                         kcoll_reason_t *why, char *err, size_t errlen);
+                                         kcoll_req_t **r, kcoll_reason_t *why, char *err,
+                                         size_t errlen);
 
 /* -- composed requests (pmpi/hier_req.c) -- */
 

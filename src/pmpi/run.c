@@ -142,8 +142,7 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
     }
     if (!across)
         return 3;
-    const kcoll_pmpi_handles_t x = kcoll_pmpi_handles(c);
-    switch (kcoll_across_prepare(c, mode, comm, x.dt, x.op, r, &host_why, err, sizeof err)) {
+    switch (kcoll_across_prepare(c, mode, comm, r, &host_why, err, sizeof err)) {
     case KCOLL_CALL_HOST: return 0;
     case KCOLL_CALL_FAILED: *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err); return 1;
     case KCOLL_CALL_KCOLL: return 2;
@@ -292,10 +291,9 @@ static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm *comm, MPI_R
                 /* as one schedule across nodes (a failure to set it up is
                  * reported here and the host runs the starts), or else
                  * the caller composes the request there and hands it on */
-                const kcoll_pmpi_handles_t x = kcoll_pmpi_handles(c);
                 host_why = KCOLL_R_MULTINODE;
-                switch (kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, x.dt, x.op, &r,
-                                             &host_why, err, sizeof err)) {
+                switch (kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, &r, &host_why, err,
+                                             sizeof err)) {
                 case KCOLL_CALL_HIER:
                     *comm = own;
                     return KCOLL_PMPI_HIER;
