@@ -114,7 +114,7 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
     if (e->phase == KCOLL_ADAPT_OFF)
         return s;
     /* not timed: runs what the pattern runs now */
-    if (r->mode != KCOLL_MODE_BLOCKING || r->sink)
+    if (r->mode != KCOLL_MODE_BLOCKING)
         return kcoll_adapt_apply(r, e, e->cur);
     if (e->phase == KCOLL_ADAPT_SET) {
         kcoll_adapt_memo(&r->team->decisions, key % KCOLL_DECISIONS);

@@ -8,8 +8,8 @@
  *   datatype layout (where not agreed)              else mpi:noncontig_datatype
  *   a reduction kernel for the operation            else mpi:unsupported_op
  *   the communicator's team                         else its reason; a
- *     communicator that spans nodes: the composed call (blocking
- *     collectives of kcoll_call_hier_has: KCOLL_CALL_HIER), else
+ *     communicator that spans nodes: one schedule across nodes
+ *     (collectives of kcoll_call_hier_has: KCOLL_CALL_HIER), else
  *                                                   mpi:multinode
  *   selection: forced algorithm valid, no rule      else mpi:bad_algo,
  *   preferring the host MPI                              below_min_bytes
@@ -119,7 +119,10 @@ static int kcoll_req_arrays(kcoll_req_t *r, int p)
     size_t *counts = realloc(r->counts, (size_t)p * sizeof *counts);
     if (counts)
         r->counts = counts;
-    if (!votes || !lay || !counts)
+    size_t *xdispl = realloc(r->xdispl, (size_t)p * sizeof *xdispl);
+    if (xdispl)
+        r->xdispl = xdispl;
+    if (!votes || !lay || !counts || !xdispl)
         return -1;
     r->cap_p = p;
     return 0;
@@ -199,10 +202,6 @@ static int kcoll_req_own_arrays(kcoll_req_t *r)
     return 0;
 }
 
-/* this thread's sink (initial-exec TLS: no __tls_get_addr in a preloaded
- * library) */
-static __thread __attribute__((tls_model("initial-exec"))) int *kcoll_sink;
-
 /* Count a call not prepared as a request on `path`. */
 static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
 {
@@ -212,7 +211,6 @@ static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
         !(r.counts = calloc((size_t)c->p, sizeof *r.counts)))
         return;
     kcoll_call_describe(&r, c, mode);
-    r.sink = kcoll_sink;
     kcoll_call_stat(&r, path, path == KCOLL_PATH_REASON(KCOLL_R_INVALID) ? 0 : r.stat_bytes);
     free(r.counts);
 }
@@ -275,51 +273,16 @@ int kcoll_call_hier_mode(void)
     return m;
 }
 
-int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode)
+int kcoll_call_hier_has(kcoll_coll_t c)
 {
-    (void)mode;
-    if (!kcoll_call_hier_mode())
-        return 0;
-    switch (c) {
-    case KCOLL_COLL_BCAST:
-    case KCOLL_COLL_BARRIER:
-    case KCOLL_COLL_REDUCE:
-    case KCOLL_COLL_ALLREDUCE:
-    case KCOLL_COLL_REDUCE_SCATTER_BLOCK:
-    case KCOLL_COLL_REDUCE_SCATTER:
-    case KCOLL_COLL_GATHER:
-    case KCOLL_COLL_SCATTER:
-    case KCOLL_COLL_ALLGATHER:
-    case KCOLL_COLL_ALLGATHERV:
-        return 1;
-    default: /* Gatherv, Scatterv, all-to-alls: the host MPI (docs/hierarchy.md) */
-        return 0;
-    }
-}
-
-void kcoll_call_sink_set(int *sink)
-{
-    kcoll_sink = sink;
+    /* the layouts of src/cluster/registry.c (the others: the host MPI,
+     * docs/hierarchy.md) */
+    return kcoll_call_hier_mode() && (kcoll_cluster_find(c, 0) || kcoll_cluster_find(c, 1));
 }
 
 void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes)
 {
-    if (!r->sink)
-        kcoll_stats_add(r->row, path, bytes, kcoll_team_threads); /* threads: team.h */
-    else if (*r->sink < 0)
-        *r->sink = path;
-}
-
-void kcoll_call_hier_count(const kcoll_call_t *c, kcoll_mode_t mode, int first)
-{
-    int path;
-    if (first < 0)
-        path = KCOLL_PATH_HIER_ALONE;
-    else if (first < KCOLL_MAX_ALGOS)
-        path = KCOLL_PATH_HIER(first);
-    else
-        path = KCOLL_PATH_HIER_MPI;
-    kcoll_call_count(c, mode, path);
+    kcoll_stats_add(r->row, path, bytes, kcoll_team_threads); /* threads: team.h */
 }
 
 /* The host MPI does r's call. A persistent call is counted at each start
@@ -386,9 +349,9 @@ static kcoll_call_result_t kcoll_call_to_host(kcoll_req_t *r, kcoll_reason_t why
  * cache state) and its decision cache: a match requires the previous call
  * to be repeated, or not, as it was, and the decision cache entry to be
  * the one that decided, still saying the same; the team's previous call
- * is then updated as kcoll_call_remember would. Invalid calls, composed
- * ones (a sink is set), non-blocking and persistent calls and calls kcoll
- * takes are never memoized. */
+ * is then updated as kcoll_call_remember would. Invalid calls,
+ * non-blocking and persistent calls and calls kcoll takes are never
+ * memoized. */
 
 /* A v side's arrays as the memo compares them: n (0, 1 or 2) arrays of
  * len bytes each, counts then displacements. */
@@ -598,7 +561,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     kcoll_memo_v_t varrays = {{NULL, NULL}, 0, 0};
     *req = NULL;
     kcoll_call_shortcut_end(c->coll);
-    const int memo = team && mode == KCOLL_MODE_BLOCKING && !kcoll_sink &&
+    const int memo = team && mode == KCOLL_MODE_BLOCKING &&
                      kcoll_call_memo_key(c, kcoll_params_generation(), key, &varrays);
     if (memo && kcoll_call_memo_hit(team, c, key, &varrays, why))
         return KCOLL_CALL_HOST;
@@ -617,7 +580,6 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         return KCOLL_CALL_FAILED;
     }
     kcoll_call_describe(r, c, mode);
-    r->sink = kcoll_sink;
     if (team && mode != KCOLL_MODE_BLOCKING && (kcoll_req_own_maps(r) || kcoll_req_own_arrays(r))) {
         kcoll_req_release(r);
         snprintf(err, errlen, "out of memory for a datatype map or the counts");
@@ -640,7 +602,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = KCOLL_R_NONCONTIG;
     else if (r->bad_op)
         reason = KCOLL_R_OP;
-    else if (!team && team_why == KCOLL_R_HIER && kcoll_call_hier_has(c->coll, mode))
+    else if (!team && team_why == KCOLL_R_HIER && kcoll_call_hier_has(c->coll))
         reason = KCOLL_R_HIER;
     else if (!team)
         reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
@@ -738,7 +700,6 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
         return KCOLL_CALL_FAILED;
     }
     kcoll_call_describe(r, c, mode);
-    r->sink = kcoll_sink;
     if (mode != KCOLL_MODE_BLOCKING && (kcoll_req_own_maps(r) || kcoll_req_own_arrays(r))) {
         kcoll_req_release(r);
         snprintf(err, errlen, "out of memory for a datatype map or the counts");
@@ -746,10 +707,24 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
     }
     /* what sends a reduction to the host MPI here is alike on every rank
      * of the communicator (MPI: count, datatype and operation are) */
-    kcoll_reason_t reason = r->invalid     ? KCOLL_R_INVALID
-                            : r->noncontig ? KCOLL_R_NONCONTIG
-                            : r->bad_op    ? KCOLL_R_OP
-                                           : KCOLL_R_NONE;
+    kcoll_reason_t reason = r->invalid                        ? KCOLL_R_INVALID
+                            : r->noncontig && !r->fam->across ? KCOLL_R_NONCONTIG
+                            : r->bad_op                       ? KCOLL_R_OP
+                                                              : KCOLL_R_NONE;
+    /* a blocked collective's datatypes and counts are each rank's own:
+     * without an agreement across nodes, a rank that cannot take part
+     * cannot tell the others, and handing its part alone to the host would
+     * leave them waiting. It fails with what it cannot do */
+    const int own = reason == KCOLL_R_NONE && r->fam->across ? r->fam->across(r) : 0;
+    if (own) {
+        snprintf(err, errlen, "%s across nodes: %s (KCOLL_HIER=off has the host MPI do such "
+                 "calls)", kcoll_coll_name(c->coll),
+                 own == KCOLL_R_INVALID ? "this rank's arguments do not match the call's"
+                                        : "kcoll cannot lay out this rank's buffer (a datatype "
+                                          "it cannot flatten, or a negative displacement)");
+        kcoll_req_release(r);
+        return KCOLL_CALL_FAILED;
+    }
     if (reason != KCOLL_R_NONE) {
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
         kcoll_req_release(r);

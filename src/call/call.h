@@ -128,32 +128,20 @@ typedef enum {
     KCOLL_CALL_KCOLL,  /* *req is kcoll's request for the call */
     KCOLL_CALL_HOST,   /* the host MPI does the call (*why; counted) */
     KCOLL_CALL_FAILED, /* an error after the protocol started (err) */
-    KCOLL_CALL_HIER    /* the call runs hierarchically (team_why KCOLL_R_HIER): the caller
-                        * composes it of collectives on the node and leaders' communicators
-                        * and counts it with kcoll_call_hier_end */
+    KCOLL_CALL_HIER    /* the communicator spans nodes (team_why KCOLL_R_HIER) and kcoll has
+                        * a layout across nodes for the collective: the caller prepares it
+                        * with kcoll_call_prepare_across (nothing counted yet) */
 } kcoll_call_result_t;
 
-/* Which collectives run hierarchically on a communicator that spans nodes
- * (in every mode; the others go to the host MPI there, as mpi:multinode). */
-int kcoll_call_hier_has(kcoll_coll_t c, kcoll_mode_t mode);
+/* Which collectives run across nodes as one schedule (src/cluster/'s
+ * layouts; the others go to the host MPI there, as mpi:multinode)? None
+ * with KCOLL_HIER=off. */
+int kcoll_call_hier_has(kcoll_coll_t c);
 /* KCOLL_HIER: 0 off (the host MPI does such calls whole), 1 auto (the
  * cost model decides per collective and size), 2 on or leaders (always
- * composed, the leaders' layout), 3 lanes (always composed, the lanes
- * layout where the collective has it). An unknown value is auto, with one
- * warning. */
+ * across nodes in the leaders' layout), 3 lanes (the lanes layout where
+ * the collective has it). An unknown value is auto, with one warning. */
 int kcoll_call_hier_mode(void);
-/* The phases of a composed call (pmpi/hier*.c) are calls of their own on
- * sub-communicators, but the statistics count the composed call once.
- * While this thread has a sink set, the calls it prepares do not count
- * themselves: the path of the first one counted (an algorithm index or
- * KCOLL_PATH_REASON(why)) goes to *sink if *sink is still negative. A
- * request keeps its sink until it is released (its build may come
- * later), so *sink must outlive it. NULL: count as usual. */
-void kcoll_call_sink_set(int *sink);
-/* Count a composed call once, on "kcoll:hier(<first>|host)": first is
- * the path its first on-node phase took on this rank (a sink's value), or
- * negative when this rank is alone on its node ("kcoll:hier(-|host)"). */
-void kcoll_call_hier_count(const kcoll_call_t *c, kcoll_mode_t mode, int first);
 
 /* Take a call: decide whether kcoll does it and if so prepare its request
  * (not started). team is the communicator's team, or NULL with the reason
@@ -218,17 +206,13 @@ void kcoll_req_detach(kcoll_req_t *r);
 int kcoll_req_completed(const kcoll_req_t *r);
 
 /* Progress. kcoll_progress_inner advances every started request of kcoll
- * once and makes no MPI call: it is what the host MPI's own progress
- * engine and the helper thread may run. kcoll_progress also runs the
- * outer progress, registered by the layer above (composed collectives,
- * whose phases are MPI calls), so it is called only where MPI calls are
- * allowed: kcoll's entry points and completion calls. Both return how
- * many things moved on. */
+ * once: it is what the host MPI's own progress engine and the helper
+ * thread may run (the host collectives of a call across nodes are then
+ * left for the next caller that may call MPI: pmpi/across.c). Both return
+ * how many things moved on; kcoll_progress is kcoll_progress_inner where
+ * MPI calls are allowed (kcoll's entry points and completion calls). */
 int kcoll_progress_inner(void);
 int kcoll_progress(void);
-/* progress: the outer progress; pending: whether it has work (a waiter
- * alone may then sleep on its flag). */
-void kcoll_call_outer_set(int (*progress)(void), int (*pending)(void));
 /* Requests started and not yet completed, in this process: read inline,
  * since the host MPI's progress loop asks at every turn (pmpi/progress.c). */
 extern _Atomic int kcoll_npending;

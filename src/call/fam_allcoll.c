@@ -220,6 +220,28 @@ static void allgatherv_fill(void *ctx, size_t *tab)
         v_side(&r->call.recv, p, tab + 2 * (size_t)p, tab + 3 * (size_t)p, &len, &largest);
 }
 
+/* Across nodes: this rank's own vote says whether it can take part; an
+ * Allgatherv's blocks are given as this rank's one layout (every rank's
+ * counts, its own displacements, in bytes: src/cluster/cluster.h). */
+static int allgather_across(kcoll_req_t *r)
+{
+    const kcoll_call_t *c = &r->call;
+    const int v = kcoll_coll_is_v(c->coll);
+    const uint64_t vote = v ? allgatherv_vote(r) : uniform_vote(r);
+    if (vote & VOTE_INVALID)
+        return KCOLL_R_INVALID;
+    if (!(vote & VOTE_OK))
+        return KCOLL_R_NONCONTIG;
+    r->args.lay = NULL;
+    if (v) {
+        size_t len = 0, largest = 0;
+        v_side(&c->recv, c->p, r->counts, r->xdispl, &len, &largest);
+        r->lay[0] = (kcoll_layout_t){.rcount = r->counts, .rdispl = r->xdispl};
+        r->args.lay = &r->lay[0];
+    }
+    return 0;
+}
+
 /* ---- MPI_Alltoall(v) ---- */
 
 static void alltoall_buffers(kcoll_req_t *r)
@@ -328,6 +350,7 @@ const kcoll_family_t kcoll_fam_allgather = {
     .fill = allgather_fill,
     .decide = allcoll_decide,
     .buffers = allgather_buffers,
+    .across = allgather_across,
 };
 
 const kcoll_family_t kcoll_fam_alltoall = {

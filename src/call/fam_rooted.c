@@ -210,10 +210,28 @@ static void rooted_buffers(kcoll_req_t *r)
     r->maps[KCOLL_BUF_RECV] = gather ? (is_root ? tmap : NULL) : bmap;
 }
 
+/* Across nodes (MPI_Gather, MPI_Scatter; the v-variants do not run
+ * there): this rank's own vote says whether it can take part; the block
+ * size is one on every rank, as MPI requires. */
+static int rooted_across(kcoll_req_t *r)
+{
+    const uint64_t vote = rooted_vote(r);
+    r->votes[r->call.rank] = vote; /* rooted_buffers reads a non-root's block from it */
+    if (kcoll_coll_is_v(r->call.coll) || !(vote & VOTE_MATCH))
+        return KCOLL_R_INVALID;
+    if (!(vote & VOTE_CONTIG))
+        return KCOLL_R_NONCONTIG;
+    r->args.bytes = r->policy_bytes = r->mine;
+    r->args.lay = NULL;
+    r->stat_bytes = r->mine * (size_t)r->call.p;
+    return 0;
+}
+
 const kcoll_family_t kcoll_fam_rooted = {
     .shared = rooted_shared,
     .vote = rooted_vote,
     .fill = rooted_fill,
     .decide = rooted_decide,
     .buffers = rooted_buffers,
+    .across = rooted_across,
 };

@@ -79,16 +79,8 @@ const char *kcoll_stats_path_name(int path, char *buf, size_t buflen)
         if (path >= kcoll_nalgos)
             return NULL;
         snprintf(buf, buflen, "kcoll:%s", kcoll_algos[path].name);
-    } else if (path < KCOLL_PATH_HIER(0)) {
-        snprintf(buf, buflen, "mpi:%s", kcoll_reason_name((kcoll_reason_t)(path - KCOLL_MAX_ALGOS)));
-    } else if (path == KCOLL_PATH_HIER_MPI) {
-        snprintf(buf, buflen, "kcoll:hier(mpi|host)");
-    } else if (path == KCOLL_PATH_HIER_ALONE) {
-        snprintf(buf, buflen, "kcoll:hier(-|host)");
     } else {
-        if (path - KCOLL_PATH_HIER(0) >= kcoll_nalgos)
-            return NULL;
-        snprintf(buf, buflen, "kcoll:hier(%s|host)", kcoll_algos[path - KCOLL_PATH_HIER(0)].name);
+        snprintf(buf, buflen, "mpi:%s", kcoll_reason_name((kcoll_reason_t)(path - KCOLL_MAX_ALGOS)));
     }
     return buf;
 }

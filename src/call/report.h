@@ -45,15 +45,10 @@ const char *kcoll_reason_name(kcoll_reason_t r);
 
 /* The statistics table's names (call/report.c). Row r is collective
  * r / KCOLL_NMODES in mode r % KCOLL_NMODES; paths are the algorithms
- * (kcoll_algos indices), the reasons, then the hierarchical paths: one per
- * algorithm of the first on-node phase, one for a host MPI on-node phase,
- * one for a rank alone on its node. */
+ * (kcoll_algos indices), then the reasons. */
 #define KCOLL_MAX_ALGOS 64
 #define KCOLL_PATH_REASON(r) (KCOLL_MAX_ALGOS + (int)(r))
-#define KCOLL_PATH_HIER(a) (KCOLL_MAX_ALGOS + KCOLL_NREASON + (a))
-#define KCOLL_PATH_HIER_MPI KCOLL_PATH_HIER(KCOLL_MAX_ALGOS)
-#define KCOLL_PATH_HIER_ALONE KCOLL_PATH_HIER(KCOLL_MAX_ALGOS + 1)
-#define KCOLL_NPATHS KCOLL_PATH_HIER(KCOLL_MAX_ALGOS + 2)
+#define KCOLL_NPATHS (KCOLL_MAX_ALGOS + KCOLL_NREASON)
 /* One more row, "transfers", counts the engines (paths "engine:<name>",
  * after the others): per rank, the collectives that moved data through
  * each engine, and the bytes it moved. */

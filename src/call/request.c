@@ -309,13 +309,13 @@ static int kcoll_req_xturn(kcoll_req_t *r)
     return mine;
 }
 
-static kcoll_status_t kcoll_req_xstart(void *data, const kcoll_xcoll_t *x,
+static kcoll_status_t kcoll_req_xstart(void *data, const kcoll_xcoll_t *x, const size_t *vlen,
                                        void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
 {
     kcoll_req_t *r = data;
     if (!kcoll_req_xturn(r))
         return KCOLL_IN_PROGRESS;
-    kcoll_status_t rc = r->xa.xhost->start(r->xa.data, x, bufs, err, errlen);
+    kcoll_status_t rc = r->xa.xhost->start(r->xa.data, x, vlen, bufs, err, errlen);
     if (rc != KCOLL_IN_PROGRESS) {
         kcoll_team_lock(r->team);
         r->xleft--; /* started (or failed: the request ends and leaves its lane) */
@@ -540,7 +540,9 @@ int kcoll_req_advance(kcoll_req_t *r)
         if (!kcoll_req_admit(r))
             return 0;
         moved = 1;
-        if (r->fam->vote && !r->built) {
+        /* a call across nodes has no agreement: every rank judged its own
+         * part (kcoll_family_t.across) */
+        if (r->fam->vote && !r->built && !r->across) {
             kcoll_agree_init(&r->ag, &r->team->ctl, r->seq, r->fam->vote(r), r->fam->fill, r,
                              r->votes);
             kcoll_watch_init(&r->watch);
@@ -624,22 +626,9 @@ int kcoll_progress_inner(void)
     return moved;
 }
 
-/* the layer above's progress and its pending work (set once at start-up,
- * before any request) */
-static int (*kcoll_outer)(void), (*kcoll_outer_pending)(void);
-
-void kcoll_call_outer_set(int (*progress)(void), int (*pending)(void))
-{
-    kcoll_outer = progress;
-    kcoll_outer_pending = pending;
-}
-
 int kcoll_progress(void)
 {
-    int moved = kcoll_progress_inner();
-    if (kcoll_outer && !kcoll_in_progress)
-        moved += kcoll_outer();
-    return moved;
+    return kcoll_progress_inner();
 }
 
 void kcoll_req_start(kcoll_req_t *r, void (*done)(kcoll_req_t *r, void *ctx), void *ctx)
@@ -690,8 +679,7 @@ void kcoll_req_wait_state(kcoll_req_t *r, kcoll_req_state_t state)
             return;
         if (moved)
             kcoll_pause_reset(&pause);
-        else if (r->state == KCOLL_REQ_RUN && !r->listed && !kcoll_pending() &&
-                 !(kcoll_outer_pending && kcoll_outer_pending()))
+        else if (r->state == KCOLL_REQ_RUN && !r->listed && !kcoll_pending())
             /* this blocking request alone, waiting for one flag: a crowded node sleeps on it */
             kcoll_pause_on(&pause, r->x.blocked_line, r->x.blocked_want);
         else
@@ -776,6 +764,7 @@ static void kcoll_req_free(kcoll_req_t *r)
     free(r->votes);
     free(r->lay);
     free(r->counts);
+    free(r->xdispl);
     free(r->tmp);
     free(r);
 }

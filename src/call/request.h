@@ -55,6 +55,15 @@ typedef struct kcoll_family {
     /* The executor's buffers (r->bufs, r->lens) from the call; TMP is
      * added by the call layer from the algorithm's descriptor. */
     void (*buffers)(kcoll_req_t *r);
+    /* Families that agree on one node but run across nodes without an
+     * agreement (the blocked collectives, src/cluster/gather_leaders.c):
+     * this rank's view from its own arguments and what MPI requires alike
+     * of every rank (block sizes, counts): 0 with r->args (bytes, lay:
+     * this rank's one layout, cluster.h) and what buffers() reads set, or
+     * the reason this rank cannot take part (KCOLL_R_INVALID: its
+     * arguments are wrong; KCOLL_R_NONCONTIG: a datatype kcoll cannot lay
+     * out). NULL: the family needs nothing more than shared(). */
+    int (*across)(kcoll_req_t *r);
 } kcoll_family_t;
 
 extern const kcoll_family_t kcoll_fam_bcast, kcoll_fam_rooted, kcoll_fam_allgather,
@@ -101,8 +110,10 @@ struct kcoll_req {
     kcoll_agree_t ag;
     uint64_t *votes;            /* p */
     kcoll_layout_t *lay;        /* p */
-    size_t *counts;             /* p (Reduce_scatter's counts in elements) */
-    int cap_p;                  /* size of the three arrays */
+    size_t *counts;             /* p (Reduce_scatter's counts in elements; across
+                                 * nodes an Allgatherv's counts in bytes) */
+    size_t *xdispl;             /* p: across nodes, an Allgatherv's displacements in bytes */
+    int cap_p;                  /* size of the four arrays */
 
     /* execution */
     kcoll_sched_t sched;        /* built here, or: */
@@ -133,14 +144,13 @@ struct kcoll_req {
     size_t tmp_cap;
     kcoll_watch_t watch;
 
-    int *sink;                  /* count the statistics there (kcoll_call_sink_set), or NULL */
     kcoll_status_t status;
     char errmsg[256];
     void (*done)(kcoll_req_t *r, void *ctx);
     void *done_ctx;
 };
 
-/* Count r's call on `path` (its statistics row, or its sink). */
+/* Count r's call on `path` (its statistics row). */
 void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes);
 /* Selection for r: 0, the reason for the host MPI, or -1 when the check of
  * a decision failed (call/adapt.h; r->errmsg says why). */

@@ -78,6 +78,38 @@ int kcoll_cluster_locate(int p, const int *node_of, int rank, int *node, int *lo
 kcoll_args_t kcoll_cluster_node_view(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                      kcoll_coll_t coll, int root);
 
+/* The blocked collectives (Gather, Scatter, Allgather(v)): rank q's
+ * block is a->bytes, or with a->lay (Allgatherv) a->lay->rcount[q] bytes,
+ * and lies in a rank's full buffer (the root's, every rank's for
+ * Allgather(v)) at q * a->bytes, or at a->lay->rdispl[q], this rank's
+ * displacement. Across nodes a->lay is this rank's one layout: every
+ * rank's counts (alike everywhere), its own displacements. */
+static inline size_t kcoll_cluster_blen(const kcoll_args_t *a, int q)
+{
+    return a->lay ? a->lay->rcount[q] : a->bytes;
+}
+static inline size_t kcoll_cluster_place(const kcoll_args_t *a, int q)
+{
+    return a->lay ? a->lay->rdispl[q] : (size_t)q * a->bytes;
+}
+/* Node-major order: node 0's ranks by local rank, then node 1's...
+ * Fills at[k * L + l] with the offset of local rank l of node k's block
+ * in it (rows padded where a node has fewer ranks) and run[k] with node
+ * k's bytes; returns the total. Needs cl->rank_of. at: room for
+ * nodes * L, run: for nodes. */
+size_t kcoll_cluster_blocks(const kcoll_args_t *a, const kcoll_cluster_t *cl, size_t *at,
+                            size_t *run);
+/* Move the blocks of node `node` (all nodes: -1) between a buffer in
+ * node-major order (xbuf from xoff on, holding that node's run, or every
+ * node's from node 0 on) and a buffer with every block at its place
+ * (ybuf): to_places from xbuf to ybuf, else the other way; peer < 0 with
+ * local copies, else reading the peer's buffer (the node-major one when
+ * to_places, the placed one otherwise). Blocks that follow each other on
+ * both sides move as one piece. */
+void kcoll_cluster_move_blocks(kcoll_sched_t *s, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                               const size_t *at, int node, int peer, int to_places,
+                               kcoll_buf_t xbuf, size_t xoff, kcoll_buf_t ybuf);
+
 /* Lane l's share of a vector of count elements, L lanes: elements
  * [*first, *first + *n), the first count % L lanes one element longer. */
 static inline void kcoll_cluster_share(size_t count, int L, int l, size_t *first, size_t *n)
@@ -171,6 +203,20 @@ size_t kcoll_cluster_reduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster
 kcoll_status_t kcoll_cluster_rs_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                         kcoll_sched_t *s);
 size_t kcoll_cluster_rs_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
+/* MPI_Gather, MPI_Allgather(v) (gather_leaders.c) and MPI_Scatter
+ * (scatter_leaders.c) in the leaders' layout: any node sizes and
+ * placement; cl->rank_of given, else KCOLL_ERR_UNSUPPORTED. */
+kcoll_status_t kcoll_cluster_gather_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                            int root_node, int root_local, kcoll_sched_t *s);
+size_t kcoll_cluster_gather_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                        int root_node, int root_local);
+kcoll_status_t kcoll_cluster_allgather_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                               kcoll_sched_t *s);
+size_t kcoll_cluster_allgather_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
+kcoll_status_t kcoll_cluster_scatter_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                             int root_node, int root_local, kcoll_sched_t *s);
+size_t kcoll_cluster_scatter_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                         int root_node, int root_local);
 kcoll_status_t kcoll_cluster_barrier_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                              kcoll_sched_t *s);
 

@@ -135,3 +135,69 @@ int kcoll_cluster_locate(int p, const int *node_of, int rank, int *node, int *lo
     free(idx);
     return 0;
 }
+
+size_t kcoll_cluster_blocks(const kcoll_args_t *a, const kcoll_cluster_t *cl, size_t *at,
+                            size_t *run)
+{
+    size_t total = 0;
+    for (int k = 0; k < cl->nodes; k++) {
+        run[k] = 0;
+        for (int l = 0; l < cl->lanes; l++) {
+            const size_t i = (size_t)k * (size_t)cl->lanes + (size_t)l;
+            const int q = cl->rank_of[i];
+            at[i] = total;
+            if (q < 0)
+                continue;
+            const size_t b = kcoll_cluster_blen(a, q);
+            run[k] += b;
+            total += b;
+        }
+    }
+    return total;
+}
+
+/* One contiguous move being gathered up by kcoll_cluster_move_blocks. */
+typedef struct {
+    size_t x, y, len; /* node-major offset, place, bytes */
+} kcoll_cluster_piece_t;
+
+static void kcoll_cluster_piece_flush(kcoll_sched_t *s, const kcoll_cluster_piece_t *pc,
+                                      int peer, int to_places, kcoll_buf_t xbuf, size_t xoff,
+                                      kcoll_buf_t ybuf)
+{
+    if (!pc->len)
+        return;
+    if (peer < 0 && to_places)
+        kcoll_sched_copy(s, ybuf, pc->y, xbuf, xoff + pc->x, pc->len);
+    else if (peer < 0)
+        kcoll_sched_copy(s, xbuf, xoff + pc->x, ybuf, pc->y, pc->len);
+    else if (to_places) /* the peer's node-major buffer -> my places */
+        kcoll_sched_read(s, peer, xbuf, xoff + pc->x, ybuf, pc->y, pc->len);
+    else /* the peer's places -> my node-major buffer */
+        kcoll_sched_read(s, peer, ybuf, pc->y, xbuf, xoff + pc->x, pc->len);
+}
+
+void kcoll_cluster_move_blocks(kcoll_sched_t *s, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                               const size_t *at, int node, int peer, int to_places,
+                               kcoll_buf_t xbuf, size_t xoff, kcoll_buf_t ybuf)
+{
+    kcoll_cluster_piece_t pc = {0, 0, 0};
+    const int k0 = node < 0 ? 0 : node, k1 = node < 0 ? cl->nodes : node + 1;
+    const size_t base = at[(size_t)k0 * (size_t)cl->lanes];
+    for (int k = k0; k < k1; k++)
+        for (int l = 0; l < cl->lanes; l++) {
+            const size_t i = (size_t)k * (size_t)cl->lanes + (size_t)l;
+            const int q = cl->rank_of[i];
+            const size_t b = q < 0 ? 0 : kcoll_cluster_blen(a, q);
+            if (!b)
+                continue;
+            const size_t x = at[i] - base, y = kcoll_cluster_place(a, q);
+            if (pc.len && pc.x + pc.len == x && pc.y + pc.len == y) {
+                pc.len += b; /* continues the last piece on both sides */
+                continue;
+            }
+            kcoll_cluster_piece_flush(s, &pc, peer, to_places, xbuf, xoff, ybuf);
+            pc = (kcoll_cluster_piece_t){x, y, b};
+        }
+    kcoll_cluster_piece_flush(s, &pc, peer, to_places, xbuf, xoff, ybuf);
+}

@@ -32,6 +32,8 @@ KCOLL_UNROOTED_TMP(kcoll_cluster_rsb_lanes_tmp)
 KCOLL_UNROOTED(kcoll_cluster_rs_leaders)
 KCOLL_UNROOTED_TMP(kcoll_cluster_rs_leaders_tmp)
 KCOLL_UNROOTED(kcoll_cluster_barrier_leaders)
+KCOLL_UNROOTED(kcoll_cluster_allgather_leaders)
+KCOLL_UNROOTED_TMP(kcoll_cluster_allgather_leaders_tmp)
 #undef KCOLL_UNROOTED
 #undef KCOLL_UNROOTED_TMP
 
@@ -52,6 +54,14 @@ static const kcoll_cluster_algo_t kcoll_cluster_algos[] = {
      kcoll_cluster_rs_leaders_tmp_r},
     {KCOLL_COLL_BARRIER, 0, "barrier leaders", kcoll_cluster_barrier_leaders_r, NULL},
     {KCOLL_COLL_BCAST, 0, "bcast leaders", kcoll_cluster_bcast_leaders, NULL},
+    {KCOLL_COLL_GATHER, 0, "gather leaders", kcoll_cluster_gather_leaders,
+     kcoll_cluster_gather_leaders_tmp},
+    {KCOLL_COLL_SCATTER, 0, "scatter leaders", kcoll_cluster_scatter_leaders,
+     kcoll_cluster_scatter_leaders_tmp},
+    {KCOLL_COLL_ALLGATHER, 0, "allgather leaders", kcoll_cluster_allgather_leaders_r,
+     kcoll_cluster_allgather_leaders_tmp_r},
+    {KCOLL_COLL_ALLGATHERV, 0, "allgatherv leaders", kcoll_cluster_allgather_leaders_r,
+     kcoll_cluster_allgather_leaders_tmp_r},
 };
 
 const kcoll_cluster_algo_t *kcoll_cluster_find(kcoll_coll_t c, int lanes)

@@ -8,8 +8,8 @@
  *            node, and one phase between the nodes, the host MPI's
  *            collective among the leaders (local rank 0 of every node),
  *            which carries all the traffic between nodes (src/cluster/
- *            *_leaders.c, and the composed requests of pmpi/hier_req.c
- *            for Gather, Scatter and Allgather(v); docs/hierarchy.md);
+ *            *_leaders.c, gather_leaders.c for Gather, Scatter and
+ *            Allgather(v); docs/hierarchy.md);
  *   lanes    every local rank carries a share between nodes: lane i is
  *            local rank i of every node, and the lanes' host collectives
  *            run at once, each on its share (UCC's split_rail, MPICH's
@@ -102,15 +102,15 @@
  *
  * Choosing (kcoll_nodes_pick): the cheapest allowed layout per size
  * class, so that kcoll across nodes is never predicted slower than the
- * host MPI alone. A composition carries kcoll's bookkeeping, which the
+ * host MPI alone. A layout carries kcoll's bookkeeping, which the
  * phases' prices do not hold (measured at 2 nodes x 1 rank: 0.3-1.1 us,
  * 0.87-0.93x the host's Allgather from 8 B to 16 KiB, docs/hierarchy.md),
  * so it must beat the host alone by more than one call's overhead
  * (m->call): a tie goes to the host. That happens where every phase is
  * the host's own (a small Reduce: the host's tree on the node, then
  * between the nodes, is the host's whole tree), and with one rank on
- * every node, which is never composed. Alltoall(v), Gatherv and Scatterv are
- * not composed: the host MPI runs them whole.
+ * every node, which kcoll never runs across nodes. Alltoall(v), Gatherv and
+ * Scatterv have no layout: the host MPI runs them whole.
  *
  * Restrictions: blocked placement; a node is one memory domain (no
  * packages, no links between them, on either side); the host's rounds do
@@ -238,7 +238,7 @@ static const kcoll_nodes_plan_t kcoll_nodes_plans[] = {
 };
 #undef KCOLL_NP
 
-/* The leaders' layout (composed: 0 where it is not a candidate). */
+/* The leaders' layout (0 where it is not a candidate). */
 static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t bytes,
                                 size_t segment, kcoll_nodes_lprice_t *out)
 {

@@ -5,8 +5,8 @@
  * deallocation", and the call completes normally. The host MPIs keep a
  * reference count on their objects for that; a PMPI library cannot reach
  * it. So a request of kcoll's that will still hand a user's datatype or
- * operation to the host MPI later (a composed collective's phase between
- * the nodes, started when the phases before it are done) or to a user
+ * operation to the host MPI later (a call across nodes' host collective
+ * between the nodes, started when the phases before it are done) or to a user
  * function (a reduction's MPI_User_function gets the datatype) retains it
  * here, and MPI_Type_free and MPI_Op_free of a retained handle only mark
  * it: the user's variable becomes MPI_DATATYPE_NULL or MPI_OP_NULL as MPI

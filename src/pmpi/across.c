@@ -23,14 +23,17 @@
  * starts them in the same order.
  *
  * Which collectives: those src/cluster/registry.c has a layout of
- * (MPI_Barrier, MPI_Bcast, the reductions): predefined operations and
- * commutative user ones on any placement, non-commutative user ones where
- * every node's ranks are consecutive (src/cluster/ combines per node,
- * then over the nodes). Where a layout cannot run a call of theirs the
- * host MPI does it whole; the other collectives (Gather, Scatter,
- * Allgather(v)) stay with the composed requests of pmpi/hier_req.c.
+ * (MPI_Barrier, MPI_Bcast, the reductions, MPI_Gather, MPI_Scatter,
+ * MPI_Allgather(v)): predefined operations and commutative user ones on
+ * any placement, non-commutative user ones where every node's ranks are
+ * consecutive (src/cluster/ combines per node, then over the nodes).
+ * Where a layout cannot run a call of theirs the host MPI does it whole,
+ * as it does the collectives without a layout (the all-to-alls, Gatherv,
+ * Scatterv).
  */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/params.h"
@@ -45,6 +48,7 @@ typedef struct {
     MPI_Op op;
     MPI_Aint tlb;    /* dt's true lower bound: the buffers start at its first byte */
     MPI_Request q;   /* the host collective in flight (MPI_REQUEST_NULL: none) */
+    int *v;          /* a v form's counts and displacements, while it is in flight */
     int held;        /* dt and op are retained (mpi/retain.c) until the request goes */
     int blocking;    /* a blocking call's: the host's blocking collectives */
 } kcoll_xrun_t;
@@ -87,7 +91,31 @@ static void *kcoll_xrun_at(void *const bufs[KCOLL_NBUF], int b, size_t off, MPI_
     return bufs[b] ? (char *)bufs[b] + off - tlb : NULL;
 }
 
-static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x,
+/* A v form's member counts and displacements in bytes (n members of
+ * lengths vlen, back to back) as the host takes them: d->v, 2n ints, kept
+ * until the call is done. 0, or -1 (err says why). */
+static int kcoll_xrun_vcounts(kcoll_xrun_t *d, const size_t *vlen, int n, char *err,
+                              size_t errlen)
+{
+    free(d->v);
+    if (!(d->v = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *d->v))) {
+        snprintf(err, errlen, "out of memory for a host collective's counts");
+        return -1;
+    }
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (vlen[i] > INT_MAX || at > INT_MAX) {
+            snprintf(err, errlen, "a host collective between nodes of more than INT_MAX bytes");
+            return -1;
+        }
+        d->v[i] = (int)vlen[i];
+        d->v[n + i] = (int)at;
+        at += vlen[i];
+    }
+    return 0;
+}
+
+static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const size_t *vlen,
                                        void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
 {
     kcoll_xrun_t *d = data;
@@ -108,8 +136,17 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x,
     const int in_place = x->sbuf == x->rbuf && x->soff == x->roff;
     const void *s = kcoll_xrun_at(bufs, x->sbuf, x->soff, tlb);
     void *r = kcoll_xrun_at(bufs, x->rbuf, x->roff, tlb);
-    int me = 0, rc;
+    int me = 0, rc, gn = 0;
     PMPI_Comm_rank(g, &me);
+    PMPI_Comm_size(g, &gn);
+    if (x->nv && (!vlen || x->nv != (uint32_t)gn)) {
+        snprintf(err, errlen, "a host %s between nodes with %u block lengths on a group of %d",
+                 kcoll_xcoll_name(x->coll), x->nv, gn);
+        return KCOLL_ERR_ARG;
+    }
+    if (x->nv && kcoll_xrun_vcounts(d, vlen, gn, err, errlen))
+        return KCOLL_ERR_NOMEM;
+    const int *vc = d->v, *vd = d->v ? d->v + gn : NULL, mine = x->nv ? (vc ? vc[me] : 0) : 0;
     const int root = me == x->root;
     const char *what = "?";
     MPI_Request *q = &d->q;
@@ -161,14 +198,32 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x,
         what = "MPI_Barrier";
         rc = KCOLL_XRUN(Barrier, Ibarrier, g);
         break;
+    case KCOLL_XC_GATHERV:
+        what = "MPI_Gatherv";
+        rc = KCOLL_XRUN(Gatherv, Igatherv, in_place && root ? MPI_IN_PLACE : s, mine, MPI_BYTE,
+                        r, vc, vd, MPI_BYTE, x->root, g);
+        break;
+    case KCOLL_XC_ALLGATHERV:
+        what = "MPI_Allgatherv";
+        rc = KCOLL_XRUN(Allgatherv, Iallgatherv, in_place ? MPI_IN_PLACE : s, mine, MPI_BYTE, r,
+                        vc, vd, MPI_BYTE, g);
+        break;
+    case KCOLL_XC_SCATTERV:
+        what = "MPI_Scatterv";
+        rc = KCOLL_XRUN(Scatterv, Iscatterv, s, vc, vd, MPI_BYTE,
+                        in_place && root ? MPI_IN_PLACE : r, mine, MPI_BYTE, x->root, g);
+        break;
     default:
         snprintf(err, errlen, "a host collective of unknown kind %d", (int)x->coll);
         rc = MPI_ERR_ARG;
     }
 #undef KCOLL_XRUN
     kcoll_drive_end(drive);
-    if (blocking)
+    if (blocking || rc != MPI_SUCCESS) {
         *q = MPI_REQUEST_NULL; /* done: its test finds it so */
+        free(d->v);
+        d->v = NULL;
+    }
     if (rc != MPI_SUCCESS && !strcmp(what, "?"))
         return KCOLL_ERR_ARG;
     return rc == MPI_SUCCESS ? KCOLL_OK : kcoll_xrun_failed(rc, what, err, errlen);
@@ -183,6 +238,10 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
     if (kcoll_drive_in_helper())
         return KCOLL_IN_PROGRESS;
     const int rc = PMPI_Test(&d->q, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || flag) {
+        free(d->v);
+        d->v = NULL;
+    }
     if (rc != MPI_SUCCESS)
         return kcoll_xrun_failed(rc, "collective", err, errlen);
     return flag ? KCOLL_OK : KCOLL_IN_PROGRESS;
@@ -191,6 +250,7 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
 static void kcoll_xrun_drop(void *data)
 {
     kcoll_xrun_t *d = data;
+    free(d->v);
     if (d->held) { /* a null handle is never held (mpi/retain.c) */
         kcoll_release_type(d->dt);
         kcoll_release_op(d->op);
@@ -247,14 +307,26 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     const int reduces = c->coll == KCOLL_COLL_ALLREDUCE || c->coll == KCOLL_COLL_REDUCE ||
                         c->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK ||
                         c->coll == KCOLL_COLL_REDUCE_SCATTER;
-    if (c->coll != KCOLL_COLL_BARRIER &&
+    /* the blocked collectives' sides are each rank's own: the call layer
+     * judges them (a rank that cannot take part fails, saying why) */
+    const int gather = c->coll == KCOLL_COLL_GATHER, scatter = c->coll == KCOLL_COLL_SCATTER;
+    const int blocks = gather || scatter || c->coll == KCOLL_COLL_ALLGATHER ||
+                       c->coll == KCOLL_COLL_ALLGATHERV;
+    if (c->coll != KCOLL_COLL_BARRIER && !blocks &&
         ((reduces && dt == MPI_DATATYPE_NULL) || !(c->recv.type & KCOLL_TYPE_VALID) ||
          c->recv.count < 0))
         return kcoll_across_decline(c, mode, why);
-    /* the model's size: the vector, one block (Reduce_scatter_block), the
-     * mean block (Reduce_scatter), the message (Bcast) */
-    size_t bytes = c->coll != KCOLL_COLL_BARRIER ? (size_t)c->recv.count * c->recv.size : 0;
-    if (c->coll == KCOLL_COLL_REDUCE_SCATTER) {
+    /* the model's size: the vector, one block (Reduce_scatter_block,
+     * Gather, Scatter, Allgather: a rank's own, one size everywhere), the
+     * mean block (Reduce_scatter, Allgatherv), the message (Bcast) */
+    const int root = (gather || scatter) && c->rank == c->root;
+    const kcoll_side_t *side = gather    ? (root && c->in_place ? &c->recv : &c->send)
+                               : scatter ? (root ? &c->send : &c->recv)
+                                         : &c->recv;
+    size_t bytes = c->coll == KCOLL_COLL_BARRIER ? 0
+                   : side->count > 0             ? (size_t)side->count * side->size
+                                                 : 0;
+    if (c->coll == KCOLL_COLL_REDUCE_SCATTER || c->coll == KCOLL_COLL_ALLGATHERV) {
         int64_t total = 0;
         for (int q = 0; c->recv.counts && q < h->p; q++)
             total += kcoll_side_ventry(c->recv.counts, c->recv.wide, q);
@@ -282,8 +354,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     if (!kcoll_cluster_find(c->coll, x.layout == KCOLL_NODES_LANES))
         return kcoll_across_decline(c, mode, why);
     x.root_node = x.root_local = 0;
-    if ((c->coll == KCOLL_COLL_REDUCE || c->coll == KCOLL_COLL_BCAST) && c->root >= 0 &&
-        c->root < h->p) {
+    if ((c->coll == KCOLL_COLL_REDUCE || c->coll == KCOLL_COLL_BCAST || gather || scatter) &&
+        c->root >= 0 && c->root < h->p) {
         x.root_node = h->node_of[c->root];
         x.root_local = h->lrank_of[c->root];
     }

@@ -1,7 +1,6 @@
 /* MPI_Allgather(v), MPI_Iallgather(v), MPI_Allgather(v)_init and their
  * large-count (_c) forms (call/fam_allcoll.c decides). With MPI_IN_PLACE every rank's block is in its
  * receive buffer already, and the send arguments are not looked at. */
-#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -15,17 +14,8 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
-                                                  sendtype, recvbuf, NULL, NULL, recvcount,
-                                                  recvtype, -1),
-                                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_ALLGATHER, key,
                             sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype, recvtype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -45,17 +35,8 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
-                                                  sendtype, recvbuf, recvcounts, displs, 0,
-                                                  recvtype, -1),
-                                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_ALLGATHERV, key,
                             sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype, recvtype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -70,16 +51,8 @@ KCOLL_PUBLIC int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
-                                                     sendcount, sendtype, recvbuf, NULL, NULL,
-                                                     recvcount, recvtype, -1),
-                                   comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                            request);
 }
@@ -92,16 +65,8 @@ KCOLL_PUBLIC int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
-                                                     sendcount, sendtype, recvbuf, recvcounts,
-                                                     displs, 0, recvtype, -1),
-                                   comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                             comm, request);
 }
@@ -117,11 +82,7 @@ KCOLL_PUBLIC int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Data
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
-                                                    sendcount, sendtype, recvbuf, NULL, NULL,
-                                                    recvcount, recvtype, -1),
-                                  *request, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -137,11 +98,7 @@ KCOLL_PUBLIC int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Dat
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, 0, recvcounts, displs, recvtype, 0, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
-                                                    sendcount, sendtype, recvbuf, recvcounts,
-                                                    displs, 0, recvtype, -1),
-                                  *request, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -217,7 +174,7 @@ KCOLL_PUBLIC int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -234,7 +191,7 @@ KCOLL_PUBLIC int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, 0, recvcounts, displs, recvtype, 1, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

@@ -77,7 +77,7 @@ KCOLL_PUBLIC int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datat
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
                                 recvbuf, recvcount, NULL, NULL, recvtype, 0, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -94,7 +94,7 @@ KCOLL_PUBLIC int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
                                 recvbuf, 0, recvcounts, rdispls, recvtype, 0, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -171,7 +171,7 @@ KCOLL_PUBLIC int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -188,7 +188,7 @@ KCOLL_PUBLIC int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendc
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls,
                                 sendtype, recvbuf, 0, recvcounts, rdispls, recvtype, 1, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

@@ -34,7 +34,7 @@ KCOLL_PUBLIC int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req
     int rc = PMPI_Barrier_init(comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
-        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }

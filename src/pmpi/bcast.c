@@ -44,7 +44,7 @@ KCOLL_PUBLIC int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, 
     int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -81,7 +81,7 @@ KCOLL_PUBLIC int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype da
     int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

@@ -4,9 +4,9 @@
  * rank waiting in MPI_Recv for a message that its peer sends only after
  * finishing a non-blocking collective must not hold that collective up.
  * A host MPI with a progress hook (Open MPI, pmpi/progress.c) advances
- * kcoll's requests, composed collectives across nodes included, in every
- * call that waits. Where there is none (MPICH 4.0), while kcoll requests
- * or composed collectives (pmpi/hier_req.c) of this process are pending:
+ * kcoll's requests, calls across nodes included, in every call that
+ * waits. Where there is none (MPICH 4.0), while kcoll requests of this
+ * process are pending:
  *  - a blocking point-to-point call (MPI_Send, MPI_Ssend, MPI_Rsend,
  *    MPI_Recv, MPI_Sendrecv, MPI_Sendrecv_replace where MPI-4 offers its
  *    non-blocking form, MPI_Probe, MPI_Mprobe, MPI_Mrecv) runs as its

@@ -3,7 +3,6 @@
  * root MPI_IN_PLACE as the send buffer means its block is in place
  * already (call/fam_rooted.c decides). Only the arguments MPI says are
  * significant on this rank are looked at. */
-#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 void kcoll_pmpi_gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
@@ -32,17 +31,8 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
     int rc;
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                            NULL, NULL, 0, recvtype, root, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_gather(&c, KCOLL_MODE_BLOCKING, comm, sendbuf, sendcount,
-                                                  sendtype, recvbuf, NULL, NULL, recvcount,
-                                                  recvtype, root),
-                                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_GATHER, key, sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype,
                             kcoll_pmpi_is_root(comm, root) ? recvtype : MPI_BYTE, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -71,16 +61,8 @@ KCOLL_PUBLIC int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype se
     int rc;
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                            NULL, NULL, 0, recvtype, root, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_gather(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
-                                                     sendcount, sendtype, recvbuf, NULL, NULL,
-                                                     recvcount, recvtype, root),
-                                   comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                         request);
 }
@@ -111,11 +93,7 @@ KCOLL_PUBLIC int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                                recvcount, NULL, NULL, 0, recvtype, root, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_gather(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
-                                                    sendcount, sendtype, recvbuf, NULL, NULL,
-                                                    recvcount, recvtype, root),
-                                  *request, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -131,7 +109,7 @@ KCOLL_PUBLIC int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                                recvcounts, displs, 0, recvtype, root, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -208,7 +186,7 @@ KCOLL_PUBLIC int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                                recvcount, NULL, NULL, 1, recvtype, root, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -225,7 +203,7 @@ KCOLL_PUBLIC int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                                recvcounts, displs, 1, recvtype, root, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

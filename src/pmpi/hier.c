@@ -1,17 +1,5 @@
-/* A communicator's hierarchy across nodes (see hier.h), the pieces the
- * composed collectives share, and the hierarchical MPI_Barrier.
- *
- * Barrier across nodes:
- *  1. the node's ranks meet in an on-node barrier (kcoll's dissemination
- *     barrier on the node's team): the leader knows its node has arrived;
- *  2. the leaders meet in a host barrier on the leaders' communicator:
- *     every node has arrived;
- *  3. a second on-node barrier lets the node's ranks go, none before its
- *     leader came back from step 2.
- * Cost: 2 T_barrier(node) + T_barrier(leaders, host). A node with one rank
- * skips its on-node steps.
- */
-#include <limits.h>
+/* A communicator's hierarchy across nodes (see hier.h): its node
+ * communicator and groups, made once, and the layout a call takes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +9,8 @@
 #include "model/select.h"
 #include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
+
+static void kcoll_hier_destroy(kcoll_hier_t *h);
 
 /* The communicators of calls run as one schedule (hier.h: xnode, xgroups),
  * made by every rank of comm. Lane l's member on a node of pn ranks is
@@ -36,7 +26,6 @@
 static void kcoll_hier_groups(kcoll_hier_t *h, MPI_Comm comm)
 {
     int m = h->maxpn, ok;
-    h->xnode = MPI_COMM_NULL;
     h->nxgroups = 1 + h->maxpn; /* the leaders, then L = maxpn lanes */
     h->xgroups = malloc((size_t)h->nxgroups * sizeof *h->xgroups);
     h->xpeer = malloc((size_t)h->pn * sizeof *h->xpeer);
@@ -60,7 +49,7 @@ static void kcoll_hier_groups(kcoll_hier_t *h, MPI_Comm comm)
     for (int k = 0; k < h->nn; k++)
         m = h->nsize[k] < m ? h->nsize[k] : m;
     const int rounds = (h->maxpn + m - 1) / m;
-    ok = PMPI_Comm_dup(h->node, &h->xnode) == MPI_SUCCESS;
+    ok = 1;
     if (PMPI_Comm_split(comm, h->lr == 0 ? 0 : MPI_UNDEFINED, h->me,
                         &h->xgroups[KCOLL_CLUSTER_LEADERS]) != MPI_SUCCESS)
         ok = 0;
@@ -85,8 +74,8 @@ static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
     kcoll_hier_t *h = calloc(1, sizeof *h);
     int ok = h != NULL, *pairs = NULL, *index = NULL;
     if (h) {
-        h->refs = 1; /* the communicator's */
-        h->node = h->leaders = h->xnode = MPI_COMM_NULL;
+        atomic_init(&h->refs, 1); /* the communicator's */
+        h->xnode = MPI_COMM_NULL;
         PMPI_Comm_size(comm, &h->p);
         PMPI_Comm_rank(comm, &h->rank);
     }
@@ -97,29 +86,27 @@ static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
         return NULL;
     }
     /* the node communicator, in comm's rank order */
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, h->rank, MPI_INFO_NULL, &h->node) !=
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, h->rank, MPI_INFO_NULL, &h->xnode) !=
         MPI_SUCCESS)
-        h->node = MPI_COMM_NULL;
-    if (h->node != MPI_COMM_NULL) {
-        PMPI_Comm_size(h->node, &h->pn);
-        PMPI_Comm_rank(h->node, &h->lr);
+        h->xnode = MPI_COMM_NULL;
+    if (h->xnode != MPI_COMM_NULL) {
+        PMPI_Comm_size(h->xnode, &h->pn);
+        PMPI_Comm_rank(h->xnode, &h->lr);
     }
     const int p = h->p;
     h->node_of = malloc((size_t)p * sizeof *h->node_of);
     h->lrank_of = malloc((size_t)p * sizeof *h->lrank_of);
     h->nsize = calloc((size_t)p, sizeof *h->nsize);
-    h->members = malloc((size_t)(h->pn > 0 ? h->pn : 1) * sizeof *h->members);
     pairs = malloc(2 * (size_t)p * sizeof *pairs);
     index = malloc((size_t)p * sizeof *index);
-    ok = h->node != MPI_COMM_NULL && h->node_of && h->lrank_of && h->nsize &&
-         h->members && pairs && index;
+    ok = h->xnode != MPI_COMM_NULL && h->node_of && h->lrank_of && h->nsize && pairs && index;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok)
         goto fail;
 
-    /* this node's ranks; then every rank's (node's lowest rank, local rank) */
-    PMPI_Allgather(&h->rank, 1, MPI_INT, h->members, 1, MPI_INT, h->node);
-    int mine[2] = {h->members[0], h->lr};
+    /* every rank's (node's lowest rank, local rank) */
+    int mine[2] = {h->rank, h->lr};
+    PMPI_Allreduce(MPI_IN_PLACE, &mine[0], 1, MPI_INT, MPI_MIN, h->xnode);
     PMPI_Allgather(mine, 2, MPI_INT, pairs, 2, MPI_INT, comm);
     /* node k is the node of the k-th lowest leader (local rank 0): number
      * the leaders in rank order, then every rank by its node's leader */
@@ -139,15 +126,6 @@ static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
     h->blocked = 1;
     for (int q = 1; q < p; q++)
         h->blocked &= h->node_of[q] >= h->node_of[q - 1];
-
-    /* the leaders, in node order (their ranks in comm increase with it) */
-    if (PMPI_Comm_split(comm, h->lr == 0 ? 0 : MPI_UNDEFINED, h->rank, &h->leaders) !=
-        MPI_SUCCESS)
-        h->leaders = MPI_COMM_NULL;
-    ok = h->lr != 0 || h->leaders != MPI_COMM_NULL;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!ok)
-        goto fail;
     free(pairs);
     free(index);
     kcoll_hier_groups(h, comm);
@@ -164,12 +142,10 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     int drive = kcoll_drive_begin();
     kcoll_hier_t *h = kcoll_hier_make(comm);
     kcoll_drive_end(drive);
-    /* the node's own team, while every rank of it is here (its set-up
-     * drives its own host calls); the team of the calls run as one
-     * schedule, even on a node of one rank (it numbers their calls), and
-     * every rank learns whether every node has it */
+    /* the node's team, while every rank of it is here (its set-up drives
+     * its own host calls), even on a node of one rank (it numbers the
+     * calls), and every rank learns whether every node has it */
     if (h) {
-        kcoll_comm_created(h->node);
         if (h->xok) {
             kcoll_reason_t why;
             int ok = kcoll_comm_team(h->xnode, 1, &why) != NULL;
@@ -209,30 +185,16 @@ kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t b
     return (kcoll_nodes_layout_t)h->pick[c][sc];
 }
 
-kcoll_reason_t kcoll_hier_pick(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes)
-{
-    if (!kcoll_call_hier_mode())
-        return KCOLL_R_MULTINODE;
-    /* the composed requests run the leaders' layout: host or leaders */
-    const kcoll_nodes_layout_t l =
-        kcoll_hier_layout(h, c, bytes,
-                          kcoll_nodes_runs(c, h->nsize, h->nn) & ~KCOLL_NODES_BIT(KCOLL_NODES_LANES));
-    return l == KCOLL_NODES_HOST ? KCOLL_R_MULTINODE : KCOLL_R_NONE;
-}
-
 void kcoll_hier_free(kcoll_hier_t *h)
 {
     if (h)
         kcoll_hier_release(h);
 }
 
-void kcoll_hier_destroy(kcoll_hier_t *h)
+/* Free h and its communicators (the node communicator's record and team
+ * go with it). */
+static void kcoll_hier_destroy(kcoll_hier_t *h)
 {
-    kcoll_hreq_pool_free(h);
-    if (h->node != MPI_COMM_NULL)
-        PMPI_Comm_free(&h->node); /* its record and team go with it */
-    if (h->leaders != MPI_COMM_NULL)
-        PMPI_Comm_free(&h->leaders);
     if (h->xnode != MPI_COMM_NULL)
         PMPI_Comm_free(&h->xnode);
     for (int g = 0; g < h->nxgroups; g++)
@@ -244,114 +206,19 @@ void kcoll_hier_destroy(kcoll_hier_t *h)
     free(h->node_of);
     free(h->lrank_of);
     free(h->nsize);
-    free(h->members);
     free(h);
 }
 
-int kcoll_hier_memcpy(kcoll_hreq_t *q, const kcoll_hop_t *o)
+void kcoll_hier_hold(kcoll_hier_t *h)
 {
-    (void)q;
-    memcpy(o->rbuf, o->sbuf, (size_t)o->rcount);
-    return MPI_SUCCESS;
+    /* relaxed: whoever holds h already keeps it alive */
+    atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
 }
 
-size_t kcoll_hier_size(int count, MPI_Datatype dt)
+void kcoll_hier_release(kcoll_hier_t *h)
 {
-    int size = 0;
-    if (count <= 0 || PMPI_Type_size(dt, &size) != MPI_SUCCESS)
-        return 0;
-    return (size_t)count * (size_t)size;
-}
-
-int kcoll_hier_contiguous(const void *buf, MPI_Datatype dt, const char **at)
-{
-    MPI_Aint lb, extent, tlb, textent;
-    int size;
-    PMPI_Type_size(dt, &size);
-    PMPI_Type_get_extent(dt, &lb, &extent);
-    PMPI_Type_get_true_extent(dt, &tlb, &textent);
-    *at = (const char *)buf + tlb;
-    return extent == size && textent == size;
-}
-
-int kcoll_hier_pack(kcoll_hreq_t *q, const kcoll_hop_t *o)
-{
-    int pos = 0;
-    (void)q;
-    return PMPI_Pack(o->sbuf, o->count, o->dt, o->rbuf, o->rcount, &pos, MPI_COMM_SELF);
-}
-
-int kcoll_hier_unpack(kcoll_hreq_t *q, const kcoll_hop_t *o)
-{
-    const char *at;
-    int pos = 0;
-    (void)q;
-    if (!o->rcount)
-        return MPI_SUCCESS;
-    if (kcoll_hier_contiguous(o->rbuf, o->dt, &at)) {
-        if (at != o->sbuf)
-            memmove((char *)at, o->sbuf, (size_t)o->rcount);
-        return MPI_SUCCESS;
-    }
-    return PMPI_Unpack(o->sbuf, o->rcount, &pos, o->rbuf, o->count, o->dt, MPI_COMM_SELF);
-}
-
-const char *kcoll_hier_bytes(kcoll_hreq_t *q, const void *buf, int count, MPI_Datatype dt,
-                             size_t b, int *last)
-{
-    const char *at = buf;
-    if (!b || kcoll_hier_contiguous(buf, dt, &at))
-        return at;
-    char *mem = kcoll_hreq_mem(q, b);
-    if (mem)
-        *last = kcoll_hreq_add(q,
-                               (kcoll_hop_t){.kind = KCOLL_HOP_LOCAL, .where = KCOLL_HOP_SELF,
-                                             .fn = kcoll_hier_pack, .sbuf = buf, .count = count,
-                                             .dt = dt, .rbuf = mem, .rcount = (int)b},
-                               *last, -1);
-    return mem;
-}
-
-int kcoll_hier_blocks(kcoll_hreq_t *q, const int *counts, size_t uniform, size_t esize,
-                      kcoll_hier_blocks_t *k)
-{
-    const kcoll_hier_t *h = kcoll_hreq_hier(q);
-    const int p = h->p;
-    k->b = kcoll_hreq_mem(q, (size_t)p * sizeof *k->b);
-    k->at = kcoll_hreq_mem(q, (size_t)p * sizeof *k->at);
-    k->ncnt = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *k->ncnt);
-    k->ndsp = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *k->ndsp);
-    k->lcnt = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *k->lcnt);
-    k->ldsp = kcoll_hreq_mem(q, (size_t)h->pn * sizeof *k->ldsp);
-    size_t *nsum = kcoll_hreq_mem(q, (size_t)h->nn * sizeof *nsum);
-    if (!k->b || !k->at || !k->ncnt || !k->ndsp || !k->lcnt || !k->ldsp || !nsum) {
-        kcoll_hreq_fail(q, MPI_ERR_NO_MEM);
-        return -1;
-    }
-    memset(nsum, 0, (size_t)h->nn * sizeof *nsum);
-    for (int r = 0; r < p; r++) {
-        k->b[r] = counts ? (size_t)(counts[r] > 0 ? counts[r] : 0) * esize : uniform;
-        nsum[h->node_of[r]] += k->b[r];
-    }
-    k->total = 0;
-    for (int n = 0; n < h->nn; n++) {
-        k->ndsp[n] = (int)k->total;
-        k->ncnt[n] = (int)nsum[n];
-        k->total += nsum[n];
-        nsum[n] = k->total - nsum[n]; /* from here: where the node's next block goes */
-    }
-    /* a node's ranks by local rank are its ranks in rank order */
-    for (int r = 0; r < p; r++) {
-        const int n = h->node_of[r];
-        k->at[r] = nsum[n];
-        nsum[n] += k->b[r];
-        if (n == h->me) {
-            k->lcnt[h->lrank_of[r]] = (int)k->b[r];
-            k->ldsp[h->lrank_of[r]] = (int)(k->at[r] - (size_t)k->ndsp[n]);
-        }
-    }
-    if (k->total <= INT_MAX)
-        return 0;
-    kcoll_hreq_host(q, KCOLL_R_MULTINODE); /* the leaders' counts are ints */
-    return -1;
+    /* acq_rel: every use of h by the holders before their release happens
+     * before the last one frees it */
+    if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
+        kcoll_hier_destroy(h);
 }

@@ -19,7 +19,6 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
-#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 #include "topo/topo.h"
 #include "xfer/direct.h"
@@ -49,7 +48,6 @@ static void kcoll_startup(int collective)
     }
     kcoll_progress_hook_init();
     kcoll_host_poke_init();
-    kcoll_call_outer_set(kcoll_hier_progress, kcoll_hier_pending); /* composed collectives */
     /* the keyval itself is freed at once: the attribute keeps it alive
      * until MPI_Finalize deletes it (MPI: freeing a keyval in use only
      * marks it) */

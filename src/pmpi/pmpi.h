@@ -88,41 +88,27 @@ void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
                              int wide, MPI_Comm comm);
 
 /* Run a blocking call through kcoll if it takes it: KCOLL_PMPI_DONE with
- * the MPI result in *rc, KCOLL_PMPI_HOST when the host MPI must do it, or
- * (collectives kcoll_call_hier_has names, on a communicator that spans
- * nodes) KCOLL_PMPI_HIER: the caller runs its composed form (pmpi/hier.h).
- * Across nodes a call runs as one schedule where it can (pmpi/across.c,
- * with the description's MPI handles), before the composed form is asked. */
+ * the MPI result in *rc, or KCOLL_PMPI_HOST when the host MPI must do it.
+ * On a communicator that spans nodes a call runs as one schedule across
+ * them where kcoll has a layout for it (pmpi/across.c, with the
+ * description's MPI handles). */
 #define KCOLL_PMPI_HOST 0
 #define KCOLL_PMPI_DONE 1
-#define KCOLL_PMPI_HIER 2
 int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc);
 /* Start a non-blocking call through kcoll if it takes it: KCOLL_PMPI_DONE
- * with *request set and the MPI result in *rc, KCOLL_PMPI_HOST, or
- * KCOLL_PMPI_HIER as above. */
+ * with *request set and the MPI result in *rc, or KCOLL_PMPI_HOST. */
 int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
 /* A persistent request the host made (request): decide once whether kcoll
- * runs its starts (KCOLL_PMPI_DONE, or KCOLL_PMPI_HOST: recorded; across
- * nodes as one schedule where it can), or KCOLL_PMPI_HIER: nothing
- * recorded, *comm replaced by the request's own duplicate of it, on which
- * the caller composes the request and hands both to kcoll_hier_persistent. */
-int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm *comm, MPI_Request request);
+ * runs its starts (KCOLL_PMPI_DONE, across nodes as one schedule where it
+ * can) or the host does (KCOLL_PMPI_HOST); recorded either way. */
+int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
 /* The same for the large-count (_c) forms: KCOLL_PMPI_DONE or
  * KCOLL_PMPI_HOST; a communicator that spans nodes hands them to the host
- * MPI whole (counted mpi:multinode: the composed forms take int counts). */
+ * MPI whole (counted mpi:multinode: the host collectives between nodes
+ * take int counts). */
 int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc);
 int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
-/* kcoll_pmpi_persistent for the forms that are never composed (the
- * large-count ones, the all-to-alls, Gatherv, Scatterv): across nodes the
- * host runs them, counted mpi:multinode. */
-void kcoll_pmpi_persistent_flat(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
-/* Start a call on a node communicator as a kcoll request with no handle
- * of its own (a composed collective's on-node phase): KCOLL_PMPI_DONE
- * with *rc (MPI_SUCCESS: started, done(r, ctx) is called when it
- * completes; else it failed), or KCOLL_PMPI_HOST: the host MPI must do it
- * (counted). */
-int kcoll_pmpi_istart(const kcoll_call_t *c, MPI_Comm comm,
-                      void (*done)(kcoll_req_t *r, void *ctx), void *ctx, int *rc);
+void kcoll_pmpi_persistent_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
 /* The descriptions of the intercepted calls (bcast.c, reduce.c,
  * gather.c, scatter.c), as their entry points make them. */
 void kcoll_pmpi_bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Datatype datatype,
@@ -146,14 +132,6 @@ int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status);
 /* Is there a host progress hook that advances kcoll's requests inside the
  * host's own waiting (pmpi/progress.c)? */
 int kcoll_progress_hook_active(void);
-/* Composed collectives started and not completed (pmpi/hier_req.c): read
- * inline, as kcoll_pending. */
-extern _Atomic int kcoll_hreqs_pending;
-static inline int kcoll_hier_pending(void)
-{
-    /* relaxed: a hint, ordering nothing */
-    return atomic_load_explicit(&kcoll_hreqs_pending, memory_order_relaxed);
-}
 /* Must this process advance its kcoll requests itself around a blocking
  * host collective? (requests pending, and no hook) */
 static inline int kcoll_must_drive(void)
@@ -162,12 +140,11 @@ static inline int kcoll_must_drive(void)
 }
 /* Must a blocking point-to-point call run as its non-blocking form,
  * waited for in a loop that advances kcoll's requests? Where there is no
- * hook: while kcoll requests are pending, and while composed collectives
- * are (their operations are MPI calls, which the helper thread must not
- * make). */
+ * hook, while kcoll requests are pending (the host collectives of a call
+ * across nodes are MPI calls, which the helper thread must not make). */
 static inline int kcoll_must_loop(void)
 {
-    return !kcoll_progress_hook_active() && (kcoll_pending() || kcoll_hier_pending());
+    return !kcoll_progress_hook_active() && kcoll_pending();
 }
 /* Around a blocking host collective: when kcoll_must_drive, a helper
  * thread advances kcoll's requests until kcoll_drive_end (pmpi/drive.c).
@@ -268,8 +245,7 @@ void kcoll_host_calls_in(int inside);
  * requests are pending: the host call must then be driven) ... */
 static inline int kcoll_pmpi_shortcut(kcoll_coll_t coll, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    return !kcoll_pending() && !kcoll_hier_pending() &&
-           kcoll_shortcut_take(coll, key, NULL, NULL);
+    return !kcoll_pending() && kcoll_shortcut_take(coll, key, NULL, NULL);
 }
 /* (MPI_Reduce_scatter, MPI_Allgatherv: their count and displacement
  * arrays compared too; displs NULL: none) */
@@ -277,8 +253,7 @@ static inline int kcoll_pmpi_shortcut_v(kcoll_coll_t coll,
                                         const uint64_t key[KCOLL_SHORTCUT_WORDS], const int *counts,
                                         const int *displs)
 {
-    return !kcoll_pending() && !kcoll_hier_pending() &&
-           kcoll_shortcut_take(coll, key, counts, displs);
+    return !kcoll_pending() && kcoll_shortcut_take(coll, key, counts, displs);
 }
 /* ... and a call that went to the host arms it, where the datatypes it
  * looks at (stype, rtype: MPI_BYTE for one that MPI_IN_PLACE or the rank

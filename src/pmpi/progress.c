@@ -12,18 +12,17 @@
  * advance in kcoll's and the completion calls (pmpi/request.c) and through
  * the poll and wait functions of their generalized-request class.
  *
- * Composed collectives across nodes (pmpi/hier_req.c) advance here too:
- * their operations are MPI calls (a host non-blocking collective on the
- * leaders' communicator, PMPI_Test), made from inside Open MPI's progress
- * loop, where Open MPI's own non-blocking collectives (libnbc) start their
+ * Calls across nodes advance here too: their host collectives between
+ * nodes are MPI calls (a host non-blocking collective on a group's
+ * communicator, PMPI_Test), made from inside Open MPI's progress loop,
+ * where Open MPI's own non-blocking collectives (libnbc) start their
  * point-to-point operations as well. So a rank blocked in any Open MPI
  * call (a host collective on another communicator included) still starts
- * its part of a composed collective that its peers wait for.
+ * its part of a call across nodes that its peers wait for.
  *
  * The callback does nothing while no kcoll request is pending, and
- * neither kcoll_progress nor the composed requests' progress recurse into
- * themselves (the MPI calls they make run Open MPI's progress loop, and
- * with it this callback, again).
+ * kcoll_progress does not recurse into itself (the MPI calls it makes run
+ * Open MPI's progress loop, and with it this callback, again).
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -37,7 +36,7 @@ static kcoll_host_register_t kcoll_host_unregister;
 
 static int kcoll_host_progress_cb(void)
 {
-    if (!kcoll_pending() && !kcoll_hier_pending())
+    if (!kcoll_pending())
         return 0;
     kcoll_host_calls_in(1); /* inside Open MPI's progress loop: no poke back */
     const int n = kcoll_progress();

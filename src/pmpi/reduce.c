@@ -161,7 +161,7 @@ KCOLL_PUBLIC int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 0,
                                datatype, op, root, comm);
-        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -176,7 +176,7 @@ KCOLL_PUBLIC int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int coun
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0,
                                datatype, op, 0, comm);
-        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -192,7 +192,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbu
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
                                recvcount, NULL, 0, datatype, op, 0, comm);
-        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -208,7 +208,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
                                0, datatype, op, 0, comm);
-        kcoll_pmpi_persistent(&c, &comm, *request); /* never composed: run or recorded */
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -338,7 +338,7 @@ KCOLL_PUBLIC int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1,
                                datatype, op, root, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -353,7 +353,7 @@ KCOLL_PUBLIC int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Co
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1,
                                datatype, op, 0, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -370,7 +370,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recv
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
                                recvcount, NULL, 1, datatype, op, 0, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -387,7 +387,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
                                1, datatype, op, 0, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "pmpi/hier.h"
 #include "pmpi/request.h"
 
 /* ---------------------------------------------------------------------- */
@@ -117,13 +116,6 @@ static void kcoll_greq_done(kcoll_req_t *r, void *ctx)
                                                          kcoll_req_error(r)));
 }
 
-/* A composed collective's (pmpi/hier_req.c): it is not needed any more. */
-static void kcoll_greq_hier_done(kcoll_hreq_t *q, void *ctx)
-{
-    kcoll_greq_finish(ctx, kcoll_hreq_result(q));
-    kcoll_hreq_free(q);
-}
-
 void kcoll_requests_handed_back(void)
 {
     pthread_mutex_lock(&kcoll_handed_back_lock);
@@ -213,31 +205,13 @@ int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-int kcoll_hier_nonblocking(kcoll_hreq_t *q, MPI_Comm comm, MPI_Request *request, int *rc)
-{
-    if (!q || kcoll_hreq_handed(q))
-        return kcoll_hier_blocking(q, rc); /* the failure, or the host's call (0) */
-    kcoll_greq_t *g = kcoll_greq_make();
-    if (!g) { /* every rank started it: run it here, then report the handle's failure */
-        kcoll_coll_t coll = kcoll_hreq_call(q)->coll;
-        kcoll_hier_blocking(q, rc);
-        *rc = kcoll_fail(comm, coll, KCOLL_ERR_NOMEM, kcoll_greq_none);
-        return 1;
-    }
-    *request = g->handle;
-    *rc = MPI_SUCCESS;
-    kcoll_hreq_start(q, kcoll_greq_hier_done, g);
-    return 1;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Persistent collectives: plans                                           */
 
 typedef struct kcoll_plan {
     struct kcoll_plan *next;
     uint64_t key;          /* the handle's bits */
-    kcoll_req_t *r;        /* kcoll runs the starts (or hq does), or both NULL: the host */
-    kcoll_hreq_t *hq;      /* a composed collective (pmpi/hier_req.c) runs them */
+    kcoll_req_t *r;        /* kcoll runs the starts, or NULL: the host */
     kcoll_call_t call;     /* the host's starts are counted from it */
     kcoll_reason_t why;    /* why the host does (counted at every start) */
     /* the request's own duplicate of its communicator (kcoll runs the
@@ -270,14 +244,13 @@ static _Atomic int kcoll_nkplans, kcoll_nactive_plans;
 static int kcoll_host_only(void)
 {
     /* relaxed: see kcoll_nkplans */
-    return !kcoll_pending() && !kcoll_hier_pending() &&
-           !atomic_load_explicit(&kcoll_nactive_plans, memory_order_relaxed);
+    return !kcoll_pending() && !atomic_load_explicit(&kcoll_nactive_plans, memory_order_relaxed);
 }
 
 /* pl's starts are kcoll's: count it (or, gone, no more) */
 static void kcoll_kplan_count(const kcoll_plan_t *pl, int delta)
 {
-    if (pl->r || pl->hq)
+    if (pl->r)
         /* relaxed: see kcoll_nkplans */
         atomic_fetch_add_explicit(&kcoll_nkplans, delta, memory_order_relaxed);
 }
@@ -310,7 +283,7 @@ static kcoll_plan_t *kcoll_plan_ours(MPI_Request h)
     if (!atomic_load_explicit(&kcoll_nkplans, memory_order_relaxed))
         return NULL;
     kcoll_plan_t *pl = kcoll_plan_find(h);
-    return pl && (pl->r || pl->hq) ? pl : NULL;
+    return pl && pl->r ? pl : NULL;
 }
 
 static kcoll_plan_t *kcoll_plan_new(MPI_Request handle, const kcoll_call_t *c,
@@ -361,24 +334,6 @@ void kcoll_plan_add(MPI_Request handle, kcoll_req_t *r, const kcoll_call_t *c,
     kcoll_own_free(own);
 }
 
-void kcoll_hier_persistent(kcoll_hreq_t *q, MPI_Request request, MPI_Comm own)
-{
-    if (!q) { /* out of memory: the host runs the starts, uncounted */
-        kcoll_own_free(&own);
-        return;
-    }
-    kcoll_plan_t *pl = kcoll_plan_new(request, kcoll_hreq_call(q), kcoll_hreq_handed(q));
-    if (pl && !kcoll_hreq_handed(q)) {
-        pl->hq = q;
-        pl->own = own;
-        kcoll_kplan_count(pl, 1);
-        return;
-    }
-    /* handed to the host (alike on every rank): the private copy is not needed */
-    kcoll_hreq_free(q);
-    kcoll_own_free(&own);
-}
-
 static void kcoll_plan_remove(kcoll_plan_t *pl)
 {
     kcoll_kplan_count(pl, -1);
@@ -421,14 +376,6 @@ static int kcoll_plan_finish(kcoll_plan_t *pl, MPI_Status *status)
     return pl->err;
 }
 
-static void kcoll_plan_hier_done(kcoll_hreq_t *q, void *ctx)
-{
-    kcoll_plan_t *pl = ctx;
-    pl->err = kcoll_hreq_result(q);
-    /* release: err is visible to whoever acquires done */
-    atomic_store_explicit(&pl->done, 1, memory_order_release);
-}
-
 /* Advance until the plan's start has completed. */
 static void kcoll_plan_wait(kcoll_plan_t *pl)
 {
@@ -444,7 +391,7 @@ static int kcoll_start_one(MPI_Request *request)
     kcoll_plan_t *pl = kcoll_plan_find(*request);
     if (!pl)
         return PMPI_Start(request);
-    if (!pl->r && !pl->hq) {
+    if (!pl->r) {
         kcoll_call_host(&pl->call, KCOLL_MODE_PERSISTENT, pl->why);
         return PMPI_Start(request);
     }
@@ -453,10 +400,7 @@ static int kcoll_start_one(MPI_Request *request)
     pl->active = 1;
     /* relaxed: see kcoll_nkplans */
     atomic_fetch_add_explicit(&kcoll_nactive_plans, 1, memory_order_relaxed);
-    if (pl->hq)
-        kcoll_hreq_start(pl->hq, kcoll_plan_hier_done, pl);
-    else
-        kcoll_req_start(pl->r, kcoll_plan_done, pl);
+    kcoll_req_start(pl->r, kcoll_plan_done, pl);
     return MPI_SUCCESS;
 }
 
@@ -489,7 +433,6 @@ KCOLL_PUBLIC int MPI_Request_free(MPI_Request *request)
         kcoll_plan_remove(pl);
         if (pl->r)
             kcoll_req_release(pl->r);
-        kcoll_hreq_free(pl->hq);
         kcoll_own_free(&pl->own);
         if (pl->held != MPI_DATATYPE_NULL)
             kcoll_release_type(pl->held);
@@ -869,8 +812,6 @@ void kcoll_requests_finalize(void)
             kcoll_plans[b] = pl->next;
             if (pl->r && !pl->active)
                 kcoll_req_release(pl->r);
-            if (!pl->active)
-                kcoll_hreq_free(pl->hq);
             if (!pl->active) {
                 kcoll_own_free(&pl->own);
                 if (pl->held != MPI_DATATYPE_NULL)

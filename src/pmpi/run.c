@@ -113,11 +113,11 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
     return KCOLL_R_INVALID;
 }
 
-/* Hand a call to the call layer: 0 when the host MPI must do it; 1 with
- * *rc when it failed; 2 with *r to run or start; 3 when it runs
- * hierarchically (composed: pmpi/hier.h). A call across nodes that runs
- * as one schedule (across, pmpi/across.c) is 2 with its request, or 0
- * when the host does it whole. */
+/* Hand a call to the call layer: 0 when the host MPI must do it (counted);
+ * 1 with *rc when it failed; 2 with *r to run or start. On a
+ * communicator that spans nodes, across: it may run as one schedule
+ * across nodes (pmpi/across.c); else, or where kcoll has no layout for
+ * it, the host MPI does it whole (mpi:multinode). */
 static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode, int across,
                            kcoll_req_t **r, int *rc)
 {
@@ -128,26 +128,24 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
         return 0;
     }
     kcoll_team_t *team = kcoll_pmpi_team(c, comm, mode, &why);
-    switch (kcoll_call_prepare(c, mode, team, why, r, &host_why, err, sizeof err)) {
+    kcoll_call_result_t res = kcoll_call_prepare(c, mode, team, why, r, &host_why, err, sizeof err);
+    if (res == KCOLL_CALL_HIER)
+        res = across ? kcoll_across_prepare(c, mode, comm, r, &host_why, err, sizeof err)
+                     : KCOLL_CALL_HIER;
+    switch (res) {
     case KCOLL_CALL_HOST:
         return 0;
     case KCOLL_CALL_FAILED:
         kcoll_adapt_end();
         *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err);
         return 1;
-    case KCOLL_CALL_HIER:
-        break;
     case KCOLL_CALL_KCOLL:
         return 2;
+    case KCOLL_CALL_HIER: /* no layout across nodes of kcoll's own */
+        break;
     }
-    if (!across)
-        return 3;
-    switch (kcoll_across_prepare(c, mode, comm, r, &host_why, err, sizeof err)) {
-    case KCOLL_CALL_HOST: return 0;
-    case KCOLL_CALL_FAILED: *rc = kcoll_fail(comm, c->coll, KCOLL_ERR_PROTO, err); return 1;
-    case KCOLL_CALL_KCOLL: return 2;
-    default: return 3;
-    }
+    kcoll_call_host(c, mode, KCOLL_R_MULTINODE);
+    return 0;
 }
 
 /* A blocking call; across: may run as one schedule across nodes (the
@@ -156,8 +154,6 @@ static int kcoll_pmpi_blocking_in(const kcoll_call_t *c, MPI_Comm comm, int acro
 {
     kcoll_req_t *r;
     int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_BLOCKING, across, &r, rc);
-    if (took == 3)
-        return KCOLL_PMPI_HIER;
     if (took != 2)
         return took; /* KCOLL_PMPI_HOST, or KCOLL_PMPI_DONE with the failure */
     kcoll_req_start(r, NULL, NULL);
@@ -173,19 +169,9 @@ int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
     return kcoll_pmpi_blocking_in(c, comm, 1, rc);
 }
 
-/* A large-count call on a communicator that spans nodes: the host MPI
- * (the composed forms take int counts). */
-static int kcoll_pmpi_not_composed(const kcoll_call_t *c, kcoll_mode_t mode, int took)
-{
-    if (took != KCOLL_PMPI_HIER)
-        return took;
-    kcoll_call_host(c, mode, KCOLL_R_MULTINODE);
-    return KCOLL_PMPI_HOST;
-}
-
 int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc)
 {
-    return kcoll_pmpi_not_composed(c, KCOLL_MODE_BLOCKING, kcoll_pmpi_blocking_in(c, comm, 0, rc));
+    return kcoll_pmpi_blocking_in(c, comm, 0, rc);
 }
 
 static int kcoll_pmpi_nonblocking_in(const kcoll_call_t *c, MPI_Comm comm, int across,
@@ -195,7 +181,6 @@ static int kcoll_pmpi_nonblocking_in(const kcoll_call_t *c, MPI_Comm comm, int a
     switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, across, &r, rc)) {
     case 1: return KCOLL_PMPI_DONE;
     case 2: *rc = kcoll_greq_start(r, comm, request); return KCOLL_PMPI_DONE;
-    case 3: return KCOLL_PMPI_HIER;
     default: return KCOLL_PMPI_HOST;
     }
 }
@@ -207,23 +192,7 @@ int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *re
 
 int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
 {
-    return kcoll_pmpi_not_composed(c, KCOLL_MODE_NONBLOCKING,
-                                   kcoll_pmpi_nonblocking_in(c, comm, 0, request, rc));
-}
-
-int kcoll_pmpi_istart(const kcoll_call_t *c, MPI_Comm comm,
-                      void (*done)(kcoll_req_t *r, void *ctx), void *ctx, int *rc)
-{
-    kcoll_req_t *r;
-    *rc = MPI_SUCCESS;
-    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, 0, &r, rc)) {
-    case 1: return KCOLL_PMPI_DONE;
-    case 2:
-        kcoll_req_detach(r);
-        kcoll_req_start(r, done, ctx);
-        return KCOLL_PMPI_DONE;
-    default: return KCOLL_PMPI_HOST;
-    }
+    return kcoll_pmpi_nonblocking_in(c, comm, 0, request, rc);
 }
 
 /* A persistent request's own duplicate of comm, set up (its team, or
@@ -231,8 +200,8 @@ int kcoll_pmpi_istart(const kcoll_call_t *c, MPI_Comm comm,
  * MPI_COMM_NULL (alike on every rank) when it cannot be made. The
  * duplicate is made with PMPI_Comm_idup, waited for in a loop that
  * advances everything of kcoll's: a rank may reach the initialization
- * while a peer still waits for one of its pending collectives (composed
- * ones across nodes too), which must move on meanwhile, as MPI's progress
+ * while a peer still waits for one of its pending collectives (ones
+ * across nodes too), which must move on meanwhile, as MPI's progress
  * rule says. Once the duplicate is there every rank is in the
  * initialization, and the set-up's blocking host calls on it wait for
  * nobody outside. */
@@ -260,10 +229,10 @@ static MPI_Comm kcoll_pmpi_private(MPI_Comm comm)
  * starts are the only collectives numbered there, one after the other,
  * whatever else the ranks start meanwhile. A request the host runs needs
  * none: the host orders its own. */
-static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm *comm, MPI_Request request,
-                                    int composed)
+static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request,
+                                    int across)
 {
-    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, *comm);
+    kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, comm);
     kcoll_req_t *r = NULL;
     MPI_Comm own = MPI_COMM_NULL;
     char err[256];
@@ -273,35 +242,29 @@ static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm *comm, MPI_R
     if (host_why == KCOLL_R_NONE) {
         /* a communicator without a team yet does not get it here (its
          * set-up blocks): the host runs the request, as a non-blocking call */
-        kcoll_team_t *team = kcoll_comm_team(*comm, 0, &why);
+        kcoll_team_t *team = kcoll_comm_team(comm, 0, &why);
         kcoll_call_result_t res = kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r,
                                                      &host_why, err, sizeof err);
-        if (res == KCOLL_CALL_HIER && !composed) {
-            host_why = KCOLL_R_MULTINODE; /* the form has no composed request */
+        if (res == KCOLL_CALL_HIER && (!across || !kcoll_across_has(c->coll))) {
+            host_why = KCOLL_R_MULTINODE; /* no layout across nodes of kcoll's own */
         } else if (res == KCOLL_CALL_KCOLL || res == KCOLL_CALL_HIER) {
             /* kcoll takes it (alike on every rank): on a private copy */
             if (r)
                 kcoll_req_release(r);
             r = NULL;
             host_why = res == KCOLL_CALL_HIER ? KCOLL_R_MULTINODE : KCOLL_R_TEAM_FAILED;
-            own = kcoll_pmpi_private(*comm);
+            own = kcoll_pmpi_private(comm);
         }
         if (own != MPI_COMM_NULL && res == KCOLL_CALL_HIER) {
-            if (kcoll_comm_hier(own)) {
-                /* as one schedule across nodes (a failure to set it up is
-                 * reported here and the host runs the starts), or else
-                 * the caller composes the request there and hands it on */
-                host_why = KCOLL_R_MULTINODE;
-                switch (kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, &r, &host_why, err,
-                                             sizeof err)) {
-                case KCOLL_CALL_HIER:
-                    *comm = own;
-                    return KCOLL_PMPI_HIER;
-                case KCOLL_CALL_KCOLL: break;
-                case KCOLL_CALL_FAILED:
-                    kcoll_error("%s_init: %s", kcoll_coll_name(c->coll), err); /* fall through */
-                default: r = NULL;
-                }
+            /* as one schedule across nodes (a failure to set it up is
+             * reported here and the host runs the starts) */
+            switch (kcoll_comm_hier(own) ? kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, &r,
+                                                                &host_why, err, sizeof err)
+                                         : KCOLL_CALL_HOST) {
+            case KCOLL_CALL_KCOLL: break;
+            case KCOLL_CALL_FAILED:
+                kcoll_error("%s_init: %s", kcoll_coll_name(c->coll), err); /* fall through */
+            default: r = NULL;
             }
         } else if (own != MPI_COMM_NULL) {
             team = kcoll_comm_team(own, 1, &why);
@@ -314,14 +277,14 @@ static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm *comm, MPI_R
     return r ? KCOLL_PMPI_DONE : KCOLL_PMPI_HOST;
 }
 
-int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm *comm, MPI_Request request)
+int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
 {
     return kcoll_pmpi_persistent_in(c, comm, request, 1);
 }
 
-void kcoll_pmpi_persistent_flat(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
+void kcoll_pmpi_persistent_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
 {
-    kcoll_pmpi_persistent_in(c, &comm, request, 0);
+    kcoll_pmpi_persistent_in(c, comm, request, 0);
 }
 
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)

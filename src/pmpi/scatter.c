@@ -3,7 +3,6 @@
  * rank's receive side its own block; at the root MPI_IN_PLACE as the
  * receive buffer keeps its block where it is (call/fam_rooted.c decides). Only the arguments MPI says are
  * significant on this rank are looked at. */
-#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 
 void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sendbuf,
@@ -32,17 +31,8 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
     int rc;
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
                             recvbuf, recvcount, recvtype, root, comm);
-    switch (kcoll_pmpi_blocking(&c, comm, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_blocking(kcoll_hier_scatter(&c, KCOLL_MODE_BLOCKING, comm, sendbuf,
-                                                   sendcount, sendtype, recvbuf, recvcount,
-                                                   recvtype, root),
-                                &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE:
+    if (kcoll_pmpi_blocking(&c, comm, &rc) == KCOLL_PMPI_DONE)
         return rc;
-    }
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_SCATTER, key,
                             kcoll_pmpi_is_root(comm, root) ? sendtype : MPI_BYTE,
                             recvbuf == MPI_IN_PLACE ? MPI_BYTE : recvtype, MPI_OP_NULL);
@@ -72,16 +62,8 @@ KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype s
     int rc;
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
                             recvbuf, recvcount, recvtype, root, comm);
-    switch (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) {
-    case KCOLL_PMPI_HIER:
-        if (kcoll_hier_nonblocking(kcoll_hier_scatter(&c, KCOLL_MODE_NONBLOCKING, comm, sendbuf,
-                                                      sendcount, sendtype, recvbuf, recvcount,
-                                                      recvtype, root),
-                                   comm, request, &rc))
-            return rc;
-        break;
-    case KCOLL_PMPI_DONE: return rc;
-    }
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc) == KCOLL_PMPI_DONE)
+        return rc;
     return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                          request);
 }
@@ -112,11 +94,7 @@ KCOLL_PUBLIC int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Dataty
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
                                 recvbuf, recvcount, recvtype, root, comm);
-        if (kcoll_pmpi_persistent(&c, &comm, *request) == KCOLL_PMPI_HIER)
-            kcoll_hier_persistent(kcoll_hier_scatter(&c, KCOLL_MODE_PERSISTENT, comm, sendbuf,
-                                                     sendcount, sendtype, recvbuf, recvcount,
-                                                     recvtype, root),
-                                  *request, comm);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -132,7 +110,7 @@ KCOLL_PUBLIC int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0,
                                 sendtype, recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -209,7 +187,7 @@ KCOLL_PUBLIC int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
                                 recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }
@@ -226,7 +204,7 @@ KCOLL_PUBLIC int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendco
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1,
                                 sendtype, recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent_flat(&c, comm, *request);
+        kcoll_pmpi_persistent_c(&c, comm, *request);
     }
     return rc;
 }

@@ -480,7 +480,8 @@ static kcoll_status_t kcoll_exec_extern(kcoll_exec_t *x, const kcoll_step_t *st)
             return KCOLL_ERR_ARG;
         }
         if (x->xstarted != x->pc) {
-            rc = x->xhost->start(x->xdata, &x->sched->xc[st->value], x->bufs, x->errmsg,
+            const kcoll_xcoll_t *xc = &x->sched->xc[st->value];
+            rc = x->xhost->start(x->xdata, xc, kcoll_sched_xlens(x->sched, xc), x->bufs, x->errmsg,
                                  sizeof x->errmsg);
             if (rc) /* not started (not yet, or failed) */
                 return rc;

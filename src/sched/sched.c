@@ -14,6 +14,7 @@ void kcoll_sched_reset(kcoll_sched_t *s)
 {
     s->n = 0;
     s->nxc = 0;
+    s->nxv = 0;
     s->err = KCOLL_OK;
 }
 
@@ -21,6 +22,7 @@ void kcoll_sched_free(kcoll_sched_t *s)
 {
     free(s->steps);
     free(s->xc);
+    free(s->xv);
     kcoll_sched_init(s);
 }
 
@@ -144,27 +146,45 @@ void kcoll_sched_extern(kcoll_sched_t *s, int op)
         st->value = (uint32_t)op;
 }
 
-/* Own a copy of x; returns its number, or -1 (dst->err set). */
-static int kcoll_sched_push_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
+static int kcoll_xcoll_is_v(int coll)
+{
+    return coll == KCOLL_XC_GATHERV || coll == KCOLL_XC_ALLGATHERV || coll == KCOLL_XC_SCATTERV;
+}
+
+/* Own a copy of x, a v form's n block lengths lens with it (into s->xv);
+ * returns its number, or -1 (s->err set). */
+static int kcoll_sched_push_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens,
+                                  int n)
 {
     if (s->err)
         return -1;
+    const int v = kcoll_xcoll_is_v(x->coll);
     if (x->coll >= KCOLL_NXC || x->sbuf >= KCOLL_NBUF || x->rbuf >= KCOLL_NBUF || x->group < 0 ||
-        x->root < 0 || x->esize == 0 || x->len % x->esize) {
+        x->root < 0 || x->esize == 0 || x->len % x->esize || (v && (n <= 0 || x->esize != 1)) ||
+        (!v && n)) {
         s->err = KCOLL_ERR_ARG;
         return -1;
     }
-    if (kcoll_grow((void **)&s->xc, &s->xccap, s->nxc, sizeof *s->xc, 4)) {
+    int fail = kcoll_grow((void **)&s->xc, &s->xccap, s->nxc, sizeof *s->xc, 4);
+    while (!fail && s->nxv + n > s->xvcap) /* doubles each time */
+        fail = kcoll_grow((void **)&s->xv, &s->xvcap, s->xvcap, sizeof *s->xv, 16);
+    if (fail) {
         s->err = KCOLL_ERR_NOMEM;
         return -1;
     }
-    s->xc[s->nxc] = *x;
+    kcoll_xcoll_t *d = &s->xc[s->nxc];
+    *d = *x;
+    d->vat = (uint32_t)s->nxv;
+    d->nv = (uint32_t)n;
+    if (n) {
+        memcpy(s->xv + s->nxv, lens, (size_t)n * sizeof *lens);
+        s->nxv += n;
+    }
     return s->nxc++;
 }
 
-void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
+static void kcoll_sched_xcoll_step(kcoll_sched_t *s, int i)
 {
-    int i = kcoll_sched_push_xcoll(s, x);
     if (i < 0)
         return;
     kcoll_step_t *st = kcoll_sched_push(s, KCOLL_STEP_EXTERN);
@@ -172,6 +192,21 @@ void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
         st->value = (uint32_t)i;
         st->flag = KCOLL_EXTERN_XCOLL;
     }
+}
+
+void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
+{
+    kcoll_sched_xcoll_step(s, kcoll_sched_push_xcoll(s, x, NULL, 0));
+}
+
+void kcoll_sched_xcoll_v(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens, int n)
+{
+    kcoll_xcoll_t y = *x;
+    y.len = 0;
+    y.esize = 1;
+    for (int i = 0; i < n; i++)
+        y.len += lens[i];
+    kcoll_sched_xcoll_step(s, kcoll_sched_push_xcoll(s, &y, lens, n));
 }
 
 /* Bring src's host collectives into dst, buffers mapped by m (NULL: as
@@ -189,7 +224,7 @@ static uint32_t kcoll_sched_take_xcolls(kcoll_sched_t *dst, const kcoll_sched_t 
             x.roff += m->off[x.rbuf];
             x.rbuf = m->buf[x.rbuf];
         }
-        kcoll_sched_push_xcoll(dst, &x);
+        kcoll_sched_push_xcoll(dst, &x, kcoll_sched_xlens(src, &x), (int)x.nv);
     }
     return shift;
 }
@@ -282,7 +317,7 @@ const char *kcoll_xcoll_name(int coll)
 {
     static const char *const names[KCOLL_NXC] = {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER",
                                                  "REDUCE_SCATTER_BLOCK", "GATHER", "SCATTER",
-                                                 "BARRIER"};
+                                                 "BARRIER", "GATHERV", "ALLGATHERV", "SCATTERV"};
     return (unsigned)coll < KCOLL_NXC ? names[coll] : "?";
 }
 

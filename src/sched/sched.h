@@ -136,6 +136,9 @@ typedef enum {
     KCOLL_XC_GATHER,
     KCOLL_XC_SCATTER,
     KCOLL_XC_BARRIER,
+    KCOLL_XC_GATHERV,
+    KCOLL_XC_ALLGATHERV,
+    KCOLL_XC_SCATTERV,
     KCOLL_NXC
 } kcoll_xcoll_kind_t;
 
@@ -162,11 +165,18 @@ typedef enum {
  *    member's block of ALLGATHER and GATHER (n blocks received),
  *    REDUCE_SCATTER_BLOCK (n blocks contributed, one received) and
  *    SCATTER (n blocks sent by the root);
- *  - esize: bytes per element (len is a multiple): the reductions' unit. */
+ *  - esize: bytes per element (len is a multiple): the reductions' unit;
+ *  - the v forms GATHERV, ALLGATHERV and SCATTERV move blocks of their
+ *    own length per member: member i's block is the schedule's
+ *    xv[vat + i] bytes (nv = n of them, kcoll_sched_xcoll_v), and the
+ *    blocks lie back to back in member order in the gathered (scattered)
+ *    buffer, block i at the sum of the lengths before it; len is their
+ *    sum, esize 1. In place, as the uniform forms. */
 typedef struct {
     uint8_t coll; /* kcoll_xcoll_kind_t */
     uint8_t sbuf, rbuf;
     int32_t group, root;
+    uint32_t vat, nv; /* the v forms' block lengths: s->xv[vat .. vat + nv) */
     size_t soff, roff, len, esize;
 } kcoll_xcoll_t;
 
@@ -176,6 +186,8 @@ typedef struct {
     kcoll_status_t err; /* sticky: first failure while appending */
     kcoll_xcoll_t *xc;  /* host collectives, named by EXTERN steps with KCOLL_EXTERN_XCOLL */
     int nxc, xccap;
+    size_t *xv;         /* the v forms' block lengths (kcoll_xcoll_t.vat, nv) */
+    int nxv, xvcap;
 } kcoll_sched_t;
 
 /* An external operation (EXTERN steps). Implementations embed it as
@@ -194,15 +206,16 @@ struct kcoll_xop {
  * KCOLL_EXTERN_XCOLL): the layer that knows the groups' communicators,
  * the call's datatype and operation; data is the run's own state for it.
  * start begins host collective *x on the run's buffers (bufs: SEND, RECV,
- * TMP as the executor has them): KCOLL_OK (started), KCOLL_IN_PROGRESS
+ * TMP as the executor has them; vlen: a v form's block lengths, x->nv of
+ * them, else NULL): KCOLL_OK (started), KCOLL_IN_PROGRESS
  * (not now: not this call's turn on the group, or a thread that may not
  * call the host; the executor asks again on its next turn) or an error
  * with a one-line reason in err. test then until it returns KCOLL_OK
  * (done) or an error; KCOLL_IN_PROGRESS means "not yet". One host
  * collective of a run is in flight at a time. Neither may block. */
 typedef struct {
-    kcoll_status_t (*start)(void *data, const kcoll_xcoll_t *x, void *const bufs[KCOLL_NBUF],
-                            char *err, size_t errlen);
+    kcoll_status_t (*start)(void *data, const kcoll_xcoll_t *x, const size_t *vlen,
+                            void *const bufs[KCOLL_NBUF], char *err, size_t errlen);
     kcoll_status_t (*test)(void *data, char *err, size_t errlen);
 } kcoll_xhost_t;
 
@@ -242,6 +255,14 @@ void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t va
 void kcoll_sched_extern(kcoll_sched_t *s, int op);
 /* Own host collective *x (a copy) and append the EXTERN step that runs it. */
 void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x);
+/* The same for a v form (GATHERV, ALLGATHERV, SCATTERV): member i's block
+ * is lens[i] bytes, n members (x->vat, nv and len are set here). */
+void kcoll_sched_xcoll_v(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens, int n);
+/* A v form's block lengths (x->nv of them), or NULL for a uniform one. */
+static inline const size_t *kcoll_sched_xlens(const kcoll_sched_t *s, const kcoll_xcoll_t *x)
+{
+    return x->nv ? s->xv + x->vat : NULL;
+}
 /* Copy src's steps to the end of dst (dst->err on failure); src's host
  * collectives come along, the EXTERN steps that name them renumbered to
  * their place in dst (the collective's operations keep their numbers). */

@@ -83,6 +83,7 @@ typedef struct {
     int ci;              /* collective of the simulation (the first starter's) */
     int first;           /* rank that started it first */
     kcoll_xcoll_t shape; /* the first starter's descriptor */
+    const size_t *lens;  /* its v form's block lengths (NULL: uniform) */
     int started;
     int done;            /* every member has started: the data has moved */
     kcoll_xcoll_t *mine; /* [n] each member's descriptor, by group rank */
@@ -455,11 +456,28 @@ static int kcoll_sim_in_place(const kcoll_xcoll_t *x)
     return x->sbuf == x->rbuf && x->soff == x->roff;
 }
 
-/* The accesses member gr (of n) makes to its own buffers in host
- * collective x: at most three ranges into out; returns how many. */
-static int kcoll_sim_xranges(const kcoll_xcoll_t *x, int gr, int n, kcoll_sim_range_t *out)
+/* Member q's block of a gather or scatter x (lens: a v form's lengths,
+ * else NULL): its length, and its offset in the gathered buffer. */
+static size_t kcoll_sim_blk(const kcoll_xcoll_t *x, const size_t *lens, int q, size_t *off)
 {
-    const size_t B = x->len, N = (size_t)n * B;
+    *off = 0;
+    if (!lens) {
+        *off = (size_t)q * x->len;
+        return x->len;
+    }
+    for (int i = 0; i < q; i++)
+        *off += lens[i];
+    return lens[q];
+}
+
+/* The accesses member gr (of n) makes to its own buffers in host
+ * collective x (lens: a v form's block lengths, else NULL): at most three
+ * ranges into out; returns how many. */
+static int kcoll_sim_xranges(const kcoll_xcoll_t *x, const size_t *lens, int gr, int n,
+                             kcoll_sim_range_t *out)
+{
+    size_t at = 0;
+    const size_t B = kcoll_sim_blk(x, lens, gr, &at), N = lens ? x->len : (size_t)n * x->len;
     const int root = gr == x->root, ip = kcoll_sim_in_place(x);
     int k = 0;
 #define KCOLL_SIM_R(b, o, l, w) (out[k++] = (kcoll_sim_range_t){(b), (o), (l), (w)})
@@ -477,15 +495,17 @@ static int kcoll_sim_xranges(const kcoll_xcoll_t *x, int gr, int n, kcoll_sim_ra
         KCOLL_SIM_R(x->rbuf, x->roff, B, !root);
         break;
     case KCOLL_XC_ALLGATHER:
+    case KCOLL_XC_ALLGATHERV:
     case KCOLL_XC_GATHER:
-        if (x->coll == KCOLL_XC_GATHER && !root) {
+    case KCOLL_XC_GATHERV:
+        if ((x->coll == KCOLL_XC_GATHER || x->coll == KCOLL_XC_GATHERV) && !root) {
             KCOLL_SIM_R(x->sbuf, x->soff, B, 0);
             break;
         }
         if (ip) { /* the own block stays, read in place; the others arrive */
-            KCOLL_SIM_R(x->rbuf, x->roff + (size_t)gr * B, B, 0);
-            KCOLL_SIM_R(x->rbuf, x->roff, (size_t)gr * B, 1);
-            KCOLL_SIM_R(x->rbuf, x->roff + (size_t)(gr + 1) * B, N - (size_t)(gr + 1) * B, 1);
+            KCOLL_SIM_R(x->rbuf, x->roff + at, B, 0);
+            KCOLL_SIM_R(x->rbuf, x->roff, at, 1);
+            KCOLL_SIM_R(x->rbuf, x->roff + at + B, N - at - B, 1);
         } else {
             KCOLL_SIM_R(x->sbuf, x->soff, B, 0);
             KCOLL_SIM_R(x->rbuf, x->roff, N, 1);
@@ -496,6 +516,7 @@ static int kcoll_sim_xranges(const kcoll_xcoll_t *x, int gr, int n, kcoll_sim_ra
         KCOLL_SIM_R(x->rbuf, x->roff, B, 1);
         break;
     case KCOLL_XC_SCATTER:
+    case KCOLL_XC_SCATTERV:
         if (root)
             KCOLL_SIM_R(x->sbuf, x->soff, N, 0);
         if (!root || !ip)
@@ -520,8 +541,9 @@ static kcoll_status_t kcoll_sim_xdata(kcoll_sim_t *s, const kcoll_sim_group_t *G
 {
     kcoll_sim_coll_t *c = &s->coll[xi->ci];
     const int n = G->n, root = xi->shape.root;
-    const size_t B = xi->shape.len, N = (size_t)n * B;
+    const size_t B = xi->shape.len, N = xi->lens ? B : (size_t)n * B;
     const kcoll_xcoll_t *m = xi->mine;
+    size_t at, len;
     uint8_t *tmp = malloc(N ? N : 1);
     if (!tmp)
         return KCOLL_ERR_NOMEM;
@@ -552,23 +574,31 @@ static kcoll_status_t kcoll_sim_xdata(kcoll_sim_t *s, const kcoll_sim_group_t *G
                 memcpy(KCOLL_SIM_D(q), KCOLL_SIM_D(root), B);
         break;
     case KCOLL_XC_ALLGATHER:
-    case KCOLL_XC_GATHER: {
-        const int all = xi->shape.coll == KCOLL_XC_ALLGATHER;
-        for (int q = 0; q < n; q++) /* every block, from where its member keeps it */
-            memcpy(tmp + (size_t)q * B,
-                   (all || q == root) && kcoll_sim_in_place(&m[q]) ? KCOLL_SIM_D(q) + (size_t)q * B
+    case KCOLL_XC_ALLGATHERV:
+    case KCOLL_XC_GATHER:
+    case KCOLL_XC_GATHERV: {
+        const int all = xi->shape.coll == KCOLL_XC_ALLGATHER ||
+                        xi->shape.coll == KCOLL_XC_ALLGATHERV;
+        for (int q = 0; q < n; q++) { /* every block, from where its member keeps it */
+            len = kcoll_sim_blk(&xi->shape, xi->lens, q, &at);
+            memcpy(tmp + at,
+                   (all || q == root) && kcoll_sim_in_place(&m[q]) ? KCOLL_SIM_D(q) + at
                                                                    : KCOLL_SIM_S(q),
-                   B);
+                   len);
+        }
         for (int q = 0; q < n; q++)
             if (all || q == root)
                 memcpy(KCOLL_SIM_D(q), tmp, N);
         break;
     }
     case KCOLL_XC_SCATTER:
+    case KCOLL_XC_SCATTERV:
         memcpy(tmp, KCOLL_SIM_S(root), N);
-        for (int q = 0; q < n; q++)
+        for (int q = 0; q < n; q++) {
+            len = kcoll_sim_blk(&xi->shape, xi->lens, q, &at);
             if (q != root || !kcoll_sim_in_place(&m[q]))
-                memcpy(KCOLL_SIM_D(q), tmp + (size_t)q * B, B);
+                memcpy(KCOLL_SIM_D(q), tmp + at, len);
+        }
         break;
     default:
         break;
@@ -604,6 +634,7 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
         xi->ci = ci;
         xi->first = r;
         xi->shape = *x;
+        xi->lens = kcoll_sched_xlens(&c->sched[r], x);
         G->ninst++;
     }
     kcoll_sim_xinst_t *xi = &G->inst[k];
@@ -614,7 +645,9 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
                               "started in different orders: this rank's #%d there belongs to "
                               "collective %d, rank %d's to collective %d",
                               ci, r, c->pc[r], x->group, k, ci, xi->first, xi->ci);
-    if (x->coll != f->coll || x->root != f->root || x->len != f->len || x->esize != f->esize)
+    const size_t *lens = kcoll_sched_xlens(&c->sched[r], x);
+    if (x->coll != f->coll || x->root != f->root || x->len != f->len || x->esize != f->esize ||
+        x->nv != f->nv || (lens && memcmp(lens, xi->lens, x->nv * sizeof *lens)))
         return kcoll_sim_fail(s,
                               "collective %d rank %d step %d: host collective #%d of group %d "
                               "does not match: this rank starts %s root %d len %zu esize %zu, "
@@ -625,6 +658,10 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
     if (x->root >= G->n)
         return kcoll_sim_fail(s, "collective %d rank %d step %d: root %d of a group of %d", ci, r,
                               c->pc[r], x->root, G->n);
+    if (lens && x->nv != (uint32_t)G->n)
+        return kcoll_sim_fail(s, "collective %d rank %d step %d: host %s with %u block lengths "
+                              "on a group of %d", ci, r, c->pc[r], kcoll_xcoll_name(x->coll),
+                              x->nv, G->n);
     const int red = x->coll == KCOLL_XC_ALLREDUCE || x->coll == KCOLL_XC_REDUCE ||
                     x->coll == KCOLL_XC_REDUCE_SCATTER_BLOCK;
     if (red && (!kcoll_op_fits(c->op, x->len, 0) || c->op->esize != x->esize))
@@ -632,7 +669,7 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
                               "operation of element size %zu", ci, r, c->pc[r],
                               kcoll_xcoll_name(x->coll), x->len, x->esize);
     kcoll_sim_range_t rg[3];
-    const int nr = kcoll_sim_xranges(x, gr, G->n, rg);
+    const int nr = kcoll_sim_xranges(x, lens, gr, G->n, rg);
     for (int i = 0; i < nr; i++) {
         kcoll_status_t rc = kcoll_sim_bounds(s, ci, r, r, rg[i].buf, rg[i].off, rg[i].len);
         if (rc)
@@ -660,7 +697,7 @@ static kcoll_status_t kcoll_sim_xfinish(kcoll_sim_t *s, int ci, int r, const kco
         gr++;
     kcoll_sim_join(s, r, G->inst[c->xinst[r]].vc);
     kcoll_sim_range_t rg[3];
-    const int nr = kcoll_sim_xranges(x, gr, G->n, rg);
+    const int nr = kcoll_sim_xranges(x, kcoll_sched_xlens(&c->sched[r], x), gr, G->n, rg);
     for (int i = 0; i < nr; i++) {
         kcoll_status_t rc = kcoll_sim_access(s, ci, r, r, rg[i].buf, rg[i].off, rg[i].len,
                                              rg[i].write);

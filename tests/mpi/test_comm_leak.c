@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     int fds0 = mt_open_fds(), maps0 = count_segment_maps();
     /* on one node split_rw or knomial; across (fake) nodes the hierarchy */
     uint64_t calls0 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial") +
-                      mt_calls("MPI_Bcast", "kcoll:hier(*");
+                      mt_calls("MPI_Bcast", "kcoll:leaders");
 
     int shm_seen = 0;
     for (int i = 0; i < ITER; i++) {
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&c);
     }
     uint64_t calls1 = mt_calls("MPI_Bcast", "kcoll:split_rw") + mt_calls("MPI_Bcast", "kcoll:knomial") +
-                      mt_calls("MPI_Bcast", "kcoll:hier(*");
+                      mt_calls("MPI_Bcast", "kcoll:leaders");
     int fds1 = mt_open_fds(), maps1 = count_segment_maps();
 
     if (calls1 - calls0 != ITER)

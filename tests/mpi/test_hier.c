@@ -71,19 +71,19 @@
  *
  * Statistics (kcoll_stats_get), per call, on its row (the non-blocking
  * form's row for MPI_I*, the persistent one's for MPI_*_init, counted per
- * start): a node-local communicator never counts on kcoll:hier(*, counts
+ * start): a node-local communicator never counts on kcoll:leaders or kcoll:lanes, counts
  * the call on exactly one path (kcoll:* plus mpi:* grow by 1 per call),
  * and with a forced algorithm, more than one rank, a contiguous datatype
  * and KCOLL_MIN_BYTES=0 counts it on kcoll:<algo>. On a communicator that
  * spans nodes: Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block),
  * Gather, Scatter, Allgather and Allgatherv, in every form, count +1 on
- * kcoll:hier(* and nothing on mpi:* (the non-contiguous vector too: kcoll
+ * kcoll:leaders or kcoll:lanes and nothing on mpi:* (the non-contiguous vector too: kcoll
  * moves it through its datatype map); Gatherv, Scatterv and Alltoall(v)
  * count +1 on mpi:multinode and nothing on kcoll:*;
  * reductions with the non-commutative operation are hierarchical only on a
  * blocked communicator and go to mpi:multinode where a node's ranks are
  * not contiguous (contiguous nodes in another order may take either path).
- * Below KCOLL_MIN_BYTES nothing counts on kcoll:hier(*.
+ * Below KCOLL_MIN_BYTES nothing counts on kcoll:leaders or kcoll:lanes.
  *
  * Then (outstanding_cases) fourteen non-blocking collectives on four
  * communicators outstanding at once (four reductions on two of them), with
@@ -234,7 +234,7 @@ typedef struct {
 
 static int quick, verbose, stats = 1, wsize;
 /* KCOLL_HIER=auto for the call: the model may hand a call across nodes to
- * the host MPI (else KCOLL_HIER=on: every composed collective composes) */
+ * the host MPI (else KCOLL_HIER=on: every collective with a layout runs in it) */
 static int hier_auto;
 /* KCOLL_HIER=lanes for the call: a call across nodes counts on kcoll:lanes */
 static int hier_lanes;
@@ -321,9 +321,9 @@ typedef struct {
 static rows_t rows_get(const char *row, const char *algo_path)
 {
     rows_t r;
-    /* across nodes: a composed request, or one schedule in a layout */
+    /* across nodes: one schedule in a layout */
     r.lanes = mt_calls(row, "kcoll:lanes");
-    r.hier = mt_calls(row, "kcoll:hier(*") + mt_calls(row, "kcoll:leaders") + r.lanes;
+    r.hier = mt_calls(row, "kcoll:leaders") + r.lanes;
     r.multinode = mt_calls(row, "mpi:multinode");
     r.kcoll_any = mt_calls(row, "kcoll:*");
     r.mpi_any = mt_calls(row, "mpi:*");
@@ -385,25 +385,25 @@ static const char *stats_verdict(int e, rows_t d, int forced, int p, int small, 
     int hier = d.hier == n && d.kcoll_any == n && d.mpi_any == 0;
     int host = d.multinode == n && d.mpi_any == n && d.kcoll_any == 0 && d.hier == 0;
     if (small)
-        return d.hier ? "a call below KCOLL_MIN_BYTES counted on kcoll:hier(*"
+        return d.hier ? "a call below KCOLL_MIN_BYTES counted on kcoll:leaders or kcoll:lanes"
                : !one_path ? "the call was not counted on exactly one path"
                            : NULL;
     switch (e) {
     case E_LOCAL:
         if (d.hier)
-            return "a node-local communicator's call counted on kcoll:hier(*";
+            return "a node-local communicator's call counted on kcoll:leaders or kcoll:lanes";
         if (!one_path)
             return "the call was not counted on exactly one path";
         if (forced && p > 1 && d.algo != n)
             return "statistics do not show the forced algorithm";
         return NULL;
     case E_HIER:
-        return hier ? NULL : "not counted once on kcoll:hier(* (and nowhere else)";
+        return hier ? NULL : "not counted once on kcoll:leaders or kcoll:lanes (and nowhere else)";
     case E_HOST:
         return host ? NULL : "not counted once on mpi:multinode (and nowhere else)";
     default:
         return hier || host ? NULL
-                            : "counted neither once on kcoll:hier(* nor once on mpi:multinode";
+                            : "counted neither once on kcoll:leaders or kcoll:lanes nor once on mpi:multinode";
     }
 }
 

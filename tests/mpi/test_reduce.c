@@ -290,9 +290,10 @@ static char *sendb, *recvb, *hostb, *want, *contrib;
 static uint64_t kcoll_calls(int coll)
 {
     static const char *const paths[] = {"kcoll:partitioned", "kcoll:staggered", "kcoll:serial",
-                                        "kcoll:reduce_bcast", "kcoll:hier"};
+                                        "kcoll:reduce_bcast", "kcoll:hier",
+                                        "kcoll:leaders"};
     uint64_t s = 0;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         s += mt_calls(coll_names[coll], paths[i]);
     return s;
 }

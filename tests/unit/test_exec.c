@@ -365,9 +365,10 @@ typedef struct {
     uint8_t *at;
 } xhost_t;
 
-static kcoll_status_t xhost_start(void *data, const kcoll_xcoll_t *x,
+static kcoll_status_t xhost_start(void *data, const kcoll_xcoll_t *x, const size_t *vlen,
                                   void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
 {
+    (void)vlen;
     xhost_t *h = data;
     if (h->busy > 0) {
         h->busy--;
