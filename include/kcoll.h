@@ -28,9 +28,9 @@ const char *kcoll_param_get(const char *name);
 
 /* This process's statistics so far for one row of the KCOLL_STATS table:
  * coll is the collective's name ("MPI_Bcast"), path is "kcoll:<algorithm>",
- * "kcoll:hier(<on-node>|host)" or "mpi:<reason>"; a path ending in '*'
- * sums every path it begins ("kcoll:hier(*"). Returns 0, or -1 if no such
- * row and path exist. */
+ * "kcoll:leaders" or "kcoll:lanes" (a call across nodes, by its layout) or
+ * "mpi:<reason>"; a path ending in '*' sums every path it begins
+ * ("mpi:*"). Returns 0, or -1 if no such row and path exist. */
 int kcoll_stats_get(const char *coll, const char *path, uint64_t *calls, uint64_t *bytes);
 
 /* kcoll's scratch memory in this process (docs/resources.md): the bytes it

@@ -5,12 +5,13 @@
  *   arguments every rank sees alike are valid       else mpi:invalid_args
  *   kcoll enabled, more than one process,           else mpi:disabled,
  *   the size (where known alike) >= MIN_BYTES            one_rank, below_min_bytes
+ *   a communicator that spans nodes: one schedule
+ *     across nodes (collectives of kcoll_call_hier_has:
+ *     KCOLL_CALL_HIER; the layout's own checks follow
+ *     in kcoll_call_prepare_across)                 else mpi:multinode
  *   datatype layout (where not agreed)              else mpi:noncontig_datatype
  *   a reduction kernel for the operation            else mpi:unsupported_op
- *   the communicator's team                         else its reason; a
- *     communicator that spans nodes: one schedule across nodes
- *     (collectives of kcoll_call_hier_has: KCOLL_CALL_HIER), else
- *                                                   mpi:multinode
+ *   the communicator's team                         else its reason
  *   selection: forced algorithm valid, no rule      else mpi:bad_algo,
  *   preferring the host MPI                              below_min_bytes
  *   blocking calls that agree: the agreement        else its reason
@@ -598,12 +599,12 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = KCOLL_R_ONE_RANK;
     else if (kcoll_call_below_min(r->policy_bytes))
         reason = KCOLL_R_SMALL;
+    else if (!team && team_why == KCOLL_R_HIER && kcoll_call_hier_has(c->coll))
+        reason = KCOLL_R_HIER; /* the layout's own checks follow (kcoll_call_prepare_across) */
     else if (r->noncontig && (!agrees || mode != KCOLL_MODE_BLOCKING))
         reason = KCOLL_R_NONCONTIG;
     else if (r->bad_op)
         reason = KCOLL_R_OP;
-    else if (!team && team_why == KCOLL_R_HIER && kcoll_call_hier_has(c->coll))
-        reason = KCOLL_R_HIER;
     else if (!team)
         reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
     else {

@@ -44,6 +44,16 @@
 #include "sched/exec.h"
 #include "team/team.h"
 
+/* kcoll_side_t.type */
+#define KCOLL_TYPE_VALID 1u  /* a usable datatype */
+#define KCOLL_TYPE_DENSE 2u  /* one element is one run of bytes (true extent == size) */
+#define KCOLL_TYPE_PACKED 4u /* elements follow each other without gaps (extent == size) */
+/* a datatype kcoll cannot flatten into a map (sched/dmap.h), but the layer
+ * above can pack and unpack (kcoll_call_set_packer): a call across nodes,
+ * which has no agreement to send such a call to the host MPI on every
+ * rank at once, moves it packed; offsets along the side are logical, as
+ * with a map */
+#define KCOLL_TYPE_HOSTPACK 8u
 
 /* One buffer side of a call, as the PMPI layer found it. The count is 64
  * bits wide, so that an MPI-4 large-count call (MPI_Bcast_c) describes
@@ -70,10 +80,11 @@ typedef struct {
 } kcoll_side_t;
 
 /* Distance between two elements' starts in the side's logical stream:
- * the extent for memory that is the stream, the element size for a map. */
+ * the extent for memory that is the stream, the element size for a map
+ * (or a side packed by the layer above, KCOLL_TYPE_HOSTPACK). */
 static inline size_t kcoll_side_step(const kcoll_side_t *s)
 {
-    return s->map ? s->size : s->extent;
+    return s->map || (s->type & KCOLL_TYPE_HOSTPACK) ? s->size : s->extent;
 }
 
 /* Element q of a v side's array, int or (wide) a 64-bit MPI integer type,
@@ -96,9 +107,6 @@ static inline int64_t kcoll_side_vdispl(const kcoll_side_t *s, int q)
     return kcoll_side_ventry(s->displs, s->wide, q);
 }
 
-#define KCOLL_TYPE_VALID 1u  /* a usable datatype */
-#define KCOLL_TYPE_DENSE 2u  /* one element is one run of bytes (true extent == size) */
-#define KCOLL_TYPE_PACKED 4u /* elements follow each other without gaps (extent == size) */
 
 /* One rank's call. Which sides a collective uses:
  *   Bcast: recv (the buffer);  Barrier: none;
@@ -119,7 +127,7 @@ typedef struct {
     /* the MPI layer's own handles of the call's datatype and operation
      * (pmpi.h: kcoll_pmpi_handles), opaque here: a call across nodes gives
      * them to the host's collectives between nodes */
-    _Alignas(8) unsigned char handles[16];
+    _Alignas(8) unsigned char handles[24];
 } kcoll_call_t;
 
 typedef struct kcoll_req kcoll_req_t;
@@ -172,13 +180,24 @@ typedef struct {
 /* Take a call across nodes in layout x on the node's team: KCOLL_CALL_KCOLL
  * with *req prepared, KCOLL_CALL_HOST (*why: the arguments are invalid or
  * not kcoll's to move; every rank finds the same, since it depends only
- * on what MPI requires alike of a reduction's ranks) or KCOLL_CALL_FAILED. Collectives:
- * Allreduce, Reduce and Reduce_scatter_block (the others have no runtime
- * across nodes yet). */
+ * on what MPI requires alike of a reduction's or a Bcast's ranks) or
+ * KCOLL_CALL_FAILED (err; a rank of a blocked collective whose own
+ * arguments kcoll cannot run: kcoll_family_t.across). The collectives
+ * src/cluster/registry.c has a layout of. */
 kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_t mode,
                                               kcoll_team_t *team, const kcoll_across_t *x,
                                               kcoll_req_t **req, kcoll_reason_t *why, char *err,
                                               size_t errlen);
+/* The layer above's packing of a datatype kcoll has no map for
+ * (KCOLL_TYPE_HOSTPACK): pack n elements of call c's send (side 0) or
+ * receive (side 1) datatype from base, the address the program passed,
+ * into n * size bytes at out, or unpack them from in back to base. 0, or
+ * -1. Set once at start-up. */
+typedef struct {
+    int (*pack)(const kcoll_call_t *c, int side, const void *base, size_t n, void *out);
+    int (*unpack)(const kcoll_call_t *c, int side, const void *in, size_t n, void *base);
+} kcoll_packer_t;
+void kcoll_call_set_packer(const kcoll_packer_t *p);
 /* Count a call the host MPI does for `why` without kcoll_call_prepare
  * (kcoll not initialized, an unusable communicator: p 0; a persistent
  * request's start when the host runs it). */

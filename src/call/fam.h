@@ -31,5 +31,10 @@ static inline int kcoll_side_blocked(const kcoll_side_t *s)
     return s->size == 0 || s->map ||
            ((s->type & KCOLL_TYPE_DENSE) && (s->type & KCOLL_TYPE_PACKED));
 }
+/* ...or, across nodes, packed by the layer above (KCOLL_TYPE_HOSTPACK) */
+static inline int kcoll_side_across(const kcoll_side_t *s)
+{
+    return kcoll_side_blocked(s) || (s->type & KCOLL_TYPE_HOSTPACK);
+}
 
 #endif

@@ -226,16 +226,25 @@ static void allgatherv_fill(void *ctx, size_t *tab)
 static int allgather_across(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
-    const int v = kcoll_coll_is_v(c->coll);
-    const uint64_t vote = v ? allgatherv_vote(r) : uniform_vote(r);
-    if (vote & VOTE_INVALID)
+    const int v = kcoll_coll_is_v(c->coll), ip = c->in_place;
+    const size_t own = v ? (size_t)kcoll_side_vcount(&c->recv, c->rank) * c->recv.size
+                         : r->args.bytes;
+    /* as send_vote, with a datatype kcoll has no map for moved packed
+     * (KCOLL_TYPE_HOSTPACK) */
+    if (!ip && (!(c->send.type & KCOLL_TYPE_VALID) || !kcoll_side_count_ok(&c->send, c->send.count) ||
+                (size_t)c->send.count * c->send.size != own || (own && !c->send.buf)))
         return KCOLL_R_INVALID;
-    if (!(vote & VOTE_OK))
+    if ((v && !c->recv.displs) || (r->stat_bytes && !c->recv.buf))
+        return KCOLL_R_INVALID;
+    if (!kcoll_side_across(&c->recv) || (!ip && !kcoll_side_across(&c->send)))
         return KCOLL_R_NONCONTIG;
     r->args.lay = NULL;
     if (v) {
-        size_t len = 0, largest = 0;
-        v_side(&c->recv, c->p, r->counts, r->xdispl, &len, &largest);
+        size_t largest = 0;
+        r->span[1] = 0;
+        /* kcoll addresses blocks from the buffer on: no negative displacements */
+        if (v_side(&c->recv, c->p, r->counts, r->xdispl, &r->span[1], &largest))
+            return KCOLL_R_NONCONTIG;
         r->lay[0] = (kcoll_layout_t){.rcount = r->counts, .rdispl = r->xdispl};
         r->args.lay = &r->lay[0];
     }

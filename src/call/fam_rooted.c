@@ -215,6 +215,19 @@ static void rooted_buffers(kcoll_req_t *r)
  * size is one on every rank, as MPI requires. */
 static int rooted_across(kcoll_req_t *r)
 {
+    const kcoll_call_t *c = &r->call;
+    const kcoll_side_t *b = blocked(r), *o = own(r);
+    if (kcoll_coll_is_v(c->coll))
+        return KCOLL_R_INVALID;
+    /* a datatype kcoll has no map for moves packed (KCOLL_TYPE_HOSTPACK):
+     * this rank's layout as rooted_shared finds it for a contiguous one */
+    int contig = !r->own_valid || r->args.in_place || kcoll_side_across(o);
+    if (c->rank == c->root && r->own_valid) {
+        contig = contig && kcoll_side_across(b);
+        r->base[is_gather(r)] = b->buf;
+        r->span[is_gather(r)] = contig ? (size_t)c->p * r->mine : 0;
+    }
+    r->noncontig = !contig;
     const uint64_t vote = rooted_vote(r);
     r->votes[r->call.rank] = vote; /* rooted_buffers reads a non-root's block from it */
     if (kcoll_coll_is_v(r->call.coll) || !(vote & VOTE_MATCH))

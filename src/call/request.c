@@ -108,6 +108,9 @@ static void kcoll_req_seen(kcoll_req_t *r)
 
 /* Leave the lane, record the outcome, tell the owner. A listed request
  * finishes inside a progress round, which holds the list lock. */
+/* the layer above's packer (kcoll_call_set_packer), set once at start-up */
+static const kcoll_packer_t *kcoll_packer;
+
 static void kcoll_req_unschedule(kcoll_req_t *r);
 
 static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
@@ -125,10 +128,19 @@ static void kcoll_req_finish(kcoll_req_t *r, kcoll_status_t st)
         kcoll_stats_engines(&r->x);
         kcoll_exec_finish(&r->x);
     }
-    if (r->unpack && st == KCOLL_OK)
+    if (r->unpack && st == KCOLL_OK && r->unpack_host) {
+        const kcoll_side_t *s = &r->call.recv;
+        if (kcoll_packer->unpack(&r->call, 1, r->packed[r->unpack - 1],
+                                 r->lens[KCOLL_BUF_RECV] / s->size,
+                                 (char *)r->bufs[KCOLL_BUF_RECV] - s->lb)) {
+            snprintf(r->errmsg, sizeof r->errmsg, "unpacking the received data failed");
+            st = KCOLL_ERR_PROTO;
+        }
+    } else if (r->unpack && st == KCOLL_OK) {
         kcoll_dmap_unpack(r->maps[KCOLL_BUF_RECV], r->bufs[KCOLL_BUF_RECV],
                           r->lens[KCOLL_BUF_RECV], r->packed[r->unpack - 1]);
-    r->unpack = 0;
+    }
+    r->unpack = r->unpack_host = 0;
     r->status = st;
     r->state = KCOLL_REQ_DONE;
     if (r->mode != KCOLL_MODE_PERSISTENT)
@@ -172,20 +184,33 @@ static void *kcoll_req_room(void **mem, size_t *cap, size_t len)
  * see a map), and a packed RECV is unpacked when the run has succeeded
  * (kcoll_req_finish), when every peer access to it is over. SEND and RECV
  * that are one buffer (in place) stay one. A call across nodes packs every
- * map: its host collectives move bytes. 0, or -1 when out of memory. */
+ * map: its host collectives move bytes; and a side with a datatype kcoll
+ * has no map for, through the layer above's packer (KCOLL_TYPE_HOSTPACK).
+ * 0, or -1 when out of memory (or the packer failed). */
+void kcoll_call_set_packer(const kcoll_packer_t *p)
+{
+    kcoll_packer = p;
+}
+
 static int kcoll_req_pack(kcoll_req_t *r, void *bufs[KCOLL_NBUF],
                           const kcoll_dmap_t *maps[KCOLL_NBUF])
 {
     const uint64_t below = (uint64_t)kcoll_param_int(KCOLL_P_DTYPE_PACK_BELOW);
-    r->unpack = 0;
+    r->unpack = r->unpack_host = 0;
     for (int b = KCOLL_BUF_SEND; b <= KCOLL_BUF_RECV; b++) {
         bufs[b] = r->bufs[b];
         maps[b] = r->maps[b];
         const kcoll_dmap_t *m = r->maps[b];
+        const kcoll_side_t *side = b == KCOLL_BUF_SEND ? &r->call.send : &r->call.recv;
+        /* (the families that judge a call across nodes rank by rank: the
+         * others send such a datatype to the host MPI on every rank) */
+        const int host = r->across && r->fam->across && !m &&
+                         (side->type & KCOLL_TYPE_HOSTPACK) && kcoll_packer;
         /* across nodes the host's collectives take the bytes whole */
-        if (!m || !r->bufs[b] || (!r->across && kcoll_dmap_mean_piece(m) >= below))
+        if ((!m && !host) || !r->bufs[b] || !r->lens[b] ||
+            (!r->across && kcoll_dmap_mean_piece(m) >= below))
             continue;
-        if (b == KCOLL_BUF_RECV && r->bufs[b] == r->bufs[KCOLL_BUF_SEND] &&
+        if (b == KCOLL_BUF_RECV && !host && r->bufs[b] == r->bufs[KCOLL_BUF_SEND] &&
             m == r->maps[KCOLL_BUF_SEND]) {
             bufs[b] = bufs[KCOLL_BUF_SEND];
             maps[b] = NULL;
@@ -198,12 +223,19 @@ static int kcoll_req_pack(kcoll_req_t *r, void *bufs[KCOLL_NBUF],
          * (its data), and for the v-variants (the bytes between the blocks
          * must come back unchanged) */
         if (b == KCOLL_BUF_SEND || r->args.in_place || kcoll_coll_is_v(r->args.coll) ||
-            (r->args.coll == KCOLL_COLL_BCAST && r->call.rank == r->call.root))
-            kcoll_dmap_pack(m, r->bufs[b], r->lens[b], r->packed[b]);
+            (r->args.coll == KCOLL_COLL_BCAST && r->call.rank == r->call.root)) {
+            if (!host)
+                kcoll_dmap_pack(m, r->bufs[b], r->lens[b], r->packed[b]);
+            else if (kcoll_packer->pack(&r->call, b == KCOLL_BUF_RECV, (char *)r->bufs[b] - side->lb,
+                                        r->lens[b] / side->size, r->packed[b]))
+                return -1;
+        }
         bufs[b] = r->packed[b];
         maps[b] = NULL;
-        if (b == KCOLL_BUF_RECV)
+        if (b == KCOLL_BUF_RECV) {
             r->unpack = 1 + KCOLL_BUF_RECV;
+            r->unpack_host = host;
+        }
     }
     return 0;
 }

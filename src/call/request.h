@@ -140,6 +140,7 @@ struct kcoll_req {
     void *packed[2];
     size_t packed_cap[2];
     int unpack;
+    int unpack_host;            /* ...through the layer above's packer (KCOLL_TYPE_HOSTPACK) */
     void *tmp;
     size_t tmp_cap;
     kcoll_watch_t watch;

@@ -49,7 +49,8 @@ typedef struct {
     MPI_Aint tlb;    /* dt's true lower bound: the buffers start at its first byte */
     MPI_Request q;   /* the host collective in flight (MPI_REQUEST_NULL: none) */
     int *v;          /* a v form's counts and displacements, while it is in flight */
-    int held;        /* dt and op are retained (mpi/retain.c) until the request goes */
+    int held;        /* dt, op and pdt are retained (mpi/retain.c) until the request goes */
+    MPI_Datatype pdt[2]; /* the send and receive datatypes the packer packs (below), or null */
     int blocking;    /* a blocking call's: the host's blocking collectives */
 } kcoll_xrun_t;
 
@@ -254,11 +255,58 @@ static void kcoll_xrun_drop(void *data)
     if (d->held) { /* a null handle is never held (mpi/retain.c) */
         kcoll_release_type(d->dt);
         kcoll_release_op(d->op);
+        kcoll_release_type(d->pdt[0]);
+        kcoll_release_type(d->pdt[1]);
     }
     kcoll_hier_release(d->h);
 }
 
 static const kcoll_xhost_t kcoll_xrun = {kcoll_xrun_start, kcoll_xrun_test};
+
+/* The packer of the datatypes kcoll has no map for (call.h:
+ * KCOLL_TYPE_HOSTPACK): PMPI_Pack and PMPI_Unpack on MPI_COMM_SELF, whose
+ * format on one kind of machine is the data's bytes in type-map order, as
+ * a map packs them (a peer may read them with a map of its own), in
+ * pieces whose bytes fit the host's int. */
+static int kcoll_across_packing(const kcoll_call_t *c, int side, const void *from, void *to,
+                                size_t n, int unpack)
+{
+    const kcoll_pmpi_handles_t hd = kcoll_pmpi_handles(c);
+    const MPI_Datatype dt = side ? hd.rdt : hd.dt;
+    MPI_Aint lb, extent;
+    int size = 0;
+    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size <= 0 ||
+        PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS)
+        return -1;
+    const size_t per = ((size_t)1 << 30) / (size_t)size ? ((size_t)1 << 30) / (size_t)size : 1;
+    for (size_t i = 0; i < n; i += per) {
+        const int k = (int)(n - i < per ? n - i : per), bytes = k * size;
+        int pos = 0, rc;
+        if (unpack)
+            rc = PMPI_Unpack((const char *)from + i * (size_t)size, bytes, &pos,
+                             (char *)to + (ptrdiff_t)i * extent, k, dt, MPI_COMM_SELF);
+        else
+            rc = PMPI_Pack((const char *)from + (ptrdiff_t)i * extent, k, dt,
+                           (char *)to + i * (size_t)size, bytes, &pos, MPI_COMM_SELF);
+        if (rc != MPI_SUCCESS || pos != bytes)
+            return -1;
+    }
+    return 0;
+}
+
+static int kcoll_across_pack(const kcoll_call_t *c, int side, const void *base, size_t n,
+                             void *out)
+{
+    return kcoll_across_packing(c, side, base, out, n, 0);
+}
+
+static int kcoll_across_unpack(const kcoll_call_t *c, int side, const void *in, size_t n,
+                               void *base)
+{
+    return kcoll_across_packing(c, side, in, base, n, 1);
+}
+
+const kcoll_packer_t kcoll_across_packer = {kcoll_across_pack, kcoll_across_unpack};
 
 /* The host MPI does the call whole: counted now, a persistent one at
  * every start (pmpi/request.c). */
@@ -367,12 +415,15 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     /* a non-blocking or persistent call starts its host collectives after
      * it returned: MPI lets the program free its datatype and operation
      * meanwhile */
-    kcoll_xrun_t d = {.h = h, .dt = dt, .op = op, .q = MPI_REQUEST_NULL,
-                      .held = mode != KCOLL_MODE_BLOCKING, .blocking = mode == KCOLL_MODE_BLOCKING};
+    kcoll_xrun_t d = {.h = h, .dt = reduces ? dt : MPI_DATATYPE_NULL,
+                      .op = reduces ? op : MPI_OP_NULL, .q = MPI_REQUEST_NULL,
+                      .held = mode != KCOLL_MODE_BLOCKING, .blocking = mode == KCOLL_MODE_BLOCKING,
+                      .pdt = {c->send.type & KCOLL_TYPE_HOSTPACK ? hd.dt : MPI_DATATYPE_NULL,
+                              c->recv.type & KCOLL_TYPE_HOSTPACK ? hd.rdt : MPI_DATATYPE_NULL}};
     MPI_Aint extent;
     d.tlb = 0;
-    if (dt != MPI_DATATYPE_NULL)
-        PMPI_Type_get_true_extent(dt, &d.tlb, &extent);
+    if (d.dt != MPI_DATATYPE_NULL)
+        PMPI_Type_get_true_extent(d.dt, &d.tlb, &extent);
     x.xhost = &kcoll_xrun;
     x.drop = kcoll_xrun_drop;
     memcpy(x.data, &d, sizeof d);
@@ -381,8 +432,10 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     if (res == KCOLL_CALL_KCOLL) { /* given back by kcoll_xrun_drop with the request */
         kcoll_hier_hold(h);
         if (d.held) {
-            kcoll_retain_type(dt);
-            kcoll_retain_op(op);
+            kcoll_retain_type(d.dt);
+            kcoll_retain_op(d.op);
+            kcoll_retain_type(d.pdt[0]);
+            kcoll_retain_type(d.pdt[1]);
         }
     }
     return res;

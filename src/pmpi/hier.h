@@ -84,6 +84,9 @@ kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t b
  * src/cluster/ run by the call layer's request engine)? The others go to
  * the host MPI whole there. */
 int kcoll_across_has(kcoll_coll_t c);
+/* What packs a side whose datatype kcoll has no map for, in a call across
+ * nodes (call.h: KCOLL_TYPE_HOSTPACK; given to the call layer at start-up). */
+extern const kcoll_packer_t kcoll_across_packer;
 /* Prepare call c (mode) on comm, which spans nodes, as one schedule on its
  * hierarchy's node team (a reduction's datatype and operation from c's
  * handles): KCOLL_CALL_KCOLL (*r to start), KCOLL_CALL_HOST (counted,

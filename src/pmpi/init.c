@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
+#include "pmpi/hier.h"
 #include "pmpi/pmpi.h"
 #include "topo/topo.h"
 #include "xfer/direct.h"
@@ -48,6 +49,7 @@ static void kcoll_startup(int collective)
     }
     kcoll_progress_hook_init();
     kcoll_host_poke_init();
+    kcoll_call_set_packer(&kcoll_across_packer);
     /* the keyval itself is freed at once: the attribute keeps it alive
      * until MPI_Finalize deletes it (MPI: freeing a keyval in use only
      * marks it) */

@@ -48,16 +48,26 @@ int kcoll_ready(void);
 
 /* The MPI handles a call keeps in its description (kcoll_call_t.handles):
  * the datatype and operation a reduction across nodes hands to the host's
- * collectives between the nodes (MPI_DATATYPE_NULL, MPI_OP_NULL: none). */
+ * collectives between the nodes, and the datatypes of its send and
+ * receive sides that the packer of pmpi/across.c packs
+ * (KCOLL_TYPE_HOSTPACK); MPI_DATATYPE_NULL, MPI_OP_NULL: none, or not
+ * significant on this rank. */
 typedef struct {
-    MPI_Datatype dt;
+    MPI_Datatype dt; /* a reduction's; the send side's */
     MPI_Op op;
+    MPI_Datatype rdt; /* the receive side's */
 } kcoll_pmpi_handles_t;
 _Static_assert(sizeof(kcoll_pmpi_handles_t) <= sizeof(((kcoll_call_t *)0)->handles),
                "a call's MPI handles fit its description");
 static inline void kcoll_pmpi_set_handles(kcoll_call_t *c, MPI_Datatype dt, MPI_Op op)
 {
-    const kcoll_pmpi_handles_t h = {dt, op};
+    const kcoll_pmpi_handles_t h = {dt, op, dt};
+    memcpy(c->handles, &h, sizeof h);
+}
+/* A call of the blocked collectives: its sides' datatypes. */
+static inline void kcoll_pmpi_set_types(kcoll_call_t *c, MPI_Datatype sdt, MPI_Datatype rdt)
+{
+    const kcoll_pmpi_handles_t h = {sdt, MPI_OP_NULL, rdt};
     memcpy(c->handles, &h, sizeof h);
 }
 static inline kcoll_pmpi_handles_t kcoll_pmpi_handles(const kcoll_call_t *c)

@@ -69,8 +69,9 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int64_t count, const void
         s->lb = (ptrdiff_t)tlb;
         s->type = KCOLL_TYPE_VALID | (textent == size ? KCOLL_TYPE_DENSE : 0) |
                   (extent == size ? KCOLL_TYPE_PACKED : 0);
-        if (size > 0 && (textent != size || extent != size))
-            s->map = kcoll_dtype_map(dt, (size_t)size, extent, tlb);
+        if (size > 0 && (textent != size || extent != size) &&
+            !(s->map = kcoll_dtype_map(dt, (size_t)size, extent, tlb)))
+            s->type |= KCOLL_TYPE_HOSTPACK; /* across nodes: PMPI_Pack (pmpi/across.c) */
     }
     if (buf && s->size)
         s->buf = (const char *)buf + s->lb;
@@ -88,6 +89,7 @@ void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
     if (!c->in_place)
         kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, sdispls, wide, sendtype,
                         sendtype == recvtype ? &c->recv : NULL);
+    kcoll_pmpi_set_types(c, c->in_place ? MPI_DATATYPE_NULL : sendtype, recvtype);
 }
 
 /* The team for a call in a mode, or NULL with the reason. */
@@ -225,7 +227,7 @@ static MPI_Comm kcoll_pmpi_private(MPI_Comm comm)
  * each other's collectives. So every persistent request kcoll runs gets,
  * at its initialization (a collective call: every rank is in it, in the
  * same order), a duplicate of the communicator of its own, with its own
- * team (or, across nodes, its own node and leaders' communicators): its
+ * team (or, across nodes, its own node communicator, team and groups): its
  * starts are the only collectives numbered there, one after the other,
  * whatever else the ranks start meanwhile. A request the host runs needs
  * none: the host orders its own. */
