@@ -410,7 +410,7 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
         const kcoll_nodes_lprice_t *lp = &np.lay[l];
         if (!lp->priced) {
             printf("%-64s %s\n", what[l],
-                   l == KCOLL_NODES_LEADERS ? "not composed: the host MPI runs it whole"
+                   l == KCOLL_NODES_LEADERS ? "no layout across nodes: the host MPI runs it whole"
                                             : "not a candidate for this collective here");
             continue;
         }

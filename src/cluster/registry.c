@@ -34,6 +34,8 @@ KCOLL_UNROOTED_TMP(kcoll_cluster_rs_leaders_tmp)
 KCOLL_UNROOTED(kcoll_cluster_barrier_leaders)
 KCOLL_UNROOTED(kcoll_cluster_allgather_leaders)
 KCOLL_UNROOTED_TMP(kcoll_cluster_allgather_leaders_tmp)
+KCOLL_UNROOTED(kcoll_cluster_allgather_lanes)
+KCOLL_UNROOTED_TMP(kcoll_cluster_allgather_lanes_tmp)
 #undef KCOLL_UNROOTED
 #undef KCOLL_UNROOTED_TMP
 
@@ -62,6 +64,10 @@ static const kcoll_cluster_algo_t kcoll_cluster_algos[] = {
      kcoll_cluster_allgather_leaders_tmp_r},
     {KCOLL_COLL_ALLGATHERV, 0, "allgatherv leaders", kcoll_cluster_allgather_leaders_r,
      kcoll_cluster_allgather_leaders_tmp_r},
+    {KCOLL_COLL_ALLGATHER, 1, "allgather lanes", kcoll_cluster_allgather_lanes_r,
+     kcoll_cluster_allgather_lanes_tmp_r},
+    {KCOLL_COLL_ALLGATHERV, 1, "allgatherv lanes", kcoll_cluster_allgather_lanes_r,
+     kcoll_cluster_allgather_lanes_tmp_r},
 };
 
 const kcoll_cluster_algo_t *kcoll_cluster_find(kcoll_coll_t c, int lanes)

@@ -475,6 +475,7 @@ unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)
     for (int k = 1; k < nodes; k++)
         even &= ppn[k] == ppn[0];
     const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
+                                   c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV ||
                                    (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK && even)
                                ? KCOLL_NODES_BIT(KCOLL_NODES_LANES)
                                : 0u;

@@ -28,7 +28,10 @@
  * per block 300 KB / p for the blocked collectives) x datatype: MPI_INT, a
  * contiguous derived type (3 x MPI_INT) and, for Bcast, Gather, Scatter and
  * Allgather, a non-contiguous vector (2 blocks of 1 MPI_INT, stride 2),
- * which kcoll may stage but must get right. Reductions use only exact
+ * which kcoll may stage but must get right, and for Gather, Scatter and
+ * Allgather(v), in every form, MPI_SHORT_INT, a type with a hole that
+ * kcoll has no map for (on one node the host MPI's; across nodes kcoll
+ * moves it packed by PMPI_Pack). Reductions use only exact
  * operations, whose result does not depend on the order the nodes are
  * combined in: MPI_INT SUM, MAX, MIN, MPI_LONG SUM and MIN, a commutative
  * user operation (bitwise and of ints, made with commute = 1: combined in
@@ -199,11 +202,11 @@ static const struct {
 
 /* Data kinds: datatypes for data movement, (datatype, operation) pairs
  * for reductions. */
-enum { K_INT, K_CONTIG, K_VECTOR, R_INT_SUM, R_INT_MAX, R_INT_MIN, R_INT_BAND, R_LONG_SUM,
+enum { K_INT, K_CONTIG, K_VECTOR, K_HOLES, R_INT_SUM, R_INT_MAX, R_INT_MIN, R_INT_BAND, R_LONG_SUM,
        R_LONG_MIN, R_MAT, NKINDS };
 #define FIRST_RED R_INT_SUM
 static const char *const kind_names[NKINDS] = {
-    "MPI_INT", "contig(3 x int)", "vector(2,1,2 x int)", "MPI_INT SUM", "MPI_INT MAX",
+    "MPI_INT", "contig(3 x int)", "vector(2,1,2 x int)", "MPI_SHORT_INT (no map)", "MPI_INT SUM", "MPI_INT MAX",
     "MPI_INT MIN", "MPI_INT user and (commutative)", "MPI_LONG SUM", "MPI_LONG MIN", "matrix(4 x int) product"};
 static MPI_Datatype kind_dt[NKINDS];
 static MPI_Op kind_op[NKINDS];
@@ -563,7 +566,7 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
             e = E_EITHER;
         why = stats_verdict(e, d, ai > 0, sh->p, small, calls_of(&j, c));
         /* lanes where the layout runs: Reduce_scatter_block's on equal
-         * nodes (elsewhere the leaders' composed request runs it) */
+         * nodes (elsewhere the leaders' layout runs it) */
         if (!why && hier_lanes && e == E_HIER && (j.c != RSB || sh->even) &&
             d.lanes != calls_of(&j, c))
             why = "KCOLL_HIER=lanes and not counted on kcoll:lanes";
@@ -587,6 +590,12 @@ static int kind_fits(int c, int kind)
         return kind >= FIRST_RED;
     if (kind >= FIRST_RED)
         return 0;
+    /* a predefined type with a hole kcoll has no map for: across nodes the
+     * blocked collectives move it packed by the host (KCOLL_TYPE_HOSTPACK),
+     * in every form */
+    if (kind == K_HOLES)
+        return colls[c].base == GATHER || colls[c].base == SCATTER ||
+               colls[c].base == ALLGATHER || colls[c].base == ALLGATHERV;
     if (kind == K_VECTOR)
         return (colls[c].flags & F_VEC) != 0;
     return kind == K_INT || !(colls[c].flags & (F_NB | F_PERS));
@@ -670,7 +679,8 @@ static int wanted(const shape_t *sh, int shi, int c, int ai, int kind, int si, i
     if (quick && (shi == SH_REVERSED || shi == SH_RANDOM))
         return si == 2 && main_kind(kind) && (nb ? last_root : end_root) && ip == alt;
     if (nb)
-        return main_kind(kind) && si >= (quick ? 2 : 1) && end_root && ip == alt;
+        return (main_kind(kind) || kind == K_HOLES) && si >= (quick ? 2 : 1) && end_root &&
+               ip == alt;
     if (!main_kind(kind)) { /* the contiguous and vector types, the other operations */
         if (quick) /* -q: each other operation on one of the four reductions */
             return si == 2 && last_root && ip == alt &&
@@ -817,16 +827,20 @@ static void shape_cases(const shape_t *sh, int shi)
     kcoll_param_set("MIN_BYTES", "0");
     if (verbose && wrank == 0)
         printf("  small calls on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
-    /* KCOLL_HIER=lanes: the reductions in the lanes layout (every rank of
-     * a node carries a share of the vector between nodes; Reduce_scatter_block
-     * on equal nodes only), every form, on MPI_COMM_WORLD, the reversed
-     * and the random split: counts 0, 1, 1003 and the large one, roots 0
-     * and p-1, in place or not, the int32 sum; the long minimum and the
-     * non-commutative product at count 1003 (blocking) */
-    static const int lane_rows[] = {ROW_REDUCE,     ROW_ALLREDUCE, ROW_RSB,
+    /* KCOLL_HIER=lanes: the reductions and Allgather(v) in the lanes
+     * layout (every rank of a node carries a share of the vector, or its
+     * own block, between nodes; Reduce_scatter_block on equal nodes only),
+     * every form, on MPI_COMM_WORLD, the reversed and the random split:
+     * counts 0, 1, 1003 and the large one, roots 0 and p-1, in place or
+     * not, the int32 sum and MPI_INT; the long minimum, the
+     * non-commutative product and MPI_SHORT_INT (packed by the host) at
+     * count 1003 (blocking) */
+    static const int lane_rows[] = {ROW_REDUCE,     ROW_ALLREDUCE,  ROW_RSB,
                                     ROW_IREDUCE,    ROW_IALLREDUCE, ROW_IRSB,
-                                    ROW_PREDUCE,    ROW_PALLREDUCE, ROW_PRSB};
-    static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT};
+                                    ROW_PREDUCE,    ROW_PALLREDUCE, ROW_PRSB,
+                                    ROW_ALLGATHER,  ROW_ALLGATHERV, ROW_IALLGATHER,
+                                    ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV};
+    static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT, K_INT, K_HOLES};
     tb = now_s();
     kcoll_param_set("HIER", "lanes");
     hier_lanes = shi == SH_WORLD || shi == SH_RANDOM || shi == SH_REVERSED;
@@ -836,26 +850,30 @@ static void shape_cases(const shape_t *sh, int shi)
         if (colls[c].flags & F_PERS)
             continue;
 #endif
-        for (size_t k = 0; k < sizeof lane_kinds / sizeof lane_kinds[0]; k++)
+        for (size_t k = 0; k < sizeof lane_kinds / sizeof lane_kinds[0]; k++) {
+            const int first = lane_kinds[k] == R_INT_SUM || lane_kinds[k] == K_INT;
+            if (!kind_fits(c, lane_kinds[k]))
+                continue;
             for (int si = 0; si < 4; si++)
                 for (int root = 0; root < ((colls[c].flags & F_ROOTED) ? p : 1);
                      root += (p > 1 ? p - 1 : 1))
                     for (int ip = 0; ip < 2; ip++) {
                         /* thinned: the other forms with the int32 sum, the
                          * other operations at count 1003; -q fewer */
-                        if ((k && (si != 2 || (colls[c].flags & (F_NB | F_PERS)))) ||
+                        if ((!first && (si != 2 || (colls[c].flags & (F_NB | F_PERS)))) ||
                             (quick && si == 0))
                             continue;
                         run_case(sh, shi, c, 0, lane_kinds[k], count_of(c, lane_kinds[k], si, p),
                                  root, ip, 0, salt++);
                     }
+        }
     }
     hier_lanes = 0;
     kcoll_param_set("HIER", "on");
     if (verbose && wrank == 0)
-        printf("  reductions in lanes on %s (%d ranks): %.2f s\n", shape_names[shi], p,
+        printf("  lanes on %s (%d ranks): %.2f s\n", shape_names[shi], p,
                now_s() - tb);
-    /* KCOLL_HIER=auto (the default): composed or handed to the host MPI
+    /* KCOLL_HIER=auto (the default): in a layout or handed to the host MPI
      * whole as the model says, right either way */
     if (shi != SH_WORLD && shi != SH_RANDOM)
         return;
@@ -930,7 +948,7 @@ static void own_free(own_job_t *o)
         free(o->mem[i]);
 }
 
-/* Ten non-blocking collectives on four communicators (composed ones on
+/* Ten non-blocking collectives on four communicators (across nodes on
  * those that span nodes, flat ones on the node-local split, one the host
  * runs) started in one order and completed in the reverse order
  * (MPI_Waitall over the reversed array), then again completed one by one
@@ -1192,7 +1210,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     wd_init("test_hier");
-    kcoll_param_set("HIER", "on"); /* the composed path's statistics are checked */
+    kcoll_param_set("HIER", "on"); /* the layouts' statistics are checked */
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const char *expect_nodes = NULL;
     for (int i = 1; i < argc; i++) {
@@ -1217,6 +1235,7 @@ int main(int argc, char **argv)
     }
 
     kind_dt[K_INT] = MPI_INT;
+    kind_dt[K_HOLES] = MPI_SHORT_INT;
     MPI_Type_contiguous(3, MPI_INT, &kind_dt[K_CONTIG]);
     MPI_Type_commit(&kind_dt[K_CONTIG]);
     MPI_Type_vector(2, 1, 2, MPI_INT, &kind_dt[K_VECTOR]);

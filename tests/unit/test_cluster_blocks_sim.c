@@ -1,6 +1,6 @@
 /* The blocked collectives spanning nodes (src/cluster/gather_leaders.c:
  * MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Allgatherv in the leaders'
- * layout), checked by the simulator with ranks on nodes and host
+ * layout; allgather_lanes.c: MPI_Allgather(v) in the lanes layout), checked by the simulator with ranks on nodes and host
  * collectives between them.
  *
  * On the node shapes of cluster_fixture.h (even, uneven, round-robin,
@@ -59,10 +59,11 @@ typedef struct {
 
 /* One simulated call of collective coll (GATHER, SCATTER, ALLGATHER,
  * ALLGATHERV): 0 good, 1 refused by the builder, -1 a finding (why). */
-static int blocks_run(kcoll_coll_t coll, int p, const int *node_of, int root, size_t b,
-                      int in_place, unsigned seed, mutant_fn mutant, char *why, size_t whylen)
+static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, int root,
+                      size_t b, int in_place, unsigned seed, mutant_fn mutant, char *why,
+                      size_t whylen)
 {
-    const layout_t *ly = kcoll_cluster_find(coll, 0);
+    const layout_t *ly = kcoll_cluster_find(coll, lanes);
     const int gather = coll == KCOLL_COLL_GATHER, scatter = coll == KCOLL_COLL_SCATTER;
     const int v = coll == KCOLL_COLL_ALLGATHERV, all = !gather && !scatter;
     kcoll_sim_t *sim = kcoll_sim_new(p);
@@ -71,7 +72,8 @@ static int blocks_run(kcoll_coll_t coll, int p, const int *node_of, int root, si
     int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
     int result = 0, rnode = 0, rlocal = 0;
     if (!ly) {
-        snprintf(why, whylen, "%s has no leaders' layout", kcoll_coll_name(coll));
+        snprintf(why, whylen, "%s has no %s layout", kcoll_coll_name(coll),
+                 lanes ? "lanes" : "leaders'");
         result = -1;
         goto out0;
     }
@@ -248,18 +250,20 @@ static void test_layouts(void)
         const int nr = roots_of(p, node_of, roots);
         for (size_t k = 0; k < sizeof colls / sizeof *colls; k++) {
             const int all = colls[k] == KCOLL_COLL_ALLGATHER || colls[k] == KCOLL_COLL_ALLGATHERV;
-            for (int ri = 0; ri < (all ? 1 : nr); ri++)
-                for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
-                    for (int ip = 0; ip < 2; ip++) {
-                        if (p > 16 && z == 1)
-                            continue;
-                        const unsigned seed = (unsigned)(si * 97 + k * 31 + (size_t)ri * 7 + z * 3 + (size_t)ip);
-                        int rc = blocks_run(colls[k], p, node_of, all ? 0 : roots[ri], sizes[z],
-                                            ip, seed, NULL, why, sizeof why);
-                        CHECK(rc == 0, "%s %s root %d block %zu in_place %d: %s", sh->name,
-                              kcoll_coll_name(colls[k]), all ? -1 : roots[ri], sizes[z], ip,
-                              rc == 1 ? "refused" : why);
-                    }
+            for (int lanes = 0; lanes < 1 + all; lanes++)
+                for (int ri = 0; ri < (all ? 1 : nr); ri++)
+                    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+                        for (int ip = 0; ip < 2; ip++) {
+                            if (p > 16 && z == 1)
+                                continue;
+                            const unsigned seed = (unsigned)(si * 97 + k * 31 + (size_t)ri * 7 +
+                                                             z * 3 + (size_t)ip + (size_t)lanes);
+                            int rc = blocks_run(colls[k], lanes, p, node_of, all ? 0 : roots[ri],
+                                                sizes[z], ip, seed, NULL, why, sizeof why);
+                            CHECK(rc == 0, "%s %s %s root %d block %zu in_place %d: %s", sh->name,
+                                  kcoll_coll_name(colls[k]), lanes ? "lanes" : "leaders",
+                                  all ? -1 : roots[ri], sizes[z], ip, rc == 1 ? "refused" : why);
+                        }
         }
     }
 }
@@ -291,14 +295,14 @@ static void test_mutants(void)
     int node_of[128];
     char why[900];
     const int p = place((const int[]){3, 2, 1}, 3, 0, node_of);
-    int rc = blocks_run(KCOLL_COLL_ALLGATHER, p, node_of, 0, 16, 0, 3, mut_no_host, why,
+    int rc = blocks_run(KCOLL_COLL_ALLGATHER, 0, p, node_of, 0, 16, 0, 3, mut_no_host, why,
                         sizeof why);
     CHECK(rc == -1 && strstr(why, "deadlock"), "a leader without its host Allgather: %s",
           rc ? why : "not caught");
-    rc = blocks_run(KCOLL_COLL_GATHER, p, node_of, 5, 16, 0, 3, mut_no_host, why, sizeof why);
+    rc = blocks_run(KCOLL_COLL_GATHER, 0, p, node_of, 5, 16, 0, 3, mut_no_host, why, sizeof why);
     CHECK(rc == -1 && strstr(why, "deadlock"), "a leader without its host Gather: %s",
           rc ? why : "not caught");
-    rc = blocks_run(KCOLL_COLL_ALLGATHERV, p, node_of, 0, 16, 0, 3, mut_lens, why, sizeof why);
+    rc = blocks_run(KCOLL_COLL_ALLGATHERV, 0, p, node_of, 0, 16, 0, 3, mut_lens, why, sizeof why);
     CHECK(rc == -1 && strstr(why, "does not match"), "an Allgatherv with other run lengths: %s",
           rc ? why : "not caught");
 }

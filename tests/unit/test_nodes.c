@@ -154,7 +154,7 @@ static void leaders(const kcoll_machine_t *m)
     kcoll_price_nodes(m, KCOLL_COLL_BCAST, 4, 8, n, 0, &np);
     CHECK(piped < l->t, "segments overlap the network with the nodes: %.3f < %.3f us",
           piped * 1e6, l->t * 1e6);
-    /* not composed: the host MPI whole */
+    /* no layout across nodes: the host MPI whole */
     kcoll_price_nodes(m, KCOLL_COLL_ALLTOALL, 4, 8, 4096, 0, &np);
     CHECK(!l->priced && !np.lay[LANE].priced, "Alltoall: the host MPI whole");
     kcoll_price_nodes(m, KCOLL_COLL_GATHERV, 4, 8, 4096, 0, &np);
@@ -265,7 +265,7 @@ static void lanes(const kcoll_machine_t *m)
 }
 
 /* The pick: the cheapest allowed layout; the runtime's lanes only where
- * it runs them (Allreduce, Reduce, Reduce_scatter_block). */
+ * it runs them (Allreduce, Reduce, Allgather(v), Reduce_scatter_block). */
 static void pick(const kcoll_machine_t *m, const char *what)
 {
     static const kcoll_coll_t comp[] = {KCOLL_COLL_BARRIER,   KCOLL_COLL_BCAST,
@@ -314,8 +314,9 @@ static void pick(const kcoll_machine_t *m, const char *what)
                     even &= ppn[nk] == ppn[0];
                 CHECK(has_lanes == (comp[i] == KCOLL_COLL_ALLREDUCE ||
                                     comp[i] == KCOLL_COLL_REDUCE ||
+                                    comp[i] == KCOLL_COLL_ALLGATHER ||
                                     (comp[i] == KCOLL_COLL_REDUCE_SCATTER_BLOCK && even)),
-                      "%s: %s: the runtime runs lanes for Allreduce, Reduce and "
+                      "%s: %s: the runtime runs lanes for Allreduce, Reduce, Allgather and "
                       "Reduce_scatter_block (on equal nodes) only", what, kcoll_coll_name(comp[i]));
                 runs_lanes += run == LANE && !has_lanes;
                 lanes_run += run == LANE && has_lanes;
@@ -495,7 +496,7 @@ int main(void)
     const int fours[] = {4, 4, 4, 4};
     CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST &&
               kcoll_nodes_pick(&m, KCOLL_COLL_GATHERV, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST,
-          "Alltoall, Gatherv: never composed");
+          "Alltoall, Gatherv: never run across nodes by kcoll");
     honest(&m);
     measured(&m);
     return check_report("test_nodes");
