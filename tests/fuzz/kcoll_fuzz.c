@@ -9,7 +9,7 @@
  * byte of both calls' buffers must be equal: data, the gaps of derived
  * datatypes and of v-displacements, the canaries after each buffer, and
  * the send buffers. The fuzzer does not assume which path kcoll takes (its
- * own algorithms, the composition across nodes, or the host MPI): it only
+ * own algorithms, one schedule across nodes, or the host MPI): it only
  * counts them (kcoll's statistics), so a run that silently hands
  * everything to the host is visible (--min-kcoll fails it).
  *

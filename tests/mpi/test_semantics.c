@@ -33,8 +33,8 @@
  *     an Ialltoallv of a derived datatype freed right after the call.
  *
  * Run on one node (mpi.semantics.np2-4) and on fake nodes with
- * KCOLL_HIER=on (mpi.semantics.fakenodes), where the composed requests run
- * parts 1, 2 and 5 across the nodes. -q: parts 1 and 5 only on
+ * KCOLL_HIER=on (mpi.semantics.fakenodes), where parts 1, 2 and 5 run as
+ * one schedule across the nodes (or with the host MPI whole). -q: parts 1 and 5 only on
  * MPI_COMM_WORLD and a shorter history (MPICH above 3 ranks). */
 #include <unistd.h>
 
@@ -221,7 +221,7 @@ static void start_orders(MPI_Comm comm, const char *cname)
         MPI_Request_free(&req[i]);
         job_free(&jobs[i]);
     }
-    if (!one_node) /* composed across nodes: counted as kcoll:hier(...), or handed to the host */
+    if (!one_node) /* across nodes: counted as kcoll:leaders or kcoll:lanes, or handed to the host */
         mt_pass();
     else if (runs1 - runs0 != (uint64_t)want)
         mt_fail("%s: kcoll ran %llu starts of persistent requests, expected %d", cname,
@@ -294,7 +294,7 @@ static void overwritten_arrays(MPI_Comm comm, const char *cname)
 /* The call's result is the host's. A Reduce's receive buffer away from
  * the root is not significant (MPI), and Intel MPI 2021.14 uses it as
  * scratch on a node of one rank (its reference writes other bytes there
- * than the leaders' phase of kcoll's composed call): there only the send
+ * than the leaders' host step of kcoll's call across nodes): there only the send
  * buffer is compared. */
 static int history_same(const job_t *j)
 {
