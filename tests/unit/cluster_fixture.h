@@ -101,6 +101,26 @@ static inline int first_of_node(int p, const int *node_of, int k, int nth)
     return -1;
 }
 
+/* The roots tried on a shape of `nodes` nodes: every node's first and
+ * last local rank (on the 8-node shapes, those of nodes 0, 3 and 7 only). */
+static inline int roots_of(int p, const int *node_of, int nodes, int *roots)
+{
+    int m = 0, node, local, nnode, nlocal;
+    for (int r = 0; r < p; r++) {
+        kcoll_cluster_locate(p, node_of, r, &node, &local);
+        if (nodes > 4 && node != 0 && node != 3 && node != 7)
+            continue;
+        int last = 1;
+        for (int q = r + 1; q < p && last; q++) {
+            kcoll_cluster_locate(p, node_of, q, &nnode, &nlocal);
+            last = nnode != node;
+        }
+        if (local == 0 || last)
+            roots[m++] = r;
+    }
+    return m;
+}
+
 /* -- the layouts and one simulated call -- */
 
 /* A layout under test: src/cluster/registry.c's entries, or a builder the
@@ -108,6 +128,22 @@ static inline int first_of_node(int p, const int *node_of, int k, int nth)
  * REDUCE_SCATTER_BLOCK for cluster_run). */
 typedef kcoll_cluster_algo_t layout_t;
 
+
+/* Rank r's schedule of layout ly into sim: 0, 1 refused by the builder
+ * (KCOLL_ERR_UNSUPPORTED), -1 failed (why). */
+static inline int cluster_build(const layout_t *ly, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                int rnode, int rlocal, kcoll_sim_t *sim, int r, char *why,
+                                size_t whylen)
+{
+    kcoll_status_t rc = ly->build(a, cl, rnode, rlocal, kcoll_sim_sched(sim, r));
+    if (rc == KCOLL_ERR_UNSUPPORTED)
+        return 1;
+    if (rc) {
+        snprintf(why, whylen, "rank %d: building failed: %s", r, kcoll_status_str(rc));
+        return -1;
+    }
+    return 0;
+}
 
 typedef void (*mutant_fn)(kcoll_sim_t *sim, int p, const int *node_of);
 
@@ -191,16 +227,8 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
         if (bc || ip)
             kcoll_sim_alias(sim, r, KCOLL_BUF_SEND, KCOLL_BUF_RECV);
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, b[r].tmp, tl);
-        kcoll_status_t rc = ly->build(&a, &cl, rnode, rlocal, kcoll_sim_sched(sim, r));
-        if (rc == KCOLL_ERR_UNSUPPORTED) {
-            result = 1;
+        if ((result = cluster_build(ly, &a, &cl, rnode, rlocal, sim, r, why, whylen)))
             goto out;
-        }
-        if (rc) {
-            snprintf(why, whylen, "rank %d: building failed: %s", r, kcoll_status_str(rc));
-            result = -1;
-            goto out;
-        }
     }
     if (bc)
         memcpy(want, b[root].recv, n);

@@ -135,16 +135,8 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_SEND, B->send, slen);
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_RECV, B->recv, rlen);
         kcoll_sim_set_buffer(sim, r, KCOLL_BUF_TMP, B->tmp, tl);
-        kcoll_status_t rc = ly->build(&a, &cl, rnode, rlocal, kcoll_sim_sched(sim, r));
-        if (rc == KCOLL_ERR_UNSUPPORTED) {
-            result = 1;
+        if ((result = cluster_build(ly, &a, &cl, rnode, rlocal, sim, r, why, whylen)))
             goto out;
-        }
-        if (rc) {
-            snprintf(why, whylen, "rank %d: building failed: %s", r, kcoll_status_str(rc));
-            result = -1;
-            goto out;
-        }
     }
     if (mutant)
         mutant(sim, p, node_of);
@@ -215,30 +207,6 @@ out0:
 static const kcoll_coll_t colls[] = {KCOLL_COLL_GATHER, KCOLL_COLL_SCATTER, KCOLL_COLL_ALLGATHER,
                                      KCOLL_COLL_ALLGATHERV};
 
-/* The roots tried: every node's first and last local rank (on shapes of
- * more than 4 nodes, those of nodes 0, 3 and the last only). */
-static int roots_of(int p, const int *node_of, int *roots)
-{
-    int m = 0, node, local, nodes = 0;
-    for (int r = 0; r < p; r++) {
-        kcoll_cluster_locate(p, node_of, r, &node, &local);
-        nodes = node + 1 > nodes ? node + 1 : nodes;
-    }
-    for (int r = 0; r < p; r++) {
-        kcoll_cluster_locate(p, node_of, r, &node, &local);
-        if (nodes > 4 && node != 0 && node != 3 && node != nodes - 1)
-            continue;
-        int last = 1, nn, nl;
-        for (int q = r + 1; q < p && last; q++) {
-            kcoll_cluster_locate(p, node_of, q, &nn, &nl);
-            last = nn != node;
-        }
-        if (local == 0 || last)
-            roots[m++] = r;
-    }
-    return m;
-}
-
 static void test_layouts(void)
 {
     static const size_t sizes[] = {0, 1, 13, 64};
@@ -247,7 +215,7 @@ static void test_layouts(void)
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
         const shape_t *sh = &shapes[si];
         const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
-        const int nr = roots_of(p, node_of, roots);
+        const int nr = roots_of(p, node_of, sh->nodes, roots);
         for (size_t k = 0; k < sizeof colls / sizeof *colls; k++) {
             const int all = colls[k] == KCOLL_COLL_ALLGATHER || colls[k] == KCOLL_COLL_ALLGATHERV;
             for (int lanes = 0; lanes < 1 + all; lanes++)

@@ -36,26 +36,6 @@ static const layout_t *layout_at(int i)
 }
 #define NLAYOUTS 4
 
-/* The roots tried on a shape: every node's first and last local rank (on
- * the 8-node shapes, those of nodes 0, 3 and 7 only). */
-static int roots_of(int p, const int *node_of, int nodes, int *roots)
-{
-    int m = 0, node, local, nnode, nlocal;
-    for (int r = 0; r < p; r++) {
-        kcoll_cluster_locate(p, node_of, r, &node, &local);
-        if (nodes > 4 && node != 0 && node != 3 && node != 7)
-            continue;
-        int last = 1;
-        for (int q = r + 1; q < p && last; q++) {
-            kcoll_cluster_locate(p, node_of, q, &nnode, &nlocal);
-            last = nnode != node;
-        }
-        if (local == 0 || last)
-            roots[m++] = r;
-    }
-    return m;
-}
-
 static void test_layouts(void)
 {
     static const size_t counts[] = {0, 1, 5, 37, 1200};
