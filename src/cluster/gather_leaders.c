@@ -27,7 +27,13 @@
  * node's run on the others (Gather). Where node-major order is rank order
  * (every node's ranks consecutive: cl->ordered) and every block is one
  * size, a receiving leader's receive buffer is X itself: the blocks land
- * where they belong and step 3 has nothing to copy on it.
+ * where they belong and step 3 has nothing to copy on it; so too where
+ * every node has one rank and this leader's own v-layout puts the blocks
+ * back to back in node order. A leader alone on its node gives the host
+ * its own block where it lies (a Gather's; an Allgather's where every
+ * node has one rank, since MPI_IN_PLACE is all members' or none's), not
+ * in place: with one rank per node the call is the host's own on the
+ * user's buffers.
  * Any node sizes, any placement, any root, in place (the own block is
  * taken from the receive buffer), zero-length blocks.
  *
@@ -73,7 +79,15 @@ static int kcoll_gl_init(kcoll_gl_t *g, const kcoll_args_t *a, const kcoll_clust
     g->run = g->at + nl;
     g->total = kcoll_cluster_blocks(a, cl, g->at, g->run);
     g->whole = all || cl->node == root_node;
-    g->direct = g->whole && !a->lay && cl->ordered && (all || root_local == 0);
+    /* a receiving leader's receive buffer is X where every block's place
+     * is its node-major offset: one size and consecutive nodes (alike on
+     * every rank), or, with every node one rank (no other rank writes
+     * into X), this rank's own v-layout so */
+    g->direct = g->whole && (all || root_local == 0) && (!a->lay ? cl->ordered : cl->lanes == 1);
+    for (int k = 0; g->direct && a->lay && k < cl->nodes; k++) {
+        const int q = cl->rank_of[k];
+        g->direct = q < 0 || !kcoll_cluster_blen(a, q) || kcoll_cluster_place(a, q) == g->at[k];
+    }
     g->xbuf = g->direct ? KCOLL_BUF_RECV : KCOLL_BUF_TMP;
     /* a leader that receives the whole keeps every run at its place */
     g->xoff = g->whole ? g->at[(size_t)cl->node * (size_t)cl->lanes] : 0;
@@ -90,17 +104,18 @@ static void kcoll_gl_own(const kcoll_args_t *a, int in_place, int q, kcoll_buf_t
 }
 
 /* Step 2 on a leader: the host's uniform collective `coll` (ALLGATHER,
- * GATHER, SCATTER) of the nodes' runs in place in X, or its v form where
- * the runs differ. */
+ * GATHER, SCATTER) of the nodes' runs, or its v form where the runs
+ * differ: this leader's run from sb at so, the whole (or its run) to rb
+ * at ro; in place where the two are one (the runs in X). */
 static void kcoll_gl_host(const kcoll_gl_t *g, const kcoll_cluster_t *cl, int coll, int root,
-                          kcoll_sched_t *s)
+                          kcoll_buf_t sb, size_t so, kcoll_buf_t rb, size_t ro, kcoll_sched_t *s)
 {
     int even = 1;
     for (int k = 1; k < cl->nodes; k++)
         even &= g->run[k] == g->run[0];
-    kcoll_xcoll_t x = {.coll = (uint8_t)coll, .sbuf = g->xbuf, .rbuf = g->xbuf,
-                       .group = KCOLL_CLUSTER_LEADERS, .root = root, .len = g->run[0],
-                       .esize = 1};
+    kcoll_xcoll_t x = {.coll = (uint8_t)coll, .sbuf = (uint8_t)sb, .soff = so, .rbuf = (uint8_t)rb,
+                       .roff = ro, .group = KCOLL_CLUSTER_LEADERS, .root = root,
+                       .len = g->run[0], .esize = 1};
     if (even) {
         kcoll_sched_xcoll(s, &x);
         return;
@@ -135,6 +150,11 @@ static kcoll_status_t kcoll_gl_build(const kcoll_args_t *a, const kcoll_cluster_
     kcoll_buf_t ob;
     size_t oo;
     kcoll_gl_own(a, in_place, me, &ob, &oo);
+    /* A leader alone on its node gives the host its own block where it
+     * is (no copy into X), unless in place: a Gather's sender or root; an
+     * Allgather's every leader where every node has one rank (MPI_IN_PLACE
+     * is every member's or none's, and an Allgather's is every rank's) */
+    const int from_own = cl->me == 0 && cl->pn == 1 && (!all || cl->lanes == 1) && !in_place;
 
     /* 1: the node's run at its leader */
     if (cl->me == 0) {
@@ -142,7 +162,7 @@ static kcoll_status_t kcoll_gl_build(const kcoll_args_t *a, const kcoll_cluster_
             kcoll_sched_expose(s, g.xbuf);
             kcoll_sched_signal(s, KCOLL_FLAG_AUX, 1);
         }
-        if (!(g.direct && in_place)) /* else it is at its place already */
+        if (!(g.direct && in_place) && !from_own) /* else it is at its place already */
             kcoll_sched_copy(s, g.xbuf, g.xoff + rel, ob, oo, mine);
         for (int i = 1; i < cl->pn; i++)
             kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_DATA, 1);
@@ -156,7 +176,8 @@ static kcoll_status_t kcoll_gl_build(const kcoll_args_t *a, const kcoll_cluster_
      * node-major offset on a receiving leader; its own run at 0 on a
      * non-receiving one, whose X is only that) */
     if (cl->me == 0 && cl->nodes > 1)
-        kcoll_gl_host(&g, cl, all ? KCOLL_XC_ALLGATHER : KCOLL_XC_GATHER, all ? 0 : root_node, s);
+        kcoll_gl_host(&g, cl, all ? KCOLL_XC_ALLGATHER : KCOLL_XC_GATHER, all ? 0 : root_node,
+                      from_own ? ob : g.xbuf, from_own ? oo : 0, g.xbuf, 0, s);
 
     /* 3: the whole to the receivers' places */
     if (g.whole) {
@@ -180,14 +201,17 @@ static kcoll_status_t kcoll_gl_build(const kcoll_args_t *a, const kcoll_cluster_
     return s->err;
 }
 
-/* TMP: the leader's X, where it is not its RECV. */
+/* TMP: the leader's X, where it is not its RECV (or SEND), nor only the
+ * block of a leader alone on its node that takes no whole. */
 static size_t kcoll_gl_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl, int all,
                            int root_node, int root_local)
 {
     kcoll_gl_t g;
     if (!cl->rank_of || cl->me != 0 || kcoll_gl_init(&g, a, cl, all, root_node, root_local))
         return 0;
-    const size_t t = g.direct ? 0 : g.whole ? g.total : g.run[cl->node];
+    const size_t t = g.direct || (!g.whole && cl->pn == 1) ? 0
+                     : g.whole                             ? g.total
+                                                           : g.run[cl->node];
     free(g.at);
     return t;
 }
@@ -257,9 +281,12 @@ kcoll_status_t kcoll_cluster_scatter_leaders(const kcoll_args_t *a, const kcoll_
         }
     }
 
-    /* 2: every leader's run into its X */
+    /* 2: every leader's run into its X; a leader alone on its node takes
+     * its block into its receive buffer (the root not in place) */
+    const int to_own = cl->me == 0 && cl->pn == 1 && !keep;
     if (cl->me == 0 && cl->nodes > 1)
-        kcoll_gl_host(&g, cl, KCOLL_XC_SCATTER, root_node, s);
+        kcoll_gl_host(&g, cl, KCOLL_XC_SCATTER, root_node, g.xbuf, 0,
+                      to_own ? KCOLL_BUF_RECV : g.xbuf, 0, s);
 
     /* 3: every rank's block from its leader's X */
     if (cl->me == 0) {
@@ -267,7 +294,7 @@ kcoll_status_t kcoll_cluster_scatter_leaders(const kcoll_args_t *a, const kcoll_
             kcoll_sched_expose(s, g.xbuf);
             kcoll_sched_signal(s, KCOLL_FLAG_DATA, 2);
         }
-        if (!keep)
+        if (!keep && !to_own)
             kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, g.xbuf, g.xoff + rel, mine);
         for (int i = 1; i < cl->pn; i++)
             kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_DONE, 1);
