@@ -18,8 +18,8 @@
  *     rank reads its own block from there into its RECV, raises DONE, and
  *     the leader waits for all before it returns (its own block: a local
  *     copy).
- * A node of one rank takes its vector to the host's Allreduce as it is
- * (into TMP) and copies its block out.
+ * A node of one rank copies its vector into TMP for the host's Allreduce
+ * (in place on every leader) and copies its block out.
  *
  * Order: each node combines its ranks in rank order, then the host
  * combines the nodes' partial results in node order: MPI's order for a
@@ -129,16 +129,18 @@ kcoll_status_t kcoll_cluster_rs_leaders(const kcoll_args_t *a, const kcoll_clust
         free(maps);
     }
 
-    /* 2: every leader gets the whole sum */
-    if (cl->me == 0 && cl->nodes > 1) {
-        kcoll_xcoll_t x = {.coll = KCOLL_XC_ALLREDUCE, .sbuf = KCOLL_BUF_TMP, .soff = vec,
-                           .rbuf = KCOLL_BUF_TMP, .roff = vec, .group = KCOLL_CLUSTER_LEADERS,
-                           .len = n, .esize = es};
-        if (cl->pn == 1) /* its own vector, as it is */
-            x.sbuf = KCOLL_BUF_SEND, x.soff = 0;
-        kcoll_sched_xcoll(s, &x);
-    } else if (cl->pn == 1) {
+    /* 2: every leader gets the whole sum, in place in its TMP on every
+     * leader (MPI_IN_PLACE is every member's or none's: Open MPI 5's
+     * libnbc truncated a message where one-rank nodes passed their SEND
+     * and the others MPI_IN_PLACE); a node of one rank copies its vector
+     * there first */
+    if (cl->pn == 1)
         kcoll_sched_copy(s, KCOLL_BUF_TMP, 0, KCOLL_BUF_SEND, 0, n);
+    if (cl->me == 0 && cl->nodes > 1) {
+        const kcoll_xcoll_t x = {.coll = KCOLL_XC_ALLREDUCE, .sbuf = KCOLL_BUF_TMP, .soff = vec,
+                                 .rbuf = KCOLL_BUF_TMP, .roff = vec,
+                                 .group = KCOLL_CLUSTER_LEADERS, .len = n, .esize = es};
+        kcoll_sched_xcoll(s, &x);
     }
 
     /* 3: each rank's own block */
