@@ -147,6 +147,20 @@ static inline int cluster_build(const layout_t *ly, const kcoll_args_t *a, const
 
 typedef void (*mutant_fn)(kcoll_sim_t *sim, int p, const int *node_of);
 
+/* Apply the mutant (NULL: none) and run sim from seed: 0, or -1 with the
+ * simulator's finding in why. */
+static inline int cluster_sim(kcoll_sim_t *sim, mutant_fn mutant, int p, const int *node_of,
+                              unsigned seed, char *why, size_t whylen)
+{
+    if (mutant)
+        mutant(sim, p, node_of);
+    if (kcoll_sim_run(sim, seed) != KCOLL_OK) {
+        snprintf(why, whylen, "%s", kcoll_sim_error(sim));
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct {
     uint8_t *send, *recv, *tmp;
 } rank_bufs_t;
@@ -232,13 +246,8 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
     }
     if (bc)
         memcpy(want, b[root].recv, n);
-    if (mutant)
-        mutant(sim, p, node_of);
-    if (kcoll_sim_run(sim, seed) != KCOLL_OK) {
-        snprintf(why, whylen, "%s", kcoll_sim_error(sim));
-        result = -1;
+    if ((result = cluster_sim(sim, mutant, p, node_of, seed, why, whylen)))
         goto out;
-    }
     for (int r = 0; r < p && !result; r++) {
         long at;
         if (bc || all || r == root) {

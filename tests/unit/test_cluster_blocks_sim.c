@@ -138,13 +138,8 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
         if ((result = cluster_build(ly, &a, &cl, rnode, rlocal, sim, r, why, whylen)))
             goto out;
     }
-    if (mutant)
-        mutant(sim, p, node_of);
-    if (kcoll_sim_run(sim, seed) != KCOLL_OK) {
-        snprintf(why, whylen, "%s", kcoll_sim_error(sim));
-        result = -1;
+    if ((result = cluster_sim(sim, mutant, p, node_of, seed, why, whylen)))
         goto out;
-    }
     for (int r = 0; r < p && !result; r++) {
         const bufs_t *B = &bf[r];
         const int is_root = !all && r == root, ip = in_place && (all || is_root);
