@@ -87,10 +87,21 @@ int kcoll_ready(void)
     return s == 1;
 }
 
-/* After the host's MPI_Init(_thread) returned rc. */
+/* Right after the host's MPI_Init(_thread) returned rc: the world team's
+ * topology levels need this machine's topology, whose load (milliseconds)
+ * then overlaps kcoll's own start-up (topo/topo.h) and is joined before
+ * MPI_Init returns. Not while the host starts: hwloc reads the
+ * environment (getenv) and the host MPI's start-up writes it (Open MPI 5's
+ * PMIx setenv()s while it connects), and a getenv racing a setenv that
+ * moves the environment reads freed memory. Not when kcoll is disabled
+ * from the start (parameters are read after the host starts). */
 static int kcoll_after_init(int rc)
 {
     if (rc == MPI_SUCCESS) {
+        const char *off = getenv("KCOLL_DISABLE");
+        int disabled = 0;
+        if (!off || kcoll_parse_bool(off, &disabled) || !disabled)
+            kcoll_topo_prefetch();
         kcoll_startup(1);
         if (kcoll_ready())
             kcoll_nodes_init();
@@ -100,27 +111,13 @@ static int kcoll_after_init(int rc)
     return rc;
 }
 
-/* Before the host's MPI_Init(_thread): the world team's topology levels
- * need this machine's topology, whose load (milliseconds) then overlaps
- * the host's start-up (topo/topo.h). Not when kcoll is disabled from the
- * start (parameters are read after the host starts). */
-static void kcoll_before_init(void)
-{
-    const char *off = getenv("KCOLL_DISABLE");
-    int disabled = 0;
-    if (!off || kcoll_parse_bool(off, &disabled) || !disabled)
-        kcoll_topo_prefetch();
-}
-
 KCOLL_PUBLIC int MPI_Init(int *argc, char ***argv)
 {
-    kcoll_before_init();
     return kcoll_after_init(PMPI_Init(argc, argv));
 }
 
 KCOLL_PUBLIC int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    kcoll_before_init();
     return kcoll_after_init(PMPI_Init_thread(argc, argv, required, provided));
 }
 

@@ -27,11 +27,12 @@ int kcoll_topo_place(int index, int *ids, int max, int *pu, char *err, size_t er
 /* Hardware threads (PUs) of the topology, or 0 if unknown. */
 int kcoll_topo_npus(void);
 /* Start loading this machine's topology on a thread of its own, for the
- * first of the questions above to take over (at MPI_Init, before the host
- * MPI starts; nothing if it is loaded or loading already). */
+ * first of the questions above to take over (at MPI_Init, right after the
+ * host MPI has started: never while anything may setenv(), as hwloc
+ * getenv()s; nothing if it is loaded or loading already). */
 void kcoll_topo_prefetch(void);
-/* The prefetch's thread joined (its topology kept): after the host MPI has
- * started, whether or not anything asked. */
+/* The prefetch's thread joined (its topology kept): before MPI_Init
+ * returns, whether or not anything asked. */
 void kcoll_topo_settle(void);
 
 #endif
