@@ -238,7 +238,7 @@ static void kcoll_info_modes(void)
  * kcoll's requests advance inside it, MPI-4 sessions. */
 static void kcoll_info_host(void)
 {
-    /* the same run-time look-up as pmpi/progress.c */
+    /* the same run-time look-up as mpi/progress.c */
     void *hook = dlsym(RTLD_DEFAULT, "opal_progress_register");
     printf("host: interface %s; progress: %s; sessions: %s\n",
 #ifdef MPI_ABI_VERSION

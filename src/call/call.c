@@ -6,8 +6,8 @@
  *   kcoll enabled, more than one process,           else mpi:disabled,
  *   the size (where known alike) >= MIN_BYTES            one_rank, below_min_bytes
  *   a communicator that spans nodes: one schedule
- *     across nodes (collectives of kcoll_call_hier_has:
- *     KCOLL_CALL_HIER; the layout's own checks follow
+ *     across nodes (collectives of kcoll_call_across_has:
+ *     KCOLL_CALL_ACROSS; the layout's own checks follow
  *     in kcoll_call_prepare_across)                 else mpi:multinode
  *   datatype layout (where not agreed)              else mpi:noncontig_datatype
  *   a reduction kernel for the operation            else mpi:unsupported_op
@@ -249,7 +249,7 @@ void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t wh
     kcoll_call_count(c, mode, KCOLL_PATH_REASON(why));
 }
 
-int kcoll_call_hier_mode(void)
+int kcoll_call_across_mode(void)
 {
     /* a cache of a function of the parameters: the mode of generation gen */
     static _Atomic uint64_t gen;
@@ -274,11 +274,11 @@ int kcoll_call_hier_mode(void)
     return m;
 }
 
-int kcoll_call_hier_has(kcoll_coll_t c)
+int kcoll_call_across_has(kcoll_coll_t c)
 {
     /* the layouts of src/cluster/registry.c (the others: the host MPI,
      * docs/hierarchy.md) */
-    return kcoll_call_hier_mode() && (kcoll_cluster_find(c, 0) || kcoll_cluster_find(c, 1));
+    return kcoll_call_across_mode() && (kcoll_cluster_find(c, 0) || kcoll_cluster_find(c, 1));
 }
 
 void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes)
@@ -599,14 +599,14 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = KCOLL_R_ONE_RANK;
     else if (kcoll_call_below_min(r->policy_bytes))
         reason = KCOLL_R_SMALL;
-    else if (!team && team_why == KCOLL_R_HIER && kcoll_call_hier_has(c->coll))
-        reason = KCOLL_R_HIER; /* the layout's own checks follow (kcoll_call_prepare_across) */
+    else if (!team && team_why == KCOLL_R_SPANS && kcoll_call_across_has(c->coll))
+        reason = KCOLL_R_SPANS; /* the layout's own checks follow (kcoll_call_prepare_across) */
     else if (r->noncontig && (!agrees || mode != KCOLL_MODE_BLOCKING))
         reason = KCOLL_R_NONCONTIG;
     else if (r->bad_op)
         reason = KCOLL_R_OP;
     else if (!team)
-        reason = team_why == KCOLL_R_HIER ? KCOLL_R_MULTINODE : team_why;
+        reason = team_why == KCOLL_R_SPANS ? KCOLL_R_MULTINODE : team_why;
     else {
         repeat = kcoll_call_repeats(team, c->coll, r->policy_bytes, c->root);
         r->cache = kcoll_call_cache(r);
@@ -619,9 +619,9 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         reason = (kcoll_reason_t)sel;
         selected = 1;
     }
-    if (reason == KCOLL_R_HIER) { /* nothing taken, nothing counted yet */
+    if (reason == KCOLL_R_SPANS) { /* nothing taken, nothing counted yet */
         free(local.counts);
-        return KCOLL_CALL_HIER;
+        return KCOLL_CALL_ACROSS;
     }
     if (reason != KCOLL_R_NONE || !team) {
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);

@@ -136,20 +136,21 @@ typedef enum {
     KCOLL_CALL_KCOLL,  /* *req is kcoll's request for the call */
     KCOLL_CALL_HOST,   /* the host MPI does the call (*why; counted) */
     KCOLL_CALL_FAILED, /* an error after the protocol started (err) */
-    KCOLL_CALL_HIER    /* the communicator spans nodes (team_why KCOLL_R_HIER) and kcoll has
-                        * a layout across nodes for the collective: the caller prepares it
-                        * with kcoll_call_prepare_across (nothing counted yet) */
+    KCOLL_CALL_ACROSS  /* the communicator spans nodes (team_why KCOLL_R_SPANS) and kcoll has
+                        * a layout across nodes for the collective (kcoll_call_across_has):
+                        * the caller prepares it with kcoll_call_prepare_across (nothing
+                        * counted yet) */
 } kcoll_call_result_t;
 
 /* Which collectives run across nodes as one schedule (src/cluster/'s
  * layouts; the others go to the host MPI there, as mpi:multinode)? None
  * with KCOLL_HIER=off. */
-int kcoll_call_hier_has(kcoll_coll_t c);
+int kcoll_call_across_has(kcoll_coll_t c);
 /* KCOLL_HIER: 0 off (the host MPI does such calls whole), 1 auto (the
  * cost model decides per collective and size), 2 on or leaders (always
  * across nodes in the leaders' layout), 3 lanes (the lanes layout where
  * the collective has it). An unknown value is auto, with one warning. */
-int kcoll_call_hier_mode(void);
+int kcoll_call_across_mode(void);
 
 /* Take a call: decide whether kcoll does it and if so prepare its request
  * (not started). team is the communicator's team, or NULL with the reason
@@ -227,13 +228,13 @@ int kcoll_req_completed(const kcoll_req_t *r);
 /* Progress. kcoll_progress_inner advances every started request of kcoll
  * once: it is what the host MPI's own progress engine and the helper
  * thread may run (the host collectives of a call across nodes are then
- * left for the next caller that may call MPI: pmpi/across.c). Both return
+ * left for the next caller that may call MPI: span/run.c). Both return
  * how many things moved on; kcoll_progress is kcoll_progress_inner where
  * MPI calls are allowed (kcoll's entry points and completion calls). */
 int kcoll_progress_inner(void);
 int kcoll_progress(void);
 /* Requests started and not yet completed, in this process: read inline,
- * since the host MPI's progress loop asks at every turn (pmpi/progress.c). */
+ * since the host MPI's progress loop asks at every turn (mpi/progress.c). */
 extern _Atomic int kcoll_npending;
 static inline int kcoll_pending(void)
 {

@@ -22,7 +22,7 @@ static const char *const kcoll_reason_names[KCOLL_NREASON] = {
     [KCOLL_R_BAD_ALGO] = "bad_algo",
     [KCOLL_R_OP] = "unsupported_op",
     [KCOLL_R_NO_TEAM] = "no_team",
-    [KCOLL_R_HIER] = "hier",
+    [KCOLL_R_SPANS] = "spans",
 };
 
 _Static_assert(KCOLL_NROWS <= KCOLL_STATS_ROWS, "a statistics row per call kind");

@@ -36,7 +36,7 @@ typedef enum {
     KCOLL_R_BAD_ALGO,    /* forced algorithm invalid (here) */
     KCOLL_R_OP,          /* reduction operation/datatype kcoll does not apply */
     KCOLL_R_NO_TEAM,     /* a non-blocking call on a communicator without a team yet */
-    KCOLL_R_HIER,        /* not a reason: the communicator spans nodes and has a hierarchy
+    KCOLL_R_SPANS,       /* not a reason: the communicator spans nodes and has a span record
                           * (team_why of kcoll_call_prepare; never counted) */
     KCOLL_NREASON
 } kcoll_reason_t;

@@ -41,7 +41,7 @@ static pthread_mutex_t kcoll_active_lock = PTHREAD_MUTEX_INITIALIZER;
 /* relaxed: a count read as a hint (is anything pending?), ordering nothing */
 _Atomic int kcoll_npending;
 /* 1 while this thread runs kcoll_progress: a host MPI that calls back into
- * kcoll from its own progress (pmpi/progress.c) must not recurse */
+ * kcoll from its own progress (mpi/progress.c) must not recurse */
 static __thread __attribute__((tls_model("initial-exec"))) int kcoll_in_progress;
 
 static void kcoll_active_lock_take(void)

@@ -1,7 +1,7 @@
 /* The layouts a call across nodes can run, by collective: the one table
  * the request engine (call/request.c) finds a call's builder in. A
  * collective or layout missing here is not run across nodes by kcoll's
- * own schedule (pmpi/across.c asks kcoll_cluster_find before it takes a
+ * own schedule (span/run.c asks kcoll_cluster_find before it takes a
  * call). The unrooted builders are reached through wrappers that drop the
  * root. */
 #include <stddef.h>

@@ -146,6 +146,12 @@ extern const kcoll_algo_t kcoll_algos[];
 extern const int kcoll_nalgos;
 
 const char *kcoll_coll_name(kcoll_coll_t c);  /* "MPI_Bcast" */
+/* Is c a reduction (an operation combines the ranks' data)? */
+static inline int kcoll_coll_reduces(kcoll_coll_t c)
+{
+    return c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_ALLREDUCE ||
+           c == KCOLL_COLL_REDUCE_SCATTER_BLOCK || c == KCOLL_COLL_REDUCE_SCATTER;
+}
 /* "MPI_Bcast" or "Bcast", in any case: the collective, or KCOLL_NCOLL. */
 kcoll_coll_t kcoll_coll_by_name(const char *name);
 kcoll_coll_t kcoll_coll_family(kcoll_coll_t c); /* MPI_Scatterv -> MPI_Scatter */

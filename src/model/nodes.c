@@ -209,7 +209,7 @@ static double kcoll_nodes_lanes_net(const kcoll_nshape_t *s, kcoll_coll_t c, dou
     return t;
 }
 
-/* The leaders' compositions of pmpi/hier*.c (the walk-through's list, but
+/* The leaders' compositions of src/cluster/ (the walk-through's list, but
  * the pipelined Bcast): before on each node, between the leaders, after
  * on each node; each phase a collective at a size. */
 enum { KCOLL_SZ_NONE, KCOLL_SZ_ZERO, KCOLL_SZ_B, KCOLL_SZ_QB, KCOLL_SZ_PB };

@@ -26,7 +26,7 @@ typedef enum {
  * ppn[k] ranks (KCOLL_NODES_BIT()s): the host MPI alone and the leaders
  * for every collective; lanes for MPI_Allreduce, MPI_Reduce and
  * MPI_Allgather(v), and for MPI_Reduce_scatter_block on nodes of one
- * size, which run as one schedule across nodes (pmpi/across.c); the other
+ * size, which run as one schedule across nodes (span/run.c); the other
  * collectives' lanes are priced only. */
 unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes);
 

@@ -6,7 +6,7 @@
  * decide small and middle calls move most: the host MPI's own time for a
  * few-kilobyte collective, and what a cross-memory-attach system call
  * costs. kcoll measures those two where it runs, in a few milliseconds,
- * and keeps the result per machine in a cache file (pmpi/quick.c), so a
+ * and keeps the result per machine in a cache file (mpi/quick.c), so a
  * machine pays once. The full kcoll-calibrate measures every term (copy
  * rates, contention, flags, the host at every size) and writes a tuning
  * file; a tuning file, where there is one, is used instead.

@@ -3,7 +3,7 @@
  * MPI requires a blocked MPI call to let other operations progress: a
  * rank waiting in MPI_Recv for a message that its peer sends only after
  * finishing a non-blocking collective must not hold that collective up.
- * A host MPI with a progress hook (Open MPI, pmpi/progress.c) advances
+ * A host MPI with a progress hook (Open MPI, mpi/progress.c) advances
  * kcoll's requests, calls across nodes included, in every call that
  * waits. Where there is none (MPICH 4.0), while kcoll requests of this
  * process are pending:
@@ -17,7 +17,7 @@
  *    neighbour collectives here; the collectives kcoll hands to the host;
  *    the communicator constructors) stays blocking, since MPI never matches
  *    a blocking collective with a non-blocking one, and a helper thread
- *    advances kcoll's requests meanwhile (pmpi/drive.c).
+ *    advances kcoll's requests meanwhile (mpi/drive.c).
  * With nothing pending each is the host's own call, unchanged. Not
  * covered: one-sided and file operations (docs/architecture.md
  * "Progress").

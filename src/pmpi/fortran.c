@@ -26,7 +26,7 @@
  * Fortran for the host's own reductions. MPI_FINALIZE needs nothing: kcoll
  * ends inside the host's MPI_Finalize (pmpi/init.c). Completion (MPI_WAIT)
  * needs nothing either: kcoll's requests are the host's generalized
- * requests, advanced by the host's progress engine (pmpi/progress.c).
+ * requests, advanced by the host's progress engine (mpi/progress.c).
  *
  * MPICH's Fortran bindings call the C MPI_* functions, with MPI_IN_PLACE
  * and MPI_BOTTOM already translated, so there kcoll's C entry points see

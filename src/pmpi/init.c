@@ -19,14 +19,13 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
-#include "pmpi/hier.h"
+#include "span/span.h"
 #include "pmpi/pmpi.h"
 #include "topo/topo.h"
 #include "xfer/direct.h"
 
 /* 0: not set up, 1: ready, 2: finalized */
 static _Atomic int kcoll_state;
-int kcoll_world_rank = -1;
 
 static int kcoll_end_fn(MPI_Comm comm, int keyval, void *attr, void *extra);
 
@@ -42,14 +41,15 @@ static void kcoll_startup(int collective)
     PMPI_Query_thread(&level);
     kcoll_team_threads = level == MPI_THREAD_MULTIPLE;
     kcoll_shortcut_allowed = level != MPI_THREAD_MULTIPLE; /* call/shortcut.h */
-    if (kcoll_teams_init() != 0 || kcoll_requests_init() != 0 || kcoll_dtype_init() != 0) {
+    kcoll_teams_set_span(&kcoll_span_records);
+    if (kcoll_teams_init() != 0 || kcoll_greq_init() != 0 || kcoll_dtype_init() != 0) {
         kcoll_warn("could not create an attribute keyval or a request class; every call uses "
                    "the host MPI");
         return;
     }
     kcoll_progress_hook_init();
     kcoll_host_poke_init();
-    kcoll_call_set_packer(&kcoll_across_packer);
+    kcoll_call_set_packer(&kcoll_host_packer);
     /* the keyval itself is freed at once: the attribute keeps it alive
      * until MPI_Finalize deletes it (MPI: freeing a keyval in use only
      * marks it) */
@@ -160,7 +160,7 @@ static void kcoll_end(void)
     kcoll_host_poke_finalize();
     kcoll_drive_finalize();
     kcoll_requests_handed_back();
-    kcoll_requests_finalize();
+    kcoll_plans_finalize();
     kcoll_teams_finalize();
     kcoll_direct_fini(); /* peers' memory this process mapped */
     kcoll_dtype_finalize();

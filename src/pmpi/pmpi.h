@@ -1,7 +1,11 @@
 /* The PMPI layer: the intercepted MPI_* functions. Each translates its MPI
  * arguments into an MPI-free description of the call (call/call.h) and
  * hands it to the call layer; what kcoll does not take goes to the host
- * MPI's PMPI_* function. Nothing here decides about algorithms.
+ * MPI's PMPI_* function. Nothing here decides about algorithms. What the
+ * entry points share with the rest of kcoll's side of the host MPI
+ * (communicator records, progress, generalized requests) is src/mpi
+ * (mpi/host.h); calls on communicators that span nodes go through
+ * src/span.
  *
  * The shape of every intercepted collective:
  *
@@ -35,6 +39,7 @@
 #include "call/call.h"
 #include "call/shortcut.h"
 #include "model/machine.h"
+#include "mpi/host.h"
 #include "mpi/objects.h"
 #include "sched/wait.h"
 
@@ -45,37 +50,6 @@
 /* 1 once kcoll is set up (MPI_Init went through it, or lazily after a
  * PMPI_Init it did not see); 0 before MPI_Init and after MPI_Finalize. */
 int kcoll_ready(void);
-
-/* The MPI handles a call keeps in its description (kcoll_call_t.handles):
- * the datatype and operation a reduction across nodes hands to the host's
- * collectives between the nodes, and the datatypes of its send and
- * receive sides that the packer of pmpi/across.c packs
- * (KCOLL_TYPE_HOSTPACK); MPI_DATATYPE_NULL, MPI_OP_NULL: none, or not
- * significant on this rank. */
-typedef struct {
-    MPI_Datatype dt; /* a reduction's; the send side's */
-    MPI_Op op;
-    MPI_Datatype rdt; /* the receive side's */
-} kcoll_pmpi_handles_t;
-_Static_assert(sizeof(kcoll_pmpi_handles_t) <= sizeof(((kcoll_call_t *)0)->handles),
-               "a call's MPI handles fit its description");
-static inline void kcoll_pmpi_set_handles(kcoll_call_t *c, MPI_Datatype dt, MPI_Op op)
-{
-    const kcoll_pmpi_handles_t h = {dt, op, dt};
-    memcpy(c->handles, &h, sizeof h);
-}
-/* A call of the blocked collectives: its sides' datatypes. */
-static inline void kcoll_pmpi_set_types(kcoll_call_t *c, MPI_Datatype sdt, MPI_Datatype rdt)
-{
-    const kcoll_pmpi_handles_t h = {sdt, MPI_OP_NULL, rdt};
-    memcpy(c->handles, &h, sizeof h);
-}
-static inline kcoll_pmpi_handles_t kcoll_pmpi_handles(const kcoll_call_t *c)
-{
-    kcoll_pmpi_handles_t h;
-    memcpy(&h, c->handles, sizeof h);
-    return h;
-}
 
 /* Start a description: collective, root, and the communicator's size and
  * rank (0, 0 if comm is not a usable intra-communicator); no MPI handles. */
@@ -100,7 +74,7 @@ void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
 /* Run a blocking call through kcoll if it takes it: KCOLL_PMPI_DONE with
  * the MPI result in *rc, or KCOLL_PMPI_HOST when the host MPI must do it.
  * On a communicator that spans nodes a call runs as one schedule across
- * them where kcoll has a layout for it (pmpi/across.c, with the
+ * them where kcoll has a layout for it (span/run.c, with the
  * description's MPI handles). */
 #define KCOLL_PMPI_HOST 0
 #define KCOLL_PMPI_DONE 1
@@ -139,28 +113,6 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * point-to-point call (rc: the result of starting it), advancing kcoll's
  * requests meanwhile (pmpi/blocking.c). */
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status);
-/* Is there a host progress hook that advances kcoll's requests inside the
- * host's own waiting (pmpi/progress.c)? */
-int kcoll_progress_hook_active(void);
-/* Must this process advance its kcoll requests itself around a blocking
- * host collective? (requests pending, and no hook) */
-static inline int kcoll_must_drive(void)
-{
-    return kcoll_pending() && !kcoll_progress_hook_active();
-}
-/* Must a blocking point-to-point call run as its non-blocking form,
- * waited for in a loop that advances kcoll's requests? Where there is no
- * hook, while kcoll requests are pending (the host collectives of a call
- * across nodes are MPI calls, which the helper thread must not make). */
-static inline int kcoll_must_loop(void)
-{
-    return !kcoll_progress_hook_active() && kcoll_pending();
-}
-/* Around a blocking host collective: when kcoll_must_drive, a helper
- * thread advances kcoll's requests until kcoll_drive_end (pmpi/drive.c).
- * begin returns whether it did; pass that to end. */
-int kcoll_drive_begin(void);
-void kcoll_drive_end(int began);
 /* Return the blocking host call `call` (an int expression), driven. */
 #define KCOLL_RETURN_DRIVEN(call)                                                        \
     do {                                                                                 \
@@ -171,64 +123,19 @@ void kcoll_drive_end(int began);
         return rc_;                                                                      \
     } while (0)
 /* The same for a communicator constructor: the new communicator *newcomm
- * gets its records (pmpi/comm.c) when the call succeeded. */
+ * gets its record (mpi/teams.c) when the call succeeded (kcoll set up
+ * first, where the program called PMPI_Init itself). */
 #define KCOLL_RETURN_MADE(call, newcomm)                                                 \
     do {                                                                                 \
         int drive_ = kcoll_drive_begin();                                                \
         int rc_ = (call);                                                                \
         kcoll_drive_end(drive_);                                                         \
-        if (rc_ == MPI_SUCCESS)                                                          \
+        if (rc_ == MPI_SUCCESS && kcoll_ready())                                         \
             kcoll_comm_created(*(newcomm));                                              \
         return rc_;                                                                      \
     } while (0)
-int kcoll_drive_in_helper(void);
-void kcoll_drive_finalize(void);
-/* Complete what the helper reached and handed back (pmpi/request.c). */
-void kcoll_requests_handed_back(void);
-/* This process's rank in MPI_COMM_WORLD, for messages (set at start-up). */
-extern int kcoll_world_rank;
-
-/* The team of comm for a call: NULL with the reason when kcoll cannot use
- * comm. create: set a team up if comm has none yet (only where every rank
- * of comm is in the same call: a blocking collective). */
-kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why);
-/* comm is an intra-communicator kcoll keeps a record for: 1 with its size
- * and this process's rank, from that record (no host call), or 0. */
-int kcoll_comm_known(MPI_Comm comm, int *p, int *rank);
-/* A communicator was just made: set its team up while all its ranks are in
- * the call that made it, so that its first non-blocking collective finds
- * one. */
-void kcoll_comm_created(MPI_Comm comm);
-/* Map the nodes of MPI_COMM_WORLD (collective over it: at MPI_Init). */
-void kcoll_nodes_init(void);
-/* Create the attribute keyval (after PMPI_Init). Returns 0 or -1. */
-int kcoll_teams_init(void);
-/* Let go of every team still held (before PMPI_Finalize). */
-void kcoll_teams_finalize(void);
-
-/* Requests and completion (pmpi/request.c). */
-int kcoll_requests_init(void);
-void kcoll_requests_finalize(void);
-/* The host's progress engine calls kcoll_progress (pmpi/progress.c). */
-void kcoll_progress_hook_init(void);
-/* Read the tuning file and set it for the process (pmpi/tuning.c);
- * collective: every rank of MPI_COMM_WORLD calls it at once (MPI_Init),
- * rank 0 reads and the others receive its bytes. */
-void kcoll_tuning_startup(int collective);
-/* The quick calibration (pmpi/quick.c), from kcoll_tuning_startup on every
- * rank of the world at once: on world rank 0, *t becomes the cached or
- * freshly measured tuning of this machine (else it stays). */
-void kcoll_quick_startup(kcoll_tuning_t *t);
-/* What it did (for the statistics report; "" where it did not run). */
-const char *kcoll_quick_report(void);
-void kcoll_progress_hook_finalize(void);
-/* Long waits inside kcoll advance the host's own pending operations
- * (pmpi/progress.c); the host's calls into kcoll say so around themselves
- * (inside 1, then 0), since no MPI call may be made from there. */
-void kcoll_host_poke_init(void);
-void kcoll_host_poke_finalize(void);
-void kcoll_host_calls_in(int inside);
-
+/* Persistent requests' plans (pmpi/request.c), let go of at the end. */
+void kcoll_plans_finalize(void);
 
 /* The shortcut (call/shortcut.h) of the blocking collectives whose v
  * arrays, if any, decide before an agreement: the arguments the decision
@@ -288,14 +195,5 @@ static inline void kcoll_pmpi_shortcut_arm(kcoll_coll_t coll,
 
 
 
-
-/* One error line for a failed collective (form: "" or " (persistent)");
- * returns the MPI error class of st. */
-int kcoll_report(kcoll_coll_t c, const char *form, kcoll_status_t st, const char *what);
-/* Report a failure after the protocol started: kcoll_report, then the
- * communicator's error handler. Returns the MPI error code to return. */
-int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, kcoll_status_t st, const char *what);
-/* The MPI error class of a kcoll status. */
-int kcoll_mpi_error(kcoll_status_t st);
 
 #endif

@@ -16,7 +16,7 @@ void kcoll_pmpi_reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, 
     kcoll_pmpi_side(&c->recv, recvbuf, count, recvcounts, NULL, wide, datatype, NULL);
     if (!c->in_place) /* the send buffer, from the datatype's first byte as well */
         kcoll_pmpi_side(&c->send, sendbuf, count, NULL, NULL, 0, datatype, &c->recv);
-    kcoll_pmpi_set_handles(c, datatype, mop);
+    kcoll_set_handles(c, datatype, mop);
     if (mop == MPI_OP_NULL)
         c->recv.type &= ~KCOLL_TYPE_VALID;
     else if ((c->recv.type & KCOLL_TYPE_VALID) && kcoll_pmpi_op(mop, datatype, &c->recv, op))

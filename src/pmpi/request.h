@@ -1,12 +1,7 @@
 /* kcoll's requests as MPI requests (pmpi/request.c).
  *
  * A non-blocking collective kcoll runs is handed to the user as a
- * generalized request of the host MPI (MPI_Grequest_start; with MPICH, an
- * MPIX_Grequest_class whose poll and wait functions advance kcoll), which
- * kcoll completes (MPI_Grequest_complete) when the collective has
- * completed. So the handle is a real MPI request: it may be mixed with any
- * other request in MPI_Waitall and friends, and the host's own completion
- * functions see it complete.
+ * generalized request of the host MPI (mpi/greq.c).
  *
  * A persistent collective (MPI_Bcast_init...) keeps the host's own
  * persistent request as the handle: kcoll decides once, at the
@@ -20,9 +15,6 @@
 
 #include "pmpi/pmpi.h"
 
-/* Hand request r (prepared, not started) to the user as *request and start
- * it. Returns MPI_SUCCESS or an MPI error. */
-int kcoll_greq_start(kcoll_req_t *r, MPI_Comm comm, MPI_Request *request);
 /* Record a persistent request: r runs its starts, or NULL: the host does,
  * counted under why. r runs on *own, the request's private communicator,
  * which the plan then keeps and frees with itself (*own becomes

@@ -5,8 +5,8 @@
 #include "base/log.h"
 
 #include "pmpi/pmpi.h"
-#include "pmpi/hier.h"
 #include "pmpi/request.h"
+#include "span/span.h"
 
 void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm)
 {
@@ -18,7 +18,7 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
     c->in_place = 0;
     c->op = NULL;
     c->send = c->recv = (kcoll_side_t){0};
-    kcoll_pmpi_set_handles(c, MPI_DATATYPE_NULL, MPI_OP_NULL);
+    kcoll_set_handles(c, MPI_DATATYPE_NULL, MPI_OP_NULL);
     if (!kcoll_ready() || kcoll_comm_known(comm, &c->p, &c->rank))
         return;
     if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
@@ -71,7 +71,7 @@ void kcoll_pmpi_side(kcoll_side_t *s, const void *buf, int64_t count, const void
                   (extent == size ? KCOLL_TYPE_PACKED : 0);
         if (size > 0 && (textent != size || extent != size) &&
             !(s->map = kcoll_dtype_map(dt, (size_t)size, extent, tlb)))
-            s->type |= KCOLL_TYPE_HOSTPACK; /* across nodes: PMPI_Pack (pmpi/across.c) */
+            s->type |= KCOLL_TYPE_HOSTPACK; /* across nodes: PMPI_Pack (span/run.c) */
     }
     if (buf && s->size)
         s->buf = (const char *)buf + s->lb;
@@ -89,7 +89,7 @@ void kcoll_pmpi_describe_all(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
     if (!c->in_place)
         kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, sdispls, wide, sendtype,
                         sendtype == recvtype ? &c->recv : NULL);
-    kcoll_pmpi_set_types(c, c->in_place ? MPI_DATATYPE_NULL : sendtype, recvtype);
+    kcoll_set_types(c, c->in_place ? MPI_DATATYPE_NULL : sendtype, recvtype);
 }
 
 /* The team for a call in a mode, or NULL with the reason. */
@@ -118,7 +118,7 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
 /* Hand a call to the call layer: 0 when the host MPI must do it (counted);
  * 1 with *rc when it failed; 2 with *r to run or start. On a
  * communicator that spans nodes, across: it may run as one schedule
- * across nodes (pmpi/across.c); else, or where kcoll has no layout for
+ * across nodes (span/run.c); else, or where kcoll has no layout for
  * it, the host MPI does it whole (mpi:multinode). */
 static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode, int across,
                            kcoll_req_t **r, int *rc)
@@ -131,9 +131,9 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
     }
     kcoll_team_t *team = kcoll_pmpi_team(c, comm, mode, &why);
     kcoll_call_result_t res = kcoll_call_prepare(c, mode, team, why, r, &host_why, err, sizeof err);
-    if (res == KCOLL_CALL_HIER)
+    if (res == KCOLL_CALL_ACROSS)
         res = across ? kcoll_across_prepare(c, mode, comm, r, &host_why, err, sizeof err)
-                     : KCOLL_CALL_HIER;
+                     : KCOLL_CALL_ACROSS;
     switch (res) {
     case KCOLL_CALL_HOST:
         return 0;
@@ -143,7 +143,7 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
         return 1;
     case KCOLL_CALL_KCOLL:
         return 2;
-    case KCOLL_CALL_HIER: /* no layout across nodes of kcoll's own */
+    case KCOLL_CALL_ACROSS: /* no layout across nodes of kcoll's own */
         break;
     }
     kcoll_call_host(c, mode, KCOLL_R_MULTINODE);
@@ -198,7 +198,7 @@ int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *
 }
 
 /* A persistent request's own duplicate of comm, set up (its team, or
- * across nodes its hierarchy) while every rank is in the initialization;
+ * across nodes its span record) while every rank is in the initialization;
  * MPI_COMM_NULL (alike on every rank) when it cannot be made. The
  * duplicate is made with PMPI_Comm_idup, waited for in a loop that
  * advances everything of kcoll's: a rank may reach the initialization
@@ -247,20 +247,20 @@ static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm comm, MPI_Re
         kcoll_team_t *team = kcoll_comm_team(comm, 0, &why);
         kcoll_call_result_t res = kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r,
                                                      &host_why, err, sizeof err);
-        if (res == KCOLL_CALL_HIER && (!across || !kcoll_across_has(c->coll))) {
+        if (res == KCOLL_CALL_ACROSS && !across) {
             host_why = KCOLL_R_MULTINODE; /* no layout across nodes of kcoll's own */
-        } else if (res == KCOLL_CALL_KCOLL || res == KCOLL_CALL_HIER) {
+        } else if (res == KCOLL_CALL_KCOLL || res == KCOLL_CALL_ACROSS) {
             /* kcoll takes it (alike on every rank): on a private copy */
             if (r)
                 kcoll_req_release(r);
             r = NULL;
-            host_why = res == KCOLL_CALL_HIER ? KCOLL_R_MULTINODE : KCOLL_R_TEAM_FAILED;
+            host_why = res == KCOLL_CALL_ACROSS ? KCOLL_R_MULTINODE : KCOLL_R_TEAM_FAILED;
             own = kcoll_pmpi_private(comm);
         }
-        if (own != MPI_COMM_NULL && res == KCOLL_CALL_HIER) {
+        if (own != MPI_COMM_NULL && res == KCOLL_CALL_ACROSS) {
             /* as one schedule across nodes (a failure to set it up is
              * reported here and the host runs the starts) */
-            switch (kcoll_comm_hier(own) ? kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, &r,
+            switch (kcoll_span_of(own) ? kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, &r,
                                                                 &host_why, err, sizeof err)
                                          : KCOLL_CALL_HOST) {
             case KCOLL_CALL_KCOLL: break;
@@ -302,28 +302,4 @@ int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)
             return rc;
         kcoll_pause_unless(&pause, moved);
     }
-}
-
-int kcoll_mpi_error(kcoll_status_t st)
-{
-    switch (st) {
-    case KCOLL_OK: return MPI_SUCCESS;
-    case KCOLL_ERR_ARG: return MPI_ERR_ARG;
-    case KCOLL_ERR_NOMEM: return MPI_ERR_NO_MEM;
-    default: return MPI_ERR_OTHER;
-    }
-}
-
-int kcoll_report(kcoll_coll_t c, const char *form, kcoll_status_t st, const char *what)
-{
-    kcoll_error("%s%s failed on MPI_COMM_WORLD rank %d: %s", kcoll_coll_name(c), form,
-                kcoll_world_rank, what);
-    return kcoll_mpi_error(st);
-}
-
-int kcoll_fail(MPI_Comm comm, kcoll_coll_t c, kcoll_status_t st, const char *what)
-{
-    int err = kcoll_report(c, "", st, what);
-    PMPI_Comm_call_errhandler(comm, err);
-    return err;
 }

@@ -17,7 +17,7 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
     if (!c->in_place)
         kcoll_pmpi_side(&c->recv, recvbuf, recvcount, NULL, NULL, 0, recvtype,
                         sendtype == recvtype ? &c->send : NULL);
-    kcoll_pmpi_set_types(c, c->p && c->rank == root ? sendtype : MPI_DATATYPE_NULL,
+    kcoll_set_types(c, c->p && c->rank == root ? sendtype : MPI_DATATYPE_NULL,
                          c->in_place ? MPI_DATATYPE_NULL : recvtype);
 }
 

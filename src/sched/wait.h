@@ -88,7 +88,7 @@ void kcoll_pause_reset(kcoll_pause_t *p);
 void kcoll_pause(kcoll_pause_t *p);
 /* Work a long wait does now and then (every 16th pause once the spinning
  * is over): the layer above advances the host MPI's own pending
- * operations there (pmpi/progress.c). Set once at start-up. */
+ * operations there (mpi/progress.c). Set once at start-up. */
 void kcoll_wait_idle_set(void (*fn)(void));
 /* One pause of a waiting loop that waits for the flag word line->v to
  * reach want (line NULL: nothing in particular, as kcoll_pause). Crowded,

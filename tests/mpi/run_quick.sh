@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # usage: run_quick.sh TEST_ERRORS LAUNCHER [FLAGS...] NP_FLAG
-# The quick calibration at MPI_Init (pmpi/quick.c, docs/tuning.md): with
+# The quick calibration at MPI_Init (mpi/quick.c, docs/tuning.md): with
 # no tuning file, the first job on a machine measures and keeps a file in
 # the cache folder, the next one reads it; a damaged file is measured
 # again; KCOLL_QUICK_CALIBRATE=0 and a tuning file each leave it out; a

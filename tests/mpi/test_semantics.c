@@ -139,7 +139,7 @@ static void start_orders(MPI_Comm comm, const char *cname)
             job_init(j, c, comm, big ? BIG : TINY, kind_of(c), (c + big) % p, 0,
                      1000 + 2 * c + big);
             /* across nodes kcoll composes all but Gatherv, Scatterv and the
-             * all-to-alls, which are the host's (call.c, kcoll_call_hier_has) */
+             * all-to-alls, which are the host's (call.c, kcoll_call_across_has) */
             kc[nj] = expect_kcoll(j, 0, 1024) &&
                      (one_node ||
                       (c != GATHERV && c != SCATTERV && c != ALLTOALL && c != ALLTOALLV));

@@ -1,7 +1,8 @@
 /* A communicator that spans nodes (DESIGN.md section 2, "Across nodes";
  * docs/hierarchy.md): kcoll inside each node, the host MPI between nodes.
  *
- * Such a communicator gets, once, when its record is made (pmpi/comm.c):
+ * Such a communicator gets, once, when its record is made (mpi/teams.c
+ * calls kcoll_span_hooks: span/span.c):
  *   - its node communicator: the ranks of this node, in the
  *     communicator's rank order (MPI_COMM_TYPE_SHARED), with a kcoll team
  *     of its own: CMA, shared segments and pids are only ever used
@@ -13,10 +14,10 @@
  * A collective on it, blocking, non-blocking or persistent, is one request
  * of the call layer on the node team: a schedule whose on-node phases are
  * kcoll's steps and whose host collectives between nodes are EXTERN steps
- * on those groups (pmpi/across.c), or the host MPI's call whole.
+ * on those groups (span/run.c), or the host MPI's call whole.
  */
-#ifndef KCOLL_PMPI_HIER_H
-#define KCOLL_PMPI_HIER_H
+#ifndef KCOLL_SPAN_SPAN_H
+#define KCOLL_SPAN_SPAN_H
 
 #include <mpi.h>
 #include <stdatomic.h>
@@ -24,9 +25,9 @@
 
 #include "call/call.h"
 #include "model/nodes.h"
-#include "pmpi/pmpi.h"
+#include "mpi/host.h"
 
-typedef struct kcoll_hier {
+typedef struct kcoll_span {
     int p, rank;  /* of the communicator */
     int nn, me;   /* nodes; this rank's node */
     int pn, lr;   /* ranks on this node; this rank's local rank */
@@ -52,46 +53,42 @@ typedef struct kcoll_hier {
     _Atomic int refs;
     /* KCOLL_HIER=auto: the model's layout per (collective, size class),
      * -1 not decided; valid for one parameter generation
-     * (kcoll_hier_layout) */
+     * (kcoll_span_layout) */
     signed char pick[KCOLL_NCOLL][66];
     uint64_t pick_gen;
-} kcoll_hier_t;
+} kcoll_span_t;
 
-/* Make comm's hierarchy (collective over comm, which spans nodes): NULL,
- * alike on every rank, when it cannot be made. */
-kcoll_hier_t *kcoll_hier_create(MPI_Comm comm);
-/* The communicator lets go of its hierarchy: freed (its communicators
- * with it) once no request holds it any more. */
-void kcoll_hier_free(kcoll_hier_t *h);
+/* What the team records (mpi/teams.c) make and drop a communicator's
+ * record with: make (collective over comm, which spans nodes; NULL, alike
+ * on every rank, when it cannot be made), drop (the communicator lets go:
+ * freed, its communicators with it, once no request holds it any more).
+ * Given to mpi/teams.c at start-up (pmpi/init.c). */
+extern const kcoll_span_hooks_t kcoll_span_records;
 /* One more reference to h (a request that uses its communicators), and
  * one less (the last one frees it). */
-void kcoll_hier_hold(kcoll_hier_t *h);
-void kcoll_hier_release(kcoll_hier_t *h);
-/* comm's hierarchy, or NULL. */
-kcoll_hier_t *kcoll_comm_hier(MPI_Comm comm);
+void kcoll_span_hold(kcoll_span_t *h);
+void kcoll_span_release(kcoll_span_t *h);
+/* comm's record, or NULL. */
+static inline kcoll_span_t *kcoll_span_of(MPI_Comm comm)
+{
+    return (kcoll_span_t *)kcoll_comm_span(comm);
+}
 
 /* The layout that runs collective c at `bytes` on h, of those in allowed
  * (KCOLL_NODES_BIT()s; kcoll_nodes_runs: every one the runtime runs for
  * c on h's nodes): KCOLL_HIER=off the host MPI, on the leaders, lanes
  * lanes where allowed (else the leaders), auto the model's pick. Alike on
  * every rank. */
-kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes,
+kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes,
                                        unsigned allowed);
 
-/* -- calls run as one schedule across nodes (pmpi/across.c) -- */
+/* -- calls run as one schedule across nodes (span/run.c) -- */
 
-/* Does collective c run as one schedule across nodes (layouts of
- * src/cluster/ run by the call layer's request engine)? The others go to
- * the host MPI whole there. */
-int kcoll_across_has(kcoll_coll_t c);
-/* What packs a side whose datatype kcoll has no map for, in a call across
- * nodes (call.h: KCOLL_TYPE_HOSTPACK; given to the call layer at start-up). */
-extern const kcoll_packer_t kcoll_across_packer;
 /* Prepare call c (mode) on comm, which spans nodes, as one schedule on its
- * hierarchy's node team (a reduction's datatype and operation from c's
+ * record's node team (a reduction's datatype and operation from c's
  * handles): KCOLL_CALL_KCOLL (*r to start), KCOLL_CALL_HOST (counted,
- * *why), KCOLL_CALL_FAILED (err), or KCOLL_CALL_HIER: not a collective
- * this path runs (the caller hands it to the host MPI). Alike on every
+ * *why), KCOLL_CALL_FAILED (err), or KCOLL_CALL_ACROSS: not a collective
+ * this path runs (kcoll_call_across_has: the caller hands it to the host MPI). Alike on every
  * rank. */
 kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
                                          kcoll_req_t **r, kcoll_reason_t *why, char *err,

@@ -21,7 +21,7 @@
 #include <stdatomic.h>
 
 #include "base/log.h"
-#include "pmpi/pmpi.h"
+#include "mpi/host.h"
 
 static pthread_t kcoll_drive_thread;
 static int kcoll_drive_started;
@@ -31,17 +31,10 @@ static pthread_cond_t kcoll_drive_rest = PTHREAD_COND_INITIALIZER;
 /* relaxed: a switch the helper polls; the lock orders everything else */
 static _Atomic int kcoll_drive_on;
 static int kcoll_drive_parked = 1, kcoll_drive_quit; /* under the lock */
-static __thread __attribute__((tls_model("initial-exec"))) int kcoll_drive_self;
-
-int kcoll_drive_in_helper(void)
-{
-    return kcoll_drive_self;
-}
-
 static void *kcoll_drive_main(void *arg)
 {
     (void)arg;
-    kcoll_drive_self = 1;
+    kcoll_progress_mark_helper();
     pthread_mutex_lock(&kcoll_drive_lock);
     for (;;) {
         /* relaxed: read under the lock, which orders it */

@@ -1,4 +1,4 @@
-/* A communicator's hierarchy across nodes (see hier.h): its node
+/* A communicator that spans nodes (see span.h): its node
  * communicator and groups, made once, and the layout a call takes. */
 #include <stdlib.h>
 #include <string.h>
@@ -7,12 +7,11 @@
 #include "cluster/cluster.h"
 #include "model/nodes.h"
 #include "model/select.h"
-#include "pmpi/hier.h"
-#include "pmpi/pmpi.h"
+#include "span/span.h"
 
-static void kcoll_hier_destroy(kcoll_hier_t *h);
+static void kcoll_span_destroy(kcoll_span_t *h);
 
-/* The communicators of calls run as one schedule (hier.h: xnode, xgroups),
+/* The communicators of calls run as one schedule (span.h: xnode, xgroups),
  * made by every rank of comm. Lane l's member on a node of pn ranks is
  * local rank l % pn (src/cluster/cluster.h): on a smaller node a rank
  * carries several lanes, pn apart, and each split makes one communicator
@@ -23,7 +22,7 @@ static void kcoll_hier_destroy(kcoll_hier_t *h);
  * if there is one. Nodes join in node order (key: the node index). h->xok
  * stays 0 where any of it failed, on some rank (the caller agrees on it
  * afterwards). */
-static void kcoll_hier_groups(kcoll_hier_t *h, MPI_Comm comm)
+static void kcoll_span_groups(kcoll_span_t *h, MPI_Comm comm)
 {
     int m = h->maxpn, ok;
     h->nxgroups = 1 + h->maxpn; /* the leaders, then L = maxpn lanes */
@@ -67,11 +66,11 @@ static void kcoll_hier_groups(kcoll_hier_t *h, MPI_Comm comm)
     h->xok = ok;
 }
 
-/* The host calls of kcoll_hier_create: blocking collectives over comm,
- * while kcoll's pending requests are advanced beside them (pmpi/drive.c). */
-static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
+/* The host calls of kcoll_span_make: blocking collectives over comm,
+ * while kcoll's pending requests are advanced beside them (mpi/drive.c). */
+static kcoll_span_t *kcoll_span_build(MPI_Comm comm)
 {
-    kcoll_hier_t *h = calloc(1, sizeof *h);
+    kcoll_span_t *h = calloc(1, sizeof *h);
     int ok = h != NULL, *pairs = NULL, *index = NULL;
     if (h) {
         atomic_init(&h->refs, 1); /* the communicator's */
@@ -128,19 +127,19 @@ static kcoll_hier_t *kcoll_hier_make(MPI_Comm comm)
         h->blocked &= h->node_of[q] >= h->node_of[q - 1];
     free(pairs);
     free(index);
-    kcoll_hier_groups(h, comm);
+    kcoll_span_groups(h, comm);
     return h;
 fail:
     free(pairs);
     free(index);
-    kcoll_hier_destroy(h);
+    kcoll_span_destroy(h);
     return NULL;
 }
 
-kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
+static void *kcoll_span_make(MPI_Comm comm)
 {
     int drive = kcoll_drive_begin();
-    kcoll_hier_t *h = kcoll_hier_make(comm);
+    kcoll_span_t *h = kcoll_span_build(comm);
     kcoll_drive_end(drive);
     /* the node's team, while every rank of it is here (its set-up drives
      * its own host calls), even on a node of one rank (it numbers the
@@ -158,10 +157,10 @@ kcoll_hier_t *kcoll_hier_create(MPI_Comm comm)
     return h;
 }
 
-kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t bytes,
+kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes,
                                        unsigned allowed)
 {
-    const int mode = kcoll_call_hier_mode();
+    const int mode = kcoll_call_across_mode();
     const unsigned lanes = KCOLL_NODES_BIT(KCOLL_NODES_LANES);
     if (mode == 0)
         return KCOLL_NODES_HOST;
@@ -185,15 +184,17 @@ kcoll_nodes_layout_t kcoll_hier_layout(kcoll_hier_t *h, kcoll_coll_t c, size_t b
     return (kcoll_nodes_layout_t)h->pick[c][sc];
 }
 
-void kcoll_hier_free(kcoll_hier_t *h)
+static void kcoll_span_drop(void *h)
 {
     if (h)
-        kcoll_hier_release(h);
+        kcoll_span_release(h);
 }
+
+const kcoll_span_hooks_t kcoll_span_records = {kcoll_span_make, kcoll_span_drop};
 
 /* Free h and its communicators (the node communicator's record and team
  * go with it). */
-static void kcoll_hier_destroy(kcoll_hier_t *h)
+static void kcoll_span_destroy(kcoll_span_t *h)
 {
     if (h->xnode != MPI_COMM_NULL)
         PMPI_Comm_free(&h->xnode);
@@ -209,16 +210,16 @@ static void kcoll_hier_destroy(kcoll_hier_t *h)
     free(h);
 }
 
-void kcoll_hier_hold(kcoll_hier_t *h)
+void kcoll_span_hold(kcoll_span_t *h)
 {
     /* relaxed: whoever holds h already keeps it alive */
     atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
 }
 
-void kcoll_hier_release(kcoll_hier_t *h)
+void kcoll_span_release(kcoll_span_t *h)
 {
     /* acq_rel: every use of h by the holders before their release happens
      * before the last one frees it */
     if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
-        kcoll_hier_destroy(h);
+        kcoll_span_destroy(h);
 }

@@ -1,5 +1,5 @@
 /* The tuning file at MPI_Init: rank 0 of MPI_COMM_WORLD reads it (where
- * there is none, the quick calibration's: pmpi/quick.c) and every rank
+ * there is none, the quick calibration's: mpi/quick.c) and every rank
  * receives the same bytes, so every rank prices and decides alike
  * (a file that differs between nodes, or is missing on some, cannot split
  * a job's decisions). Which file: KCOLL_TUNING, else KCOLL_TUNING_DEFAULT
@@ -13,7 +13,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "model/tuning.h"
-#include "pmpi/pmpi.h"
+#include "mpi/host.h"
 
 #define KCOLL_TUNING_DEFAULT "/etc/kcoll/tuning.json"
 
@@ -42,7 +42,7 @@ void kcoll_tuning_startup(int collective)
     if (!collective || kcoll_world_rank == 0) {
         rc = kcoll_tuning_read(&t, err, sizeof err);
         /* no file named and none in the default place: the quick
-         * calibration of this machine (pmpi/quick.c) */
+         * calibration of this machine (mpi/quick.c) */
         quick = collective && rc == 0 && !t.file[0] && kcoll_param_int(KCOLL_P_QUICK_CALIBRATE);
     }
     if (rc && kcoll_world_rank <= 0)

@@ -26,7 +26,7 @@
 #include "base/params.h"
 #include "model/quick.h"
 #include "model/tuning.h"
-#include "pmpi/pmpi.h"
+#include "mpi/host.h"
 
 #define QUICK_ITERS 7 /* timed calls per collective and size */
 /* untimed calls per collective and size before them: a host's first calls

@@ -3,11 +3,11 @@
  *
  * A call on a communicator that spans nodes, in a layout of src/cluster/
  * (leaders or lanes), is one request of the call layer on the node team
- * of the communicator's hierarchy (hier.h: xnode), run by the one request
+ * of the communicator's span record (span.h: xnode), run by the one request
  * engine like any on-node call, blocking, non-blocking or persistent: its
  * on-node phases are the one-node builders' steps, its host collectives
  * between nodes EXTERN steps, which this file runs. A host collective
- * names a group (the leaders, or lane l: hier.h's xgroups, where rank k is
+ * names a group (the leaders, or lane l: span.h's xgroups, where rank k is
  * node k) and its buffers by their place in the run's buffers; here it
  * becomes the host's non-blocking call on the group's communicator
  * (PMPI_Iallreduce, PMPI_Ireduce, ...; a blocking call's, the host's
@@ -17,7 +17,7 @@
  * otherwise, and is tested with PMPI_Test until it completes.
  *
  * Host calls are made only where kcoll may call MPI: never on the helper
- * thread (pmpi/drive.c), which then leaves the step for the next caller.
+ * thread (mpi/drive.c), which then leaves the step for the next caller.
  * The call layer starts the host collectives of the node team's calls in
  * call order (call/request.c, team->xturn), so every member of a group
  * starts them in the same order.
@@ -37,13 +37,12 @@
 #include <string.h>
 
 #include "base/params.h"
-#include "pmpi/hier.h"
-#include "pmpi/pmpi.h"
+#include "span/span.h"
 
 /* A call's state for its host collectives (the request keeps a copy:
  * kcoll_across_t.data). */
 typedef struct {
-    kcoll_hier_t *h; /* held while the request is */
+    kcoll_span_t *h; /* held while the request is */
     MPI_Datatype dt; /* a reduction's datatype */
     MPI_Op op;
     MPI_Aint tlb;    /* dt's true lower bound: the buffers start at its first byte */
@@ -57,15 +56,10 @@ typedef struct {
 _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
                "a call's host state fits its request");
 
-int kcoll_across_has(kcoll_coll_t c)
-{
-    return kcoll_cluster_find(c, 0) || kcoll_cluster_find(c, 1);
-}
-
 /* Can the lanes layout run on h: at most KCOLL_CLUSTER_MAX_ROUNDS lanes
  * per rank? (Reduce_scatter_block's need for nodes of one size is
  * kcoll_nodes_runs's: the layout is never lanes elsewhere.) */
-static int kcoll_across_lanes_fit(const kcoll_hier_t *h)
+static int kcoll_across_lanes_fit(const kcoll_span_t *h)
 {
     for (int k = 0; k < h->nn; k++)
         if (h->nsize[k] > 1 &&
@@ -120,8 +114,8 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
                                        void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
 {
     kcoll_xrun_t *d = data;
-    const kcoll_hier_t *h = d->h;
-    if (kcoll_drive_in_helper())
+    const kcoll_span_t *h = d->h;
+    if (kcoll_progress_in_helper())
         return KCOLL_IN_PROGRESS; /* no MPI calls on the helper thread */
     if (x->group < 0 || x->group >= h->nxgroups || h->xgroups[x->group] == MPI_COMM_NULL) {
         snprintf(err, errlen, "a host collective names group %d, of which this rank is not a member",
@@ -236,7 +230,7 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
     int flag = 0;
     if (d->q == MPI_REQUEST_NULL) /* a blocking call's, done when it returned */
         return KCOLL_OK;
-    if (kcoll_drive_in_helper())
+    if (kcoll_progress_in_helper())
         return KCOLL_IN_PROGRESS;
     const int rc = PMPI_Test(&d->q, &flag, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS || flag) {
@@ -258,55 +252,10 @@ static void kcoll_xrun_drop(void *data)
         kcoll_release_type(d->pdt[0]);
         kcoll_release_type(d->pdt[1]);
     }
-    kcoll_hier_release(d->h);
+    kcoll_span_release(d->h);
 }
 
 static const kcoll_xhost_t kcoll_xrun = {kcoll_xrun_start, kcoll_xrun_test};
-
-/* The packer of the datatypes kcoll has no map for (call.h:
- * KCOLL_TYPE_HOSTPACK): PMPI_Pack and PMPI_Unpack on MPI_COMM_SELF, whose
- * format on one kind of machine is the data's bytes in type-map order, as
- * a map packs them (a peer may read them with a map of its own), in
- * pieces whose bytes fit the host's int. */
-static int kcoll_across_packing(const kcoll_call_t *c, int side, const void *from, void *to,
-                                size_t n, int unpack)
-{
-    const kcoll_pmpi_handles_t hd = kcoll_pmpi_handles(c);
-    const MPI_Datatype dt = side ? hd.rdt : hd.dt;
-    MPI_Aint lb, extent;
-    int size = 0;
-    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size <= 0 ||
-        PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS)
-        return -1;
-    const size_t per = ((size_t)1 << 30) / (size_t)size ? ((size_t)1 << 30) / (size_t)size : 1;
-    for (size_t i = 0; i < n; i += per) {
-        const int k = (int)(n - i < per ? n - i : per), bytes = k * size;
-        int pos = 0, rc;
-        if (unpack)
-            rc = PMPI_Unpack((const char *)from + i * (size_t)size, bytes, &pos,
-                             (char *)to + (ptrdiff_t)i * extent, k, dt, MPI_COMM_SELF);
-        else
-            rc = PMPI_Pack((const char *)from + (ptrdiff_t)i * extent, k, dt,
-                           (char *)to + i * (size_t)size, bytes, &pos, MPI_COMM_SELF);
-        if (rc != MPI_SUCCESS || pos != bytes)
-            return -1;
-    }
-    return 0;
-}
-
-static int kcoll_across_pack(const kcoll_call_t *c, int side, const void *base, size_t n,
-                             void *out)
-{
-    return kcoll_across_packing(c, side, base, out, n, 0);
-}
-
-static int kcoll_across_unpack(const kcoll_call_t *c, int side, const void *in, size_t n,
-                               void *base)
-{
-    return kcoll_across_packing(c, side, in, base, n, 1);
-}
-
-const kcoll_packer_t kcoll_across_packer = {kcoll_across_pack, kcoll_across_unpack};
 
 /* The host MPI does the call whole: counted now, a persistent one at
  * every start (pmpi/request.c). */
@@ -340,21 +289,19 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                                          kcoll_req_t **r, kcoll_reason_t *why, char *err,
                                          size_t errlen)
 {
-    const kcoll_pmpi_handles_t hd = kcoll_pmpi_handles(c);
+    const kcoll_handles_t hd = kcoll_handles_of(c);
     const MPI_Datatype dt = hd.dt;
     const MPI_Op op = hd.op;
-    kcoll_hier_t *h = kcoll_comm_hier(comm);
+    kcoll_span_t *h = kcoll_span_of(comm);
     kcoll_across_t x;
     kcoll_reason_t team_why;
-    if (!kcoll_across_has(c->coll))
-        return KCOLL_CALL_HIER;
+    if (!kcoll_call_across_has(c->coll))
+        return KCOLL_CALL_ACROSS;
     if (!h || !h->xok)
         return kcoll_across_decline(c, mode, why);
     /* a reduction's host collectives take its datatype and operation; the
      * others move bytes (the call layer packs a datatype's data first) */
-    const int reduces = c->coll == KCOLL_COLL_ALLREDUCE || c->coll == KCOLL_COLL_REDUCE ||
-                        c->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK ||
-                        c->coll == KCOLL_COLL_REDUCE_SCATTER;
+    const int reduces = kcoll_coll_reduces(c->coll);
     /* the blocked collectives' sides are each rank's own: the call layer
      * judges them (a rank that cannot take part fails, saying why) */
     const int gather = c->coll == KCOLL_COLL_GATHER, scatter = c->coll == KCOLL_COLL_SCATTER;
@@ -380,7 +327,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
             total += kcoll_side_ventry(c->recv.counts, c->recv.wide, q);
         bytes = total > 0 ? (size_t)total / (size_t)h->p * c->recv.size : 0;
     }
-    x.layout = (int)kcoll_hier_layout(h, c->coll, bytes, kcoll_nodes_runs(c->coll, h->nsize, h->nn));
+    x.layout = (int)kcoll_span_layout(h, c->coll, bytes, kcoll_nodes_runs(c->coll, h->nsize, h->nn));
     if (x.layout == KCOLL_NODES_HOST) {
         kcoll_across_host(c, mode);
         *why = KCOLL_R_MULTINODE;
@@ -430,7 +377,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     kcoll_call_result_t res =
         kcoll_call_prepare_across(c, mode, team, &x, r, why, err, errlen);
     if (res == KCOLL_CALL_KCOLL) { /* given back by kcoll_xrun_drop with the request */
-        kcoll_hier_hold(h);
+        kcoll_span_hold(h);
         if (d.held) {
             kcoll_retain_type(d.dt);
             kcoll_retain_op(d.op);

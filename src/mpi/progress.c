@@ -1,5 +1,7 @@
 /* The host MPI's own progress engine advances kcoll's requests, where the
- * host offers a way in.
+ * host offers a way in; and which threads may call MPI while they advance
+ * them (not the helper thread of mpi/drive.c, not the host's calls into
+ * kcoll).
  *
  * Open MPI (opal_progress_register, exported by libopen-pal and used by
  * Open MPI's own components to be called in every turn of its progress
@@ -27,7 +29,22 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "pmpi/pmpi.h"
+#include "mpi/host.h"
+
+/* This thread is mpi/drive.c's helper: it advances kcoll's requests and
+ * makes no MPI call (what needs one is left or handed back to the calling
+ * thread). Initial-exec TLS: no __tls_get_addr call in a preloaded library. */
+static __thread __attribute__((tls_model("initial-exec"))) int kcoll_helper_self;
+
+void kcoll_progress_mark_helper(void)
+{
+    kcoll_helper_self = 1;
+}
+
+int kcoll_progress_in_helper(void)
+{
+    return kcoll_helper_self;
+}
 
 typedef int (*kcoll_host_cb_t)(void);
 typedef int (*kcoll_host_register_t)(kcoll_host_cb_t cb);
@@ -106,8 +123,8 @@ void kcoll_host_calls_in(int inside)
 static void kcoll_host_poke(void)
 {
     int flag = 0;
-    if (kcoll_host_inside || kcoll_poke_req == MPI_REQUEST_NULL || kcoll_drive_in_helper() ||
-        !kcoll_ready())
+    /* (no request: kcoll is not set up, or finalized) */
+    if (kcoll_host_inside || kcoll_poke_req == MPI_REQUEST_NULL || kcoll_progress_in_helper())
         return;
     kcoll_host_inside = 1; /* the host's progress may call back into kcoll */
     PMPI_Test(&kcoll_poke_req, &flag, MPI_STATUS_IGNORE);

@@ -1,0 +1,375 @@
+/* Teams of MPI communicators: kcoll's record of each communicator.
+ *
+ * A communicator's team is set up collectively while all its ranks are in
+ * one call: when the communicator is made (MPI_Comm_dup, MPI_Comm_split
+ * and the other constructors of pmpi/comm.c, and MPI_COMM_WORLD at
+ * MPI_Init), or
+ * else at its first blocking collective that kcoll would run. A
+ * non-blocking collective never sets a team up: its start must not wait
+ * for the other ranks (on a communicator without a team it goes to the
+ * host MPI, counted as mpi:no_team). Set-up (team/team.c) first checks
+ * that the communicator lies on one node (MPI_COMM_TYPE_SHARED, through a
+ * map of MPI_COMM_WORLD's nodes made at MPI_Init); a team that cannot be
+ * set up sends the communicator to the host MPI for its whole life, with
+ * the reason. A team's topology levels are gathered right after its
+ * set-up (kcoll_mteam_levels). A communicator that spans nodes gets no
+ * team but the cross-node layer's record (span/span.h: its node
+ * communicator, which gets its own record and team here, and the groups
+ * between nodes), made by the functions that layer gives at start-up
+ * (kcoll_teams_set_span) and let go of with the record.
+ *
+ * The team is stored on the communicator with an attribute; MPI_Comm_dup
+ * does not copy it (a duplicate has its own collectives, so its own
+ * sequence numbers and team). The attribute's delete callback (at
+ * MPI_Comm_free, and for every team still alive at MPI_Finalize) lets go
+ * of the communicator's reference: the team itself lives on until its last
+ * unfinished request completes.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "base/log.h"
+#include "base/params.h"
+#include "call/shortcut.h"
+#include "mpi/host.h"
+#include "topo/topo.h"
+
+typedef struct kcoll_mteam {
+    kcoll_team_t *team;    /* NULL: kcoll does not run this communicator's collectives */
+    kcoll_reason_t reason; /* why not (KCOLL_R_SPANS: it spans nodes and has a span record) */
+    void *span;            /* a communicator that spans nodes: its record (span/span.h) */
+    MPI_Comm comm;         /* not owned: the communicator the attribute sits on */
+    int p, rank;           /* of comm (an intra-communicator) */
+    struct kcoll_mteam *prev, *next;
+} kcoll_mteam_t;
+
+/* The record of the communicator this thread used last: a collective call
+ * then finds its team without asking the host MPI (attribute lookup, size,
+ * rank). Communicator handles are reused after MPI_Comm_free, so a record's
+ * destruction bumps the generation, which every thread's entry carries.
+ * Initial-exec TLS: no __tls_get_addr call in a preloaded library. */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+    MPI_Comm comm;
+    kcoll_mteam_t *mt;
+    uint64_t gen;
+} kcoll_last;
+/* relaxed: compared with a thread's copy; the record it names is only
+ * destroyed by MPI_Comm_free or MPI_Finalize, which MPI forbids to run
+ * concurrently with a collective call on that communicator */
+static _Atomic uint64_t kcoll_mteams_gen = 1;
+
+/* Which node each process of MPI_COMM_WORLD is on: the MPI_COMM_WORLD
+ * rank of its node's first process (MPI_COMM_TYPE_SHARED decides what a
+ * node is). Made at MPI_Init, so that a communicator's locality is then
+ * known without a collective call. NULL when kcoll started later. */
+static int *kcoll_node_of;
+static int kcoll_world_size;
+/* this process's rank among its node's processes of MPI_COMM_WORLD (-1: unknown) */
+static int kcoll_node_index = -1;
+
+static int kcoll_keyval = MPI_KEYVAL_INVALID;
+/* the cross-node layer's (kcoll_teams_set_span: at start-up, before any
+ * record is made) */
+static kcoll_span_hooks_t kcoll_span_hooks;
+static kcoll_mteam_t *kcoll_mteams; /* every record alive, for MPI_Finalize */
+static pthread_mutex_t kcoll_mteams_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
+{
+    kcoll_shortcut_forget(); /* the handle may name another communicator later */
+    /* relaxed: see kcoll_mteams_gen */
+    atomic_fetch_add_explicit(&kcoll_mteams_gen, 1, memory_order_relaxed);
+    pthread_mutex_lock(&kcoll_mteams_lock);
+    if (mt->prev)
+        mt->prev->next = mt->next;
+    else
+        kcoll_mteams = mt->next;
+    if (mt->next)
+        mt->next->prev = mt->prev;
+    pthread_mutex_unlock(&kcoll_mteams_lock);
+    if (mt->team)
+        kcoll_team_unref(mt->team, kcoll_call_release_team);
+    if (mt->span) /* frees the node communicator, whose record goes too */
+        kcoll_span_hooks.drop(mt->span);
+    free(mt);
+}
+
+static int kcoll_mteam_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    kcoll_mteam_destroy(attr);
+    return MPI_SUCCESS;
+}
+
+int kcoll_teams_init(void)
+{
+    if (kcoll_keyval != MPI_KEYVAL_INVALID)
+        return 0;
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, kcoll_mteam_delete_fn, &kcoll_keyval,
+                                   NULL) == MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
+void kcoll_teams_finalize(void)
+{
+    if (kcoll_keyval == MPI_KEYVAL_INVALID)
+        return;
+    for (;;) {
+        pthread_mutex_lock(&kcoll_mteams_lock);
+        kcoll_mteam_t *mt = kcoll_mteams;
+        pthread_mutex_unlock(&kcoll_mteams_lock);
+        if (!mt)
+            break;
+        /* calls kcoll_mteam_delete_fn, which unlinks mt */
+        if (PMPI_Comm_delete_attr(mt->comm, kcoll_keyval) != MPI_SUCCESS)
+            kcoll_mteam_destroy(mt);
+    }
+    PMPI_Comm_free_keyval(&kcoll_keyval);
+    free(kcoll_node_of);
+    kcoll_node_of = NULL;
+}
+
+/* The two collectives team set-up borrows from the host MPI (blocking; with
+ * kcoll requests pending and no host progress hook, advanced beside by
+ * mpi/drive.c). */
+static int kcoll_host_allmin(void *ctx, int *values, int n)
+{
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT, MPI_MIN, *(MPI_Comm *)ctx);
+    kcoll_drive_end(drive);
+    return rc != MPI_SUCCESS;
+}
+
+static int kcoll_host_bcast0(void *ctx, void *buf, size_t len)
+{
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, *(MPI_Comm *)ctx);
+    kcoll_drive_end(drive);
+    return rc != MPI_SUCCESS;
+}
+
+void kcoll_nodes_init(void)
+{
+    MPI_Comm node;
+    int wr = kcoll_world_rank, leader;
+    PMPI_Comm_size(MPI_COMM_WORLD, &kcoll_world_size);
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
+        return;
+    leader = wr;
+    PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
+    int *map = malloc((size_t)kcoll_world_size * sizeof *map);
+    int ok = map != NULL;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok && PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS)
+        kcoll_node_of = map;
+    else
+        free(map);
+    for (int q = 0; kcoll_node_of && q <= wr; q++)
+        kcoll_node_index += kcoll_node_of[q] == kcoll_node_of[wr];
+}
+
+/* Do all p processes of comm share one node? Without a collective call
+ * where the node map is known; otherwise with MPI_Comm_split_type on comm
+ * (collective: every rank of comm is in this call). Every rank gets the
+ * same answer. */
+static int kcoll_comm_one_node(MPI_Comm comm, int p)
+{
+    if (!kcoll_node_of) {
+        MPI_Comm node;
+        int node_p = 0, drive = kcoll_drive_begin();
+        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        kcoll_drive_end(drive);
+        PMPI_Comm_size(node, &node_p);
+        PMPI_Comm_free(&node);
+        return node_p == p;
+    }
+    MPI_Group g, wg;
+    int *ranks = malloc(2 * (size_t)p * sizeof *ranks), one = ranks != NULL;
+    PMPI_Comm_group(comm, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    for (int i = 0; one && i < p; i++)
+        ranks[i] = i;
+    if (one)
+        PMPI_Group_translate_ranks(g, p, ranks, wg, ranks + p);
+    for (int i = 0; one && i < p; i++) /* a process of another job's world is not local */
+        one = ranks[p + i] != MPI_UNDEFINED && ranks[p + i] < kcoll_world_size &&
+              kcoll_node_of[ranks[p + i]] == kcoll_node_of[ranks[p]];
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    free(ranks);
+    return one;
+}
+
+/* The team's topology levels (collective over comm): where each rank runs
+ * at each level of KCOLL_HIER_LEVELS, gathered, grouped (coll/levels.h).
+ * A level name kcoll does not know leaves the team flat, with a warning. */
+static void kcoll_mteam_levels(kcoll_mteam_t *mt)
+{
+    int mine[KCOLL_MAX_LEVELS], pu;
+    char err[256];
+    int n = kcoll_topo_place(kcoll_node_index >= 0 ? kcoll_node_index : mt->rank, mine,
+                             KCOLL_MAX_LEVELS, &pu, err, sizeof err);
+    if (n < 0 && mt->rank == 0)
+        kcoll_warn("topology levels unavailable, the communicator's team is flat: %s", err);
+    /* room for any number of levels, so that one agreement says both how
+     * many levels every rank has and whether every rank has the memory */
+    int *all = malloc(2 * (size_t)mt->p * KCOLL_MAX_LEVELS * sizeof *all);
+    int agree[2] = {n, all != NULL};
+    if (kcoll_host_allmin(&mt->comm, agree, 2) || agree[0] <= 0 || !agree[1]) {
+        free(all);
+        return;
+    }
+    const int nl = agree[0];
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Allgather(mine, nl, MPI_INT, all, nl, MPI_INT, mt->comm);
+    kcoll_drive_end(drive);
+    if (rc == MPI_SUCCESS) {
+        int *ids = all + (size_t)mt->p * (size_t)nl; /* level-major */
+        for (int q = 0; q < mt->p; q++)
+            for (int l = 0; l < nl; l++)
+                ids[l * mt->p + q] = all[q * nl + l];
+        kcoll_team_set_levels(mt->team, nl, ids);
+    }
+    free(all);
+}
+
+/* Set comm's team up (collective over comm) and record the outcome. */
+static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
+{
+    int p, rank, ok;
+    kcoll_mteam_t *mt = calloc(1, sizeof *mt);
+    ok = mt != NULL;
+    if (kcoll_host_allmin(&comm, &ok, 1) || !ok) {
+        free(mt);
+        return NULL; /* not recorded: a later call tries again */
+    }
+    mt->comm = comm;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Comm_rank(comm, &rank);
+    mt->p = p;
+    mt->rank = rank;
+
+    if (!kcoll_comm_one_node(comm, p)) {
+        mt->reason = KCOLL_R_MULTINODE;
+        if (kcoll_call_across_mode() && kcoll_span_hooks.make &&
+            (mt->span = kcoll_span_hooks.make(comm)))
+            mt->reason = KCOLL_R_SPANS;
+    } else if ((mt->team = calloc(1, sizeof *mt->team)) == NULL) {
+        mt->reason = KCOLL_R_TEAM_FAILED; /* the set-up's own agreements notice it too */
+    }
+    const int multinode = mt->reason == KCOLL_R_MULTINODE || mt->reason == KCOLL_R_SPANS;
+    int have = mt->team != NULL || multinode;
+    if (kcoll_host_allmin(&comm, &have, 1))
+        have = 0;
+    if (!multinode && !have) {
+        free(mt->team);
+        mt->team = NULL;
+        mt->reason = KCOLL_R_TEAM_FAILED;
+    } else if (mt->team) {
+        const kcoll_team_host_t host = {&mt->comm, kcoll_host_allmin, kcoll_host_bcast0};
+        kcoll_status_t st = kcoll_team_setup(mt->team, p, rank, &host);
+        if (st != KCOLL_OK) {
+            free(mt->team);
+            mt->team = NULL;
+            mt->reason = st == KCOLL_ERR_PERM ? KCOLL_R_NO_CMA : KCOLL_R_TEAM_FAILED;
+        } else {
+            kcoll_mteam_levels(mt);
+        }
+    }
+
+    pthread_mutex_lock(&kcoll_mteams_lock);
+    mt->next = kcoll_mteams;
+    if (kcoll_mteams)
+        kcoll_mteams->prev = mt;
+    kcoll_mteams = mt;
+    pthread_mutex_unlock(&kcoll_mteams_lock);
+    PMPI_Comm_set_attr(comm, kcoll_keyval, mt);
+    return mt;
+}
+
+/* comm's record, or NULL if it has none (yet). */
+static kcoll_mteam_t *kcoll_comm_record(MPI_Comm comm)
+{
+    kcoll_mteam_t *mt = NULL;
+    int flag = 0;
+    /* relaxed: see kcoll_mteams_gen */
+    uint64_t gen = atomic_load_explicit(&kcoll_mteams_gen, memory_order_relaxed);
+    if (kcoll_last.comm == comm && kcoll_last.gen == gen && kcoll_last.mt)
+        return kcoll_last.mt;
+    if (kcoll_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL)
+        return NULL;
+    PMPI_Comm_get_attr(comm, kcoll_keyval, &mt, &flag);
+    if (!flag || !mt)
+        return NULL;
+    kcoll_last.comm = comm;
+    kcoll_last.mt = mt;
+    kcoll_last.gen = gen;
+    return mt;
+}
+
+void *kcoll_comm_span(MPI_Comm comm)
+{
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    return mt ? mt->span : NULL;
+}
+
+void kcoll_teams_set_span(const kcoll_span_hooks_t *hooks)
+{
+    kcoll_span_hooks = *hooks;
+}
+
+int kcoll_comm_known(MPI_Comm comm, int *p, int *rank)
+{
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    if (!mt)
+        return 0;
+    *p = mt->p;
+    *rank = mt->rank;
+    return 1;
+}
+
+kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why)
+{
+    if (kcoll_keyval == MPI_KEYVAL_INVALID) {
+        *why = KCOLL_R_TEAM_FAILED;
+        return NULL;
+    }
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    if (!mt) {
+        if (!create) {
+            *why = KCOLL_R_NO_TEAM;
+            return NULL;
+        }
+        if (!(mt = kcoll_mteam_create(comm))) {
+            *why = KCOLL_R_TEAM_FAILED;
+            return NULL;
+        }
+    }
+    *why = mt->reason;
+    return mt->team;
+}
+
+void kcoll_comm_created(MPI_Comm comm)
+{
+    int inter = 1, p = 1, flag = 0;
+    kcoll_mteam_t *mt;
+    /* (no keyval: kcoll is not set up, or finalized) */
+    if (comm == MPI_COMM_NULL || kcoll_keyval == MPI_KEYVAL_INVALID ||
+        kcoll_param_int(KCOLL_P_DISABLE) ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return;
+    PMPI_Comm_size(comm, &p);
+    if (p < 2)
+        return;
+    PMPI_Comm_get_attr(comm, kcoll_keyval, &mt, &flag);
+    if (!flag)
+        kcoll_mteam_create(comm);
+}
+
