@@ -156,7 +156,8 @@ typedef enum {
  *    else 0; BARRIER has no buffers (len 0, esize 1);
  *  - sbuf[soff..) is what this rank contributes, rbuf[roff..) where its
  *    result goes; sbuf == rbuf with soff == roff is in place
- *    (MPI_IN_PLACE): for ALLGATHER and GATHER the own block already lies
+ *    (MPI_IN_PLACE; every member's or none's where MPI says so:
+ *    kcoll_xcoll_in_place_alike): for ALLGATHER and GATHER the own block already lies
  *    at its place in rbuf, for REDUCE_SCATTER_BLOCK the n blocks are in
  *    rbuf and the result goes to its start. BCAST uses rbuf only (the
  *    root's is the source); a non-root's rbuf of REDUCE, the root's sbuf
@@ -179,6 +180,20 @@ typedef struct {
     uint32_t vat, nv; /* the v forms' block lengths: s->xv[vat .. vat + nv) */
     size_t soff, roff, len, esize;
 } kcoll_xcoll_t;
+
+/* Is x in place (MPI_IN_PLACE)? */
+static inline int kcoll_xcoll_in_place(const kcoll_xcoll_t *x)
+{
+    return x->sbuf == x->rbuf && x->soff == x->roff;
+}
+/* Does MPI require MPI_IN_PLACE of every member of x's kind or of none
+ * (Allreduce, Reduce_scatter_block, Allgather(v)), where the rooted kinds
+ * look at the root's alone? */
+static inline int kcoll_xcoll_in_place_alike(int coll)
+{
+    return coll == KCOLL_XC_ALLREDUCE || coll == KCOLL_XC_REDUCE_SCATTER_BLOCK ||
+           coll == KCOLL_XC_ALLGATHER || coll == KCOLL_XC_ALLGATHERV;
+}
 
 typedef struct {
     kcoll_step_t *steps;

@@ -451,11 +451,6 @@ typedef struct {
     int write;
 } kcoll_sim_range_t;
 
-static int kcoll_sim_in_place(const kcoll_xcoll_t *x)
-{
-    return x->sbuf == x->rbuf && x->soff == x->roff;
-}
-
 /* Member q's block of a gather or scatter x (lens: a v form's lengths,
  * else NULL): its length, and its offset in the gathered buffer. */
 static size_t kcoll_sim_blk(const kcoll_xcoll_t *x, const size_t *lens, int q, size_t *off)
@@ -478,7 +473,7 @@ static int kcoll_sim_xranges(const kcoll_xcoll_t *x, const size_t *lens, int gr,
 {
     size_t at = 0;
     const size_t B = kcoll_sim_blk(x, lens, gr, &at), N = lens ? x->len : (size_t)n * x->len;
-    const int root = gr == x->root, ip = kcoll_sim_in_place(x);
+    const int root = gr == x->root, ip = kcoll_xcoll_in_place(x);
     int k = 0;
 #define KCOLL_SIM_R(b, o, l, w) (out[k++] = (kcoll_sim_range_t){(b), (o), (l), (w)})
     switch ((kcoll_xcoll_kind_t)x->coll) {
@@ -582,7 +577,7 @@ static kcoll_status_t kcoll_sim_xdata(kcoll_sim_t *s, const kcoll_sim_group_t *G
         for (int q = 0; q < n; q++) { /* every block, from where its member keeps it */
             len = kcoll_sim_blk(&xi->shape, xi->lens, q, &at);
             memcpy(tmp + at,
-                   (all || q == root) && kcoll_sim_in_place(&m[q]) ? KCOLL_SIM_D(q) + at
+                   (all || q == root) && kcoll_xcoll_in_place(&m[q]) ? KCOLL_SIM_D(q) + at
                                                                    : KCOLL_SIM_S(q),
                    len);
         }
@@ -596,7 +591,7 @@ static kcoll_status_t kcoll_sim_xdata(kcoll_sim_t *s, const kcoll_sim_group_t *G
         memcpy(tmp, KCOLL_SIM_S(root), N);
         for (int q = 0; q < n; q++) {
             len = kcoll_sim_blk(&xi->shape, xi->lens, q, &at);
-            if (q != root || !kcoll_sim_in_place(&m[q]))
+            if (q != root || !kcoll_xcoll_in_place(&m[q]))
                 memcpy(KCOLL_SIM_D(q), tmp + at, len);
         }
         break;
@@ -655,6 +650,13 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
                               ci, r, c->pc[r], k, x->group, kcoll_xcoll_name(x->coll), x->root,
                               x->len, x->esize, xi->first, kcoll_xcoll_name(f->coll), f->root,
                               f->len, f->esize);
+    if (kcoll_xcoll_in_place_alike(x->coll) && kcoll_xcoll_in_place(x) != kcoll_xcoll_in_place(f))
+        return kcoll_sim_fail(s,
+                              "collective %d rank %d step %d: host %s #%d of group %d %s in "
+                              "place, rank %d's %s (MPI: every member's or none's)",
+                              ci, r, c->pc[r], kcoll_xcoll_name(x->coll), k, x->group,
+                              kcoll_xcoll_in_place(x) ? "is" : "is not", xi->first,
+                              kcoll_xcoll_in_place(f) ? "is" : "is not");
     if (x->root >= G->n)
         return kcoll_sim_fail(s, "collective %d rank %d step %d: root %d of a group of %d", ci, r,
                               c->pc[r], x->root, G->n);

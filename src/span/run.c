@@ -128,7 +128,7 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
     const MPI_Aint tlb = reduces ? d->tlb : 0;
     const MPI_Datatype dt = reduces ? d->dt : MPI_BYTE;
     const int n = (int)(reduces ? x->len / x->esize : x->len);
-    const int in_place = x->sbuf == x->rbuf && x->soff == x->roff;
+    const int in_place = kcoll_xcoll_in_place(x);
     const void *s = kcoll_xrun_at(bufs, x->sbuf, x->soff, tlb);
     void *r = kcoll_xrun_at(bufs, x->rbuf, x->roff, tlb);
     int me = 0, rc, gn = 0;

@@ -18,8 +18,9 @@
  * Last, mutants the simulator must catch: a READ across nodes, a rank
  * that starts its lanes in another order, a leader whose host collective
  * has another shape, two host collectives of a group started in swapped
- * order on one rank, a host collective on a group the rank is not in, and
- * a lanes schedule stripped of the wait before its allgather. */
+ * order on one rank, a host collective on a group the rank is not in, a
+ * lanes schedule stripped of the wait before its allgather, and one
+ * leader alone passing MPI_IN_PLACE to its host Allreduce. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,6 +371,19 @@ static void mut_no_sync(kcoll_sim_t *sim, int p, const int *node_of)
     s->n = k;
 }
 
+/* node 1's leader passes MPI_IN_PLACE to its host Allreduce where the
+ * others do not, or the other way round */
+static void mut_in_place(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_xcoll_t *x = &kcoll_sim_sched(sim, first_of_node(p, node_of, 1, 0))->xc[0];
+    if (kcoll_xcoll_in_place(x))
+        x->sbuf = x->rbuf == KCOLL_BUF_SEND ? KCOLL_BUF_RECV : KCOLL_BUF_SEND;
+    else {
+        x->sbuf = x->rbuf;
+        x->soff = x->roff;
+    }
+}
+
 static void expect_caught(const layout_t *ly, const shape_t *sh, mutant_fn m, int in_place,
                           const char *what, const char *finding)
 {
@@ -395,6 +409,8 @@ static void test_mutants(void)
                   "does not match");
     expect_caught(LANES, &two, mut_not_member, 0, "a host collective on a foreign group",
                   "not a member");
+    expect_caught(LEADERS, &two, mut_in_place, 0, "MPI_IN_PLACE on one leader only",
+                  "every member's or none's");
     /* in place, where the reduce-scatter exposed RECV (as SEND) long
      * before: without the wait the allgather reads a peer's lane share
      * before the peer has put it there (its reduce-scatter's last copy,
