@@ -733,10 +733,6 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
     }
     r->across = 1;
     r->xa = *x;
-    if (c->coll == KCOLL_COLL_BCAST) { /* the cluster builders take a Bcast's bytes as elements */
-        r->args.count = r->args.bytes;
-        r->args.esize = 1;
-    }
     r->choice.engine = -1; /* the team's */
     kcoll_req_commit(r, team, mode);
     *req = r;

@@ -24,6 +24,11 @@ static void bcast_shared(kcoll_req_t *r)
         return; /* counted without bytes */
     }
     r->policy_bytes = r->stat_bytes = r->args.bytes = bytes;
+    /* the vector in bytes, where a builder counts elements (the layouts
+     * across nodes cut it into shares): the ranks' datatypes may cut the
+     * same bytes into different elements */
+    r->args.count = bytes;
+    r->args.esize = 1;
     r->noncontig = !kcoll_side_contig(b, (size_t)b->count);
 }
 
