@@ -2,7 +2,7 @@
 """The cost model's prices of communicators that span nodes, every layout:
 the host MPI alone, kcoll's leaders' layout (on-node kcoll phases, the
 host MPI between one leader per node) and lanes (every local rank carries a
-share between nodes; run for Allreduce, Reduce, Allgather(v) and
+share between nodes; run for Allreduce, Reduce, Bcast, Allgather(v) and
 Reduce_scatter_block on nodes of one size, priced only for the others), for
 4 x 16, 8 x 8, 2 x 32, 16 x 128 and 3 nodes of 16, 16 and 12 ranks, the
 cheapest layout, and what KCOLL_HIER=auto runs (the tables of
@@ -93,7 +93,7 @@ def main():
     heads = "".join(" %s |" % shape_name(ppn) for ppn in SHAPES)
     print("Machine: %s; network: %s; node memory: %s. Each cell: host / leaders / lanes in "
           "us, then the cheapest layout; \"(runs leaders)\": what KCOLL_HIER=auto runs where "
-          "that differs (lanes run for Allreduce, Reduce, Allgather and Reduce_scatter_block, "
+          "that differs (lanes run for Allreduce, Reduce, Bcast, Allgather and Reduce_scatter_block, "
           "the last on nodes of one size only: on 16+16+12 the leaders or the host run it "
           "instead; elsewhere it chooses between host and leaders). "
           "Bytes as kcoll sizes a call (per block for the blocked collectives, the vector for "

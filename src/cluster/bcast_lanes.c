@@ -4,18 +4,19 @@
  * The vector is cut into L shares (kcoll_cluster_share), share l
  * travelling on lane l; on a node of pn ranks local rank i carries lanes
  * i, i + pn, ... (cluster.h).
- *  1. on the root's node (phase 0): the flat hierarchical Bcast of the
- *     whole vector from the root (coll/bcast/hier.c without levels). Every
- *     rank of that node needs the whole vector in the end, and a Bcast
- *     gives each carrier its shares and the rest in one phase, where a
- *     Scatter of the shares would need an Allgather after it (that writes
- *     into the root's buffer, which MPI gives the call to read only) or a
- *     second Bcast. The price: the node's ranks all read from the root,
- *     and a carrier starts its lanes only once it holds the whole vector;
+ *  1. on the root's node: every other rank reads the shares it carries
+ *     from the root (a scatter by single copies: n/L bytes per lane, all
+ *     ranks at once), exposes its buffer and says so (DATA);
  *  2. between nodes: for each lane it carries, in increasing lane order,
  *     a rank starts the host's Bcast of that share on the lane's group,
  *     root = the root's node index, in place in RECV (one EXTERN each);
- *  3. on every other node, round by round (phases R .. 2R-1, R =
+ *  3. on the root's node, meanwhile: every rank but the root reads each
+ *     share it lacks from the share's carrier (from the root where the
+ *     root carries it), carriers in turn from the next local rank on, so
+ *     that no carrier serves all readers at once; every rank waits until
+ *     the others have read from it (DONE). Only the root's buffer is never
+ *     written: MPI gives the call the root's buffer to read;
+ *     on every other node, round by round (phases R .. 2R-1, R =
  *     ceil(L/pn)): the ring-source Allgatherv in place of the round's
  *     shares (coll/allgather/ring_source_read.c), after a sync that waits
  *     for every rank's lanes (kcoll_cluster_lanes_allgather).
@@ -25,14 +26,28 @@
  * more than one rank that is not the root's (KCOLL_ERR_UNSUPPORTED).
  *
  * Cost (n bytes, pn ranks on the node, N nodes, R rounds; T_host(N, m) the
- * host's Bcast of m bytes among N processes):
- *   root's node:  T = T_bcast^flat(pn, n) + R * T_host(N, n/L)
- *   other nodes:  T = R * T_host(N, n/L) + sum_j T_ag^ring(pn, n_j) + T_sync(pn)
+ * host's Bcast of m bytes among N processes; the root's node's phase 3
+ * runs beside the other nodes' and is an allgather of the same shares):
+ *   T = T_scatter(pn, R n/L) + R * T_host(N, n/L) + sum_j T_ag^ring(pn, n_j) + T_sync(pn)
  * Each rank moves n/L bytes between nodes, all ranks at once, where the
  * leaders layout (bcast_leaders.c) sends the whole vector through one
  * endpoint per node; the price is L host calls instead of one.
  */
 #include "cluster/cluster.h"
+
+/* READs of the shares of the lanes local rank c carries, from team rank
+ * peer's RECV to the same place in this rank's. */
+static void kcoll_bcast_lanes_from(const kcoll_args_t *a, const kcoll_cluster_t *cl, int c,
+                                   int peer, kcoll_sched_t *s)
+{
+    size_t first, len;
+    for (int l = c; l < cl->lanes; l += cl->pn) {
+        kcoll_cluster_share(a->count, cl->lanes, l, &first, &len);
+        if (len)
+            kcoll_sched_read(s, peer, KCOLL_BUF_RECV, first * a->esize, KCOLL_BUF_RECV,
+                             first * a->esize, len * a->esize);
+    }
+}
 
 kcoll_status_t kcoll_cluster_bcast_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                          int root_node, int root_local, kcoll_sched_t *s)
@@ -43,20 +58,33 @@ kcoll_status_t kcoll_cluster_bcast_lanes(const kcoll_args_t *a, const kcoll_clus
     if (!home && pn > 1 && R > KCOLL_CLUSTER_MAX_ROUNDS)
         return KCOLL_ERR_UNSUPPORTED;
 
-    /* 1: the whole vector to the root's node */
+    /* 1: the root's node: every carrier its shares, from the root */
     if (home && pn > 1) {
-        kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_BCAST, root_local);
-        kcoll_bufmap_t map;
-        kcoll_bufmap_init(&map, 0);
-        b.in_place = 0;
-        kcoll_phase_append(s, &b, kcoll_bcast_hier, cl->peer_of, 0, &map, 1, 0, NULL);
+        kcoll_sched_expose(s, KCOLL_BUF_RECV);
+        if (cl->me != root_local) {
+            kcoll_bcast_lanes_from(a, cl, cl->me, cl->peer_of[root_local], s);
+            kcoll_sched_signal(s, KCOLL_FLAG_DATA, 1);
+        }
     }
 
     /* 2: every lane this rank carries, between the nodes */
     kcoll_cluster_lanes_xcoll(a, cl, KCOLL_XC_BCAST, root_node, s);
 
-    /* 3: the shares inside every other node */
-    if (!home)
+    /* 3: the shares inside every node */
+    if (!home) {
         kcoll_cluster_lanes_allgather(a, cl, (uint32_t)R, s);
+    } else if (pn > 1) {
+        for (int k = 1; cl->me != root_local && k < pn; k++) {
+            const int c = (cl->me + k) % pn; /* the next carrier */
+            if (c != root_local)
+                kcoll_sched_wait(s, cl->peer_of[c], KCOLL_FLAG_DATA, 1);
+            kcoll_bcast_lanes_from(a, cl, c, cl->peer_of[c], s);
+        }
+        if (cl->me != root_local)
+            kcoll_sched_signal(s, KCOLL_FLAG_DONE, 1);
+        for (int i = 0; i < pn; i++)
+            if (i != cl->me && i != root_local)
+                kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_DONE, 1);
+    }
     return s->err;
 }

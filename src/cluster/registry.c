@@ -56,6 +56,7 @@ static const kcoll_cluster_algo_t kcoll_cluster_algos[] = {
      kcoll_cluster_rs_leaders_tmp_r},
     {KCOLL_COLL_BARRIER, 0, "barrier leaders", kcoll_cluster_barrier_leaders_r, NULL},
     {KCOLL_COLL_BCAST, 0, "bcast leaders", kcoll_cluster_bcast_leaders, NULL},
+    {KCOLL_COLL_BCAST, 1, "bcast lanes", kcoll_cluster_bcast_lanes, NULL},
     {KCOLL_COLL_GATHER, 0, "gather leaders", kcoll_cluster_gather_leaders,
      kcoll_cluster_gather_leaders_tmp},
     {KCOLL_COLL_SCATTER, 0, "scatter leaders", kcoll_cluster_scatter_leaders,

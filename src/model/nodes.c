@@ -331,6 +331,8 @@ static const kcoll_lanes_plan_t kcoll_lanes_plans[] = {
       KCOLL_LP(ALLTOALL, BQ, SHORT)}},
     {KCOLL_COLL_ALLGATHER, {KCOLL_LP_NONE, KCOLL_LP_NET(B), KCOLL_LP(ALLGATHER, NB, EACH)}},
     {KCOLL_COLL_ALLGATHERV, {KCOLL_LP_NONE, KCOLL_LP_NET(B), KCOLL_LP(ALLGATHER, NB, EACH)}},
+    /* (the root's node's ranks read the shares they lack from their
+     * carriers beside the other nodes' allgather: bcast_lanes.c) */
     {KCOLL_COLL_BCAST,
      {KCOLL_LP(SCATTER, SHARE, ROOT), KCOLL_LP_NET(SHARE), KCOLL_LP(ALLGATHER, SHARE, EACH)}},
 };
@@ -476,6 +478,7 @@ unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)
         even &= ppn[k] == ppn[0];
     const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
                                    c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV ||
+                                   c == KCOLL_COLL_BCAST ||
                                    (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK && even)
                                ? KCOLL_NODES_BIT(KCOLL_NODES_LANES)
                                : 0u;

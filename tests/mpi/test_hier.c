@@ -827,15 +827,17 @@ static void shape_cases(const shape_t *sh, int shi)
     kcoll_param_set("MIN_BYTES", "0");
     if (verbose && wrank == 0)
         printf("  small calls on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
-    /* KCOLL_HIER=lanes: the reductions and Allgather(v) in the lanes
-     * layout (every rank of a node carries a share of the vector, or its
-     * own block, between nodes; Reduce_scatter_block on equal nodes only),
+    /* KCOLL_HIER=lanes: Bcast, the reductions and Allgather(v) in the
+     * lanes layout (every rank of a node carries a share of the vector, or
+     * its own block, between nodes; Reduce_scatter_block on equal nodes
+     * only),
      * every form, on MPI_COMM_WORLD, the reversed and the random split:
      * counts 0, 1, 1003 and the large one, roots 0 and p-1, in place or
      * not, the int32 sum and MPI_INT; the long minimum, the
      * non-commutative product and the darray (packed by the host) at
      * count 1003 (blocking) */
-    static const int lane_rows[] = {ROW_REDUCE,     ROW_ALLREDUCE,  ROW_RSB,
+    static const int lane_rows[] = {ROW_BCAST,      ROW_IBCAST,     ROW_PBCAST,
+                                    ROW_REDUCE,     ROW_ALLREDUCE,  ROW_RSB,
                                     ROW_IREDUCE,    ROW_IALLREDUCE, ROW_IRSB,
                                     ROW_PREDUCE,    ROW_PALLREDUCE, ROW_PRSB,
                                     ROW_ALLGATHER,  ROW_ALLGATHERV, ROW_IALLGATHER,
@@ -861,7 +863,7 @@ static void shape_cases(const shape_t *sh, int shi)
                         /* thinned: the other forms with the int32 sum, the
                          * other operations at count 1003; -q fewer */
                         if ((!first && (si != 2 || (colls[c].flags & (F_NB | F_PERS)))) ||
-                            (quick && si == 0))
+                            (quick && si == 0) || (ip && colls[c].base == BCAST))
                             continue;
                         run_case(sh, shi, c, 0, lane_kinds[k], count_of(c, lane_kinds[k], si, p),
                                  root, ip, 0, salt++);

@@ -15,8 +15,10 @@
  *
  * Last, mutants the simulator must catch: a leader naming another root in
  * its host Bcast, a lane's member naming another root in its host Reduce,
- * a leader starting another kind of host collective, and a rank alone on
- * its node starting its lanes in another order. */
+ * a leader starting another kind of host collective, a rank alone on
+ * its node starting its lanes in another order, and in Bcast's lanes a
+ * rank of the root's node reading a carrier's shares before the carrier
+ * has them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,13 +28,10 @@
 #include "sched/sim.h"
 #include "cluster_fixture.h"
 
-/* The layouts as the request engine finds them, and Bcast's lanes, which
- * it does not run yet */
-static const layout_t bcast_lanes = {KCOLL_COLL_BCAST, 1, "bcast lanes",
-                                     kcoll_cluster_bcast_lanes, NULL};
+/* The layouts as the request engine finds them */
 static const layout_t *layout_at(int i)
 {
-    return i == 1 ? &bcast_lanes : kcoll_cluster_find(i ? KCOLL_COLL_REDUCE : KCOLL_COLL_BCAST, i == 3);
+    return kcoll_cluster_find(i >= 2 ? KCOLL_COLL_REDUCE : KCOLL_COLL_BCAST, i & 1);
 }
 #define NLAYOUTS 4
 
@@ -94,7 +93,18 @@ static void mut_shape(kcoll_sim_t *sim, int p, const int *node_of)
     kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 1, 0));
     s->xc[0].coll = KCOLL_XC_BCAST;
 }
-
+/* on the root's node (node 0), local rank 1 reads its next carrier's
+ * shares without waiting for the carrier to have them: its waits for a
+ * carrier's DATA dropped (Bcast lanes) */
+static void mut_no_carrier_wait(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 0, 1));
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->steps[i].kind != KCOLL_STEP_WAIT || s->steps[i].flag != KCOLL_FLAG_DATA)
+            s->steps[n++] = s->steps[i];
+    s->n = n;
+}
 
 static void expect_caught(const layout_t *ly, const shape_t *sh, int root, mutant_fn m,
                           const char *what, const char *finding)
@@ -121,6 +131,9 @@ static void test_mutants(void)
                   "does not match");
     /* root: rank 4, node 1's second rank */
     expect_caught(layout_at(1), &uneven, 4, mut_lane_order, "lanes in another order", "deadlock");
+    /* root: rank 0, node 0's first rank */
+    expect_caught(layout_at(1), &uneven, 0, mut_no_carrier_wait,
+                  "a reader on the root's node that does not wait for its carrier", "race");
 }
 
 int main(void)

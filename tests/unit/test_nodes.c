@@ -314,9 +314,10 @@ static void pick(const kcoll_machine_t *m, const char *what)
                     even &= ppn[nk] == ppn[0];
                 CHECK(has_lanes == (comp[i] == KCOLL_COLL_ALLREDUCE ||
                                     comp[i] == KCOLL_COLL_REDUCE ||
+                                    comp[i] == KCOLL_COLL_BCAST ||
                                     comp[i] == KCOLL_COLL_ALLGATHER ||
                                     (comp[i] == KCOLL_COLL_REDUCE_SCATTER_BLOCK && even)),
-                      "%s: %s: the runtime runs lanes for Allreduce, Reduce, Allgather and "
+                      "%s: %s: the runtime runs lanes for Allreduce, Reduce, Bcast, Allgather and "
                       "Reduce_scatter_block (on equal nodes) only", what, kcoll_coll_name(comp[i]));
                 runs_lanes += run == LANE && !has_lanes;
                 lanes_run += run == LANE && has_lanes;
