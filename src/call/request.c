@@ -275,23 +275,29 @@ int kcoll_call_select(kcoll_req_t *r)
 }
 
 /* The shape of a call that fixes its schedule (the team fixes p and the
- * rank): 0 if it is not cached (layouts of a v-variant, per-rank counts,
- * persistent requests, which keep their own). */
+ * rank; across nodes, the node team fixes the layout's view of the nodes
+ * but its segment): 0 if it is not cached (layouts of a v-variant,
+ * per-rank counts, persistent requests, which keep their own). A call
+ * across nodes is keyed by its layout where another names its algorithm,
+ * and by whether its operation commutes (a layout refuses a
+ * non-commutative one on some placements). */
 static int kcoll_sched_key(const kcoll_req_t *r, uint64_t key[8])
 {
     const kcoll_args_t *a = &r->args;
-    if (a->lay || a->counts || r->mode == KCOLL_MODE_PERSISTENT || r->across)
+    if (a->lay || a->counts || r->mode == KCOLL_MODE_PERSISTENT)
         return 0;
-    key[0] = (uint64_t)a->coll | (uint64_t)kcoll_algo_index(r->choice.algo) << 8 |
-             (uint64_t)(a->in_place != 0) << 16 |
-             (uint64_t)(a->op && kcoll_op_has_rev(a->op)) << 17 | 1ull << 63;
+    const uint64_t how = r->across ? 0x80u | (uint64_t)r->xa.layout
+                                   : (uint64_t)kcoll_algo_index(r->choice.algo);
+    key[0] = (uint64_t)a->coll | how << 8 | (uint64_t)(a->in_place != 0) << 16 |
+             (uint64_t)(a->op && kcoll_op_has_rev(a->op)) << 17 |
+             (uint64_t)(a->op && a->op->commute) << 18 | 1ull << 63;
     key[1] = (uint64_t)(uint32_t)a->root;
     key[2] = a->bytes;
     key[3] = a->count;
     key[4] = a->esize;
     key[5] = (uint64_t)(uint32_t)a->prm.k | (uint64_t)(uint32_t)a->prm.j << 32;
     key[6] = (uint64_t)(uint32_t)a->prm.chunk;
-    key[7] = 0;
+    key[7] = r->across ? (uint64_t)r->xa.cl.segment : 0;
     return 1;
 }
 
