@@ -397,6 +397,10 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
         if (ph->on == KCOLL_LON_ROOT)
             out->rootnode |= 1u << i;
     }
+    /* the reduce-scatters' copy of the vector (p blocks) in lane order
+     * first (reduce_scatter_lanes.c, step 0) */
+    if (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK || c == KCOLL_COLL_REDUCE_SCATTER)
+        out->before += s->p * s->m->copy_alpha + s->p * b * s->m->copy_beta;
     out->t = out->before + out->net + out->after;
     out->priced = 1;
 }

@@ -245,10 +245,14 @@ static void lanes(const kcoll_machine_t *m)
               near(w->net, lane(m, KCOLL_COLL_ALLGATHER, 4, (double)b, 8)) &&
               near(w->after, on_node(m, KCOLL_COLL_ALLGATHER, 8, 4 * b)),
           "lanes Allgather 4 x 8");
-    /* Reduce_scatter_block: on full nodes lane i's part is local rank i's
-     * own block, so nothing after; a node of fewer ranks hands pieces on */
+    /* Reduce_scatter_block: the vector's 32 blocks copied in lane order,
+     * the node's reduce-scatter; on full nodes lane i's part is local rank
+     * i's own block, so nothing after; a node of fewer ranks hands pieces
+     * on */
     kcoll_price_nodes(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 4, 8, b, 0, &np);
-    CHECK(w->priced && near(w->before, on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, 4 * b)) &&
+    const double lane_copy = 32 * m->copy_alpha + 32.0 * (double)b * m->copy_beta;
+    CHECK(w->priced &&
+              near(w->before, on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, 4 * b) + lane_copy) &&
               near(w->net, lane(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 4, (double)b, 8)) &&
               w->after == 0 && w->coll[2] == KCOLL_NCOLL,
           "lanes Reduce_scatter_block 4 x 8");
