@@ -186,6 +186,13 @@ static inline int kcoll_xcoll_in_place(const kcoll_xcoll_t *x)
 {
     return x->sbuf == x->rbuf && x->soff == x->roff;
 }
+/* Does a host collective of kind coll combine its members' data with the
+ * call's operation (its len counts elements of esize bytes)? */
+static inline int kcoll_xcoll_reduces(int coll)
+{
+    return coll == KCOLL_XC_ALLREDUCE || coll == KCOLL_XC_REDUCE ||
+           coll == KCOLL_XC_REDUCE_SCATTER_BLOCK;
+}
 /* Does MPI require MPI_IN_PLACE of every member of x's kind or of none
  * (Allreduce, Reduce_scatter_block, Allgather(v)), where the rooted kinds
  * look at the root's alone? */

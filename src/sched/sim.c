@@ -664,8 +664,7 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
         return kcoll_sim_fail(s, "collective %d rank %d step %d: host %s with %u block lengths "
                               "on a group of %d", ci, r, c->pc[r], kcoll_xcoll_name(x->coll),
                               x->nv, G->n);
-    const int red = x->coll == KCOLL_XC_ALLREDUCE || x->coll == KCOLL_XC_REDUCE ||
-                    x->coll == KCOLL_XC_REDUCE_SCATTER_BLOCK;
+    const int red = kcoll_xcoll_reduces(x->coll);
     if (red && (!kcoll_op_fits(c->op, x->len, 0) || c->op->esize != x->esize))
         return kcoll_sim_fail(s, "collective %d rank %d step %d: host %s of %zu bytes without an "
                               "operation of element size %zu", ci, r, c->pc[r],

@@ -123,8 +123,7 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
         return KCOLL_ERR_ARG;
     }
     const MPI_Comm g = h->xgroups[x->group];
-    const int reduces = x->coll == KCOLL_XC_ALLREDUCE || x->coll == KCOLL_XC_REDUCE ||
-                        x->coll == KCOLL_XC_REDUCE_SCATTER_BLOCK;
+    const int reduces = kcoll_xcoll_reduces(x->coll);
     const MPI_Aint tlb = reduces ? d->tlb : 0;
     const MPI_Datatype dt = reduces ? d->dt : MPI_BYTE;
     const int n = (int)(reduces ? x->len / x->esize : x->len);
