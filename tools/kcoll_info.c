@@ -690,9 +690,10 @@ int main(int argc, char **argv)
                             "that is faster)"
                           : "shm (two copies through shared memory)");
 
-    if (kcoll_topo_summary(topo, sizeof topo) == 0)
-        printf("topology: %s\n", topo);
-    else
+    if (kcoll_topo_summary(topo, sizeof topo) == 0) {
+        char src[800];
+        printf("topology: %s (%s)\n", topo, kcoll_topo_source(src, sizeof src));
+    } else
         printf("topology: unavailable: %s\n", topo);
 
     kcoll_info_levels();

@@ -7,7 +7,7 @@
 
 #include "kcoll.h"
 
-#include "base/params.h"
+#include "base/cache.h"
 #include "model/quick.h"
 #include "model/tuning.h"
 
@@ -17,16 +17,6 @@ const kcoll_coll_t kcoll_quick_colls[KCOLL_QUICK_COLLS] = {
     KCOLL_COLL_ALLGATHER, KCOLL_COLL_ALLTOALL,  KCOLL_COLL_BARRIER,
     KCOLL_COLL_REDUCE,    KCOLL_COLL_ALLREDUCE, KCOLL_COLL_REDUCE_SCATTER_BLOCK,
 };
-
-uint64_t kcoll_fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *b = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 /* Replace coll's points at p up to `upto` bytes by `n` new ones. */
 static void kcoll_quick_points(kcoll_machine_t *m, kcoll_coll_t coll, int p, double upto,
@@ -73,22 +63,6 @@ void kcoll_quick_apply(kcoll_machine_t *m, const kcoll_quick_t *q)
     }
 }
 
-/* The first "model name" of /proc/cpuinfo (or ""). */
-static void kcoll_cpu_model(char *out, size_t len)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    out[0] = '\0';
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-            snprintf(out, len, "%s", strchr(line, ':') + 2);
-            out[strcspn(out, "\n")] = '\0';
-            break;
-        }
-    if (f)
-        fclose(f);
-}
-
 int kcoll_quick_path(int p, const char *mpi, char *path, size_t len, char *ident, size_t ilen)
 {
     char cpu[256];
@@ -103,16 +77,8 @@ int kcoll_quick_path(int p, const char *mpi, char *path, size_t len, char *ident
              "cpu=%s;cpus=%ld;kernel=%s;mpi=%.120s;ranks=%d;kcoll=%s;defaults=%016llx;method=%d",
              cpu, sysconf(_SC_NPROCESSORS_ONLN), u.release, mpi, p, KCOLL_VERSION,
              (unsigned long long)defaults, KCOLL_QUICK_METHOD);
-    const char *dir = kcoll_param_str(KCOLL_P_CACHE_DIR);
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char base[400];
-    if (dir && *dir)
-        snprintf(base, sizeof base, "%s", dir);
-    else if (xdg && *xdg)
-        snprintf(base, sizeof base, "%s/kcoll", xdg);
-    else if (home && *home)
-        snprintf(base, sizeof base, "%s/.cache/kcoll", home);
-    else
+    if (kcoll_cache_folder(base, sizeof base) != 0)
         return -1;
     const uint64_t h = kcoll_fnv(KCOLL_FNV_START, ident, strlen(ident));
     const int n = snprintf(path, len, "%s/machine-%016llx.json", base, (unsigned long long)h);

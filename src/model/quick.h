@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "base/cache.h"
 #include "model/machine.h"
 
 /* The sizes measured (as the selector sizes a call: per block, per
@@ -51,9 +52,5 @@ void kcoll_quick_apply(kcoll_machine_t *m, const kcoll_quick_t *q);
  * defaults measure again). 0, or -1 when there is no folder to name. */
 int kcoll_quick_path(int p, const char *mpi, char *path, size_t len, char *ident, size_t ilen);
 
-/* A 64-bit FNV-1a hash of len bytes, continuing from h (start:
- * KCOLL_FNV_START): the machine's identity in the cache file's name. */
-#define KCOLL_FNV_START 0xcbf29ce484222325ull
-uint64_t kcoll_fnv(uint64_t h, const void *data, size_t len);
 
 #endif

@@ -16,11 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cache.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/params.h"
@@ -54,23 +54,10 @@ static const char *library_version(char *lib, size_t len)
     return lib;
 }
 
-/* mkdir -p of the file's folder (0 on success). */
-static int make_dirs(const char *file)
+/* kcoll_cache_write's writer of a tuning. */
+static int write_tuning(FILE *f, void *t)
 {
-    char d[512];
-    snprintf(d, sizeof d, "%s", file);
-    char *slash = strrchr(d, '/');
-    if (!slash)
-        return 0;
-    *slash = '\0';
-    for (char *q = d + 1; *q; q++)
-        if (*q == '/') {
-            *q = '\0';
-            if (mkdir(d, 0700) != 0 && errno != EEXIST)
-                return -1;
-            *q = '/';
-        }
-    return mkdir(d, 0700) != 0 && errno != EEXIST ? -1 : 0;
+    return kcoll_tuning_write(f, t);
 }
 
 /* One host call of kcoll_quick_colls[i] with blocks of n bytes on node. */
@@ -214,16 +201,8 @@ void kcoll_quick_startup(kcoll_tuning_t *t)
             snprintf(t->file, sizeof t->file, "%s", path);
             /* written whole under another name, then renamed: a job that
              * starts meanwhile reads the old file or the new one, never half */
-            char tmp[700];
-            snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-            FILE *f = make_dirs(path) == 0 ? fopen(tmp, "w") : NULL;
-            int saved = f && kcoll_tuning_write(f, t) == 0;
-            if (f && fclose(f) != 0)
-                saved = 0;
-            if (saved && rename(tmp, path) != 0)
-                saved = 0;
+            const int saved = kcoll_cache_write(path, write_tuning, t) == 0;
             if (!saved) {
-                unlink(tmp);
                 kcoll_warn("quick calibration not kept in %s: %s (kcoll measures again next "
                            "time; KCOLL_CACHE_DIR chooses another folder)",
                            path, strerror(errno));

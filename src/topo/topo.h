@@ -24,12 +24,18 @@ size_t kcoll_topo_llc_bytes(void);
  * (at most max), or -1 with the reason in err (an unknown level name, a
  * topology hwloc refused). *pu gets the PU's logical index, or -1. */
 int kcoll_topo_place(int index, int *ids, int max, int *pu, char *err, size_t errlen);
+/* Where the answers above come from, one line into out (returned):
+ * "read from PATH" (the kept file of this machine), "loaded by hwloc, kept
+ * in PATH", "hwloc synthetic '...'", or "none: <reason>". */
+const char *kcoll_topo_source(char *out, size_t outlen);
 /* Hardware threads (PUs) of the topology, or 0 if unknown. */
 int kcoll_topo_npus(void);
-/* Start loading this machine's topology on a thread of its own, for the
- * first of the questions above to take over (at MPI_Init, right after the
- * host MPI has started: never while anything may setenv(), as hwloc
- * getenv()s; nothing if it is loaded or loading already). */
+/* This machine's facts from the kept file where there is one (a fraction
+ * of a millisecond), else start loading its topology on a thread of its
+ * own, for the first of the questions above to take over (at MPI_Init,
+ * right after the host MPI has started: never while anything may
+ * setenv(), as hwloc getenv()s; nothing if it is loaded or loading
+ * already). */
 void kcoll_topo_prefetch(void);
 /* The prefetch's thread joined (its topology kept): before MPI_Init
  * returns, whether or not anything asked. */

@@ -1,0 +1,93 @@
+/* kcoll's per-user cache folder (see cache.h). */
+#include "base/cache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/params.h"
+
+int kcoll_cache_folder(char *out, size_t len)
+{
+    const char *dir = kcoll_param_str(KCOLL_P_CACHE_DIR);
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (dir && *dir)
+        n = snprintf(out, len, "%s", dir);
+    else if (xdg && *xdg)
+        n = snprintf(out, len, "%s/kcoll", xdg);
+    else if (home && *home)
+        n = snprintf(out, len, "%s/.cache/kcoll", home);
+    else
+        return -1;
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+uint64_t kcoll_fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull; /* the 64-bit FNV prime */
+    }
+    return h;
+}
+
+void kcoll_cpu_model(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    out[0] = '\0';
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(out, len, "%s", strchr(line, ':') + 2);
+            out[strcspn(out, "\n")] = '\0';
+            break;
+        }
+    if (f)
+        fclose(f);
+}
+
+/* mkdir -p of the file's folder (0 on success). */
+static int kcoll_cache_dirs(const char *file)
+{
+    char d[512];
+    snprintf(d, sizeof d, "%s", file);
+    char *slash = strrchr(d, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    for (char *q = d + 1; *q; q++)
+        if (*q == '/') {
+            *q = '\0';
+            if (mkdir(d, 0700) != 0 && errno != EEXIST)
+                return -1;
+            *q = '/';
+        }
+    return mkdir(d, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int kcoll_cache_write(const char *path, int (*write)(FILE *f, void *arg), void *arg)
+{
+    char tmp[1024];
+    if (snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    FILE *f = kcoll_cache_dirs(path) == 0 ? fopen(tmp, "w") : NULL;
+    int ok = f && write(f, arg) == 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        const int e = errno ? errno : EIO;
+        if (f)
+            unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
