@@ -380,8 +380,7 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
     }
     for (int k = 1; k < nodes; k++)
         even &= ppn[k] == ppn[0];
-    const int64_t seg64 = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
-    const size_t seg = seg64 > 0 ? (size_t)seg64 : 0;
+    const size_t seg = kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT));
     kcoll_nodes_price_t np;
     kcoll_price_nodes_counts(&t->m, c, ppn, nodes, bytes, seg, &np);
     printf("%s, %d processes on %d nodes (", kcoll_coll_name(c), p, nodes);

@@ -488,3 +488,8 @@ unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)
                                : 0u;
     return KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS) | lanes;
 }
+
+size_t kcoll_nodes_segment(int64_t v)
+{
+    return v < 0 ? (size_t)512 << 10 : (size_t)v;
+}

@@ -85,4 +85,11 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
 kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
                                 int nodes, size_t bytes, size_t segment, unsigned allowed);
 
+/* The leaders' Bcast segment between nodes for KCOLL_HIER_SEGMENT's value
+ * v, one for the runtime and the model: v bytes; auto (-1): 512 KiB, where
+ * one more host call costs little beside the segment's time on the
+ * network and the first segment's wait is short; 0: the whole message at
+ * once. */
+size_t kcoll_nodes_segment(int64_t v);
+
 #endif

@@ -264,16 +264,6 @@ static void kcoll_across_host(const kcoll_call_t *c, kcoll_mode_t mode)
         kcoll_call_host(c, mode, KCOLL_R_MULTINODE);
 }
 
-/* Bcast's segment between nodes in the leaders' layout: KCOLL_HIER_SEGMENT
- * bytes; "auto" (-1): 512 KiB, where one more host call costs little
- * beside the segment's time on the network, and the first segment's wait
- * is short; 0: the whole vector at once. */
-static size_t kcoll_across_segment(void)
-{
-    const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
-    return seg < 0 ? (size_t)512 << 10 : (size_t)seg;
-}
-
 /* A call of a collective this file runs, but not this call: the host MPI
  * does it whole (and reports what is wrong with it). */
 static kcoll_call_result_t kcoll_across_decline(const kcoll_call_t *c, kcoll_mode_t mode,
@@ -326,7 +316,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
             total += kcoll_side_ventry(c->recv.counts, c->recv.wide, q);
         bytes = total > 0 ? (size_t)total / (size_t)h->p * c->recv.size : 0;
     }
-    x.layout = (int)kcoll_span_layout(h, c->coll, bytes, kcoll_nodes_runs(c->coll, h->nsize, h->nn));
+    x.layout = (int)kcoll_span_layout(h, c->coll, bytes);
     if (x.layout == KCOLL_NODES_HOST) {
         kcoll_across_host(c, mode);
         *why = KCOLL_R_MULTINODE;
@@ -334,7 +324,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     }
     x.cl = (kcoll_cluster_t){.nodes = h->nn, .node = h->me, .pn = h->pn, .me = h->lr,
                              .peer_of = h->xpeer, .lanes = h->maxpn, .ordered = h->blocked,
-                             .rank_of = h->xrank_of, .segment = kcoll_across_segment()};
+                             .rank_of = h->xrank_of, .segment = kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT))};
     /* what the layouts cannot run, alike on every rank: a non-commutative
      * user operation on nodes whose ranks are not consecutive (the layouts
      * combine per node, then over the nodes: not MPI's rank order there)

@@ -157,30 +157,28 @@ static void *kcoll_span_make(MPI_Comm comm)
     return h;
 }
 
-kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes,
-                                       unsigned allowed)
+kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes)
 {
     const int mode = kcoll_call_across_mode();
-    const unsigned lanes = KCOLL_NODES_BIT(KCOLL_NODES_LANES);
     if (mode == 0)
         return KCOLL_NODES_HOST;
     if (mode == 2)
         return KCOLL_NODES_LEADERS;
+    /* of the layouts the model prices, the ones the runtime runs for c on
+     * these nodes */
+    const unsigned runs = kcoll_nodes_runs(c, h->nsize, h->nn);
     if (mode == 3)
-        return allowed & lanes ? KCOLL_NODES_LANES : KCOLL_NODES_LEADERS;
-    const int64_t seg = kcoll_param_int(KCOLL_P_HIER_SEGMENT);
-    const size_t segment = seg > 0 ? (size_t)seg : 0;
-    if (allowed != kcoll_nodes_runs(c, h->nsize, h->nn)) /* a narrower choice: not cached */
-        return kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn, bytes, segment, allowed);
+        return runs & KCOLL_NODES_BIT(KCOLL_NODES_LANES) ? KCOLL_NODES_LANES : KCOLL_NODES_LEADERS;
     const uint64_t gen = kcoll_params_generation_model();
     const int sc = kcoll_size_class(bytes);
     if (h->pick_gen != gen) {
         memset(h->pick, -1, sizeof h->pick);
         h->pick_gen = gen;
     }
-    if (h->pick[c][sc] < 0) /* of the layouts the model prices, the ones the runtime runs */
-        h->pick[c][sc] = (signed char)kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn,
-                                                       bytes, segment, allowed);
+    if (h->pick[c][sc] < 0)
+        h->pick[c][sc] = (signed char)kcoll_nodes_pick(
+            &kcoll_tuning()->m, c, h->nsize, h->nn, bytes,
+            kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT)), runs);
     return (kcoll_nodes_layout_t)h->pick[c][sc];
 }
 

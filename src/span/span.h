@@ -74,13 +74,11 @@ static inline kcoll_span_t *kcoll_span_of(MPI_Comm comm)
     return (kcoll_span_t *)kcoll_comm_span(comm);
 }
 
-/* The layout that runs collective c at `bytes` on h, of those in allowed
- * (KCOLL_NODES_BIT()s; kcoll_nodes_runs: every one the runtime runs for
- * c on h's nodes): KCOLL_HIER=off the host MPI, on the leaders, lanes
- * lanes where allowed (else the leaders), auto the model's pick. Alike on
- * every rank. */
-kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes,
-                                       unsigned allowed);
+/* The layout that runs collective c at `bytes` on h: KCOLL_HIER=off the
+ * host MPI, on the leaders, lanes lanes where the runtime runs them for c
+ * on h's nodes (kcoll_nodes_runs; else the leaders), auto the model's pick
+ * of those it runs. Alike on every rank. */
+kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes);
 
 /* -- calls run as one schedule across nodes (span/run.c) -- */
 
