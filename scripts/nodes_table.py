@@ -3,7 +3,7 @@
 the host MPI alone, kcoll's leaders' layout (on-node kcoll phases, the
 host MPI between one leader per node) and lanes (every local rank carries a
 share between nodes; run for Allreduce, Reduce, Bcast, Allgather(v) and
-Reduce_scatter_block on nodes of one size, priced only for the others), for
+Reduce_scatter(_block), priced only for the others), for
 4 x 16, 8 x 8, 2 x 32, 16 x 128 and 3 nodes of 16, 16 and 12 ranks, the
 cheapest layout, and what KCOLL_HIER=auto runs (the tables of
 docs/hierarchy.md, "What to expect").
@@ -93,9 +93,8 @@ def main():
     heads = "".join(" %s |" % shape_name(ppn) for ppn in SHAPES)
     print("Machine: %s; network: %s; node memory: %s. Each cell: host / leaders / lanes in "
           "us, then the cheapest layout; \"(runs leaders)\": what KCOLL_HIER=auto runs where "
-          "that differs (lanes run for Allreduce, Reduce, Bcast, Allgather and Reduce_scatter_block, "
-          "the last on nodes of one size only: on 16+16+12 the leaders or the host run it "
-          "instead; elsewhere it chooses between host and leaders). "
+          "that differs (lanes run for Allreduce, Reduce, Bcast, Allgather(v) and "
+          "Reduce_scatter(_block); elsewhere it chooses between host and leaders). "
           "Bytes as kcoll sizes a call (per block for the blocked collectives, the vector for "
           "reductions, the message for Bcast); \"-\": not a candidate.\n" % (src, net, mem))
     print("| collective | bytes |" + heads)

@@ -415,7 +415,7 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
         }
         printf("%-64s %10.2f us  host / it %.2fx%s\n", what[l], lp->t * 1e6,
                lp->t > 0 ? host / lp->t : 1.0,
-               kcoll_nodes_runs(c, ppn, nodes) & KCOLL_NODES_BIT(l) ? ""
+               kcoll_nodes_runs(c) & KCOLL_NODES_BIT(l) ? ""
                                                         : "  (model only: not run for this "
                                                           "collective yet)");
         if (l == KCOLL_NODES_HOST || nodes == 1)
@@ -444,7 +444,7 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
     }
     const kcoll_nodes_layout_t all =
         kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, KCOLL_NODES_ALL);
-    const unsigned runs = kcoll_nodes_runs(c, ppn, nodes);
+    const unsigned runs = kcoll_nodes_runs(c);
     const kcoll_nodes_layout_t run = kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, runs);
     printf("pick: %s (the cheapest layout at this size class)%s\n",
            kcoll_nodes_layout_name(all),

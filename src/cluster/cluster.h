@@ -168,11 +168,11 @@ void kcoll_cluster_lanes_shares(const kcoll_args_t *a, const kcoll_cluster_t *cl
 void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                    uint32_t round0, kcoll_sched_t *s);
 
-/* MPI_Reduce_scatter_block in the lanes layout: nodes of equal size and
+/* MPI_Reduce_scatter(_block) in the lanes layout, any node sizes:
  * cl->rank_of given, else KCOLL_ERR_UNSUPPORTED (reduce_scatter_lanes.c). */
-kcoll_status_t kcoll_cluster_rsb_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
-                                       kcoll_sched_t *s);
-size_t kcoll_cluster_rsb_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
+kcoll_status_t kcoll_cluster_rs_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                      kcoll_sched_t *s);
+size_t kcoll_cluster_rs_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
 
 /* Rooted calls: the root is given as its node index (root_node, its rank
  * in every group) and its local rank on that node (kcoll_cluster_locate);

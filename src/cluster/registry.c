@@ -27,8 +27,8 @@ KCOLL_UNROOTED(kcoll_cluster_allreduce_leaders)
 KCOLL_UNROOTED_TMP(kcoll_cluster_allreduce_leaders_tmp)
 KCOLL_UNROOTED(kcoll_cluster_allreduce_lanes)
 KCOLL_UNROOTED_TMP(kcoll_cluster_allreduce_lanes_tmp)
-KCOLL_UNROOTED(kcoll_cluster_rsb_lanes)
-KCOLL_UNROOTED_TMP(kcoll_cluster_rsb_lanes_tmp)
+KCOLL_UNROOTED(kcoll_cluster_rs_lanes)
+KCOLL_UNROOTED_TMP(kcoll_cluster_rs_lanes_tmp)
 KCOLL_UNROOTED(kcoll_cluster_rs_leaders)
 KCOLL_UNROOTED_TMP(kcoll_cluster_rs_leaders_tmp)
 KCOLL_UNROOTED(kcoll_cluster_barrier_leaders)
@@ -51,9 +51,11 @@ static const kcoll_cluster_algo_t kcoll_cluster_algos[] = {
     {KCOLL_COLL_REDUCE_SCATTER_BLOCK, 0, "reduce_scatter_block leaders",
      kcoll_cluster_rs_leaders_r, kcoll_cluster_rs_leaders_tmp_r},
     {KCOLL_COLL_REDUCE_SCATTER_BLOCK, 1, "reduce_scatter_block lanes",
-     kcoll_cluster_rsb_lanes_r, kcoll_cluster_rsb_lanes_tmp_r},
+     kcoll_cluster_rs_lanes_r, kcoll_cluster_rs_lanes_tmp_r},
     {KCOLL_COLL_REDUCE_SCATTER, 0, "reduce_scatter leaders", kcoll_cluster_rs_leaders_r,
      kcoll_cluster_rs_leaders_tmp_r},
+    {KCOLL_COLL_REDUCE_SCATTER, 1, "reduce_scatter lanes", kcoll_cluster_rs_lanes_r,
+     kcoll_cluster_rs_lanes_tmp_r},
     {KCOLL_COLL_BARRIER, 0, "barrier leaders", kcoll_cluster_barrier_leaders_r, NULL},
     {KCOLL_COLL_BCAST, 0, "bcast leaders", kcoll_cluster_bcast_leaders, NULL},
     {KCOLL_COLL_BCAST, 1, "bcast lanes", kcoll_cluster_bcast_lanes, NULL},

@@ -49,9 +49,11 @@
  *                share s = n / L
  *   Reduce       on(RSB, m s) + lanes(Reduce, s) + on0(Gather, m s)
  *   Reduce_scatter(_block), block b, s = p b / L: on(RSB, m s) +
- *                lanes(RSB, b) + on(Alltoall, b / q_k) on a node with
- *                q_k < L (on a full node lane i's part of its node's run
- *                is local rank i's own block: no phase)
+ *                lanes(RSB, b): lane l's host reduce-scatter hands each
+ *                node's member the block of that node's local rank l, or
+ *                nothing where the node has none (a v form), so no phase
+ *                follows; on uneven nodes the lanes past the smallest
+ *                node's carry fewer blocks than priced
  *   Allgather(v) lanes(Allgather, b) + on(Allgather, N m b)
  *   Bcast        on0(Scatter, m s) + lanes(Bcast, s) + on(Allgather, m s),
  *                s = n / L
@@ -297,13 +299,11 @@ static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t 
  * before, between nodes and after, each a collective at a size, on a set
  * of nodes. Sizes: the share s = n / L, p b / L (a node's reduce-scatter
  * of the whole run), the call's bytes b, N b (one rank's blocks from every
- * node), b / q_k (a node's piece of a run it does not own whole). */
-enum { KCOLL_LSZ_NONE, KCOLL_LSZ_SHARE, KCOLL_LSZ_PSHARE, KCOLL_LSZ_B, KCOLL_LSZ_NB,
-       KCOLL_LSZ_BQ };
+ * node). */
+enum { KCOLL_LSZ_NONE, KCOLL_LSZ_SHARE, KCOLL_LSZ_PSHARE, KCOLL_LSZ_B, KCOLL_LSZ_NB };
 enum {
     KCOLL_LON_EACH, /* every node, times the lanes its busiest rank carries */
-    KCOLL_LON_ROOT, /* the root's node only, likewise */
-    KCOLL_LON_SHORT /* the nodes of fewer ranks than lanes, once */
+    KCOLL_LON_ROOT  /* the root's node only, likewise */
 };
 typedef struct {
     kcoll_coll_t coll; /* KCOLL_NCOLL: the call's own collective */
@@ -324,11 +324,9 @@ static const kcoll_lanes_plan_t kcoll_lanes_plans[] = {
      {KCOLL_LP(REDUCE_SCATTER_BLOCK, SHARE, EACH), KCOLL_LP_NET(SHARE),
       KCOLL_LP(GATHER, SHARE, ROOT)}},
     {KCOLL_COLL_REDUCE_SCATTER,
-     {KCOLL_LP(REDUCE_SCATTER_BLOCK, PSHARE, EACH), KCOLL_LP_NET(B),
-      KCOLL_LP(ALLTOALL, BQ, SHORT)}},
+     {KCOLL_LP(REDUCE_SCATTER_BLOCK, PSHARE, EACH), KCOLL_LP_NET(B), KCOLL_LP_NONE}},
     {KCOLL_COLL_REDUCE_SCATTER_BLOCK,
-     {KCOLL_LP(REDUCE_SCATTER_BLOCK, PSHARE, EACH), KCOLL_LP_NET(B),
-      KCOLL_LP(ALLTOALL, BQ, SHORT)}},
+     {KCOLL_LP(REDUCE_SCATTER_BLOCK, PSHARE, EACH), KCOLL_LP_NET(B), KCOLL_LP_NONE}},
     {KCOLL_COLL_ALLGATHER, {KCOLL_LP_NONE, KCOLL_LP_NET(B), KCOLL_LP(ALLGATHER, NB, EACH)}},
     {KCOLL_COLL_ALLGATHERV, {KCOLL_LP_NONE, KCOLL_LP_NET(B), KCOLL_LP(ALLGATHER, NB, EACH)}},
     /* (the root's node's ranks read the shares they lack from their
@@ -344,22 +342,9 @@ static const kcoll_lanes_plan_t kcoll_lanes_plans[] = {
 static double kcoll_lanes_on(const kcoll_nshape_t *s, const kcoll_lanes_phase_t *ph, double x)
 {
     const double L = s->qmax;
-    double t = 0;
-    switch (ph->on) {
-    case KCOLL_LON_ROOT:
+    if (ph->on == KCOLL_LON_ROOT)
         return kcoll_nodes_on(s->m, ph->coll, s->q0, (size_t)ceil(ceil(L / s->q0) * x));
-    case KCOLL_LON_SHORT:
-        for (int k = 0; k < s->N; k++) {
-            if (s->ppn[k] >= s->qmax)
-                continue;
-            const double tk = kcoll_nodes_on(s->m, ph->coll, s->ppn[k],
-                                             (size_t)ceil(x / s->ppn[k]));
-            t = tk > t ? tk : t;
-        }
-        return t;
-    default:
-        return kcoll_nodes_on_max(s, ph->coll, x, 1);
-    }
+    return kcoll_nodes_on_max(s, ph->coll, x, 1);
 }
 
 /* The lanes' layout (priced: 0 where it is not a candidate). */
@@ -376,10 +361,9 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
             plan = &kcoll_lanes_plans[i];
     if (!plan)
         return;
-    /* the BQ size is divided by each short node's q_k in kcoll_lanes_on */
     const double size[] = {[KCOLL_LSZ_NONE] = 0, [KCOLL_LSZ_SHARE] = b / L,
                            [KCOLL_LSZ_PSHARE] = (double)s->p * b / L, [KCOLL_LSZ_B] = b,
-                           [KCOLL_LSZ_NB] = s->N * b, [KCOLL_LSZ_BQ] = b};
+                           [KCOLL_LSZ_NB] = s->N * b};
     double *t[3] = {&out->before, &out->net, &out->after};
     for (int i = 0; i < 3; i++) {
         const kcoll_lanes_phase_t *ph = &plan->ph[i];
@@ -390,8 +374,6 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
             out->coll[i] = c;
             continue;
         }
-        if (ph->on == KCOLL_LON_SHORT && s->qmin >= s->qmax)
-            continue; /* even nodes: lane i's part of the run is local rank i's block */
         *t[i] = kcoll_lanes_on(s, ph, size[ph->sz]);
         out->coll[i] = ph->coll;
         if (ph->on == KCOLL_LON_ROOT)
@@ -475,15 +457,12 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
     return best;
 }
 
-unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)
+unsigned kcoll_nodes_runs(kcoll_coll_t c)
 {
-    int even = 1;
-    for (int k = 1; k < nodes; k++)
-        even &= ppn[k] == ppn[0];
     const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
                                    c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV ||
-                                   c == KCOLL_COLL_BCAST ||
-                                   (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK && even)
+                                   c == KCOLL_COLL_BCAST || c == KCOLL_COLL_REDUCE_SCATTER ||
+                                   c == KCOLL_COLL_REDUCE_SCATTER_BLOCK
                                ? KCOLL_NODES_BIT(KCOLL_NODES_LANES)
                                : 0u;
     return KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS) | lanes;

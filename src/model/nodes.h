@@ -22,13 +22,13 @@ typedef enum {
 
 #define KCOLL_NODES_BIT(l) (1u << (l))
 #define KCOLL_NODES_ALL ((1u << KCOLL_NODES_NLAYOUTS) - 1)
-/* The layouts the runtime runs for collective c on `nodes` nodes of
- * ppn[k] ranks (KCOLL_NODES_BIT()s): the host MPI alone and the leaders
- * for every collective; lanes for MPI_Allreduce, MPI_Reduce, MPI_Bcast
- * and MPI_Allgather(v), and for MPI_Reduce_scatter_block on nodes of one
- * size, which run as one schedule across nodes (span/run.c); the other
- * collectives' lanes are priced only. */
-unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes);
+/* The layouts the runtime runs for collective c, on any node sizes
+ * (KCOLL_NODES_BIT()s): the host MPI alone and the leaders for every
+ * collective; lanes for MPI_Allreduce, MPI_Reduce, MPI_Bcast,
+ * MPI_Allgather(v) and MPI_Reduce_scatter(_block), which run as one
+ * schedule across nodes (span/run.c); the other collectives' lanes are
+ * priced only. */
+unsigned kcoll_nodes_runs(kcoll_coll_t c);
 
 /* "host", "leaders", "lanes" */
 const char *kcoll_nodes_layout_name(kcoll_nodes_layout_t l);

@@ -148,7 +148,8 @@ void kcoll_sched_extern(kcoll_sched_t *s, int op)
 
 static int kcoll_xcoll_is_v(int coll)
 {
-    return coll == KCOLL_XC_GATHERV || coll == KCOLL_XC_ALLGATHERV || coll == KCOLL_XC_SCATTERV;
+    return coll == KCOLL_XC_GATHERV || coll == KCOLL_XC_ALLGATHERV || coll == KCOLL_XC_SCATTERV ||
+           coll == KCOLL_XC_REDUCE_SCATTER;
 }
 
 /* Own a copy of x, a v form's n block lengths lens with it (into s->xv);
@@ -160,11 +161,16 @@ static int kcoll_sched_push_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x, cons
         return -1;
     const int v = kcoll_xcoll_is_v(x->coll);
     if (x->coll >= KCOLL_NXC || x->sbuf >= KCOLL_NBUF || x->rbuf >= KCOLL_NBUF || x->group < 0 ||
-        x->root < 0 || x->esize == 0 || x->len % x->esize || (v && (n <= 0 || x->esize != 1)) ||
-        (!v && n)) {
+        x->root < 0 || x->esize == 0 || x->len % x->esize ||
+        (v && (n <= 0 || (x->esize != 1 && !kcoll_xcoll_reduces(x->coll)))) || (!v && n)) {
         s->err = KCOLL_ERR_ARG;
         return -1;
     }
+    for (int i = 0; v && i < n; i++)
+        if (lens[i] % x->esize) { /* a reduction's blocks are whole elements */
+            s->err = KCOLL_ERR_ARG;
+            return -1;
+        }
     int fail = kcoll_grow((void **)&s->xc, &s->xccap, s->nxc, sizeof *s->xc, 4);
     while (!fail && s->nxv + n > s->xvcap) /* doubles each time */
         fail = kcoll_grow((void **)&s->xv, &s->xvcap, s->xvcap, sizeof *s->xv, 16);
@@ -203,7 +209,7 @@ void kcoll_sched_xcoll_v(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t 
 {
     kcoll_xcoll_t y = *x;
     y.len = 0;
-    y.esize = 1;
+    y.esize = kcoll_xcoll_reduces(x->coll) ? x->esize : 1; /* a reduction keeps its element */
     for (int i = 0; i < n; i++)
         y.len += lens[i];
     kcoll_sched_xcoll_step(s, kcoll_sched_push_xcoll(s, &y, lens, n));
@@ -317,7 +323,8 @@ const char *kcoll_xcoll_name(int coll)
 {
     static const char *const names[KCOLL_NXC] = {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER",
                                                  "REDUCE_SCATTER_BLOCK", "GATHER", "SCATTER",
-                                                 "BARRIER", "GATHERV", "ALLGATHERV", "SCATTERV"};
+                                                 "BARRIER", "GATHERV", "ALLGATHERV", "SCATTERV",
+                                                 "REDUCE_SCATTER"};
     return (unsigned)coll < KCOLL_NXC ? names[coll] : "?";
 }
 

@@ -139,6 +139,7 @@ typedef enum {
     KCOLL_XC_GATHERV,
     KCOLL_XC_ALLGATHERV,
     KCOLL_XC_SCATTERV,
+    KCOLL_XC_REDUCE_SCATTER, /* the v form of REDUCE_SCATTER_BLOCK */
     KCOLL_NXC
 } kcoll_xcoll_kind_t;
 
@@ -167,12 +168,13 @@ typedef enum {
  *    REDUCE_SCATTER_BLOCK (n blocks contributed, one received) and
  *    SCATTER (n blocks sent by the root);
  *  - esize: bytes per element (len is a multiple): the reductions' unit;
- *  - the v forms GATHERV, ALLGATHERV and SCATTERV move blocks of their
- *    own length per member: member i's block is the schedule's
- *    xv[vat + i] bytes (nv = n of them, kcoll_sched_xcoll_v), and the
- *    blocks lie back to back in member order in the gathered (scattered)
- *    buffer, block i at the sum of the lengths before it; len is their
- *    sum, esize 1. In place, as the uniform forms. */
+ *  - the v forms GATHERV, ALLGATHERV, SCATTERV and REDUCE_SCATTER move
+ *    blocks of their own length per member: member i's block is the
+ *    schedule's xv[vat + i] bytes (nv = n of them, kcoll_sched_xcoll_v),
+ *    and the blocks lie back to back in member order in the gathered
+ *    (scattered, contributed) buffer, block i at the sum of the lengths
+ *    before it; len is their sum, esize 1 (REDUCE_SCATTER: the element,
+ *    every length a multiple of it). In place, as the uniform forms. */
 typedef struct {
     uint8_t coll; /* kcoll_xcoll_kind_t */
     uint8_t sbuf, rbuf;
@@ -191,15 +193,16 @@ static inline int kcoll_xcoll_in_place(const kcoll_xcoll_t *x)
 static inline int kcoll_xcoll_reduces(int coll)
 {
     return coll == KCOLL_XC_ALLREDUCE || coll == KCOLL_XC_REDUCE ||
-           coll == KCOLL_XC_REDUCE_SCATTER_BLOCK;
+           coll == KCOLL_XC_REDUCE_SCATTER_BLOCK || coll == KCOLL_XC_REDUCE_SCATTER;
 }
 /* Does MPI require MPI_IN_PLACE of every member of x's kind or of none
- * (Allreduce, Reduce_scatter_block, Allgather(v)), where the rooted kinds
+ * (Allreduce, Reduce_scatter(_block), Allgather(v)), where the rooted kinds
  * look at the root's alone? */
 static inline int kcoll_xcoll_in_place_alike(int coll)
 {
     return coll == KCOLL_XC_ALLREDUCE || coll == KCOLL_XC_REDUCE_SCATTER_BLOCK ||
-           coll == KCOLL_XC_ALLGATHER || coll == KCOLL_XC_ALLGATHERV;
+           coll == KCOLL_XC_REDUCE_SCATTER || coll == KCOLL_XC_ALLGATHER ||
+           coll == KCOLL_XC_ALLGATHERV;
 }
 
 typedef struct {
@@ -277,8 +280,9 @@ void kcoll_sched_wait(kcoll_sched_t *s, int peer, kcoll_flag_t flag, uint32_t va
 void kcoll_sched_extern(kcoll_sched_t *s, int op);
 /* Own host collective *x (a copy) and append the EXTERN step that runs it. */
 void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x);
-/* The same for a v form (GATHERV, ALLGATHERV, SCATTERV): member i's block
- * is lens[i] bytes, n members (x->vat, nv and len are set here). */
+/* The same for a v form (GATHERV, ALLGATHERV, SCATTERV, REDUCE_SCATTER):
+ * member i's block is lens[i] bytes, n members (x->vat, nv and len are set
+ * here; esize too: 1, or a reduction's x->esize). */
 void kcoll_sched_xcoll_v(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens, int n);
 /* A v form's block lengths (x->nv of them), or NULL for a uniform one. */
 static inline const size_t *kcoll_sched_xlens(const kcoll_sched_t *s, const kcoll_xcoll_t *x)

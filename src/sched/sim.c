@@ -507,6 +507,7 @@ static int kcoll_sim_xranges(const kcoll_xcoll_t *x, const size_t *lens, int gr,
         }
         break;
     case KCOLL_XC_REDUCE_SCATTER_BLOCK:
+    case KCOLL_XC_REDUCE_SCATTER:
         KCOLL_SIM_R(x->sbuf, x->soff, N, 0);
         KCOLL_SIM_R(x->rbuf, x->roff, B, 1);
         break;
@@ -547,19 +548,24 @@ static kcoll_status_t kcoll_sim_xdata(kcoll_sim_t *s, const kcoll_sim_group_t *G
     switch ((kcoll_xcoll_kind_t)xi->shape.coll) {
     case KCOLL_XC_ALLREDUCE:
     case KCOLL_XC_REDUCE:
-    case KCOLL_XC_REDUCE_SCATTER_BLOCK: {
+    case KCOLL_XC_REDUCE_SCATTER_BLOCK:
+    case KCOLL_XC_REDUCE_SCATTER: {
         /* kcoll's order over the group ranks: c_0 op (c_1 op (... c_{n-1})),
          * the whole result computed before any receive side is written
          * (in place, a receive side is its member's operand) */
-        const size_t V = xi->shape.coll == KCOLL_XC_REDUCE_SCATTER_BLOCK ? N : B;
+        const int scatter = xi->shape.coll == KCOLL_XC_REDUCE_SCATTER_BLOCK ||
+                            xi->shape.coll == KCOLL_XC_REDUCE_SCATTER;
+        const size_t V = scatter ? N : B;
         memcpy(tmp, KCOLL_SIM_S(n - 1), V);
         for (int q = n - 2; q >= 0; q--)
             kcoll_op_apply(c->op, KCOLL_SIM_S(q), tmp, V);
         for (int q = 0; q < n; q++) {
             if (xi->shape.coll == KCOLL_XC_ALLREDUCE || (xi->shape.coll == KCOLL_XC_REDUCE && q == root))
                 memcpy(KCOLL_SIM_D(q), tmp, B);
-            else if (xi->shape.coll == KCOLL_XC_REDUCE_SCATTER_BLOCK)
-                memcpy(KCOLL_SIM_D(q), tmp + (size_t)q * B, B);
+            else if (scatter) {
+                len = kcoll_sim_blk(&xi->shape, xi->lens, q, &at);
+                memcpy(KCOLL_SIM_D(q), tmp + at, len);
+            }
         }
         break;
     }

@@ -24,7 +24,7 @@
  *
  * Which collectives: those src/cluster/registry.c has a layout of
  * (MPI_Barrier, MPI_Bcast, the reductions, MPI_Gather, MPI_Scatter,
- * MPI_Allgather(v)): predefined operations and commutative user ones on
+ * MPI_Allgather(v), MPI_Reduce_scatter(_block)): predefined operations and commutative user ones on
  * any placement, non-commutative user ones where every node's ranks are
  * consecutive (src/cluster/ combines per node, then over the nodes).
  * Where a layout cannot run a call of theirs the host MPI does it whole,
@@ -57,8 +57,7 @@ _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
                "a call's host state fits its request");
 
 /* Can the lanes layout run on h: at most KCOLL_CLUSTER_MAX_ROUNDS lanes
- * per rank? (Reduce_scatter_block's need for nodes of one size is
- * kcoll_nodes_runs's: the layout is never lanes elsewhere.) */
+ * per rank? */
 static int kcoll_across_lanes_fit(const kcoll_span_t *h)
 {
     for (int k = 0; k < h->nn; k++)
@@ -86,10 +85,11 @@ static void *kcoll_xrun_at(void *const bufs[KCOLL_NBUF], int b, size_t off, MPI_
     return bufs[b] ? (char *)bufs[b] + off - tlb : NULL;
 }
 
-/* A v form's member counts and displacements in bytes (n members of
- * lengths vlen, back to back) as the host takes them: d->v, 2n ints, kept
- * until the call is done. 0, or -1 (err says why). */
-static int kcoll_xrun_vcounts(kcoll_xrun_t *d, const size_t *vlen, int n, char *err,
+/* A v form's member counts and displacements in units of `unit` bytes (n
+ * members of lengths vlen, back to back; a reduction's element, else 1)
+ * as the host takes them: d->v, 2n ints, kept until the call is done. 0,
+ * or -1 (err says why). */
+static int kcoll_xrun_vcounts(kcoll_xrun_t *d, const size_t *vlen, int n, size_t unit, char *err,
                               size_t errlen)
 {
     free(d->v);
@@ -103,8 +103,8 @@ static int kcoll_xrun_vcounts(kcoll_xrun_t *d, const size_t *vlen, int n, char *
             snprintf(err, errlen, "a host collective between nodes of more than INT_MAX bytes");
             return -1;
         }
-        d->v[i] = (int)vlen[i];
-        d->v[n + i] = (int)at;
+        d->v[i] = (int)(vlen[i] / unit);
+        d->v[n + i] = (int)(at / unit);
         at += vlen[i];
     }
     return 0;
@@ -138,7 +138,7 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
                  kcoll_xcoll_name(x->coll), x->nv, gn);
         return KCOLL_ERR_ARG;
     }
-    if (x->nv && kcoll_xrun_vcounts(d, vlen, gn, err, errlen))
+    if (x->nv && kcoll_xrun_vcounts(d, vlen, gn, reduces ? x->esize : 1, err, errlen))
         return KCOLL_ERR_NOMEM;
     const int *vc = d->v, *vd = d->v ? d->v + gn : NULL, mine = x->nv ? (vc ? vc[me] : 0) : 0;
     const int root = me == x->root;
@@ -168,6 +168,11 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
         what = "MPI_Reduce_scatter_block";
         rc = KCOLL_XRUN(Reduce_scatter_block, Ireduce_scatter_block, in_place ? MPI_IN_PLACE : s,
                         r, n, dt, d->op, g);
+        break;
+    case KCOLL_XC_REDUCE_SCATTER:
+        what = "MPI_Reduce_scatter";
+        rc = KCOLL_XRUN(Reduce_scatter, Ireduce_scatter, in_place ? MPI_IN_PLACE : s, r, vc, dt,
+                        d->op, g);
         break;
     case KCOLL_XC_BCAST:
         what = "MPI_Bcast";

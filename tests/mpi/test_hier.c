@@ -232,7 +232,6 @@ static const char *const layout_names[] = {"one node", "blocked by node",
 typedef struct {
     MPI_Comm comm;
     int p, rank, layout;
-    int even; /* every node holds as many of its ranks */
 } shape_t;
 
 static int quick, verbose, stats = 1, wsize;
@@ -565,10 +564,8 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
         if (hier_auto && e == E_HIER)
             e = E_EITHER;
         why = stats_verdict(e, d, ai > 0, sh->p, small, calls_of(&j, c));
-        /* lanes where the layout runs: Reduce_scatter_block's on equal
-         * nodes (elsewhere the leaders' layout runs it) */
-        if (!why && hier_lanes && e == E_HIER && (j.c != RSB || sh->even) &&
-            d.lanes != calls_of(&j, c))
+        /* lanes wherever the layout runs: any node sizes and placement */
+        if (!why && hier_lanes && e == E_HIER && d.lanes != calls_of(&j, c))
             why = "KCOLL_HIER=lanes and not counted on kcoll:lanes";
         if (why)
             rows_describe(where, sizeof where, d, ai ? path : NULL);
@@ -829,8 +826,7 @@ static void shape_cases(const shape_t *sh, int shi)
         printf("  small calls on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
     /* KCOLL_HIER=lanes: Bcast, the reductions and Allgather(v) in the
      * lanes layout (every rank of a node carries a share of the vector, or
-     * its own block, between nodes; Reduce_scatter_block on equal nodes
-     * only),
+     * its own block, between nodes),
      * every form, on MPI_COMM_WORLD, the reversed and the random split:
      * counts 0, 1, 1003 and the large one, roots 0 and p-1, in place or
      * not, the int32 sum and MPI_INT; the long minimum, the
@@ -838,8 +834,9 @@ static void shape_cases(const shape_t *sh, int shi)
      * count 1003 (blocking) */
     static const int lane_rows[] = {ROW_BCAST,      ROW_IBCAST,     ROW_PBCAST,
                                     ROW_REDUCE,     ROW_ALLREDUCE,  ROW_RSB,
-                                    ROW_IREDUCE,    ROW_IALLREDUCE, ROW_IRSB,
-                                    ROW_PREDUCE,    ROW_PALLREDUCE, ROW_PRSB,
+                                    ROW_RS,         ROW_IREDUCE,    ROW_IALLREDUCE,
+                                    ROW_IRSB,       ROW_IRS,        ROW_PREDUCE,
+                                    ROW_PALLREDUCE, ROW_PRSB,       ROW_PRS,
                                     ROW_ALLGATHER,  ROW_ALLGATHERV, ROW_IALLGATHER,
                                     ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV};
     static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT, K_INT, K_HOLES};
@@ -1125,10 +1122,6 @@ static void classify(shape_t *sh)
     PMPI_Comm_split_type(sh->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     PMPI_Comm_size(node, &np);
     PMPI_Comm_free(&node);
-    int most = np, least = np;
-    PMPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, sh->comm);
-    PMPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_INT, MPI_MIN, sh->comm);
-    sh->even = most == least;
     multi = np < sh->p;
     PMPI_Allreduce(MPI_IN_PLACE, &multi, 1, MPI_INT, MPI_MAX, sh->comm);
     if (!multi) {

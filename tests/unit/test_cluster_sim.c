@@ -124,52 +124,6 @@ static int host_kind(int coll, int n, size_t B, int in_place)
 #define LEADERS kcoll_cluster_find(KCOLL_COLL_ALLREDUCE, 0)
 #define LANES kcoll_cluster_find(KCOLL_COLL_ALLREDUCE, 1)
 
-/* Reduce_scatter_block in lanes: equal nodes only (uneven ones refused),
- * any placement */
-static void test_rsb_lanes(void)
-{
-    static const size_t counts[] = {0, 1, 5, 300};
-    int node_of[128];
-    char why[900];
-    int ran = 0;
-    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
-        const shape_t *sh = &shapes[si];
-        const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
-        int even = 1, peer_of[128];
-        for (int k = 1; k < sh->nodes; k++)
-            even &= sh->sizes[k] == sh->sizes[0];
-        kcoll_cluster_t cl;
-        kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
-        for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
-            for (int ip = 0; ip < 2; ip++)
-                for (int o = 0; o < 2; o++) {
-                    const kcoll_op_t *op = o ? &affine_op : &isum;
-                    int rc = cluster_run(kcoll_cluster_find(KCOLL_COLL_REDUCE_SCATTER_BLOCK, 1), p, node_of, 0, counts[ci], op, ip, 4,
-                                         (unsigned)(ci * 7 + ip), NULL, why, sizeof why);
-                    if (!even || (o && !cl.ordered)) {
-                        CHECK(rc == 1, "%s rsb lanes: uneven nodes or a non-commutative op "
-                              "across non-consecutive nodes must be refused (got %d)", sh->name,
-                              rc);
-                        continue;
-                    }
-                    ran++;
-                    CHECK(rc == 0, "%s rsb lanes count %zu in_place %d op %s: %s", sh->name,
-                          counts[ci], ip, o ? "affine" : "isum", rc == 1 ? "refused" : why);
-                }
-    }
-    /* 8 nodes x 16 ranks, blocked and round robin */
-    static const int big[8] = {16, 16, 16, 16, 16, 16, 16, 16};
-    for (int rr = 0; rr < 2; rr++) {
-        const int p = place(big, 8, rr, node_of);
-        int rc = cluster_run(kcoll_cluster_find(KCOLL_COLL_REDUCE_SCATTER_BLOCK, 1), p, node_of, 0, 9, &isum, rr, 4, 3, NULL, why,
-                             sizeof why);
-        CHECK(rc == 0, "8 x 16 %s rsb lanes: %s", rr ? "round-robin" : "blocked",
-              rc == 1 ? "refused" : why);
-        ran++;
-    }
-    CHECK(ran > 20, "rsb lanes ran on equal nodes (%d runs)", ran);
-}
-
 static void test_layouts(void)
 {
     static const size_t counts[] = {0, 1, 5, 37, 1200};
@@ -213,47 +167,59 @@ static void test_layouts(void)
 
 /* -- Reduce_scatter(_block), leaders -- */
 
-/* Both forms on every shape, uneven and round robin included, blocks of
- * 0..count elements for the v form (zeros among them), in place and not:
- * every rank's RECV holds its block of the rank-order reduction; a
- * non-commutative user operation runs where the nodes' ranks are
- * consecutive and is refused elsewhere, a commutative one runs anywhere;
- * then 8 nodes of 1 to 16 ranks. */
-static void test_rs_leaders(void)
+/* Both forms in both layouts on every shape, uneven and round robin
+ * included, blocks of 0..count elements for the v form (zeros among
+ * them), in place and not: every rank's RECV holds its block of the
+ * rank-order reduction; a non-commutative user operation runs where the
+ * nodes' ranks are consecutive and is refused elsewhere, a commutative one
+ * runs anywhere; then 8 nodes of 1 to 16 ranks, and 8 x 16 blocked and
+ * round robin. */
+static void test_reduce_scatter(void)
 {
     static const size_t counts[] = {0, 1, 5, 37};
     static const kcoll_coll_t colls[] = {KCOLL_COLL_REDUCE_SCATTER_BLOCK,
                                          KCOLL_COLL_REDUCE_SCATTER};
+    static const int big[8] = {16, 16, 16, 16, 16, 16, 16, 16};
     const kcoll_op_t *const ops[] = {&isum, &affine_op, &usum};
     int node_of[128], peer_of[128];
     char why[900];
-    for (size_t k = 0; k < 2; k++) {
-        const layout_t *ly = kcoll_cluster_find(colls[k], 0);
-        CHECK(ly != NULL, "%s has a leaders' layout", k ? "Reduce_scatter" : "Reduce_scatter_block");
-        if (!ly)
-            continue;
-        for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
-            const shape_t *sh = &shapes[si];
-            const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
-            kcoll_cluster_t cl;
-            kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
-            for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
-                for (int ip = 0; ip < 2; ip++)
-                    for (int o = 0; o < 3; o++) {
-                        if (p > 16 && (ci == 1 || o == 2))
-                            continue;
-                        int rc = cluster_run(ly, p, node_of, 0, counts[ci], ops[o], ip, 4,
-                                             (unsigned)(ci * 5 + ip + o), NULL, why, sizeof why);
-                        if (o == 1 && !cl.ordered) {
-                            CHECK(rc == 1, "%s %s: a non-commutative op across non-consecutive "
-                                  "nodes must be refused (got %d)", sh->name, ly->name, rc);
-                            continue;
+    for (int lanes = 0; lanes < 2; lanes++)
+        for (size_t k = 0; k < 2; k++) {
+            const layout_t *ly = kcoll_cluster_find(colls[k], lanes);
+            CHECK(ly != NULL, "%s has a %s layout", k ? "Reduce_scatter" : "Reduce_scatter_block",
+                  lanes ? "lanes" : "leaders");
+            if (!ly)
+                continue;
+            for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+                const shape_t *sh = &shapes[si];
+                const int p = place(sh->sizes, sh->nodes, sh->rr, node_of);
+                kcoll_cluster_t cl;
+                kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+                for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
+                    for (int ip = 0; ip < 2; ip++)
+                        for (int o = 0; o < 3; o++) {
+                            if (p > 16 && (ci == 1 || o == 2))
+                                continue;
+                            int rc = cluster_run(ly, p, node_of, 0, counts[ci], ops[o], ip, 4,
+                                                 (unsigned)(ci * 5 + ip + o), NULL, why,
+                                                 sizeof why);
+                            if (o == 1 && !cl.ordered) {
+                                CHECK(rc == 1, "%s %s: a non-commutative op across "
+                                      "non-consecutive nodes must be refused (got %d)", sh->name,
+                                      ly->name, rc);
+                                continue;
+                            }
+                            CHECK(rc == 0, "%s %s count %zu in_place %d op %d: %s", sh->name,
+                                  ly->name, counts[ci], ip, o, rc == 1 ? "refused" : why);
                         }
-                        CHECK(rc == 0, "%s %s count %zu in_place %d op %d: %s", sh->name,
-                              ly->name, counts[ci], ip, o, rc == 1 ? "refused" : why);
-                    }
+            }
+            for (int rr = 0; lanes && rr < 2; rr++) {
+                const int p = place(big, 8, rr, node_of);
+                int rc = cluster_run(ly, p, node_of, 0, 9, &isum, rr, 4, 3, NULL, why, sizeof why);
+                CHECK(rc == 0, "8 x 16 %s %s: %s", rr ? "round-robin" : "blocked", ly->name,
+                      rc == 1 ? "refused" : why);
+            }
         }
-    }
 }
 
 /* -- the Barrier -- */
@@ -431,8 +397,7 @@ int main(void)
                 if (!(ip && (kinds[k] == KCOLL_XC_BCAST)))
                     host_kind(kinds[k], n, 8, ip);
     test_layouts();
-    test_rsb_lanes();
-    test_rs_leaders();
+    test_reduce_scatter();
     test_barrier();
     test_mutants();
     return check_report("test_cluster_sim");

@@ -246,9 +246,8 @@ static void lanes(const kcoll_machine_t *m)
               near(w->after, on_node(m, KCOLL_COLL_ALLGATHER, 8, 4 * b)),
           "lanes Allgather 4 x 8");
     /* Reduce_scatter_block: the vector's 32 blocks copied in lane order,
-     * the node's reduce-scatter; on full nodes lane i's part is local rank
-     * i's own block, so nothing after; a node of fewer ranks hands pieces
-     * on */
+     * the node's reduce-scatter; lane i's host reduce-scatter hands each
+     * node's local rank i its own block, so nothing after */
     kcoll_price_nodes(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 4, 8, b, 0, &np);
     const double lane_copy = 32 * m->copy_alpha + 32.0 * (double)b * m->copy_beta;
     CHECK(w->priced &&
@@ -256,9 +255,16 @@ static void lanes(const kcoll_machine_t *m)
               near(w->net, lane(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 4, (double)b, 8)) &&
               w->after == 0 && w->coll[2] == KCOLL_NCOLL,
           "lanes Reduce_scatter_block 4 x 8");
+    /* on a node of 4 each rank carries two lanes' shares (a lane's
+     * member there receives nothing: no such rank), still nothing after */
     kcoll_price_nodes_counts(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, half, 4, b, 0, &np);
-    CHECK(w->after > 0 && w->coll[2] == KCOLL_COLL_ALLTOALL,
-          "lanes Reduce_scatter_block 8 + 8 + 4 + 8: pieces to their owners");
+    const double copy28 = 28 * m->copy_alpha + 28.0 * (double)b * m->copy_beta;
+    const double rs8 = on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, 28 * b / 8),
+                 rs4 = on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 4, 2 * (28 * b / 8));
+    CHECK(w->priced && near(w->before, fmax(rs8, rs4) + copy28) && w->after == 0 &&
+              w->coll[2] == KCOLL_NCOLL,
+          "lanes Reduce_scatter_block 8 + 8 + 4 + 8: %.3f us before, want %.3f; %.3f after",
+          w->before * 1e6, (fmax(rs8, rs4) + copy28) * 1e6, w->after * 1e6);
     /* not candidates */
     static const kcoll_coll_t no[] = {KCOLL_COLL_BARRIER, KCOLL_COLL_GATHER, KCOLL_COLL_SCATTER,
                                       KCOLL_COLL_ALLTOALL, KCOLL_COLL_SCATTERV};
@@ -299,7 +305,7 @@ static void pick(const kcoll_machine_t *m, const char *what)
                 int want_all = want_run;
                 if (w->priced && w->t < (want_all == HOST ? h->t - m->call : e->t))
                     want_all = LANE;
-                const unsigned runs = kcoll_nodes_runs(comp[i], ppn, N);
+                const unsigned runs = kcoll_nodes_runs(comp[i]);
                 const int has_lanes = (runs & KCOLL_NODES_BIT(LANE)) != 0;
                 if (has_lanes)
                     want_run = want_all;
@@ -313,16 +319,13 @@ static void pick(const kcoll_machine_t *m, const char *what)
                       what, kcoll_coll_name(comp[i]), N, ppn[0], b,
                       kcoll_nodes_layout_name(run), kcoll_nodes_layout_name(want_run),
                       kcoll_nodes_layout_name(any), kcoll_nodes_layout_name(want_all));
-                int even = 1;
-                for (int nk = 1; nk < N; nk++)
-                    even &= ppn[nk] == ppn[0];
                 CHECK(has_lanes == (comp[i] == KCOLL_COLL_ALLREDUCE ||
                                     comp[i] == KCOLL_COLL_REDUCE ||
                                     comp[i] == KCOLL_COLL_BCAST ||
                                     comp[i] == KCOLL_COLL_ALLGATHER ||
-                                    (comp[i] == KCOLL_COLL_REDUCE_SCATTER_BLOCK && even)),
+                                    comp[i] == KCOLL_COLL_REDUCE_SCATTER_BLOCK),
                       "%s: %s: the runtime runs lanes for Allreduce, Reduce, Bcast, Allgather and "
-                      "Reduce_scatter_block (on equal nodes) only", what, kcoll_coll_name(comp[i]));
+                      "Reduce_scatter_block only (of these)", what, kcoll_coll_name(comp[i]));
                 runs_lanes += run == LANE && !has_lanes;
                 lanes_run += run == LANE && has_lanes;
                 lane_best += any == LANE;
