@@ -649,15 +649,26 @@ const char *kcoll_topo_source(char *out, size_t outlen)
     return out;
 }
 
-size_t kcoll_topo_llc_bytes(void)
+/* This machine's PUs and largest cache (0 each where unknown). */
+static void kcoll_topo_counts(int *npus, uint64_t *llc)
 {
     const kcoll_topo_facts_t *f;
-    uint64_t best = 0;
+    *npus = 0;
+    *llc = 0;
     pthread_mutex_lock(&kcoll_topo_cache.lock);
-    if (kcoll_topo_get(&f, NULL, 0) == KCOLL_OK)
-        best = f->llc;
+    if (kcoll_topo_get(&f, NULL, 0) == KCOLL_OK) {
+        *npus = f->npus;
+        *llc = f->llc;
+    }
     pthread_mutex_unlock(&kcoll_topo_cache.lock);
-    return best > SIZE_MAX ? SIZE_MAX : (size_t)best;
+}
+
+size_t kcoll_topo_llc_bytes(void)
+{
+    int npus;
+    uint64_t llc;
+    kcoll_topo_counts(&npus, &llc);
+    return llc > SIZE_MAX ? SIZE_MAX : (size_t)llc;
 }
 
 /* The level a name stands for (kcoll_topo_levels; "socket" is "package"),
@@ -785,11 +796,8 @@ int kcoll_topo_place(int index, int *ids, int max, int *pu, char *err, size_t er
 
 int kcoll_topo_npus(void)
 {
-    const kcoll_topo_facts_t *f;
-    int n = 0;
-    pthread_mutex_lock(&kcoll_topo_cache.lock);
-    if (kcoll_topo_get(&f, NULL, 0) == KCOLL_OK)
-        n = f->npus;
-    pthread_mutex_unlock(&kcoll_topo_cache.lock);
-    return n > 0 ? n : 0;
+    int npus;
+    uint64_t llc;
+    kcoll_topo_counts(&npus, &llc);
+    return npus > 0 ? npus : 0;
 }
