@@ -415,9 +415,9 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
         }
         printf("%-64s %10.2f us  host / it %.2fx%s\n", what[l], lp->t * 1e6,
                lp->t > 0 ? host / lp->t : 1.0,
-               kcoll_nodes_runs(c) & KCOLL_NODES_BIT(l) ? ""
-                                                        : "  (model only: not run for this "
-                                                          "collective yet)");
+               kcoll_nodes_runs(c, ppn, nodes) & KCOLL_NODES_BIT(l)
+                   ? ""
+                   : "  (priced only: not run for this collective on these nodes)");
         if (l == KCOLL_NODES_HOST || nodes == 1)
             continue;
         const int pipe = l == KCOLL_NODES_LEADERS && c == KCOLL_COLL_BCAST;
@@ -444,11 +444,12 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
     }
     const kcoll_nodes_layout_t all =
         kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, KCOLL_NODES_ALL);
-    const unsigned runs = kcoll_nodes_runs(c);
+    const unsigned runs = kcoll_nodes_runs(c, ppn, nodes);
     const kcoll_nodes_layout_t run = kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, runs);
     printf("pick: %s (the cheapest layout at this size class)%s\n",
            kcoll_nodes_layout_name(all),
-           runs & KCOLL_NODES_BIT(all) ? "" : ": model only, not run for this collective yet");
+           runs & KCOLL_NODES_BIT(all) ? ""
+                                       : ": priced only, not run for this collective on these nodes");
     printf("KCOLL_HIER=auto: %s (the cheapest of the layouts that run for %s: host, leaders%s)\n",
            run == KCOLL_NODES_HOST ? "the host MPI whole" : kcoll_nodes_layout_name(run),
            kcoll_coll_name(c), runs & KCOLL_NODES_BIT(KCOLL_NODES_LANES) ? ", lanes" : "");

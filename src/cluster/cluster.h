@@ -142,6 +142,19 @@ size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_clus
  * a time, in R = ceil(L/pn) rounds, each phase of a round taking its own
  * range of flag values, so R is bounded. */
 #define KCOLL_CLUSTER_MAX_ROUNDS 8
+/* Can the lanes layouts run on `nodes` nodes of ppn[k] ranks: at most
+ * KCOLL_CLUSTER_MAX_ROUNDS lanes on any rank of a node of several (a node
+ * of one rank has no on-node phase, and carries every lane)? */
+static inline int kcoll_cluster_lanes_fit(const int *ppn, int nodes)
+{
+    int L = 0;
+    for (int k = 0; k < nodes; k++)
+        L = ppn[k] > L ? ppn[k] : L;
+    for (int k = 0; k < nodes; k++)
+        if (ppn[k] > 1 && (L + ppn[k] - 1) / ppn[k] > KCOLL_CLUSTER_MAX_ROUNDS)
+            return 0;
+    return 1;
+}
 /* Round j's Reduce_scatter over the node's lanes (ranks j*pn + i), rank
  * i's block of counts[i] elements (room for pn): fills *b and returns the
  * round's first element. */

@@ -132,6 +132,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/cluster.h"
 #include "model/cost.h"
 #include "model/nodes.h"
 #include "model/select.h"
@@ -457,8 +458,10 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
     return best;
 }
 
-unsigned kcoll_nodes_runs(kcoll_coll_t c)
+unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)
 {
+    if (!kcoll_cluster_lanes_fit(ppn, nodes))
+        return KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS);
     const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
                                    c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV ||
                                    c == KCOLL_COLL_BCAST || c == KCOLL_COLL_REDUCE_SCATTER ||

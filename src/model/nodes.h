@@ -22,13 +22,16 @@ typedef enum {
 
 #define KCOLL_NODES_BIT(l) (1u << (l))
 #define KCOLL_NODES_ALL ((1u << KCOLL_NODES_NLAYOUTS) - 1)
-/* The layouts the runtime runs for collective c, on any node sizes
- * (KCOLL_NODES_BIT()s): the host MPI alone and the leaders for every
- * collective; lanes for MPI_Allreduce, MPI_Reduce, MPI_Bcast,
+/* The layouts the runtime runs for collective c on `nodes` nodes of
+ * ppn[k] ranks (KCOLL_NODES_BIT()s): the host MPI alone and the leaders
+ * for every collective; lanes for MPI_Allreduce, MPI_Reduce, MPI_Bcast,
  * MPI_Allgather(v) and MPI_Reduce_scatter(_block), which run as one
- * schedule across nodes (span/run.c); the other collectives' lanes are
- * priced only. */
-unsigned kcoll_nodes_runs(kcoll_coll_t c);
+ * schedule across nodes (span/run.c), on any node sizes where no rank of
+ * a node of several carries more than KCOLL_CLUSTER_MAX_ROUNDS lanes
+ * (kcoll_cluster_lanes_fit: not on 17 + 2, where each rank of the node
+ * of 2 would carry 9 lanes; on 9 + 1, whose node of one rank carries all
+ * 9 lanes without rounds on the node). */
+unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes);
 
 /* "host", "leaders", "lanes" */
 const char *kcoll_nodes_layout_name(kcoll_nodes_layout_t l);

@@ -56,17 +56,6 @@ typedef struct {
 _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
                "a call's host state fits its request");
 
-/* Can the lanes layout run on h: at most KCOLL_CLUSTER_MAX_ROUNDS lanes
- * per rank? */
-static int kcoll_across_lanes_fit(const kcoll_span_t *h)
-{
-    for (int k = 0; k < h->nn; k++)
-        if (h->nsize[k] > 1 &&
-            (h->maxpn + h->nsize[k] - 1) / h->nsize[k] > KCOLL_CLUSTER_MAX_ROUNDS)
-            return 0;
-    return 1;
-}
-
 static kcoll_status_t kcoll_xrun_failed(int rc, const char *what, char *err, size_t errlen)
 {
     char msg[MPI_MAX_ERROR_STRING];
@@ -337,8 +326,6 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * the leaders instead */
     if (c->op && c->op->kind == KCOLL_OP_USER && !c->op->commute && !h->blocked)
         return kcoll_across_decline(c, mode, why);
-    if (x.layout == KCOLL_NODES_LANES && !kcoll_across_lanes_fit(h))
-        x.layout = KCOLL_NODES_LEADERS;
     /* a layout src/cluster/ has no builder for: the host */
     if (!kcoll_cluster_find(c->coll, x.layout == KCOLL_NODES_LANES))
         return kcoll_across_decline(c, mode, why);

@@ -166,7 +166,7 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
         return KCOLL_NODES_LEADERS;
     /* of the layouts the model prices, the ones the runtime runs for c on
      * these nodes */
-    const unsigned runs = kcoll_nodes_runs(c);
+    const unsigned runs = kcoll_nodes_runs(c, h->nsize, h->nn);
     if (mode == 3)
         return runs & KCOLL_NODES_BIT(KCOLL_NODES_LANES) ? KCOLL_NODES_LANES : KCOLL_NODES_LEADERS;
     const uint64_t gen = kcoll_params_generation_model();

@@ -305,7 +305,7 @@ static void pick(const kcoll_machine_t *m, const char *what)
                 int want_all = want_run;
                 if (w->priced && w->t < (want_all == HOST ? h->t - m->call : e->t))
                     want_all = LANE;
-                const unsigned runs = kcoll_nodes_runs(comp[i]);
+                const unsigned runs = kcoll_nodes_runs(comp[i], ppn, N);
                 const int has_lanes = (runs & KCOLL_NODES_BIT(LANE)) != 0;
                 if (has_lanes)
                     want_run = want_all;
@@ -334,6 +334,22 @@ static void pick(const kcoll_machine_t *m, const char *what)
             }
     CHECK(runs_lanes == 0, "%s: the runtime picks lanes only where it runs them (%d picks)", what,
           runs_lanes);
+    /* no rank of a node of several carries more than 8 lanes (the lanes'
+     * rounds take flag ranges): 17 + 2 runs the leaders or the host, 16 + 2
+     * and 9 + 1 (a node of one rank has no rounds) may run lanes */
+    static const int fit[][2] = {{16, 2}, {9, 1}, {8, 8}}, nofit[][2] = {{17, 2}, {2, 40}};
+    for (int f = 0; f < 3; f++)
+        CHECK(kcoll_nodes_runs(KCOLL_COLL_ALLREDUCE, fit[f], 2) & KCOLL_NODES_BIT(LANE),
+              "%s: %d + %d runs lanes", what, fit[f][0], fit[f][1]);
+    for (int f = 0; f < 2; f++) {
+        const unsigned r = kcoll_nodes_runs(KCOLL_COLL_ALLREDUCE, nofit[f], 2);
+        CHECK(!(r & KCOLL_NODES_BIT(LANE)) && (r & KCOLL_NODES_BIT(LEAD)),
+              "%s: %d + %d: too many lanes per rank, no lanes", what, nofit[f][0], nofit[f][1]);
+        for (size_t b = 1024; b <= ((size_t)16 << 20); b *= 16)
+            CHECK(kcoll_nodes_pick(m, KCOLL_COLL_ALLREDUCE, nofit[f], 2, b, 1 << 19, r) != LANE,
+                  "%s: %d + %d at %zu bytes: lanes picked where they cannot run", what,
+                  nofit[f][0], nofit[f][1], b);
+    }
     CHECK(lanes_run > 0, "%s: the runtime picks lanes for some Allreduce or Reduce", what);
     CHECK(yes > 0 && no > 0, "%s: the runtime composes some calls (%d), hands others (%d) over",
           what, yes, no);
