@@ -113,7 +113,7 @@ KCOLL_PUBLIC int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_D
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                          recvtype, comm));
@@ -127,7 +127,7 @@ KCOLL_PUBLIC int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, 0, recvcounts, displs, recvtype, 1, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                           displs, recvtype, comm));
@@ -141,7 +141,7 @@ KCOLL_PUBLIC int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                              request);
@@ -156,7 +156,7 @@ KCOLL_PUBLIC int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount,
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, 0, recvcounts, displs, recvtype, 1, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, comm, request);
@@ -174,7 +174,7 @@ KCOLL_PUBLIC int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -191,7 +191,7 @@ KCOLL_PUBLIC int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, 0, recvcounts, displs, recvtype, 1, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }

@@ -109,7 +109,7 @@ KCOLL_PUBLIC int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                         recvtype, comm));
@@ -124,7 +124,7 @@ KCOLL_PUBLIC int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
                             recvbuf, 0, recvcounts, rdispls, recvtype, 1, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                          recvcounts, rdispls, recvtype, comm));
@@ -171,7 +171,7 @@ KCOLL_PUBLIC int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, recvcount, NULL, NULL, recvtype, 1, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -188,7 +188,7 @@ KCOLL_PUBLIC int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendc
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls,
                                 sendtype, recvbuf, 0, recvcounts, rdispls, recvtype, 1, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }

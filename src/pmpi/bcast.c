@@ -57,7 +57,7 @@ KCOLL_PUBLIC int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Bcast_c(buffer, count, datatype, root, comm));
 }
@@ -68,7 +68,7 @@ KCOLL_PUBLIC int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype dataty
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 }
@@ -81,7 +81,7 @@ KCOLL_PUBLIC int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype da
     int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }

@@ -126,7 +126,7 @@ KCOLL_PUBLIC int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     int rc;
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                            NULL, NULL, 1, recvtype, root, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                       root, comm));
@@ -141,7 +141,7 @@ KCOLL_PUBLIC int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     int rc;
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                            recvcounts, displs, 1, recvtype, root, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                        recvtype, root, comm));
@@ -155,7 +155,7 @@ KCOLL_PUBLIC int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     int rc;
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                            NULL, NULL, 1, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                           request);
@@ -170,7 +170,7 @@ KCOLL_PUBLIC int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
     int rc;
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                            recvcounts, displs, 1, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            root, comm, request);
@@ -188,7 +188,7 @@ KCOLL_PUBLIC int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                                recvcount, NULL, NULL, 1, recvtype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -205,7 +205,7 @@ KCOLL_PUBLIC int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                                recvcounts, displs, 1, recvtype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }

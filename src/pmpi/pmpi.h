@@ -86,13 +86,8 @@ int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *re
  * runs its starts (KCOLL_PMPI_DONE, across nodes as one schedule where it
  * can) or the host does (KCOLL_PMPI_HOST); recorded either way. */
 int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
-/* The same for the large-count (_c) forms: KCOLL_PMPI_DONE or
- * KCOLL_PMPI_HOST; a communicator that spans nodes hands them to the host
- * MPI whole (counted mpi:multinode: the host collectives between nodes
- * take int counts). */
-int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc);
-int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc);
-void kcoll_pmpi_persistent_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request);
+/* The large-count (_c) forms take the same three: across nodes too, where
+ * the host collectives between nodes fit their int counts (span/run.c). */
 /* The descriptions of the intercepted calls (bcast.c, reduce.c,
  * gather.c, scatter.c), as their entry points make them. */
 void kcoll_pmpi_bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Datatype datatype,

@@ -223,7 +223,7 @@ KCOLL_PUBLIC int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype,
                            op, root, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
@@ -236,7 +236,7 @@ KCOLL_PUBLIC int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count c
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1,
                            datatype, op, 0, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm));
 }
@@ -250,7 +250,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
                            NULL, 1, datatype, op, 0, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(
         PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm));
@@ -265,7 +265,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1,
                            datatype, op, 0, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm));
 }
@@ -279,7 +279,7 @@ KCOLL_PUBLIC int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count cou
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1, datatype,
                            op, root, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
@@ -293,7 +293,7 @@ KCOLL_PUBLIC int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count 
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1,
                            datatype, op, 0, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
@@ -307,7 +307,7 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
                            NULL, 1, datatype, op, 0, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                         request);
@@ -322,7 +322,7 @@ KCOLL_PUBLIC int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
     int rc;
     kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, 1,
                            datatype, op, 0, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
@@ -338,7 +338,7 @@ KCOLL_PUBLIC int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE, sendbuf, recvbuf, count, NULL, 1,
                                datatype, op, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -353,7 +353,7 @@ KCOLL_PUBLIC int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Co
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 1,
                                datatype, op, 0, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -370,7 +370,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recv
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
                                recvcount, NULL, 1, datatype, op, 0, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -387,7 +387,7 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_reduce_call(&c, &kop, KCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts,
                                1, datatype, op, 0, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }

@@ -117,10 +117,10 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
 
 /* Hand a call to the call layer: 0 when the host MPI must do it (counted);
  * 1 with *rc when it failed; 2 with *r to run or start. On a
- * communicator that spans nodes, across: it may run as one schedule
- * across nodes (span/run.c); else, or where kcoll has no layout for
- * it, the host MPI does it whole (mpi:multinode). */
-static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode, int across,
+ * communicator that spans nodes it may run as one schedule across nodes
+ * (span/run.c); where kcoll has no layout for it, the host MPI does it
+ * whole (mpi:multinode). */
+static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mode,
                            kcoll_req_t **r, int *rc)
 {
     kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, comm);
@@ -132,8 +132,7 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
     kcoll_team_t *team = kcoll_pmpi_team(c, comm, mode, &why);
     kcoll_call_result_t res = kcoll_call_prepare(c, mode, team, why, r, &host_why, err, sizeof err);
     if (res == KCOLL_CALL_ACROSS)
-        res = across ? kcoll_across_prepare(c, mode, comm, r, &host_why, err, sizeof err)
-                     : KCOLL_CALL_ACROSS;
+        res = kcoll_across_prepare(c, mode, comm, r, &host_why, err, sizeof err);
     switch (res) {
     case KCOLL_CALL_HOST:
         return 0;
@@ -150,12 +149,10 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
     return 0;
 }
 
-/* A blocking call; across: may run as one schedule across nodes (the
- * large-count forms may not: their counts pass the host's int ones). */
-static int kcoll_pmpi_blocking_in(const kcoll_call_t *c, MPI_Comm comm, int across, int *rc)
+int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
 {
     kcoll_req_t *r;
-    int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_BLOCKING, across, &r, rc);
+    int took = kcoll_pmpi_take(c, comm, KCOLL_MODE_BLOCKING, &r, rc);
     if (took != 2)
         return took; /* KCOLL_PMPI_HOST, or KCOLL_PMPI_DONE with the failure */
     kcoll_req_start(r, NULL, NULL);
@@ -166,35 +163,14 @@ static int kcoll_pmpi_blocking_in(const kcoll_call_t *c, MPI_Comm comm, int acro
     return KCOLL_PMPI_DONE;
 }
 
-int kcoll_pmpi_blocking(const kcoll_call_t *c, MPI_Comm comm, int *rc)
-{
-    return kcoll_pmpi_blocking_in(c, comm, 1, rc);
-}
-
-int kcoll_pmpi_blocking_c(const kcoll_call_t *c, MPI_Comm comm, int *rc)
-{
-    return kcoll_pmpi_blocking_in(c, comm, 0, rc);
-}
-
-static int kcoll_pmpi_nonblocking_in(const kcoll_call_t *c, MPI_Comm comm, int across,
-                                     MPI_Request *request, int *rc)
+int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
 {
     kcoll_req_t *r;
-    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, across, &r, rc)) {
+    switch (kcoll_pmpi_take(c, comm, KCOLL_MODE_NONBLOCKING, &r, rc)) {
     case 1: return KCOLL_PMPI_DONE;
     case 2: *rc = kcoll_greq_start(r, comm, request); return KCOLL_PMPI_DONE;
     default: return KCOLL_PMPI_HOST;
     }
-}
-
-int kcoll_pmpi_nonblocking(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
-{
-    return kcoll_pmpi_nonblocking_in(c, comm, 1, request, rc);
-}
-
-int kcoll_pmpi_nonblocking_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request *request, int *rc)
-{
-    return kcoll_pmpi_nonblocking_in(c, comm, 0, request, rc);
 }
 
 /* A persistent request's own duplicate of comm, set up (its team, or
@@ -231,8 +207,7 @@ static MPI_Comm kcoll_pmpi_private(MPI_Comm comm)
  * starts are the only collectives numbered there, one after the other,
  * whatever else the ranks start meanwhile. A request the host runs needs
  * none: the host orders its own. */
-static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request,
-                                    int across)
+int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
 {
     kcoll_reason_t why = KCOLL_R_TEAM_FAILED, host_why = kcoll_pmpi_unusable(c, comm);
     kcoll_req_t *r = NULL;
@@ -247,9 +222,7 @@ static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm comm, MPI_Re
         kcoll_team_t *team = kcoll_comm_team(comm, 0, &why);
         kcoll_call_result_t res = kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r,
                                                      &host_why, err, sizeof err);
-        if (res == KCOLL_CALL_ACROSS && !across) {
-            host_why = KCOLL_R_MULTINODE; /* no layout across nodes of kcoll's own */
-        } else if (res == KCOLL_CALL_KCOLL || res == KCOLL_CALL_ACROSS) {
+        if (res == KCOLL_CALL_KCOLL || res == KCOLL_CALL_ACROSS) {
             /* kcoll takes it (alike on every rank): on a private copy */
             if (r)
                 kcoll_req_release(r);
@@ -277,16 +250,6 @@ static int kcoll_pmpi_persistent_in(const kcoll_call_t *c, MPI_Comm comm, MPI_Re
     }
     kcoll_plan_add(request, r, c, host_why, &own);
     return r ? KCOLL_PMPI_DONE : KCOLL_PMPI_HOST;
-}
-
-int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
-{
-    return kcoll_pmpi_persistent_in(c, comm, request, 1);
-}
-
-void kcoll_pmpi_persistent_c(const kcoll_call_t *c, MPI_Comm comm, MPI_Request request)
-{
-    kcoll_pmpi_persistent_in(c, comm, request, 0);
 }
 
 int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)

@@ -127,7 +127,7 @@ KCOLL_PUBLIC int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     int rc;
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
                             recvbuf, recvcount, recvtype, root, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                        recvtype, root, comm));
@@ -142,7 +142,7 @@ KCOLL_PUBLIC int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[
     int rc;
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
                             recvbuf, recvcount, recvtype, root, comm);
-    if (kcoll_pmpi_blocking_c(&c, comm, &rc))
+    if (kcoll_pmpi_blocking(&c, comm, &rc))
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf,
                                         recvcount, recvtype, root, comm));
@@ -156,7 +156,7 @@ KCOLL_PUBLIC int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
     int rc;
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
                             recvbuf, recvcount, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm, request);
@@ -171,7 +171,7 @@ KCOLL_PUBLIC int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts
     int rc;
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1, sendtype,
                             recvbuf, recvcount, recvtype, root, comm);
-    if (kcoll_pmpi_nonblocking_c(&c, comm, request, &rc))
+    if (kcoll_pmpi_nonblocking(&c, comm, request, &rc))
         return rc;
     return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                             root, comm, request);
@@ -189,7 +189,7 @@ KCOLL_PUBLIC int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount,
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 1, sendtype,
                                 recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }
@@ -206,7 +206,7 @@ KCOLL_PUBLIC int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendco
     if (rc == MPI_SUCCESS) {
         kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 1,
                                 sendtype, recvbuf, recvcount, recvtype, root, comm);
-        kcoll_pmpi_persistent_c(&c, comm, *request);
+        kcoll_pmpi_persistent(&c, comm, *request);
     }
     return rc;
 }

@@ -304,12 +304,28 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     size_t bytes = c->coll == KCOLL_COLL_BARRIER ? 0
                    : side->count > 0             ? (size_t)side->count * side->size
                                                  : 0;
+    int64_t total = 0; /* a v form's elements */
     if (c->coll == KCOLL_COLL_REDUCE_SCATTER || c->coll == KCOLL_COLL_ALLGATHERV) {
-        int64_t total = 0;
         for (int q = 0; c->recv.counts && q < h->p; q++)
             total += kcoll_side_ventry(c->recv.counts, c->recv.wide, q);
         bytes = total > 0 ? (size_t)total / (size_t)h->p * c->recv.size : 0;
     }
+    /* the host collectives between nodes count in ints: a reduction's
+     * elements, else bytes. A call whose whole (a reduction's vector in
+     * elements; the message, or every rank's blocks, in bytes) does not
+     * fit one goes to the host whole, alike on every rank: MPI makes these
+     * sizes alike (a root's blocks are every rank's) */
+    const double whole = c->coll == KCOLL_COLL_BARRIER ? 0
+                         : c->coll == KCOLL_COLL_ALLREDUCE || c->coll == KCOLL_COLL_REDUCE
+                             ? (double)side->count
+                         : c->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK
+                             ? (double)side->count * h->p
+                         : c->coll == KCOLL_COLL_REDUCE_SCATTER ? (double)total
+                         : c->coll == KCOLL_COLL_ALLGATHERV    ? (double)total * (double)c->recv.size
+                         : c->coll == KCOLL_COLL_BCAST          ? (double)bytes
+                                                                : (double)bytes * h->p;
+    if (whole > INT_MAX)
+        return kcoll_across_decline(c, mode, why);
     x.layout = (int)kcoll_span_layout(h, c->coll, bytes);
     if (x.layout == KCOLL_NODES_HOST) {
         kcoll_across_host(c, mode);
@@ -318,12 +334,12 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     }
     x.cl = (kcoll_cluster_t){.nodes = h->nn, .node = h->me, .pn = h->pn, .me = h->lr,
                              .peer_of = h->xpeer, .lanes = h->maxpn, .ordered = h->blocked,
-                             .rank_of = h->xrank_of, .segment = kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT))};
+                             .rank_of = h->xrank_of,
+                             .segment = kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT))};
     /* what the layouts cannot run, alike on every rank: a non-commutative
      * user operation on nodes whose ranks are not consecutive (the layouts
      * combine per node, then over the nodes: not MPI's rank order there)
-     * goes to the host whole; a node with too many lanes per rank takes
-     * the leaders instead */
+     * goes to the host whole */
     if (c->op && c->op->kind == KCOLL_OP_USER && !c->op->commute && !h->blocked)
         return kcoll_across_decline(c, mode, why);
     /* a layout src/cluster/ has no builder for: the host */

@@ -22,6 +22,13 @@
  *     byte checked on the receiver, the call counted on kcoll's path with
  *     all its bytes.
  *
+ * Across nodes (fake nodes, tests/mpi/run_fakenodes.sh) the matrix runs
+ * in the leaders' layout and again in lanes (KCOLL_HIER=on, lanes): the
+ * collectives with a layout across nodes must be counted on a kcoll path,
+ * Gatherv, Scatterv and the all-to-alls on mpi:multinode (the host does
+ * them whole), and so must the Bcast_c of more than INT_MAX bytes: the
+ * host collectives between nodes count in ints.
+ *
  * MPIs that do not declare the large-count forms (Open MPI 4.1) have
  * nothing to test: the program says so and passes. */
 #include <stdio.h>
@@ -46,6 +53,18 @@ static const char *const names[NCOLL][2] = {
 /* may MPI_IN_PLACE be passed (at the root for the rooted ones)? */
 static const int in_place_ok[NCOLL] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 static const int rooted[NCOLL] = {1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0};
+/* does it run across nodes in kcoll's layouts (src/cluster/registry.c)? */
+static const int has_layout[NCOLL] = {1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 1, 1};
+/* the communicator spans nodes */
+static int spans;
+
+/* The statistics path a call of collective c with data must be counted
+ * on: kcoll's, or across nodes without a layout (or with too much data
+ * for the host's int counts between nodes) the host MPI's. */
+static const char *lc_path(int c, int too_large)
+{
+    return spans && (!has_layout[c] || too_large) ? "mpi:multinode" : "kcoll:*";
+}
 
 enum { M_HOST, M_BLK, M_NB, M_INIT, NMODES };
 static const char *const mode_names[NMODES] = {"host", "blocking", "non-blocking", "persistent"};
@@ -194,7 +213,7 @@ static void lc_check(lc_case_t *k, int mode, MPI_Comm comm, int *ref)
     int rc1 = lc_issue(k, M_HOST, comm, NULL);
     memcpy(ref, k->rbuf, bytes);
 
-    const uint64_t before = mt_calls(row, "kcoll:*");
+    const uint64_t before = mt_calls(row, lc_path(k->c, 0));
     MPI_Request req = MPI_REQUEST_NULL;
     const int starts = mode == M_INIT ? 2 : 1;
     lc_fill(k, 1);
@@ -214,9 +233,10 @@ static void lc_check(lc_case_t *k, int mode, MPI_Comm comm, int *ref)
     }
     if (mode == M_INIT && req != MPI_REQUEST_NULL)
         MPI_Request_free(&req);
-    const uint64_t ran = mt_calls(row, "kcoll:*") - before;
+    const uint64_t ran = mt_calls(row, lc_path(k->c, 0)) - before;
     if (!why && lc_moves(k) && ran != (uint64_t)starts)
-        why = "not counted on a kcoll path";
+        why = spans && !has_layout[k->c] ? "not counted on mpi:multinode"
+                                          : "not counted on a kcoll path";
     if (why)
         mt_fail("%s_c (%s), count %lld, root %d%s: %s", row, mode_names[mode], (long long)k->n,
                 k->root, k->ip ? ", in place" : "", why);
@@ -256,7 +276,7 @@ static void lc_far(MPI_Comm comm, int p, int rank)
                     big[dsp[q] + i] = g ? 0 : far_byte(q, (size_t)i);
         for (MPI_Count i = 0; i < cnt[rank]; i++)
             mine[i] = g ? far_byte(rank, (size_t)i) : 0;
-        const uint64_t before = mt_calls(row, "kcoll:*");
+        const uint64_t before = mt_calls(row, lc_path(g ? GATHERV : SCATTERV, 0));
         MPI_Request req;
         int rc = g ? MPI_Igatherv_c(mine, cnt[rank], MPI_BYTE, big, cnt, dsp, MPI_BYTE, 0, comm,
                                     &req)
@@ -275,8 +295,9 @@ static void lc_far(MPI_Comm comm, int p, int rank)
             mt_fail("%s_c beyond 2^31 bytes returned an error", row);
         else if (bad)
             mt_fail("%s_c beyond 2^31 bytes: %zu bytes wrong", row, bad);
-        else if (mt_calls(row, "kcoll:*") != before + 1)
-            mt_fail("%s_c beyond 2^31 bytes: not counted on a kcoll path", row);
+        else if (mt_calls(row, lc_path(g ? GATHERV : SCATTERV, 0)) != before + 1)
+            mt_fail("%s_c beyond 2^31 bytes: not counted on %s", row,
+                    lc_path(g ? GATHERV : SCATTERV, 0));
         else
             mt_pass();
     }
@@ -305,9 +326,9 @@ static void lc_huge(MPI_Comm comm, int rank)
     for (size_t i = 0; i < (size_t)n; i++)
         buf[i] = rank == 0 ? (unsigned char)((i * 2654435761u) >> 13 ^ i >> 24) : 0;
     uint64_t calls0 = 0, bytes0 = 0, calls1 = 0, bytes1 = 0;
-    kcoll_stats_get("MPI_Bcast", "kcoll:*", &calls0, &bytes0);
+    kcoll_stats_get("MPI_Bcast", lc_path(BCAST, 1), &calls0, &bytes0);
     int rc = MPI_Bcast_c(buf, n, MPI_BYTE, 0, comm);
-    kcoll_stats_get("MPI_Bcast", "kcoll:*", &calls1, &bytes1);
+    kcoll_stats_get("MPI_Bcast", lc_path(BCAST, 1), &calls1, &bytes1);
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < (size_t)n; i++)
         if (buf[i] != (unsigned char)((i * 2654435761u) >> 13 ^ i >> 24) && !bad++)
@@ -318,9 +339,9 @@ static void lc_huge(MPI_Comm comm, int rank)
         mt_fail("MPI_Bcast_c of %lld bytes: %zu bytes wrong, the first at %zu", (long long)n,
                 bad, first);
     else if (calls1 != calls0 + 1 || bytes1 - bytes0 != (uint64_t)n)
-        mt_fail("MPI_Bcast_c of %lld bytes not counted on a kcoll path with its bytes "
+        mt_fail("MPI_Bcast_c of %lld bytes not counted on %s with its bytes "
                 "(%llu calls, %llu bytes)",
-                (long long)n, (unsigned long long)(calls1 - calls0),
+                (long long)n, lc_path(BCAST, 1), (unsigned long long)(calls1 - calls0),
                 (unsigned long long)(bytes1 - bytes0));
     else
         mt_pass();
@@ -348,18 +369,32 @@ int main(int argc, char **argv)
     k.tmp = malloc(len * sizeof(int));
     int *ref = malloc(len * sizeof(int));
 
-    for (int c = 0; c < NCOLL; c++)
-        for (int ni = 0; ni < NCOUNTS; ni++)
-            for (int root = 0; root < (rooted[c] ? p : 1); root++)
-                for (int ip = 0; ip <= in_place_ok[c]; ip++)
-                    for (int mode = M_BLK; mode < NMODES; mode++) {
-                        k.c = c;
-                        k.n = counts[ni];
-                        k.root = root;
-                        k.ip = ip;
-                        lc_layout(&k);
-                        lc_check(&k, mode, comm, ref);
-                    }
+    MPI_Comm node;
+    int np = 0;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &np);
+    MPI_Comm_free(&node);
+    MPI_Allreduce(MPI_IN_PLACE, &np, 1, MPI_INT, MPI_MIN, comm);
+    spans = np < p;
+    static const char *const layouts[2] = {"on", "lanes"};
+    for (int ly = 0; ly < (spans ? 2 : 1); ly++) {
+        if (spans)
+            kcoll_param_set("HIER", layouts[ly]);
+        for (int c = 0; c < NCOLL; c++)
+            for (int ni = 0; ni < NCOUNTS; ni++)
+                for (int root = 0; root < (rooted[c] ? p : 1); root++)
+                    for (int ip = 0; ip <= in_place_ok[c]; ip++)
+                        for (int mode = M_BLK; mode < NMODES; mode++) {
+                            k.c = c;
+                            k.n = counts[ni];
+                            k.root = root;
+                            k.ip = ip;
+                            lc_layout(&k);
+                            lc_check(&k, mode, comm, ref);
+                        }
+    }
+    if (spans)
+        kcoll_param_set("HIER", "on");
 
     lc_far(comm, p, rank);
     if (p == 2)
