@@ -23,10 +23,12 @@
  * starts them in the same order.
  *
  * Which collectives: those src/cluster/registry.c has a layout of
- * (MPI_Barrier, MPI_Bcast, the reductions, MPI_Gather, MPI_Scatter,
- * MPI_Allgather(v), MPI_Reduce_scatter(_block)): predefined operations and commutative user ones on
- * any placement, non-commutative user ones where every node's ranks are
- * consecutive (src/cluster/ combines per node, then over the nodes).
+ * (MPI_Barrier, MPI_Bcast, the reductions with MPI_Reduce_scatter(_block),
+ * MPI_Gather, MPI_Scatter, MPI_Allgather(v)), int and large-count forms:
+ * predefined operations and commutative user ones on any placement,
+ * non-commutative user ones where every node's ranks are consecutive
+ * (src/cluster/ combines per node, then over the nodes), while the host
+ * collectives between nodes fit their int counts.
  * Where a layout cannot run a call of theirs the host MPI does it whole,
  * as it does the collectives without a layout (the all-to-alls, Gatherv,
  * Scatterv).
@@ -321,7 +323,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                          : c->coll == KCOLL_COLL_REDUCE_SCATTER_BLOCK
                              ? (double)side->count * h->p
                          : c->coll == KCOLL_COLL_REDUCE_SCATTER ? (double)total
-                         : c->coll == KCOLL_COLL_ALLGATHERV    ? (double)total * (double)c->recv.size
+                         : c->coll == KCOLL_COLL_ALLGATHERV
+                             ? (double)total * (double)c->recv.size
                          : c->coll == KCOLL_COLL_BCAST          ? (double)bytes
                                                                 : (double)bytes * h->p;
     if (whole > INT_MAX)

@@ -678,9 +678,16 @@ static int kcoll_topo_level_of(const char *name, size_t len)
     if (len == 6 && !strncmp(name, "socket", len))
         return KCOLL_TOPO_NLEVELS - 1;
     for (int l = 0; l < KCOLL_TOPO_NLEVELS; l++)
-        if (strlen(kcoll_topo_levels[l].name) == len && !strncmp(kcoll_topo_levels[l].name, name, len))
+        if (strlen(kcoll_topo_levels[l].name) == len &&
+            !strncmp(kcoll_topo_levels[l].name, name, len))
             return l;
     return -1;
+}
+
+/* Is the CPU of OS index os in set (size bytes)? */
+static int kcoll_topo_has(const cpu_set_t *set, size_t size, int os)
+{
+    return os >= 0 && (size_t)os < size * 8 && CPU_ISSET_S((size_t)os, size, set);
 }
 
 /* The CPUs this process is bound to, as hwloc's process binding on Linux
@@ -734,7 +741,7 @@ static int kcoll_topo_pu(const kcoll_topo_facts_t *f, int index, int synthetic, 
     }
     if (CPU_COUNT_S(size, where) == 1)
         for (int i = 0; i < npu; i++)
-            if (f->os[i] >= 0 && (size_t)f->os[i] < size * 8 && CPU_ISSET_S((size_t)f->os[i], size, where))
+            if (kcoll_topo_has(where, size, f->os[i]))
                 return i;
     return -1;
 }
@@ -769,8 +776,7 @@ int kcoll_topo_place(int index, int *ids, int max, int *pu, char *err, size_t er
             int id = -1, seen = 0;
             for (int i = 0; i < f->npus && where; i++) {
                 const int os = f->os[i];
-                if (at >= 0 ? i != at
-                            : os < 0 || (size_t)os >= size * 8 || !CPU_ISSET_S((size_t)os, size, where))
+                if (at >= 0 ? i != at : !kcoll_topo_has(where, size, os))
                     continue;
                 const int v = f->ids[i * KCOLL_TOPO_NLEVELS + l];
                 if (v < 0)
