@@ -330,8 +330,9 @@ static const kcoll_lanes_plan_t kcoll_lanes_plans[] = {
      {KCOLL_LP(REDUCE_SCATTER_BLOCK, PSHARE, EACH), KCOLL_LP_NET(B), KCOLL_LP_NONE}},
     {KCOLL_COLL_ALLGATHER, {KCOLL_LP_NONE, KCOLL_LP_NET(B), KCOLL_LP(ALLGATHER, NB, EACH)}},
     {KCOLL_COLL_ALLGATHERV, {KCOLL_LP_NONE, KCOLL_LP_NET(B), KCOLL_LP(ALLGATHER, NB, EACH)}},
-    /* (the root's node's ranks read the shares they lack from their
-     * carriers beside the other nodes' allgather: bcast_lanes.c) */
+    /* (on the root's node the ranks read the shares they lack from their
+     * carriers, bcast_lanes.c: the allgather's bytes per rank, the root
+     * itself reading none; priced as the allgather, an upper bound) */
     {KCOLL_COLL_BCAST,
      {KCOLL_LP(SCATTER, SHARE, ROOT), KCOLL_LP_NET(SHARE), KCOLL_LP(ALLGATHER, SHARE, EACH)}},
 };
