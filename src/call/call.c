@@ -138,6 +138,7 @@ static void kcoll_call_describe(kcoll_req_t *r, const kcoll_call_t *c, kcoll_mod
     r->fam = kcoll_family_of(c->coll);
     r->invalid = r->noncontig = r->bad_op = 0;
     r->policy_bytes = r->stat_bytes = 0;
+    r->rshift = 0;
     r->cache = KCOLL_CACHE_COLD;
     memset(&r->args, 0, sizeof r->args);
     r->args.coll = c->coll;
@@ -722,7 +723,8 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
                  "calls)", kcoll_coll_name(c->coll),
                  own == KCOLL_R_INVALID ? "this rank's arguments do not match the call's"
                                         : "kcoll cannot lay out this rank's buffer (a datatype "
-                                          "it cannot flatten, or a negative displacement)");
+                                          "it cannot flatten, or a negative displacement of a "
+                                          "derived datatype)");
         kcoll_req_release(r);
         return KCOLL_CALL_FAILED;
     }

@@ -31,16 +31,25 @@
 
 /* One side of a v-layout in bytes: counts and displacements (NULL arrays:
  * only measure), the buffer's length into *len, the largest block into
- * *largest. 0, or -1 if kcoll cannot address it (negative displacements). */
-static int v_side(const kcoll_side_t *s, int p, size_t *cnt, size_t *dsp, size_t *len,
-                  size_t *largest)
+ * *largest. Displacements are from the buffer's start, or with lo from
+ * the lowest block's where that lies before it (*lo gets its offset from
+ * the buffer: 0 or negative). 0, or -1 if kcoll cannot address it (a
+ * negative displacement, without lo). */
+static int v_side_from(const kcoll_side_t *s, int p, size_t *cnt, size_t *dsp, size_t *len,
+                       size_t *largest, ptrdiff_t *lo)
 {
+    int64_t low = 0;
+    for (int q = 0; q < p; q++) {
+        const int64_t displ = kcoll_side_vcount(s, q) ? kcoll_side_vdispl(s, q) : 0;
+        if (displ < 0 && !lo)
+            return -1;
+        const int64_t d = displ * (int64_t)kcoll_side_step(s);
+        low = d < low ? d : low;
+    }
     for (int q = 0; q < p; q++) {
         size_t c = (size_t)kcoll_side_vcount(s, q) * s->size;
         const int64_t displ = c ? kcoll_side_vdispl(s, q) : 0;
-        if (displ < 0)
-            return -1;
-        size_t d = (size_t)displ * kcoll_side_step(s);
+        size_t d = (size_t)(displ * (int64_t)kcoll_side_step(s) - low);
         if (cnt) {
             cnt[q] = c;
             dsp[q] = d;
@@ -50,7 +59,15 @@ static int v_side(const kcoll_side_t *s, int p, size_t *cnt, size_t *dsp, size_t
         if (c > *largest)
             *largest = c;
     }
+    if (lo)
+        *lo = (ptrdiff_t)low;
     return 0;
+}
+
+static int v_side(const kcoll_side_t *s, int p, size_t *cnt, size_t *dsp, size_t *len,
+                  size_t *largest)
+{
+    return v_side_from(s, p, cnt, dsp, len, largest, NULL);
 }
 
 /* Are all of a v-side's counts given and non-negative? */
@@ -162,7 +179,7 @@ static void allgather_buffers(kcoll_req_t *r)
     size_t own = v ? (size_t)kcoll_side_vcount(&c->recv, c->rank) * c->recv.size : r->args.bytes;
     r->bufs[KCOLL_BUF_SEND] = ip ? NULL : (void *)(uintptr_t)c->send.buf;
     r->lens[KCOLL_BUF_SEND] = ip ? 0 : own;
-    r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)c->recv.buf;
+    r->bufs[KCOLL_BUF_RECV] = (void *)(uintptr_t)((const char *)c->recv.buf + r->rshift);
     r->lens[KCOLL_BUF_RECV] = v ? r->span[1] : r->args.bytes * (size_t)c->p;
     r->maps[KCOLL_BUF_SEND] = ip ? NULL : c->send.map;
     r->maps[KCOLL_BUF_RECV] = c->recv.map;
@@ -242,8 +259,13 @@ static int allgather_across(kcoll_req_t *r)
     if (v) {
         size_t largest = 0;
         r->span[1] = 0;
-        /* kcoll addresses blocks from the buffer on: no negative displacements */
-        if (v_side(&c->recv, c->p, r->counts, r->xdispl, &r->span[1], &largest))
+        /* blocks before the buffer's address (negative displacements,
+         * which MPI allows): addressed from the lowest one, where the
+         * receive layout is plain bytes (no map, not packed by the host);
+         * this rank cannot tell the others it would rather not */
+        const int plain = !c->recv.map && !(c->recv.type & KCOLL_TYPE_HOSTPACK);
+        if (v_side_from(&c->recv, c->p, r->counts, r->xdispl, &r->span[1], &largest,
+                        plain ? &r->rshift : NULL))
             return KCOLL_R_NONCONTIG;
         r->lay[0] = (kcoll_layout_t){.rcount = r->counts, .rdispl = r->xdispl};
         r->args.lay = &r->lay[0];

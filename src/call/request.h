@@ -98,6 +98,10 @@ struct kcoll_req {
     size_t mine;
     const char *base[2]; /* send, recv */
     size_t span[2];
+    /* across nodes, an Allgatherv's receive blocks are addressed from its
+     * lowest displacement: where that lies from the receive buffer, bytes
+     * (0, or negative: fam_allcoll.c) */
+    ptrdiff_t rshift;
     kcoll_choice_t choice;
     kcoll_args_t args;
     /* a call across nodes (kcoll_call_prepare_across): its layout instead

@@ -891,6 +891,80 @@ static void shape_cases(const shape_t *sh, int shi)
 }
 
 /* ---------------------------------------------------------------------- */
+/* MPI_Allgatherv with negative displacements */
+
+/* Blocks before the receive buffer's address (MPI allows negative
+ * displacements), in reverse rank order with a gap, from 1 to 3 ints each
+ * (one rank's none), blocking, non-blocking and in place, on a
+ * communicator that spans nodes in the leaders' layout and in lanes:
+ * byte for byte what the host MPI gives (sentinels around the blocks
+ * too), counted on kcoll's path (across nodes kcoll addresses the blocks
+ * from the lowest one; on one node such a call goes to the host after
+ * its agreement). */
+static void negative_displacements(const shape_t *sh)
+{
+    static const char *const layouts[2] = {"on", "lanes"};
+    const int p = sh->p, me = sh->rank;
+    int *cnt = malloc((size_t)p * sizeof *cnt), *dsp = malloc((size_t)p * sizeof *dsp);
+    int total = 0;
+    for (int q = 0; q < p; q++) {
+        cnt[q] = q == 1 ? 0 : 1 + q % 3;
+        total += cnt[q] + 1; /* a gap of one int after each */
+    }
+    int at = -total; /* rank p-1's block first: every displacement negative */
+    for (int q = p - 1; q >= 0; q--) {
+        dsp[q] = at;
+        at += cnt[q] + 1;
+    }
+    const size_t room = (size_t)total + 4;
+    int *mem[2] = {malloc(room * sizeof(int)), malloc(room * sizeof(int))};
+    for (int ly = 0; ly < 2 && sh->layout != L_ONE_NODE; ly++)
+        for (int form = 0; form < 3; form++) { /* blocking, non-blocking, in place */
+            const int ip = form == 2;
+            int send[3] = {me * 100 + 1, me * 100 + 2, me * 100 + 3};
+            for (int k = 0; k < 2; k++) {
+                for (size_t i = 0; i < room; i++)
+                    mem[k][i] = -7 - (int)i;
+                int *rbuf = mem[k] + total + 2; /* the blocks lie in mem[k][2 .. total + 2) */
+                if (ip)
+                    memcpy(rbuf + dsp[me], send, (size_t)cnt[me] * sizeof(int));
+                const void *sb = ip ? MPI_IN_PLACE : (const void *)send;
+                if (k == 0) {
+                    PMPI_Allgatherv(sb, cnt[me], MPI_INT, rbuf, cnt, dsp, MPI_INT, sh->comm);
+                    continue;
+                }
+                kcoll_param_set("HIER", layouts[ly]);
+                const char *row = form == 1 ? "MPI_Iallgatherv" : "MPI_Allgatherv";
+                const uint64_t before = mt_calls(row, "kcoll:*");
+                int rc;
+                if (form == 1) {
+                    MPI_Request q;
+                    rc = MPI_Iallgatherv(sb, cnt[me], MPI_INT, rbuf, cnt, dsp, MPI_INT, sh->comm, &q);
+                    if (rc == MPI_SUCCESS)
+                        rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+                } else {
+                    rc = MPI_Allgatherv(sb, cnt[me], MPI_INT, rbuf, cnt, dsp, MPI_INT, sh->comm);
+                }
+                const int counted = mt_calls(row, "kcoll:*") == before + 1;
+                kcoll_param_set("HIER", "on");
+                if (rc != MPI_SUCCESS || memcmp(mem[0], mem[1], room * sizeof(int)) ||
+                    (stats && !counted))
+                    mt_fail("%s with negative displacements on %s (%s%s): %s", row,
+                            layout_names[sh->layout], layouts[ly], ip ? ", in place" : "",
+                            rc != MPI_SUCCESS ? "an error"
+                            : !counted        ? "not counted on a kcoll path"
+                                              : "differs from the host MPI's");
+                else
+                    mt_pass();
+            }
+        }
+    free(mem[0]);
+    free(mem[1]);
+    free(cnt);
+    free(dsp);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Several outstanding at once, and progress while a rank blocks elsewhere */
 
 /* A job of its own, with buffers of its own, for the calls below. */
@@ -1285,6 +1359,8 @@ int main(int argc, char **argv)
         printf("  set-up: %.2f s\n", now_s() - t_start);
     for (int shi = 0; shi < NSHAPES; shi++)
         shape_cases(&sh[shi], shi);
+    negative_displacements(&sh[SH_WORLD]);
+    negative_displacements(&sh[SH_REVERSED]);
     outstanding_cases(sh);
     progress_cases(&sh[SH_WORLD]);
     wd_arm(0);
