@@ -224,9 +224,9 @@ kcoll_status_t kcoll_cluster_rs_lanes(const kcoll_args_t *a, const kcoll_cluster
         kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_TMP, mine, kcoll_rsl_blen(a, me));
     } else {
         for (int l = cl->me; l < L; l += q) {
-            const size_t total = kcoll_rsl_lane(a, cl, l, &w);
-            if (!total) /* alike on every node: a lane's blocks are known everywhere */
+            if (!w.share[l]) /* alike on every node: a lane's blocks are known everywhere */
                 continue;
+            kcoll_rsl_lane(a, cl, l, &w); /* its blocks' lengths, node by node, into w.len */
             int even = 1;
             for (int j = 0; j < N; j++)
                 even &= cl->rank_of[(size_t)j * (size_t)L + (size_t)l] >= 0 && w.len[j] == w.len[0];
@@ -239,7 +239,7 @@ kcoll_status_t kcoll_cluster_rs_lanes(const kcoll_args_t *a, const kcoll_cluster
                 kcoll_sched_xcoll(s, &x);
             } else {
                 x.coll = KCOLL_XC_REDUCE_SCATTER;
-                x.len = total;
+                x.len = w.share[l];
                 kcoll_sched_xcoll_v(s, &x, w.len, N);
             }
         }

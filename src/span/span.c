@@ -165,10 +165,11 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
     if (mode == 2)
         return KCOLL_NODES_LEADERS;
     /* of the layouts the model prices, the ones the runtime runs for c on
-     * these nodes */
-    const unsigned runs = kcoll_nodes_runs(c, h->nsize, h->nn);
+     * these nodes (asked only where no cached pick answers) */
     if (mode == 3)
-        return runs & KCOLL_NODES_BIT(KCOLL_NODES_LANES) ? KCOLL_NODES_LANES : KCOLL_NODES_LEADERS;
+        return kcoll_nodes_runs(c, h->nsize, h->nn) & KCOLL_NODES_BIT(KCOLL_NODES_LANES)
+                   ? KCOLL_NODES_LANES
+                   : KCOLL_NODES_LEADERS;
     const uint64_t gen = kcoll_params_generation_model();
     const int sc = kcoll_size_class(bytes);
     if (h->pick_gen != gen) {
@@ -178,7 +179,8 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
     if (h->pick[c][sc] < 0)
         h->pick[c][sc] = (signed char)kcoll_nodes_pick(
             &kcoll_tuning()->m, c, h->nsize, h->nn, bytes,
-            kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT)), runs);
+            kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT)),
+            kcoll_nodes_runs(c, h->nsize, h->nn));
     return (kcoll_nodes_layout_t)h->pick[c][sc];
 }
 
