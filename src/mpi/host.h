@@ -10,9 +10,10 @@
  *   - the tuning at start-up (mpi/tuning.c, mpi/quick.c);
  *   - packing the datatypes kcoll has no map for (mpi/pack.c);
  *   - reporting a failed collective (mpi/report.c).
- * Nothing here knows the MPI_* entry points or the cross-node layer: the
- * latter gives the team records its functions at start-up
- * (kcoll_teams_set_span).
+ * Nothing here knows the MPI_* entry points. The cross-node layer
+ * (src/span) is below: the team records make its record of a communicator
+ * that spans nodes, and give it what it asks of the host (span.h:
+ * kcoll_span_host_t) when they start (kcoll_teams_init).
  */
 #ifndef KCOLL_MPI_HOST_H
 #define KCOLL_MPI_HOST_H
@@ -26,6 +27,7 @@
 #include "model/tuning.h"
 #include "mpi/objects.h"
 #include "sched/wait.h"
+#include "span/span.h"
 
 /* ---- the MPI handles a call keeps in its description (kcoll_call_t.handles):
  * the datatype and operation a reduction across nodes hands to the host's
@@ -73,21 +75,14 @@ int kcoll_comm_known(MPI_Comm comm, int *p, int *rank);
 void kcoll_comm_created(MPI_Comm comm);
 /* Map the nodes of MPI_COMM_WORLD (collective over it: at MPI_Init). */
 void kcoll_nodes_init(void);
-/* Create the attribute keyval (after PMPI_Init). Returns 0 or -1. */
+/* Create the attribute keyval (after PMPI_Init) and give the cross-node
+ * layer what it asks of the host. Returns 0 or -1. */
 int kcoll_teams_init(void);
 /* Let go of every team still held (before PMPI_Finalize). */
 void kcoll_teams_finalize(void);
-/* The cross-node layer's record of a communicator that spans nodes
- * (span/span.h), kept beside the team: make (collective over comm; NULL,
- * alike on every rank, where there is none) when the record is made,
- * drop when it goes. Given once at start-up, before any record is made. */
-typedef struct {
-    void *(*make)(MPI_Comm comm);
-    void (*drop)(void *span);
-} kcoll_span_hooks_t;
-void kcoll_teams_set_span(const kcoll_span_hooks_t *hooks);
-/* comm's record of the cross-node layer, or NULL. */
-void *kcoll_comm_span(MPI_Comm comm);
+/* comm's record of the cross-node layer (a communicator that spans
+ * nodes), or NULL. */
+kcoll_span_t *kcoll_comm_span(MPI_Comm comm);
 
 /* ---- progress while the host blocks (mpi/progress.c, mpi/drive.c) */
 /* Is there a host progress hook that advances kcoll's requests inside the

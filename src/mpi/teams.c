@@ -15,8 +15,7 @@
  * set-up (kcoll_mteam_levels). A communicator that spans nodes gets no
  * team but the cross-node layer's record (span/span.h: its node
  * communicator, which gets its own record and team here, and the groups
- * between nodes), made by the functions that layer gives at start-up
- * (kcoll_teams_set_span) and let go of with the record.
+ * between nodes: kcoll_span_make), let go of with the record.
  *
  * The team is stored on the communicator with an attribute; MPI_Comm_dup
  * does not copy it (a duplicate has its own collectives, so its own
@@ -39,7 +38,7 @@
 typedef struct kcoll_mteam {
     kcoll_team_t *team;    /* NULL: kcoll does not run this communicator's collectives */
     kcoll_reason_t reason; /* why not (KCOLL_R_SPANS: it spans nodes and has a span record) */
-    void *span;            /* a communicator that spans nodes: its record (span/span.h) */
+    kcoll_span_t *span;    /* a communicator that spans nodes: its record (span/span.h) */
     MPI_Comm comm;         /* not owned: the communicator the attribute sits on */
     int p, rank;           /* of comm (an intra-communicator) */
     struct kcoll_mteam *prev, *next;
@@ -70,9 +69,6 @@ static int kcoll_world_size;
 static int kcoll_node_index = -1;
 
 static int kcoll_keyval = MPI_KEYVAL_INVALID;
-/* the cross-node layer's (kcoll_teams_set_span: at start-up, before any
- * record is made) */
-static kcoll_span_hooks_t kcoll_span_hooks;
 static kcoll_mteam_t *kcoll_mteams; /* every record alive, for MPI_Finalize */
 static pthread_mutex_t kcoll_mteams_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -91,8 +87,8 @@ static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
     pthread_mutex_unlock(&kcoll_mteams_lock);
     if (mt->team)
         kcoll_team_unref(mt->team, kcoll_call_release_team);
-    if (mt->span) /* frees the node communicator, whose record goes too */
-        kcoll_span_hooks.drop(mt->span);
+    if (mt->span) /* the last reference frees the node communicator, whose record goes too */
+        kcoll_span_release(mt->span);
     free(mt);
 }
 
@@ -105,8 +101,27 @@ static int kcoll_mteam_delete_fn(MPI_Comm comm, int keyval, void *attr, void *ex
     return MPI_SUCCESS;
 }
 
+/* What the cross-node layer asks of the host (span.h). */
+static int kcoll_span_may_call(void)
+{
+    return !kcoll_progress_in_helper();
+}
+
+static void kcoll_span_hold_type(MPI_Datatype dt, int hold)
+{
+    (hold ? kcoll_retain_type : kcoll_release_type)(dt);
+}
+
+static void kcoll_span_hold_op(MPI_Op op, int hold)
+{
+    (hold ? kcoll_retain_op : kcoll_release_op)(op);
+}
+
 int kcoll_teams_init(void)
 {
+    const kcoll_span_host_t span_host = {kcoll_drive_begin, kcoll_drive_end, kcoll_span_may_call,
+                                         kcoll_span_hold_type, kcoll_span_hold_op};
+    kcoll_span_set_host(&span_host);
     if (kcoll_keyval != MPI_KEYVAL_INVALID)
         return 0;
     return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, kcoll_mteam_delete_fn, &kcoll_keyval,
@@ -240,6 +255,21 @@ static void kcoll_mteam_levels(kcoll_mteam_t *mt)
     free(all);
 }
 
+/* The node team of a span record, while every rank of the node is here
+ * (its set-up drives its own host calls), even on a node of one rank (it
+ * numbers the calls); every rank learns whether every node has it
+ * (span.h: xok). */
+static void kcoll_mteam_span_node(kcoll_mteam_t *mt)
+{
+    kcoll_reason_t why;
+    if (!mt->span->xok)
+        return;
+    int ok = kcoll_comm_team(mt->span->xnode, 1, &why) != NULL;
+    if (kcoll_host_allmin(&mt->comm, &ok, 1))
+        ok = 0;
+    mt->span->xok = ok;
+}
+
 /* Set comm's team up (collective over comm) and record the outcome. */
 static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
 {
@@ -258,9 +288,10 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
 
     if (!kcoll_comm_one_node(comm, p)) {
         mt->reason = KCOLL_R_MULTINODE;
-        if (kcoll_call_across_mode() && kcoll_span_hooks.make &&
-            (mt->span = kcoll_span_hooks.make(comm)))
+        if (kcoll_call_across_mode() && (mt->span = kcoll_span_make(comm))) {
             mt->reason = KCOLL_R_SPANS;
+            kcoll_mteam_span_node(mt);
+        }
     } else if ((mt->team = calloc(1, sizeof *mt->team)) == NULL) {
         mt->reason = KCOLL_R_TEAM_FAILED; /* the set-up's own agreements notice it too */
     }
@@ -314,15 +345,10 @@ static kcoll_mteam_t *kcoll_comm_record(MPI_Comm comm)
     return mt;
 }
 
-void *kcoll_comm_span(MPI_Comm comm)
+kcoll_span_t *kcoll_comm_span(MPI_Comm comm)
 {
     kcoll_mteam_t *mt = kcoll_comm_record(comm);
     return mt ? mt->span : NULL;
-}
-
-void kcoll_teams_set_span(const kcoll_span_hooks_t *hooks)
-{
-    kcoll_span_hooks = *hooks;
 }
 
 int kcoll_comm_known(MPI_Comm comm, int *p, int *rank)

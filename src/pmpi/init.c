@@ -19,7 +19,6 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
-#include "span/span.h"
 #include "pmpi/pmpi.h"
 #include "topo/topo.h"
 #include "xfer/direct.h"
@@ -41,7 +40,6 @@ static void kcoll_startup(int collective)
     PMPI_Query_thread(&level);
     kcoll_team_threads = level == MPI_THREAD_MULTIPLE;
     kcoll_shortcut_allowed = level != MPI_THREAD_MULTIPLE; /* call/shortcut.h */
-    kcoll_teams_set_span(&kcoll_span_records);
     if (kcoll_teams_init() != 0 || kcoll_greq_init() != 0 || kcoll_dtype_init() != 0) {
         kcoll_warn("could not create an attribute keyval or a request class; every call uses "
                    "the host MPI");

@@ -115,6 +115,19 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
     return KCOLL_R_INVALID;
 }
 
+/* Call c (mode) on comm as one schedule across nodes (span/run.c), with
+ * comm's span record, its node team and the call's MPI handles. */
+static kcoll_call_result_t kcoll_pmpi_across(const kcoll_call_t *c, kcoll_mode_t mode,
+                                             MPI_Comm comm, kcoll_req_t **r, kcoll_reason_t *why,
+                                             char *err, size_t errlen)
+{
+    kcoll_span_t *h = kcoll_comm_span(comm);
+    kcoll_reason_t team_why;
+    kcoll_team_t *team = h ? kcoll_comm_team(h->xnode, 0, &team_why) : NULL;
+    const kcoll_handles_t hd = kcoll_handles_of(c);
+    return kcoll_across_prepare(c, mode, h, team, hd.dt, hd.op, hd.rdt, r, why, err, errlen);
+}
+
 /* Hand a call to the call layer: 0 when the host MPI must do it (counted);
  * 1 with *rc when it failed; 2 with *r to run or start. On a
  * communicator that spans nodes it may run as one schedule across nodes
@@ -132,7 +145,7 @@ static int kcoll_pmpi_take(const kcoll_call_t *c, MPI_Comm comm, kcoll_mode_t mo
     kcoll_team_t *team = kcoll_pmpi_team(c, comm, mode, &why);
     kcoll_call_result_t res = kcoll_call_prepare(c, mode, team, why, r, &host_why, err, sizeof err);
     if (res == KCOLL_CALL_ACROSS)
-        res = kcoll_across_prepare(c, mode, comm, r, &host_why, err, sizeof err);
+        res = kcoll_pmpi_across(c, mode, comm, r, &host_why, err, sizeof err);
     switch (res) {
     case KCOLL_CALL_HOST:
         return 0;
@@ -233,8 +246,8 @@ int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request requ
         if (own != MPI_COMM_NULL && res == KCOLL_CALL_ACROSS) {
             /* as one schedule across nodes (a failure to set it up is
              * reported here and the host runs the starts) */
-            switch (kcoll_span_of(own) ? kcoll_across_prepare(c, KCOLL_MODE_PERSISTENT, own, &r,
-                                                                &host_why, err, sizeof err)
+            switch (kcoll_comm_span(own) ? kcoll_pmpi_across(c, KCOLL_MODE_PERSISTENT, own, &r,
+                                                               &host_why, err, sizeof err)
                                          : KCOLL_CALL_HOST) {
             case KCOLL_CALL_KCOLL: break;
             case KCOLL_CALL_FAILED:

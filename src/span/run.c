@@ -17,7 +17,8 @@
  * otherwise, and is tested with PMPI_Test until it completes.
  *
  * Host calls are made only where kcoll may call MPI: never on the helper
- * thread (mpi/drive.c), which then leaves the step for the next caller.
+ * thread (mpi/drive.c; span.h: may_call), which then leaves the step for
+ * the next caller.
  * The call layer starts the host collectives of the node team's calls in
  * call order (call/request.c, team->xturn), so every member of a group
  * starts them in the same order.
@@ -50,7 +51,8 @@ typedef struct {
     MPI_Aint tlb;    /* dt's true lower bound: the buffers start at its first byte */
     MPI_Request q;   /* the host collective in flight (MPI_REQUEST_NULL: none) */
     int *v;          /* a v form's counts and displacements, while it is in flight */
-    int held;        /* dt, op and pdt are retained (mpi/retain.c) until the request goes */
+    int held;        /* dt, op and pdt are held (span.h: hold_type, hold_op) until the
+                      * request goes */
     MPI_Datatype pdt[2]; /* the send and receive datatypes the packer packs (below), or null */
     int blocking;    /* a blocking call's: the host's blocking collectives */
 } kcoll_xrun_t;
@@ -106,7 +108,7 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
 {
     kcoll_xrun_t *d = data;
     const kcoll_span_t *h = d->h;
-    if (kcoll_progress_in_helper())
+    if (!kcoll_span_host.may_call())
         return KCOLL_IN_PROGRESS; /* no MPI calls on the helper thread */
     if (x->group < 0 || x->group >= h->nxgroups || h->xgroups[x->group] == MPI_COMM_NULL) {
         snprintf(err, errlen, "a host collective names group %d, of which this rank is not a member",
@@ -143,7 +145,7 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
      * member of the group chooses alike (MPI matches a blocking collective
      * with blocking ones only): by the call's form, not by what else this
      * rank has pending */
-    const int blocking = d->blocking, drive = blocking ? kcoll_drive_begin() : 0;
+    const int blocking = d->blocking, drive = blocking && kcoll_span_host.drive_begin();
 #define KCOLL_XRUN(B, I, ...) (blocking ? PMPI_##B(__VA_ARGS__) : PMPI_##I(__VA_ARGS__, q))
     switch ((kcoll_xcoll_kind_t)x->coll) {
     case KCOLL_XC_ALLREDUCE:
@@ -208,7 +210,8 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
         rc = MPI_ERR_ARG;
     }
 #undef KCOLL_XRUN
-    kcoll_drive_end(drive);
+    if (blocking)
+        kcoll_span_host.drive_end(drive);
     if (blocking || rc != MPI_SUCCESS) {
         *q = MPI_REQUEST_NULL; /* done: its test finds it so */
         free(d->v);
@@ -225,7 +228,7 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
     int flag = 0;
     if (d->q == MPI_REQUEST_NULL) /* a blocking call's, done when it returned */
         return KCOLL_OK;
-    if (kcoll_progress_in_helper())
+    if (!kcoll_span_host.may_call())
         return KCOLL_IN_PROGRESS;
     const int rc = PMPI_Test(&d->q, &flag, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS || flag) {
@@ -237,16 +240,21 @@ static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
     return flag ? KCOLL_OK : KCOLL_IN_PROGRESS;
 }
 
+/* Keep (1) or let go of (0) the handles d's host collectives use. */
+static void kcoll_xrun_hold(const kcoll_xrun_t *d, int hold)
+{
+    kcoll_span_host.hold_type(d->dt, hold);
+    kcoll_span_host.hold_op(d->op, hold);
+    kcoll_span_host.hold_type(d->pdt[0], hold);
+    kcoll_span_host.hold_type(d->pdt[1], hold);
+}
+
 static void kcoll_xrun_drop(void *data)
 {
     kcoll_xrun_t *d = data;
     free(d->v);
-    if (d->held) { /* a null handle is never held (mpi/retain.c) */
-        kcoll_release_type(d->dt);
-        kcoll_release_op(d->op);
-        kcoll_release_type(d->pdt[0]);
-        kcoll_release_type(d->pdt[1]);
-    }
+    if (d->held)
+        kcoll_xrun_hold(d, 0);
     kcoll_span_release(d->h);
 }
 
@@ -270,16 +278,12 @@ static kcoll_call_result_t kcoll_across_decline(const kcoll_call_t *c, kcoll_mod
     return KCOLL_CALL_HOST;
 }
 
-kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
-                                         kcoll_req_t **r, kcoll_reason_t *why, char *err,
-                                         size_t errlen)
+kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
+                                         kcoll_span_t *h, kcoll_team_t *team, MPI_Datatype dt,
+                                         MPI_Op op, MPI_Datatype rdt, kcoll_req_t **r,
+                                         kcoll_reason_t *why, char *err, size_t errlen)
 {
-    const kcoll_handles_t hd = kcoll_handles_of(c);
-    const MPI_Datatype dt = hd.dt;
-    const MPI_Op op = hd.op;
-    kcoll_span_t *h = kcoll_span_of(comm);
     kcoll_across_t x;
-    kcoll_reason_t team_why;
     if (!kcoll_call_across_has(c->coll))
         return KCOLL_CALL_ACROSS;
     if (!h || !h->xok)
@@ -354,7 +358,6 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         x.root_node = h->node_of[c->root];
         x.root_local = h->lrank_of[c->root];
     }
-    kcoll_team_t *team = kcoll_comm_team(h->xnode, 0, &team_why);
     if (!team) { /* xok says every rank has it */
         snprintf(err, errlen, "the node team of a call across nodes is gone");
         return KCOLL_CALL_FAILED;
@@ -365,8 +368,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     kcoll_xrun_t d = {.h = h, .dt = reduces ? dt : MPI_DATATYPE_NULL,
                       .op = reduces ? op : MPI_OP_NULL, .q = MPI_REQUEST_NULL,
                       .held = mode != KCOLL_MODE_BLOCKING, .blocking = mode == KCOLL_MODE_BLOCKING,
-                      .pdt = {c->send.type & KCOLL_TYPE_HOSTPACK ? hd.dt : MPI_DATATYPE_NULL,
-                              c->recv.type & KCOLL_TYPE_HOSTPACK ? hd.rdt : MPI_DATATYPE_NULL}};
+                      .pdt = {c->send.type & KCOLL_TYPE_HOSTPACK ? dt : MPI_DATATYPE_NULL,
+                              c->recv.type & KCOLL_TYPE_HOSTPACK ? rdt : MPI_DATATYPE_NULL}};
     MPI_Aint extent;
     d.tlb = 0;
     if (d.dt != MPI_DATATYPE_NULL)
@@ -378,12 +381,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         kcoll_call_prepare_across(c, mode, team, &x, r, why, err, errlen);
     if (res == KCOLL_CALL_KCOLL) { /* given back by kcoll_xrun_drop with the request */
         kcoll_span_hold(h);
-        if (d.held) {
-            kcoll_retain_type(d.dt);
-            kcoll_retain_op(d.op);
-            kcoll_retain_type(d.pdt[0]);
-            kcoll_retain_type(d.pdt[1]);
-        }
+        if (d.held)
+            kcoll_xrun_hold(&d, 1);
     }
     return res;
 }

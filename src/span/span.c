@@ -11,6 +11,13 @@
 
 static void kcoll_span_destroy(kcoll_span_t *h);
 
+kcoll_span_host_t kcoll_span_host;
+
+void kcoll_span_set_host(const kcoll_span_host_t *host)
+{
+    kcoll_span_host = *host;
+}
+
 /* The communicators of calls run as one schedule (span.h: xnode, xgroups),
  * made by every rank of comm. Lane l's member on a node of pn ranks is
  * local rank l % pn (src/cluster/cluster.h): on a smaller node a rank
@@ -136,24 +143,11 @@ fail:
     return NULL;
 }
 
-static void *kcoll_span_make(MPI_Comm comm)
+kcoll_span_t *kcoll_span_make(MPI_Comm comm)
 {
-    int drive = kcoll_drive_begin();
+    const int drive = kcoll_span_host.drive_begin();
     kcoll_span_t *h = kcoll_span_build(comm);
-    kcoll_drive_end(drive);
-    /* the node's team, while every rank of it is here (its set-up drives
-     * its own host calls), even on a node of one rank (it numbers the
-     * calls), and every rank learns whether every node has it */
-    if (h) {
-        if (h->xok) {
-            kcoll_reason_t why;
-            int ok = kcoll_comm_team(h->xnode, 1, &why) != NULL;
-            drive = kcoll_drive_begin();
-            PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-            kcoll_drive_end(drive);
-            h->xok = ok;
-        }
-    }
+    kcoll_span_host.drive_end(drive);
     return h;
 }
 
@@ -183,14 +177,6 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
             kcoll_nodes_runs(c, h->nsize, h->nn));
     return (kcoll_nodes_layout_t)h->pick[c][sc];
 }
-
-static void kcoll_span_drop(void *h)
-{
-    if (h)
-        kcoll_span_release(h);
-}
-
-const kcoll_span_hooks_t kcoll_span_records = {kcoll_span_make, kcoll_span_drop};
 
 /* Free h and its communicators (the node communicator's record and team
  * go with it). */

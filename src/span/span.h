@@ -2,7 +2,7 @@
  * docs/hierarchy.md): kcoll inside each node, the host MPI between nodes.
  *
  * Such a communicator gets, once, when its record is made (mpi/teams.c
- * calls kcoll_span_hooks: span/span.c):
+ * calls kcoll_span_make: span/span.c):
  *   - its node communicator: the ranks of this node, in the
  *     communicator's rank order (MPI_COMM_TYPE_SHARED), with a kcoll team
  *     of its own: CMA, shared segments and pids are only ever used
@@ -25,7 +25,6 @@
 
 #include "call/call.h"
 #include "model/nodes.h"
-#include "mpi/host.h"
 
 typedef struct kcoll_span {
     int p, rank;  /* of the communicator */
@@ -58,21 +57,36 @@ typedef struct kcoll_span {
     uint64_t pick_gen;
 } kcoll_span_t;
 
-/* What the team records (mpi/teams.c) make and drop a communicator's
- * record with: make (collective over comm, which spans nodes; NULL, alike
- * on every rank, when it cannot be made), drop (the communicator lets go:
- * freed, its communicators with it, once no request holds it any more).
- * Given to mpi/teams.c at start-up (pmpi/init.c). */
-extern const kcoll_span_hooks_t kcoll_span_records;
+/* What this layer asks of the MPI glue above it (src/mpi), given once at
+ * start-up (pmpi/init.c), as team/team.c is given its host collectives:
+ *   drive_begin/drive_end: around a blocking host call, kcoll's pending
+ *     requests advance beside it (begin returns whether they do; pass
+ *     that to end);
+ *   may_call: may this thread call MPI now (not the helper thread that
+ *     advances kcoll's requests while the host blocks);
+ *   hold_type/hold_op: keep (1) or let go of (0) a handle a pending
+ *     request still uses after its call returned (MPI lets the program
+ *     free it meanwhile); null handles are left alone. */
+typedef struct {
+    int (*drive_begin)(void);
+    void (*drive_end)(int began);
+    int (*may_call)(void);
+    void (*hold_type)(MPI_Datatype dt, int hold);
+    void (*hold_op)(MPI_Op op, int hold);
+} kcoll_span_host_t;
+void kcoll_span_set_host(const kcoll_span_host_t *host);
+/* what was given (span.c; for span/run.c) */
+extern kcoll_span_host_t kcoll_span_host;
+
+/* comm's record (collective over comm, which spans nodes): NULL, alike on
+ * every rank, when it cannot be made. The caller (mpi/teams.c) then sets
+ * the node communicator's team up and agrees on xok. */
+kcoll_span_t *kcoll_span_make(MPI_Comm comm);
 /* One more reference to h (a request that uses its communicators), and
- * one less (the last one frees it). */
+ * one less (the last one frees it with its communicators: the
+ * communicator's record lets go of its own when the communicator goes). */
 void kcoll_span_hold(kcoll_span_t *h);
 void kcoll_span_release(kcoll_span_t *h);
-/* comm's record, or NULL. */
-static inline kcoll_span_t *kcoll_span_of(MPI_Comm comm)
-{
-    return (kcoll_span_t *)kcoll_comm_span(comm);
-}
 
 /* The layout that runs collective c at `bytes` on h: KCOLL_HIER=off the
  * host MPI, on the leaders, lanes lanes where the runtime runs them for c
@@ -82,14 +96,18 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
 
 /* -- calls run as one schedule across nodes (span/run.c) -- */
 
-/* Prepare call c (mode) on comm, which spans nodes, as one schedule on its
- * record's node team (a reduction's datatype and operation from c's
- * handles): KCOLL_CALL_KCOLL (*r to start), KCOLL_CALL_HOST (counted,
- * *why), KCOLL_CALL_FAILED (err), or KCOLL_CALL_ACROSS: not a collective
- * this path runs (kcoll_call_across_has: the caller hands it to the host MPI). Alike on every
- * rank. */
-kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode, MPI_Comm comm,
-                                         kcoll_req_t **r, kcoll_reason_t *why, char *err,
-                                         size_t errlen);
+/* Prepare call c (mode) on a communicator that spans nodes, of record h
+ * (NULL: it has none), as one schedule on h's node team `team` (NULL: it
+ * is gone), with the call's MPI handles: a reduction's datatype dt and
+ * operation op, and the send (dt) and receive (rdt) datatypes the packer
+ * packs where c's sides say so (KCOLL_TYPE_HOSTPACK). KCOLL_CALL_KCOLL (*r
+ * to start), KCOLL_CALL_HOST (counted, *why), KCOLL_CALL_FAILED (err), or
+ * KCOLL_CALL_ACROSS: not a collective this path runs
+ * (kcoll_call_across_has: the caller hands it to the host MPI). Alike on
+ * every rank. */
+kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
+                                         kcoll_span_t *h, kcoll_team_t *team, MPI_Datatype dt,
+                                         MPI_Op op, MPI_Datatype rdt, kcoll_req_t **r,
+                                         kcoll_reason_t *why, char *err, size_t errlen);
 
 #endif
