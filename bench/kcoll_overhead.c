@@ -11,7 +11,10 @@
  * noise only ever adds time. The 16 KiB MPI_Reduce and MPI_Allreduce (ints,
  * MPI_SUM) are sizes the built-in tuning hands to the host MPI under one
  * MPI or the other: there the kcoll column is the host's call through
- * kcoll's wrapper (KCOLL_STATS=1 says which path each took).
+ * kcoll's wrapper (KCOLL_STATS=1 says which path each took). So are the
+ * 8-byte MPI_Gatherv and MPI_Alltoallv (8 bytes per rank), which decide
+ * only after the ranks agree: what their host streak leaves of that
+ * (docs/adapt.md).
  *
  * usage: kcoll-overhead [-n CALLS] [-r REPETITIONS]
  * prints one line per case: case, kcoll us/call, host us/call, host/kcoll.
@@ -22,15 +25,37 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { C_BARRIER, C_BCAST16K, C_BCAST64K, C_ALLREDUCE8, C_REDUCE16K, C_ALLREDUCE16K, NCASES };
+enum {
+    C_BARRIER,
+    C_BCAST16K,
+    C_BCAST64K,
+    C_ALLREDUCE8,
+    C_REDUCE16K,
+    C_ALLREDUCE16K,
+    C_GATHERV8,
+    C_ALLTOALLV8,
+    NCASES
+};
 static const char *case_name[NCASES] = {"MPI_Barrier",       "MPI_Bcast 16 KiB",
                                         "MPI_Bcast 64 KiB",  "MPI_Allreduce 8 B",
-                                        "MPI_Reduce 16 KiB", "MPI_Allreduce 16 KiB"};
+                                        "MPI_Reduce 16 KiB", "MPI_Allreduce 16 KiB",
+                                        "MPI_Gatherv 8 B",   "MPI_Alltoallv 8 B"};
+
+/* the v-variants' counts and displacements: 8 bytes per rank */
+static int *vcounts, *vdispls;
 
 static void one_call(int c, int host, char *buf, double *x)
 {
     int *in = (int *)(void *)buf, *out = in + 4096; /* 16 KiB each, in buf's 64 KiB */
     switch (c) {
+    case C_GATHERV8:
+        (host ? PMPI_Gatherv : MPI_Gatherv)(in, 8, MPI_BYTE, out, vcounts, vdispls, MPI_BYTE, 0,
+                                            MPI_COMM_WORLD);
+        break;
+    case C_ALLTOALLV8:
+        (host ? PMPI_Alltoallv : MPI_Alltoallv)(in, vcounts, vdispls, MPI_BYTE, out, vcounts,
+                                                vdispls, MPI_BYTE, MPI_COMM_WORLD);
+        break;
     case C_BARRIER:
         (host ? PMPI_Barrier : MPI_Barrier)(MPI_COMM_WORLD);
         break;
@@ -77,6 +102,19 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    int p;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    vcounts = malloc((size_t)p * sizeof *vcounts);
+    vdispls = malloc((size_t)p * sizeof *vdispls);
+    if (!vcounts || !vdispls || 8 * p > 16384) {
+        if (!rank)
+            fprintf(stderr, "kcoll-overhead: at most 2048 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (int q = 0; q < p; q++) {
+        vcounts[q] = 8;
+        vdispls[q] = 8 * q;
+    }
     static int words[16384]; /* 64 KiB, int-aligned for the reductions */
     char *buf = (char *)words;
     double x[1] = {1.0};
@@ -100,8 +138,6 @@ int main(int argc, char **argv)
                     best[c][h] = tmax;
             }
     if (!rank) {
-        int p;
-        MPI_Comm_size(MPI_COMM_WORLD, &p);
         printf("# kcoll-overhead: %d ranks, %d calls back to back (broadcasts %d), best of %d, "
                "us per call\n",
                p, n, n / 8, reps);
@@ -110,6 +146,8 @@ int main(int argc, char **argv)
             printf("  %-20s %10.3f %10.3f %9.2fx\n", case_name[c], best[c][0], best[c][1],
                    best[c][1] / best[c][0]);
     }
+    free(vcounts);
+    free(vdispls);
     MPI_Finalize();
     return 0;
 }

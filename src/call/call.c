@@ -16,6 +16,10 @@
  *   preferring the host MPI                              below_min_bytes
  *   blocking calls that agree: the agreement        else its reason
  *
+ * A blocking MPI_Gatherv, MPI_Scatterv or MPI_Alltoallv that follows an
+ * agreement which sent the collective to the host MPI may go there at
+ * once, before any of these checks (the host streak, below).
+ *
  * A blocking call identical to its team's last one of the collective that
  * these checks sent to the host MPI before any agreement takes the same
  * way at once (the memo, below: the same decision, counted and traced
@@ -512,6 +516,110 @@ static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_
     kcoll_team_unlock(t);
 }
 
+/* The host streak. MPI_Gatherv, MPI_Scatterv and MPI_Alltoallv decide
+ * after the ranks agree (no rank knows every size before the votes), and
+ * the agreement is a flag round trip between them: 0.5-0.6 us on two
+ * ranks, where the host MPI does a small call in 0.3 us. Where an
+ * agreement sends a valid blocking call of one of them to the host, the team
+ * starts a streak: the collective's next blocking calls with the same
+ * root go to the host MPI at once, without agreeing. The first streak is
+ * 1 call, and each agreement after a streak that sends the call to the
+ * host again doubles it, up to KCOLL_HOST_STREAK; an agreement that runs
+ * the call in kcoll ends the doubling. A program that repeats small calls
+ * thus agrees about once every KCOLL_HOST_STREAK calls; one whose calls
+ * grow runs on the host for at most that many calls before an agreement
+ * sees them: never slower than the host, only later faster.
+ *
+ * The ranks must all take the host's path or all agree, or they would
+ * wait for each other. They do: the streak is the team's, started and
+ * counted at the same calls on every rank. It starts only from an
+ * agreement's outcome, which every rank computes alike from the same
+ * votes, and only where that outcome is not a decision being checked by
+ * measurement (call/adapt.h: a check counts the calls of its pattern
+ * alike on every rank through the selector, which a streak skips). It is
+ * asked first thing for every blocking call of the collective with the
+ * team, before anything a rank decides from its own arguments (the memo;
+ * these collectives have no shortcut), and it holds only what every rank
+ * passes alike: the collective, the root, the parameter generation (MPI
+ * and kcoll_param_set want every rank to change parameters at the same
+ * point). A call with another root or in another generation ends the
+ * streak and agrees. The entry points of the int forms ask before they
+ * even describe the call (pmpi/run.c: kcoll_pmpi_streak); the call layer
+ * asks for the others (the large-count forms), which match the int forms
+ * on other ranks. */
+static int kcoll_call_streaks(kcoll_coll_t c)
+{
+    return c == KCOLL_COLL_GATHERV || c == KCOLL_COLL_SCATTERV || c == KCOLL_COLL_ALLTOALLV;
+}
+
+/* The bytes this rank's call moves as far as it knows them alone (a
+ * streak's calls are counted with them): its v side's blocks, else its
+ * own block. */
+static size_t kcoll_call_own_bytes(const kcoll_call_t *c)
+{
+    const kcoll_side_t *v = c->recv.counts ? &c->recv : c->send.counts ? &c->send : NULL;
+    const kcoll_side_t *own = c->coll == KCOLL_COLL_GATHERV ? &c->send : &c->recv;
+    size_t n = 0;
+    for (int q = 0; v && q < c->p; q++) {
+        const int64_t k = kcoll_side_ventry(v->counts, v->wide, q);
+        n += k > 0 ? (size_t)k * v->size : 0;
+    }
+    return v ? n : own->count > 0 ? (size_t)own->count * own->size : 0;
+}
+
+kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root)
+{
+    if (!kcoll_call_streaks(c))
+        return KCOLL_R_NONE;
+    kcoll_team_lock(t);
+    kcoll_streak_t *k = &t->streak[c];
+    const int same = k->root == root && k->gen == kcoll_params_generation();
+    const int take = k->left && same;
+    if (take)
+        k->left--;
+    else if (!same) /* another root, or parameters changed: agree, and start over */
+        k->left = k->next = 0;
+    const kcoll_reason_t why = take ? (kcoll_reason_t)k->why : KCOLL_R_NONE;
+    kcoll_team_unlock(t);
+    return why;
+}
+
+void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes)
+{
+    const int row = kcoll_stats_row(c, KCOLL_MODE_BLOCKING);
+    kcoll_stats_add(row, KCOLL_PATH_REASON(why), bytes, kcoll_team_threads);
+    kcoll_stats_add(row, KCOLL_PATH_STREAK, bytes, kcoll_team_threads);
+    kcoll_call_trace_host(row, why, bytes);
+}
+
+/* After blocking call r agreed: `host` (its reason) or 0 (kcoll runs it).
+ * A host outcome that is no decision under check starts the next streak. */
+static void kcoll_call_streak_after(kcoll_req_t *r, int host)
+{
+    kcoll_team_t *t = r->team;
+    const int most = kcoll_param_int(KCOLL_P_HOST_STREAK);
+    if (!kcoll_call_streaks(r->call.coll))
+        return;
+    const int dkey = kcoll_decision_key(r->call.coll, r->policy_bytes,
+                                        kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
+                                        r->cache == KCOLL_CACHE_HOT);
+    const int slot = dkey % KCOLL_DECISIONS;
+    kcoll_team_lock(t);
+    kcoll_streak_t *k = &t->streak[r->call.coll];
+    const int steady = t->decisions.e[slot].key != dkey || kcoll_adapt_steady(&t->decisions, slot);
+    if (host && host != KCOLL_R_INVALID && steady && most > 0) {
+        const uint32_t n = k->next ? k->next : 1, cap = (uint32_t)most;
+        k->left = n < cap ? n : cap;
+        k->next = 2 * k->left < cap ? 2 * k->left : cap;
+        k->root = r->call.root;
+        k->why = host;
+        k->gen = kcoll_params_generation();
+    } else {
+        k->left = k->next = 0;
+    }
+    kcoll_team_unlock(t);
+}
+
 /* A request from the team's pool (or a new one). */
 static kcoll_req_t *kcoll_req_get(kcoll_team_t *t)
 {
@@ -563,6 +671,11 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
     kcoll_memo_v_t varrays = {{NULL, NULL}, 0, 0};
     *req = NULL;
     kcoll_call_shortcut_end(c->coll);
+    if (team && mode == KCOLL_MODE_BLOCKING &&
+        (*why = kcoll_call_streak_take(team, c->coll, c->root)) != KCOLL_R_NONE) {
+        kcoll_call_streak_count(c->coll, *why, kcoll_call_own_bytes(c));
+        return KCOLL_CALL_HOST;
+    }
     const int memo = team && mode == KCOLL_MODE_BLOCKING &&
                      kcoll_call_memo_key(c, kcoll_params_generation(), key, &varrays);
     if (memo && kcoll_call_memo_hit(team, c, key, &varrays, why))
@@ -663,6 +776,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
             }
         }
         kcoll_call_remember(r);
+        kcoll_call_streak_after(r, host);
         if (host) {
             kcoll_call_result_t res = kcoll_call_to_host(r, (kcoll_reason_t)host, why);
             kcoll_req_abandon(r);

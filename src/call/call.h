@@ -203,6 +203,14 @@ void kcoll_call_set_packer(const kcoll_packer_t *p);
  * (kcoll not initialized, an unusable communicator: p 0; a persistent
  * request's start when the host runs it). */
 void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t why);
+/* The host streak of MPI_Gatherv, MPI_Scatterv and MPI_Alltoallv (call.c):
+ * a blocking call of collective c with this root on team t goes to the
+ * host MPI without agreeing where take returns its reason (not 0); the
+ * caller then counts it with the bytes of its own part (count). Every
+ * blocking call of these collectives asks, on every rank, before
+ * anything else (kcoll_call_prepare asks for calls that did not). */
+kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root);
+void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes);
 
 /* Start a prepared (or, persistent, completed) request. done(r, ctx) is
  * called once it has completed (from the progress of whichever call

@@ -57,8 +57,8 @@ const char *kcoll_stats_row_name(int row, char *buf, size_t buflen)
 
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen)
 {
-    if (path == KCOLL_PATH_SHORTCUT) {
-        snprintf(buf, buflen, "shortcut");
+    if (path == KCOLL_PATH_SHORTCUT || path == KCOLL_PATH_STREAK) {
+        snprintf(buf, buflen, "%s", path == KCOLL_PATH_SHORTCUT ? "shortcut" : "host_streak");
         return buf;
     }
     if (path == KCOLL_PATH_LEADERS || path == KCOLL_PATH_LANES) {

@@ -66,7 +66,10 @@ const char *kcoll_reason_name(kcoll_reason_t r);
  * "kcoll:leaders", "kcoll:lanes" */
 #define KCOLL_PATH_LEADERS (KCOLL_PATH_SHORTCUT + 1)
 #define KCOLL_PATH_LANES (KCOLL_PATH_LEADERS + 1)
-#define KCOLL_NPATHS_ALL (KCOLL_PATH_LANES + 1)
+/* the calls a host streak sent to the host MPI without an agreement
+ * (call/call.c), counted again: they are in their reason's path too */
+#define KCOLL_PATH_STREAK (KCOLL_PATH_LANES + 1)
+#define KCOLL_NPATHS_ALL (KCOLL_PATH_STREAK + 1)
 const char *kcoll_stats_row_name(int row, char *buf, size_t buflen);   /* "MPI_Ibcast" */
 const char *kcoll_stats_path_name(int path, char *buf, size_t buflen); /* "kcoll:knomial" */
 /* Count the engines' bytes of one run of the executor (row "transfers"). */

@@ -29,6 +29,9 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
 {
     kcoll_call_t c;
     int rc;
+    if (kcoll_pmpi_streak(KCOLL_COLL_ALLTOALLV, comm, 0, recvcounts, recvtype, 0, MPI_BYTE))
+        KCOLL_RETURN_DRIVEN(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                           recvcounts, rdispls, recvtype, comm));
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
                             recvbuf, 0, recvcounts, rdispls, recvtype, 0, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))

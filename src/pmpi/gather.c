@@ -47,6 +47,10 @@ KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     kcoll_call_t c;
     int rc;
+    if (kcoll_pmpi_streak(KCOLL_COLL_GATHERV, comm, root, recvcounts, recvtype,
+                          sendbuf == MPI_IN_PLACE ? 0 : sendcount, sendtype))
+        KCOLL_RETURN_DRIVEN(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                         displs, recvtype, root, comm));
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                            recvcounts, displs, 0, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))

@@ -104,6 +104,14 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
                              int64_t sendcount, const void *sendcounts, const void *displs,
                              int wide, MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
                              MPI_Datatype recvtype, int root, MPI_Comm comm);
+/* A blocking MPI_Gatherv, MPI_Scatterv or MPI_Alltoallv (collective c,
+ * root; 0 for the all-to-all) on comm: 1 when its team's host streak
+ * (call/call.c) sends it to the host MPI now, counted with this rank's
+ * own bytes (vcounts of vtype where it has them: the root's blocks, an
+ * all-to-all's receive counts; else count of type), before the call is
+ * even described; the caller then runs the host's call, driven. */
+int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
+                      MPI_Datatype vtype, int count, MPI_Datatype type);
 /* Complete a host MPI request q started in place of a blocking
  * point-to-point call (rc: the result of starting it), advancing kcoll's
  * requests meanwhile (pmpi/blocking.c). */

@@ -115,6 +115,28 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
     return KCOLL_R_INVALID;
 }
 
+int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
+                      MPI_Datatype vtype, int count, MPI_Datatype type)
+{
+    kcoll_reason_t why;
+    int size = 0;
+    kcoll_team_t *t = kcoll_comm_team(comm, 0, &why);
+    if (!t || (why = kcoll_call_streak_take(t, c, root)) == KCOLL_R_NONE)
+        return 0;
+    size_t bytes = 0;
+    const int p = t->ctl.p, rank = t->ctl.rank; /* the team's ranks are comm's */
+    if (vcounts && (c == KCOLL_COLL_ALLTOALLV || rank == root)) {
+        PMPI_Type_size(vtype, &size);
+        for (int q = 0; q < p; q++)
+            bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * (size_t)size : 0;
+    } else if (count > 0 && type != MPI_DATATYPE_NULL) {
+        PMPI_Type_size(type, &size);
+        bytes = (size_t)count * (size_t)size;
+    }
+    kcoll_call_streak_count(c, why, bytes);
+    return 1;
+}
+
 /* Call c (mode) on comm as one schedule across nodes (span/run.c), with
  * comm's span record, its node team and the call's MPI handles. */
 static kcoll_call_result_t kcoll_pmpi_across(const kcoll_call_t *c, kcoll_mode_t mode,

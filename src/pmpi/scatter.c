@@ -48,6 +48,10 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
 {
     kcoll_call_t c;
     int rc;
+    if (kcoll_pmpi_streak(KCOLL_COLL_SCATTERV, comm, root, sendcounts, sendtype,
+                          recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype))
+        KCOLL_RETURN_DRIVEN(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                          recvcount, recvtype, root, comm));
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype,
                             recvbuf, recvcount, recvtype, root, comm);
     if (kcoll_pmpi_blocking(&c, comm, &rc))

@@ -58,6 +58,18 @@ typedef struct {
     int selected, repeat, dkey, result;
 } kcoll_memo_t;
 
+/* The call layer's host streak of a collective that decides after an
+ * agreement (call/call.c): its next `left` blocking calls with this root,
+ * in parameter generation gen, go to the host MPI for reason `why`
+ * without agreeing; `next`: the length of the streak the next host
+ * agreement starts (0: no streak since the last agreement that ran the
+ * call in kcoll). */
+typedef struct {
+    uint32_t left, next;
+    int root, why;
+    uint64_t gen;
+} kcoll_streak_t;
+
 typedef struct kcoll_team {
     kcoll_ctl_t ctl;              /* p, rank, slots, pids, the channel */
     const kcoll_engine_t *engine; /* the transfers' engine, agreed at set-up */
@@ -83,6 +95,8 @@ typedef struct kcoll_team {
         int root, valid;
     } last[KCOLL_NCOLL];
     kcoll_memo_t memo[KCOLL_NCOLL];
+    /* the host streak of each collective that decides after an agreement */
+    kcoll_streak_t streak[KCOLL_NCOLL];
     kcoll_levels_t levels;        /* topology groups of the ranks (flat until set) */
     kcoll_sched_entry_t scache[KCOLL_SCHED_CACHE];
     unsigned scache_next;         /* the entry a miss replaces next (if unused) */
