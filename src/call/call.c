@@ -837,8 +837,7 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
                  "calls)", kcoll_coll_name(c->coll),
                  own == KCOLL_R_INVALID ? "this rank's arguments do not match the call's"
                                         : "kcoll cannot lay out this rank's buffer (a datatype "
-                                          "it cannot flatten, or a negative displacement of a "
-                                          "derived datatype)");
+                                          "it can neither flatten nor have the host pack)");
         kcoll_req_release(r);
         return KCOLL_CALL_FAILED;
     }

@@ -260,13 +260,17 @@ static int allgather_across(kcoll_req_t *r)
         size_t largest = 0;
         r->span[1] = 0;
         /* blocks before the buffer's address (negative displacements,
-         * which MPI allows): addressed from the lowest one, where the
-         * receive layout is plain bytes (no map, not packed by the host);
-         * this rank cannot tell the others it would rather not */
-        const int plain = !c->recv.map && !(c->recv.type & KCOLL_TYPE_HOSTPACK);
-        if (v_side_from(&c->recv, c->p, r->counts, r->xdispl, &r->span[1], &largest,
-                        plain ? &r->rshift : NULL))
+         * which MPI allows): addressed from the lowest one (this rank
+         * cannot tell the others it would rather not). The displacements
+         * count elements of the logical stream (kcoll_side_step), so the
+         * lowest block's element, kmin, starts kmin extents from the
+         * buffer in memory, where a map or the packer takes the
+         * elements from */
+        ptrdiff_t low = 0;
+        const ptrdiff_t step = (ptrdiff_t)kcoll_side_step(&c->recv);
+        if (v_side_from(&c->recv, c->p, r->counts, r->xdispl, &r->span[1], &largest, &low))
             return KCOLL_R_NONCONTIG;
+        r->rshift = step ? low / step * (ptrdiff_t)c->recv.extent : 0;
         r->lay[0] = (kcoll_layout_t){.rcount = r->counts, .rdispl = r->xdispl};
         r->args.lay = &r->lay[0];
     }

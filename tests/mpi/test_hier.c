@@ -894,72 +894,97 @@ static void shape_cases(const shape_t *sh, int shi)
 /* MPI_Allgatherv with negative displacements */
 
 /* Blocks before the receive buffer's address (MPI allows negative
- * displacements), in reverse rank order with a gap, from 1 to 3 ints each
- * (one rank's none), blocking, non-blocking and in place, on a
+ * displacements), in reverse rank order with a gap, from 1 to 3 elements
+ * each (one rank's none), blocking, non-blocking and in place, on a
  * communicator that spans nodes in the leaders' layout and in lanes:
- * byte for byte what the host MPI gives (sentinels around the blocks
- * too), counted on kcoll's path (across nodes kcoll addresses the blocks
- * from the lowest one; on one node such a call goes to the host after
- * its agreement). */
+ * byte for byte what the host MPI gives (sentinels around and between the
+ * blocks too), counted on kcoll's path (across nodes kcoll addresses the
+ * blocks from the lowest one; on one node such a call goes to the host
+ * after its agreement). The receive datatype is MPI_INT, a derived type
+ * kcoll maps (two ints of three, resized: holes in every element) and one
+ * it does not (a darray: the host packs it), blocking and non-blocking
+ * for those two. */
 static void negative_displacements(const shape_t *sh)
 {
     static const char *const layouts[2] = {"on", "lanes"};
+    static const char *const tnames[3] = {"MPI_INT", "a mapped derived type",
+                                          "a derived type the host packs"};
     const int p = sh->p, me = sh->rank;
     int *cnt = malloc((size_t)p * sizeof *cnt), *dsp = malloc((size_t)p * sizeof *dsp);
     int total = 0;
     for (int q = 0; q < p; q++) {
         cnt[q] = q == 1 ? 0 : 1 + q % 3;
-        total += cnt[q] + 1; /* a gap of one int after each */
+        total += cnt[q] + 1; /* a gap of one element after each */
     }
     int at = -total; /* rank p-1's block first: every displacement negative */
     for (int q = p - 1; q >= 0; q--) {
         dsp[q] = at;
         at += cnt[q] + 1;
     }
-    const size_t room = (size_t)total + 4;
-    int *mem[2] = {malloc(room * sizeof(int)), malloc(room * sizeof(int))};
-    for (int ly = 0; ly < 2 && sh->layout != L_ONE_NODE; ly++)
-        for (int form = 0; form < 3; form++) { /* blocking, non-blocking, in place */
-            const int ip = form == 2;
-            int send[3] = {me * 100 + 1, me * 100 + 2, me * 100 + 3};
-            for (int k = 0; k < 2; k++) {
-                for (size_t i = 0; i < room; i++)
-                    mem[k][i] = -7 - (int)i;
-                int *rbuf = mem[k] + total + 2; /* the blocks lie in mem[k][2 .. total + 2) */
-                if (ip)
-                    memcpy(rbuf + dsp[me], send, (size_t)cnt[me] * sizeof(int));
-                const void *sb = ip ? MPI_IN_PLACE : (const void *)send;
-                if (k == 0) {
-                    PMPI_Allgatherv(sb, cnt[me], MPI_INT, rbuf, cnt, dsp, MPI_INT, sh->comm);
-                    continue;
+    /* the receive types: ints per element, extent in ints */
+    MPI_Datatype types[3], vec;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, 3 * (MPI_Aint)sizeof(int), &types[1]);
+    MPI_Type_free(&vec);
+    MPI_Type_commit(&types[1]);
+    types[0] = MPI_INT;
+    types[2] = mt_unmapped_type();
+    const int per[3] = {1, 2, 2}, ext[3] = {1, 3, 4};
+    for (int t = 0; t < 3; t++) {
+        const size_t room = ((size_t)total + 4) * (size_t)ext[t];
+        int *mem[2] = {malloc(room * sizeof(int)), malloc(room * sizeof(int))};
+        int send[6];
+        for (int i = 0; i < 6; i++)
+            send[i] = me * 100 + 1 + i;
+        for (int ly = 0; ly < 2 && sh->layout != L_ONE_NODE; ly++)
+            for (int form = 0; form < (t ? 2 : 3); form++) { /* blocking, non-blocking, in place */
+                const int ip = form == 2;
+                for (int k = 0; k < 2; k++) {
+                    for (size_t i = 0; i < room; i++)
+                        mem[k][i] = -7 - (int)i;
+                    /* the blocks lie in elements 2 .. total + 2 of mem[k] */
+                    int *rbuf = mem[k] + ((size_t)total + 2) * (size_t)ext[t];
+                    if (ip)
+                        memcpy(rbuf + dsp[me], send, (size_t)cnt[me] * sizeof(int));
+                    const void *sb = ip ? MPI_IN_PLACE : (const void *)send;
+                    const int scount = cnt[me] * per[t];
+                    if (k == 0) {
+                        PMPI_Allgatherv(sb, scount, MPI_INT, rbuf, cnt, dsp, types[t], sh->comm);
+                        continue;
+                    }
+                    kcoll_param_set("HIER", layouts[ly]);
+                    const char *row = form == 1 ? "MPI_Iallgatherv" : "MPI_Allgatherv";
+                    const uint64_t before = mt_calls(row, "kcoll:*");
+                    int rc;
+                    if (form == 1) {
+                        MPI_Request q;
+                        rc = MPI_Iallgatherv(sb, scount, MPI_INT, rbuf, cnt, dsp, types[t],
+                                             sh->comm, &q);
+                        if (rc == MPI_SUCCESS)
+                            rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+                    } else {
+                        rc = MPI_Allgatherv(sb, scount, MPI_INT, rbuf, cnt, dsp, types[t],
+                                            sh->comm);
+                    }
+                    const int counted = mt_calls(row, "kcoll:*") == before + 1;
+                    kcoll_param_set("HIER", "on");
+                    if (rc != MPI_SUCCESS || memcmp(mem[0], mem[1], room * sizeof(int)) ||
+                        (stats && !counted))
+                        mt_fail("%s with negative displacements on %s (%s, %s%s): %s", row,
+                                layout_names[sh->layout], layouts[ly], tnames[t],
+                                ip ? ", in place" : "",
+                                rc != MPI_SUCCESS ? "an error"
+                                : !counted        ? "not counted on a kcoll path"
+                                                  : "differs from the host MPI's");
+                    else
+                        mt_pass();
                 }
-                kcoll_param_set("HIER", layouts[ly]);
-                const char *row = form == 1 ? "MPI_Iallgatherv" : "MPI_Allgatherv";
-                const uint64_t before = mt_calls(row, "kcoll:*");
-                int rc;
-                if (form == 1) {
-                    MPI_Request q;
-                    rc = MPI_Iallgatherv(sb, cnt[me], MPI_INT, rbuf, cnt, dsp, MPI_INT, sh->comm, &q);
-                    if (rc == MPI_SUCCESS)
-                        rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
-                } else {
-                    rc = MPI_Allgatherv(sb, cnt[me], MPI_INT, rbuf, cnt, dsp, MPI_INT, sh->comm);
-                }
-                const int counted = mt_calls(row, "kcoll:*") == before + 1;
-                kcoll_param_set("HIER", "on");
-                if (rc != MPI_SUCCESS || memcmp(mem[0], mem[1], room * sizeof(int)) ||
-                    (stats && !counted))
-                    mt_fail("%s with negative displacements on %s (%s%s): %s", row,
-                            layout_names[sh->layout], layouts[ly], ip ? ", in place" : "",
-                            rc != MPI_SUCCESS ? "an error"
-                            : !counted        ? "not counted on a kcoll path"
-                                              : "differs from the host MPI's");
-                else
-                    mt_pass();
             }
-        }
-    free(mem[0]);
-    free(mem[1]);
+        free(mem[0]);
+        free(mem[1]);
+    }
+    MPI_Type_free(&types[1]);
+    MPI_Type_free(&types[2]);
     free(cnt);
     free(dsp);
 }
