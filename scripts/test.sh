@@ -30,12 +30,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # NAME: what ctest runs in build/NAME (the arguments after ctest); every
 # collective, at 2 and 3 ranks, where a host gets a part
-every='allgather|alltoall|barrier|bcast|reduce|rooted|nonblocking|persistent|large_count|dtype|semantics|progress|adapt|shortcut|streak'
+every='allgather|alltoall|barrier|bcast|reduce|rooted|nonblocking|persistent|large_count|dtype|semantics|progress|adapt|shortcut|streak|later'
 declare -A select=(
   [openmpi5]="-L mpi"
   [mpich5]="-L mpi -E \\.np[67]$"
-  [openmpi]="-R ^mpi\.(fortran\..*|mpi4py.*|semantics\..*|progress\.np3|adapt\.np2|shortcut\.np2|streak\.np2|kill\.np3|preload\.np2|install\..*)$"
-  [mpich]="-R ^mpi\.((nonblocking|persistent|semantics)\.np[23]|progress\.np3|adapt\.np2|shortcut\.np2|streak\.np2|fortran\..*\.np2)$"
+  [openmpi]="-R ^mpi\.(fortran\..*|mpi4py.*|semantics\..*|progress\.np3|adapt\.np2|shortcut\.np2|streak\.np2|later\.np2|kill\.np3|preload\.np2|install\..*)$"
+  [mpich]="-R ^mpi\.((nonblocking|persistent|semantics)\.np[23]|progress\.np3|adapt\.np2|shortcut\.np2|streak\.np2|later\.np2|fortran\..*\.np2)$"
   [impi]="-R ^mpi\.(($every)\.np[23]|engines\.np2|semantics\.fakenodes)$"
   [mpich5-abi]="-R ^mpi\.(($every|sessions)\.np[23]|engines\.np2)$"
 )

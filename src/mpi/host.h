@@ -66,6 +66,16 @@ extern const kcoll_packer_t kcoll_host_packer;
  * comm. create: set a team up if comm has none yet (only where every rank
  * of comm is in the same call: a blocking collective). */
 kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why);
+/* The team of comm for a collective call in mode (every rank of comm asks
+ * once per collective call, in the same order): as kcoll_comm_team, set
+ * up by a blocking call; a non-blocking or persistent one on a
+ * communicator without a record begins its team's set-up in later calls
+ * (mpi/later.c), and the calls go to the host (mpi:no_team) until every
+ * rank turns the team on at the same call (team/team.h: kcoll_team_turn). */
+kcoll_team_t *kcoll_comm_team_for(MPI_Comm comm, kcoll_mode_t mode, kcoll_reason_t *why);
+/* Advance the set-ups in later calls (from the program's calls that reach
+ * kcoll: its collectives, waits and tests). */
+void kcoll_teams_later(void);
 /* comm is an intra-communicator kcoll keeps a record for: 1 with its size
  * and this process's rank, from that record (no host call), or 0. */
 int kcoll_comm_known(MPI_Comm comm, int *p, int *rank);
@@ -120,6 +130,9 @@ void kcoll_drive_finalize(void);
 /* Is this thread the helper (mpi/progress.c)? It makes no MPI call. The
  * helper marks itself when it starts. */
 int kcoll_progress_in_helper(void);
+/* May this thread call MPI now: not the helper, not inside the host's own
+ * calls into kcoll (mpi/progress.c)? */
+int kcoll_host_may_call(void);
 void kcoll_progress_mark_helper(void);
 
 /* ---- non-blocking collectives as generalized requests (mpi/greq.c) */

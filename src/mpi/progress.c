@@ -115,6 +115,11 @@ static MPI_Comm kcoll_poke_comm = MPI_COMM_NULL;
 static MPI_Request kcoll_poke_req = MPI_REQUEST_NULL;
 static char kcoll_poke_byte;
 
+int kcoll_host_may_call(void)
+{
+    return !kcoll_host_inside && !kcoll_helper_self;
+}
+
 void kcoll_host_calls_in(int inside)
 {
     kcoll_host_inside += inside ? 1 : -1;

@@ -5,9 +5,15 @@
  * and the other constructors of pmpi/comm.c, and MPI_COMM_WORLD at
  * MPI_Init), or
  * else at its first blocking collective that kcoll would run. A
- * non-blocking collective never sets a team up: its start must not wait
- * for the other ranks (on a communicator without a team it goes to the
- * host MPI, counted as mpi:no_team). Set-up (team/team.c) first checks
+ * non-blocking collective cannot wait for the other ranks: where it is
+ * the first call on a communicator without a record (one kcoll did not
+ * see being made, or made by MPI_Comm_idup), it begins the set-up *in
+ * later calls* (mpi/later.c: the same set-up, run in the program's calls
+ * that follow, on the host's non-blocking collectives), and the calls go
+ * to the host MPI (mpi:no_team) until every rank turns the team on at one
+ * call (kcoll_mteam_turn). Not under Open MPI, whose MPI_Comm_idup fails
+ * beside other non-blocking collectives (kcoll_teams_init), nor where
+ * several threads call MPI. Set-up (team/team.c) first checks
  * that the communicator lies on one node (MPI_COMM_TYPE_SHARED, through a
  * map of MPI_COMM_WORLD's nodes made at MPI_Init); a team that cannot be
  * set up sends the communicator to the host MPI for its whole life, with
@@ -28,11 +34,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/log.h"
 #include "base/params.h"
 #include "call/shortcut.h"
 #include "mpi/host.h"
+#include "mpi/later.h"
 #include "topo/topo.h"
 
 typedef struct kcoll_mteam {
@@ -42,6 +50,17 @@ typedef struct kcoll_mteam {
     MPI_Comm comm;         /* not owned: the communicator the attribute sits on */
     int p, rank;           /* of comm (an intra-communicator) */
     struct kcoll_mteam *prev, *next;
+    /* a team set up in later calls (mpi/later.c), until it is turned on:
+     * the set-up, the collective calls on comm since it began (numbered
+     * alike on every rank), the team it made (team stays NULL until every
+     * rank turns it on: kcoll_team_turn), whether comm has let go of the
+     * record meanwhile, and the records with a set-up under way */
+    kcoll_later_t *later;
+    uint64_t calls;
+    kcoll_team_t *made;
+    kcoll_reason_t made_why;
+    int posted, orphan;
+    struct kcoll_mteam *lnext;
 } kcoll_mteam_t;
 
 /* The record of the communicator this thread used last: a collective call
@@ -70,6 +89,11 @@ static int kcoll_node_index = -1;
 
 static int kcoll_keyval = MPI_KEYVAL_INVALID;
 static kcoll_mteam_t *kcoll_mteams; /* every record alive, for MPI_Finalize */
+/* records whose team is being set up in later calls (alive or let go of
+ * by their communicator), and how many: only where one thread calls MPI
+ * (kcoll_teams_init), so these are that thread's alone */
+static kcoll_mteam_t *kcoll_laters;
+static int kcoll_nlaters, kcoll_laters_allowed;
 static pthread_mutex_t kcoll_mteams_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
@@ -89,6 +113,12 @@ static void kcoll_mteam_destroy(kcoll_mteam_t *mt)
         kcoll_team_unref(mt->team, kcoll_call_release_team);
     if (mt->span) /* the last reference frees the node communicator, whose record goes too */
         kcoll_span_release(mt->span);
+    if (mt->later) { /* its set-up runs to its end first (kcoll_teams_later) */
+        mt->orphan = 1;
+        return;
+    }
+    if (mt->made)
+        kcoll_team_unref(mt->made, kcoll_call_release_team);
     free(mt);
 }
 
@@ -121,7 +151,20 @@ int kcoll_teams_init(void)
 {
     const kcoll_span_host_t span_host = {kcoll_drive_begin, kcoll_drive_end, kcoll_span_may_call,
                                          kcoll_span_hold_type, kcoll_span_hold_op};
+    int level = MPI_THREAD_MULTIPLE, n = 0;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     kcoll_span_set_host(&span_host);
+    /* set-ups in later calls: only where one thread calls MPI (mpi/later.c),
+     * and not under Open MPI (4.1 and 5.0), whose MPI_Comm_idup runs its
+     * rounds on the parent communicator as its progress reaches them, so
+     * that they meet the program's other non-blocking collectives there in
+     * another order on each rank (MPI_ERR_TRUNCATE in a program that
+     * starts an MPI_Comm_idup and then several MPI_Ibcast before it waits:
+     * docs/hosts.md) */
+    kcoll_laters_allowed = PMPI_Query_thread(&level) == MPI_SUCCESS &&
+                           level <= MPI_THREAD_FUNNELED &&
+                           PMPI_Get_library_version(lib, &n) == MPI_SUCCESS &&
+                           !strstr(lib, "Open MPI");
     if (kcoll_keyval != MPI_KEYVAL_INVALID)
         return 0;
     return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, kcoll_mteam_delete_fn, &kcoll_keyval,
@@ -144,6 +187,15 @@ void kcoll_teams_finalize(void)
         if (PMPI_Comm_delete_attr(mt->comm, kcoll_keyval) != MPI_SUCCESS)
             kcoll_mteam_destroy(mt);
     }
+    /* set-ups in later calls still under way, their records let go of
+     * above: every rank is here, so each ends (all at once: each rank may
+     * have begun them in another order) */
+    kcoll_pause_t pause;
+    kcoll_pause_init(&pause);
+    while (kcoll_nlaters) {
+        kcoll_teams_later();
+        kcoll_pause_unless(&pause, 0);
+    }
     PMPI_Comm_free_keyval(&kcoll_keyval);
     free(kcoll_node_of);
     kcoll_node_of = NULL;
@@ -164,6 +216,14 @@ static int kcoll_host_bcast0(void *ctx, void *buf, size_t len)
 {
     int drive = kcoll_drive_begin();
     int rc = PMPI_Bcast(buf, (int)len, MPI_BYTE, 0, *(MPI_Comm *)ctx);
+    kcoll_drive_end(drive);
+    return rc != MPI_SUCCESS;
+}
+
+static int kcoll_host_allgather(void *ctx, const int *mine, int n, int *all)
+{
+    int drive = kcoll_drive_begin();
+    int rc = PMPI_Allgather(mine, n, MPI_INT, all, n, MPI_INT, *(MPI_Comm *)ctx);
     kcoll_drive_end(drive);
     return rc != MPI_SUCCESS;
 }
@@ -222,10 +282,12 @@ static int kcoll_comm_one_node(MPI_Comm comm, int p)
     return one;
 }
 
-/* The team's topology levels (collective over comm): where each rank runs
- * at each level of KCOLL_HIER_LEVELS, gathered, grouped (coll/levels.h).
- * A level name kcoll does not know leaves the team flat, with a warning. */
-static void kcoll_mteam_levels(kcoll_mteam_t *mt)
+/* Team t's topology levels (collective over comm, through the host's
+ * collectives h): where each rank runs at each level of
+ * KCOLL_HIER_LEVELS, gathered, grouped (coll/levels.h). A level name
+ * kcoll does not know leaves the team flat, with a warning. */
+static void kcoll_mteam_levels(const kcoll_mteam_t *mt, kcoll_team_t *t,
+                               const kcoll_later_host_t *h)
 {
     int mine[KCOLL_MAX_LEVELS], pu;
     char err[256];
@@ -237,20 +299,17 @@ static void kcoll_mteam_levels(kcoll_mteam_t *mt)
      * many levels every rank has and whether every rank has the memory */
     int *all = malloc(2 * (size_t)mt->p * KCOLL_MAX_LEVELS * sizeof *all);
     int agree[2] = {n, all != NULL};
-    if (kcoll_host_allmin(&mt->comm, agree, 2) || agree[0] <= 0 || !agree[1]) {
+    if (h->team.allmin(h->team.ctx, agree, 2) || agree[0] <= 0 || !agree[1]) {
         free(all);
         return;
     }
     const int nl = agree[0];
-    int drive = kcoll_drive_begin();
-    int rc = PMPI_Allgather(mine, nl, MPI_INT, all, nl, MPI_INT, mt->comm);
-    kcoll_drive_end(drive);
-    if (rc == MPI_SUCCESS) {
+    if (h->allgather(h->team.ctx, mine, nl, all) == 0) {
         int *ids = all + (size_t)mt->p * (size_t)nl; /* level-major */
         for (int q = 0; q < mt->p; q++)
             for (int l = 0; l < nl; l++)
                 ids[l * mt->p + q] = all[q * nl + l];
-        kcoll_team_set_levels(mt->team, nl, ids);
+        kcoll_team_set_levels(t, nl, ids);
     }
     free(all);
 }
@@ -268,6 +327,18 @@ static void kcoll_mteam_span_node(kcoll_mteam_t *mt)
     if (kcoll_host_allmin(&mt->comm, &ok, 1))
         ok = 0;
     mt->span->xok = ok;
+}
+
+/* Keep record mt: on the list of records alive, and on its communicator. */
+static void kcoll_mteam_keep(kcoll_mteam_t *mt)
+{
+    pthread_mutex_lock(&kcoll_mteams_lock);
+    mt->next = kcoll_mteams;
+    if (kcoll_mteams)
+        kcoll_mteams->prev = mt;
+    kcoll_mteams = mt;
+    pthread_mutex_unlock(&kcoll_mteams_lock);
+    PMPI_Comm_set_attr(mt->comm, kcoll_keyval, mt);
 }
 
 /* Set comm's team up (collective over comm) and record the outcome. */
@@ -304,25 +375,136 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
         mt->team = NULL;
         mt->reason = KCOLL_R_TEAM_FAILED;
     } else if (mt->team) {
-        const kcoll_team_host_t host = {&mt->comm, kcoll_host_allmin, kcoll_host_bcast0};
-        kcoll_status_t st = kcoll_team_setup(mt->team, p, rank, &host);
+        const kcoll_later_host_t host = {{&mt->comm, kcoll_host_allmin, kcoll_host_bcast0},
+                                         kcoll_host_allgather};
+        kcoll_status_t st = kcoll_team_setup(mt->team, p, rank, &host.team);
         if (st != KCOLL_OK) {
             free(mt->team);
             mt->team = NULL;
             mt->reason = st == KCOLL_ERR_PERM ? KCOLL_R_NO_CMA : KCOLL_R_TEAM_FAILED;
         } else {
-            kcoll_mteam_levels(mt);
+            kcoll_mteam_levels(mt, mt->team, &host);
         }
     }
 
-    pthread_mutex_lock(&kcoll_mteams_lock);
-    mt->next = kcoll_mteams;
-    if (kcoll_mteams)
-        kcoll_mteams->prev = mt;
-    kcoll_mteams = mt;
-    pthread_mutex_unlock(&kcoll_mteams_lock);
-    PMPI_Comm_set_attr(comm, kcoll_keyval, mt);
+    kcoll_mteam_keep(mt);
     return mt;
+}
+
+/* The set-up of a team in later calls (the coroutine of mpi/later.c):
+ * what kcoll_mteam_create does for a communicator on one node, with the
+ * host's non-blocking collectives h on a duplicate of comm. The team is
+ * left in mt->made (NULL, alike on every rank, where it could not be set
+ * up: the reason in mt->made_why). */
+static void kcoll_mteam_later_fn(void *arg, const kcoll_later_host_t *h)
+{
+    kcoll_mteam_t *mt = arg;
+    kcoll_team_t *t = calloc(1, sizeof *t);
+    int ok = t != NULL;
+    if (h->team.allmin(h->team.ctx, &ok, 1) || !ok) {
+        free(t);
+        return;
+    }
+    kcoll_status_t st = kcoll_team_setup(t, mt->p, mt->rank, &h->team);
+    if (st != KCOLL_OK) {
+        free(t);
+        mt->made_why = st == KCOLL_ERR_PERM ? KCOLL_R_NO_CMA : KCOLL_R_TEAM_FAILED;
+        return;
+    }
+    kcoll_mteam_levels(mt, t, h);
+    mt->made = t;
+}
+
+/* A non-blocking (or persistent) collective call on comm, which has no
+ * record: begin its team's set-up in later calls, where kcoll can (one
+ * thread calls MPI, the communicator lies on one node by the map of
+ * MPI_COMM_WORLD's nodes, so that no rank needs to ask the others).
+ * Every rank of comm gets here in the same call (MPI orders a
+ * communicator's collectives alike, and nothing above differs between
+ * them). The record, or NULL. */
+static kcoll_mteam_t *kcoll_mteam_later(MPI_Comm comm)
+{
+    int inter = 1, p = 0, rank = 0;
+    if (!kcoll_laters_allowed || !kcoll_node_of || kcoll_param_int(KCOLL_P_DISABLE) ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return NULL;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Comm_rank(comm, &rank);
+    if (p < 2 || !kcoll_comm_one_node(comm, p))
+        return NULL;
+    kcoll_mteam_t *mt = calloc(1, sizeof *mt);
+    if (!mt)
+        return NULL;
+    mt->comm = comm;
+    mt->p = p;
+    mt->rank = rank;
+    mt->reason = KCOLL_R_NO_TEAM;
+    mt->made_why = KCOLL_R_TEAM_FAILED; /* where the set-up never runs */
+    if (!(mt->later = kcoll_later_start(comm, kcoll_mteam_later_fn, mt))) {
+        free(mt);
+        return NULL;
+    }
+    mt->lnext = kcoll_laters;
+    kcoll_laters = mt;
+    kcoll_nlaters++;
+    kcoll_mteam_keep(mt);
+    return mt;
+}
+
+void kcoll_teams_later(void)
+{
+    static int running; /* not from inside a set-up's own host calls */
+    if (!kcoll_nlaters || running || !kcoll_host_may_call())
+        return;
+    running = 1;
+    for (kcoll_mteam_t **at = &kcoll_laters; *at;) {
+        kcoll_mteam_t *mt = *at;
+        if (!kcoll_later_advance(mt->later)) {
+            at = &mt->lnext;
+            continue;
+        }
+        kcoll_later_free(mt->later);
+        mt->later = NULL;
+        *at = mt->lnext;
+        kcoll_nlaters--;
+        if (mt->orphan) { /* comm let go of the record meanwhile */
+            if (mt->made)
+                kcoll_team_unref(mt->made, kcoll_call_release_team);
+            free(mt);
+        } else if (mt->made) { /* done here: this rank's calls so far went to the host */
+            kcoll_team_turn(mt->made, mt->calls, 1);
+        } else {
+            mt->reason = mt->made_why;
+        }
+    }
+    running = 0;
+}
+
+/* Call number k on mt's communicator, whose team is being set up in
+ * later calls or waits to be turned on: the team, from the call on which
+ * every rank turns it on (kcoll_team_turn), else NULL (the host MPI:
+ * mpi:no_team, or the set-up's failure). */
+static kcoll_team_t *kcoll_mteam_turn(kcoll_mteam_t *mt, kcoll_reason_t *why)
+{
+    const uint64_t k = ++mt->calls;
+    kcoll_teams_later();
+    if (mt->later) {
+        *why = KCOLL_R_NO_TEAM;
+        return NULL;
+    }
+    if (!mt->made) {
+        *why = mt->reason;
+        return NULL;
+    }
+    if (!kcoll_team_turn(mt->made, k, 0)) {
+        *why = KCOLL_R_NO_TEAM;
+        return NULL;
+    }
+    mt->team = mt->made;
+    mt->made = NULL;
+    mt->reason = KCOLL_R_NONE;
+    *why = KCOLL_R_NONE;
+    return mt->team;
 }
 
 /* comm's record, or NULL if it has none (yet). */
@@ -380,6 +562,22 @@ kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why)
     }
     *why = mt->reason;
     return mt->team;
+}
+
+kcoll_team_t *kcoll_comm_team_for(MPI_Comm comm, kcoll_mode_t mode, kcoll_reason_t *why)
+{
+    if (kcoll_keyval == MPI_KEYVAL_INVALID) {
+        *why = KCOLL_R_TEAM_FAILED;
+        return NULL;
+    }
+    kcoll_mteam_t *mt = kcoll_comm_record(comm);
+    if (!mt && mode != KCOLL_MODE_BLOCKING && !(mt = kcoll_mteam_later(comm))) {
+        *why = KCOLL_R_NO_TEAM;
+        return NULL;
+    }
+    if (mt && (mt->later || mt->made))
+        return kcoll_mteam_turn(mt, why);
+    return kcoll_comm_team(comm, mode == KCOLL_MODE_BLOCKING, why);
 }
 
 void kcoll_comm_created(MPI_Comm comm)

@@ -340,6 +340,7 @@ static void kcoll_status_empty(MPI_Status *status)
 
 KCOLL_PUBLIC int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    kcoll_teams_later(); /* teams set up in later calls (mpi/later.c) */
     kcoll_plan_t *pl = kcoll_plan_now(*request);
     if (!pl)
         return PMPI_Test(request, flag, status);
@@ -354,6 +355,7 @@ KCOLL_PUBLIC int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 
 KCOLL_PUBLIC int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    kcoll_teams_later(); /* teams set up in later calls (mpi/later.c) */
     int flag = 0, rc;
     if (kcoll_host_only() && !kcoll_plan_ours(*request))
         return PMPI_Wait(request, status);
@@ -489,6 +491,7 @@ static int kcoll_testall_plans(int n, MPI_Request reqs[], int *flag, MPI_Status 
 
 KCOLL_PUBLIC int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
+    kcoll_teams_later();
     kcoll_plan_t **pls = kcoll_plans_now(count, requests);
     if (!pls)
         return PMPI_Testall(count, requests, flag, statuses);
@@ -499,6 +502,7 @@ KCOLL_PUBLIC int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_S
 
 KCOLL_PUBLIC int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
+    kcoll_teams_later();
     int flag = 0, rc;
     if (kcoll_host_only()) /* the host's blocking call, kcoll's (inactive) plans hidden */
         return kcoll_host_wait_hiding(count, requests, statuses, NULL, NULL, NULL);
@@ -545,6 +549,7 @@ static int kcoll_testany_plans(int n, MPI_Request reqs[], int *index, int *flag,
 KCOLL_PUBLIC int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
                              MPI_Status *status)
 {
+    kcoll_teams_later();
     kcoll_plan_t **pls = kcoll_plans_now(count, requests);
     if (!pls)
         return PMPI_Testany(count, requests, index, flag, status);
@@ -555,6 +560,7 @@ KCOLL_PUBLIC int MPI_Testany(int count, MPI_Request requests[], int *index, int 
 
 KCOLL_PUBLIC int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
+    kcoll_teams_later();
     int flag = 0, rc;
     if (kcoll_host_only())
         return kcoll_host_wait_hiding(count, requests, status, index, NULL, NULL);
@@ -592,6 +598,7 @@ static int kcoll_testsome_plans(int n, MPI_Request reqs[], int *outcount, int in
 KCOLL_PUBLIC int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                               MPI_Status statuses[])
 {
+    kcoll_teams_later();
     kcoll_plan_t **pls = kcoll_plans_now(incount, requests);
     if (!pls)
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
@@ -603,6 +610,7 @@ KCOLL_PUBLIC int MPI_Testsome(int incount, MPI_Request requests[], int *outcount
 KCOLL_PUBLIC int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                               MPI_Status statuses[])
 {
+    kcoll_teams_later();
     int rc;
     if (kcoll_host_only())
         return kcoll_host_wait_hiding(incount, requests, statuses, NULL, outcount, indices);

@@ -98,7 +98,7 @@ static kcoll_team_t *kcoll_pmpi_team(const kcoll_call_t *c, MPI_Comm comm, kcoll
 {
     if (c->p < 2) /* not usable, or one process: the call layer says which */
         return NULL;
-    return kcoll_comm_team(comm, mode == KCOLL_MODE_BLOCKING, why);
+    return kcoll_comm_team_for(comm, mode, why);
 }
 
 /* Why the communicator is not usable at all (the host MPI does the call),
@@ -254,7 +254,7 @@ int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request requ
     if (host_why == KCOLL_R_NONE) {
         /* a communicator without a team yet does not get it here (its
          * set-up blocks): the host runs the request, as a non-blocking call */
-        kcoll_team_t *team = kcoll_comm_team(comm, 0, &why);
+        kcoll_team_t *team = kcoll_comm_team_for(comm, KCOLL_MODE_PERSISTENT, &why);
         kcoll_call_result_t res = kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r,
                                                      &host_why, err, sizeof err);
         if (res == KCOLL_CALL_KCOLL || res == KCOLL_CALL_ACROSS) {

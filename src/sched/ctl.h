@@ -128,6 +128,10 @@ typedef struct {
     uint32_t lanes;
     uint32_t pad;
     uint64_t cell; /* bytes of a bounce cell of the channel (xfer/chan.h): the creator's */
+    /* a team set up while its communicator's calls went on (team/team.h:
+     * kcoll_team_turn): ranks done setting up (high 16 bits) and the
+     * highest call any rank handed to the host meanwhile (low 48 bits) */
+    _Atomic uint64_t turn;
 } kcoll_seg_hdr_t;
 
 /* Values in one layout table: send counts, send displacements, receive

@@ -425,6 +425,26 @@ kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_te
     return KCOLL_ERR_PERM;
 }
 
+int kcoll_team_turn(kcoll_team_t *t, uint64_t call, int done)
+{
+    const uint64_t low = ((uint64_t)1 << 48) - 1;
+    kcoll_seg_hdr_t *h = t->ctl.seg;
+    const uint64_t p = (uint64_t)t->ctl.p;
+    /* acquire: pairs with the acq_rel exchanges below (orders nothing
+     * else: the word is its own message) */
+    uint64_t x = atomic_load_explicit(&h->turn, memory_order_acquire);
+    for (;;) {
+        const uint64_t ndone = x >> 48, most = x & low;
+        if (!done && ndone == p) /* all done: the word is final */
+            return call > most;
+        const uint64_t next = (ndone + (done ? 1u : 0u)) << 48 | (call > most ? call : most);
+        /* acq_rel: one order of every rank's changes of the word */
+        if (atomic_compare_exchange_weak_explicit(&h->turn, &x, next, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return 0;
+    }
+}
+
 void kcoll_team_ref(kcoll_team_t *t)
 {
     kcoll_team_lock(t);

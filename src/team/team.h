@@ -143,6 +143,19 @@ kcoll_status_t kcoll_team_setup(kcoll_team_t *t, int p, int rank, const kcoll_te
 void kcoll_team_set_levels(kcoll_team_t *t, int nraw, const int *ids);
 
 /* One more holder. */
+/* A team set up while the program's calls on its communicator went on
+ * (mpi/teams.c: its set-up ran in later calls, each rank at its own pace)
+ * is turned on at one call, the same on every rank: the first call after
+ * every call any rank handed to the host before all were done. Calls are
+ * numbered alike on every rank (1, 2, ... from the call that began the
+ * set-up). done: this rank's set-up has just finished, and its calls up
+ * to `call` went to the host (returns 0). Otherwise: may call `call` run
+ * on the team? 1 (then every later call may), or 0: the host's (and,
+ * while some rank is not done, recorded as such). One word of the
+ * segment holds both counts, changed only by compare-and-swap, so the
+ * ranks see its changes in one order: once all are done it changes no
+ * more, and every rank reads the same call from it. */
+int kcoll_team_turn(kcoll_team_t *t, uint64_t call, int done);
 void kcoll_team_ref(kcoll_team_t *t);
 /* One holder less; the last one calls release (which frees what the call
  * layer keeps on the team: its pool), unmaps the segment and frees t. */
