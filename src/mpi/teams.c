@@ -480,14 +480,47 @@ void kcoll_teams_later(void)
     running = 0;
 }
 
-/* Call number k on mt's communicator, whose team is being set up in
- * later calls or waits to be turned on: the team, from the call on which
- * every rank turns it on (kcoll_team_turn), else NULL (the host MPI:
- * mpi:no_team, or the set-up's failure). */
-static kcoll_team_t *kcoll_mteam_turn(kcoll_mteam_t *mt, kcoll_reason_t *why)
+/* Wait, advancing kcoll's requests and every set-up in later calls, until
+ * done(mt) (a blocking collective call: every rank of its communicator
+ * comes to it, and MPI lets it wait for them). */
+static void kcoll_mteam_wait(kcoll_mteam_t *mt, int (*done)(const kcoll_mteam_t *mt))
 {
+    kcoll_pause_t pause;
+    kcoll_pause_init(&pause);
+    for (;;) {
+        kcoll_teams_later();
+        if (done(mt))
+            return;
+        kcoll_pause_unless(&pause, kcoll_progress());
+    }
+}
+
+static int kcoll_mteam_set_up(const kcoll_mteam_t *mt)
+{
+    return !mt->later;
+}
+
+static int kcoll_mteam_all_set_up(const kcoll_mteam_t *mt)
+{
+    return !mt->made || kcoll_team_turn_final(mt->made);
+}
+
+/* The next collective call on mt's communicator (mode), whose team is
+ * being set up in later calls or waits to be turned on: the team, from
+ * the call on which every rank turns it on (kcoll_team_turn), else NULL
+ * (the host MPI: mpi:no_team, or the set-up's failure). A set-up that
+ * finishes now counts the calls before this one as the host's. A blocking
+ * call waits for every rank's set-up, which the others finish in the same
+ * call at the latest, and then runs on the team. */
+static kcoll_team_t *kcoll_mteam_turn(kcoll_mteam_t *mt, kcoll_mode_t mode, kcoll_reason_t *why)
+{
+    if (mode == KCOLL_MODE_BLOCKING)
+        kcoll_mteam_wait(mt, kcoll_mteam_set_up);
+    else
+        kcoll_teams_later();
     const uint64_t k = ++mt->calls;
-    kcoll_teams_later();
+    if (mode == KCOLL_MODE_BLOCKING)
+        kcoll_mteam_wait(mt, kcoll_mteam_all_set_up);
     if (mt->later) {
         *why = KCOLL_R_NO_TEAM;
         return NULL;
@@ -576,7 +609,7 @@ kcoll_team_t *kcoll_comm_team_for(MPI_Comm comm, kcoll_mode_t mode, kcoll_reason
         return NULL;
     }
     if (mt && (mt->later || mt->made))
-        return kcoll_mteam_turn(mt, why);
+        return kcoll_mteam_turn(mt, mode, why);
     return kcoll_comm_team(comm, mode == KCOLL_MODE_BLOCKING, why);
 }
 

@@ -445,6 +445,13 @@ int kcoll_team_turn(kcoll_team_t *t, uint64_t call, int done)
     }
 }
 
+int kcoll_team_turn_final(const kcoll_team_t *t)
+{
+    kcoll_seg_hdr_t *h = t->ctl.seg;
+    /* acquire: as in kcoll_team_turn */
+    return atomic_load_explicit(&h->turn, memory_order_acquire) >> 48 == (uint64_t)t->ctl.p;
+}
+
 void kcoll_team_ref(kcoll_team_t *t)
 {
     kcoll_team_lock(t);

@@ -156,6 +156,8 @@ void kcoll_team_set_levels(kcoll_team_t *t, int nraw, const int *ids);
  * ranks see its changes in one order: once all are done it changes no
  * more, and every rank reads the same call from it. */
 int kcoll_team_turn(kcoll_team_t *t, uint64_t call, int done);
+/* Is every rank done (the word is final)? */
+int kcoll_team_turn_final(const kcoll_team_t *t);
 void kcoll_team_ref(kcoll_team_t *t);
 /* One holder less; the last one calls release (which frees what the call
  * layer keeps on the team: its pool), unmaps the segment and frees t. */
