@@ -86,7 +86,7 @@ static kcoll_select_t kcoll_adapt_apply(kcoll_req_t *r, const kcoll_dentry_t *e,
     return kcoll_adapt_side(e, which, &r->choice);
 }
 
-static int kcoll_adapt_key(const kcoll_req_t *r)
+int kcoll_adapt_key(const kcoll_req_t *r)
 {
     return kcoll_decision_key(r->call.coll, r->policy_bytes,
                               kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,

@@ -60,6 +60,8 @@ enum {
  * check (then call kcoll_adapt_share without the lock). A timed call is
  * remembered until kcoll_adapt_end. */
 kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share);
+/* The key of r's decision in its team's decision cache (its pattern). */
+int kcoll_adapt_key(const kcoll_req_t *r);
 /* After the team's lock is dropped: a timed call begins (the ranks line
  * up through the control segment, then the clock starts; for tests,
  * KCOLL_TEST_ADAPT_SLOW's rank waits there in calls of a decision's own

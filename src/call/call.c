@@ -491,10 +491,7 @@ static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_
         return; /* not kept: the next call decides */
     for (int i = 0; i < v->n; i++)
         memcpy(copy + (size_t)i * v->len, v->a[i], v->len);
-    const int dkey = selected ? kcoll_decision_key(r->call.coll, r->policy_bytes,
-                                                   kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
-                                                   r->cache == KCOLL_CACHE_HOT)
-                              : 0;
+    const int dkey = selected ? kcoll_adapt_key(r) : 0;
     kcoll_team_lock(t);
     memcpy(m->key, key, sizeof m->key);
     free(m->vcounts);
@@ -600,10 +597,7 @@ static void kcoll_call_streak_after(kcoll_req_t *r, int host)
     const int most = kcoll_param_int(KCOLL_P_HOST_STREAK);
     if (!kcoll_call_streaks(r->call.coll))
         return;
-    const int dkey = kcoll_decision_key(r->call.coll, r->policy_bytes,
-                                        kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
-                                        r->cache == KCOLL_CACHE_HOT);
-    const int slot = dkey % KCOLL_DECISIONS;
+    const int dkey = kcoll_adapt_key(r), slot = dkey % KCOLL_DECISIONS;
     kcoll_team_lock(t);
     kcoll_streak_t *k = &t->streak[r->call.coll];
     const int steady = t->decisions.e[slot].key != dkey || kcoll_adapt_steady(&t->decisions, slot);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpitest.h"
@@ -229,4 +230,31 @@ int mt_host_is_ompi(void)
         known = strstr(v, "Open MPI") != NULL;
     }
     return known;
+}
+
+void mt_paths_alike(const unsigned char *paths, int n, MPI_Comm comm, const char *what)
+{
+    int lo = 0, hi = 0;
+    MPI_Allreduce(&n, &lo, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&n, &hi, 1, MPI_INT, MPI_MAX, comm);
+    if (lo != hi) {
+        mt_fail("%s: the ranks made %d..%d calls", what, lo, hi);
+        return;
+    }
+    if (!n)
+        return;
+    unsigned char *pmin = malloc((size_t)n), *pmax = malloc((size_t)n);
+    if (!pmin || !pmax) {
+        fprintf(stderr, "mt_paths_alike: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Allreduce(paths, pmin, n, MPI_UNSIGNED_CHAR, MPI_MIN, comm);
+    MPI_Allreduce(paths, pmax, n, MPI_UNSIGNED_CHAR, MPI_MAX, comm);
+    for (int i = 0; i < n; i++)
+        if (pmin[i] != pmax[i]) {
+            mt_fail("%s: call %d took kcoll on some ranks and the host on others", what, i);
+            break;
+        }
+    free(pmin);
+    free(pmax);
 }

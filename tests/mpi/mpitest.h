@@ -111,6 +111,11 @@ unsigned mt_rnd(void);
  * block and after every block. Returns the end, in elements. */
 int mt_shuffle(int p, const int *counts, int *displs, int *order);
 
+/* Every rank of comm made n calls and took the same path at each
+ * (paths[i]: 1 kcoll, 0 the host); a failure recorded (what names the
+ * list) otherwise. */
+void mt_paths_alike(const unsigned char *paths, int n, MPI_Comm comm, const char *what);
+
 /* Open file descriptors of this process. */
 int mt_open_fds(void);
 /* Lines of /proc/self/maps that contain `what` (mappings of a file). */

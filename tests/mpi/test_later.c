@@ -182,23 +182,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&c);
     }
     /* one path per call on every rank */
-    int n = npath, lo = 0, hi = 0;
-    MPI_Allreduce(&n, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&n, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (lo != hi) {
-        mt_fail("the ranks made %d..%d calls", lo, hi);
-    } else if (n) {
-        unsigned char *pmin = malloc((size_t)n), *pmax = malloc((size_t)n);
-        MPI_Allreduce(path, pmin, n, MPI_UNSIGNED_CHAR, MPI_MIN, MPI_COMM_WORLD);
-        MPI_Allreduce(path, pmax, n, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD);
-        for (int i = 0; i < n; i++)
-            if (pmin[i] != pmax[i]) {
-                mt_fail("call %d took kcoll on some ranks and the host on others", i);
-                break;
-            }
-        free(pmin);
-        free(pmax);
-    }
+    mt_paths_alike(path, npath, MPI_COMM_WORLD, "test_later");
     free(path);
     const int rc = mt_finish("test_later");
     MPI_Finalize();

@@ -60,34 +60,6 @@ static void path_add(int list, int kcoll)
     paths[list][npaths[list]++] = (unsigned char)kcoll;
 }
 
-/* Every rank of comm took the same path at every call of list `list`. */
-static void paths_alike(int list, MPI_Comm comm)
-{
-    int n = npaths[list], nmin = 0, nmax = 0;
-    MPI_Allreduce(&n, &nmin, 1, MPI_INT, MPI_MIN, comm);
-    MPI_Allreduce(&n, &nmax, 1, MPI_INT, MPI_MAX, comm);
-    if (nmin != nmax) {
-        mt_fail("the ranks made %d..%d calls", nmin, nmax);
-        return;
-    }
-    if (!n)
-        return;
-    unsigned char *lo = malloc((size_t)n), *hi = malloc((size_t)n);
-    if (!lo || !hi) {
-        fprintf(stderr, "test_streak: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    MPI_Allreduce(paths[list], lo, n, MPI_UNSIGNED_CHAR, MPI_MIN, comm);
-    MPI_Allreduce(paths[list], hi, n, MPI_UNSIGNED_CHAR, MPI_MAX, comm);
-    for (int i = 0; i < n; i++)
-        if (lo[i] != hi[i]) {
-            mt_fail("call %d of list %d took kcoll on some ranks and the host on others", i, list);
-            break;
-        }
-    free(lo);
-    free(hi);
-}
-
 static unsigned char byte_of(int call, int from, int to, size_t j)
 {
     return (unsigned char)mt_mix(((uint64_t)call << 40) ^ ((uint64_t)from << 28) ^
@@ -373,8 +345,8 @@ int main(int argc, char **argv)
         run(&v, comm, c);
     }
     /* one path per call on every rank of each communicator */
-    paths_alike(0, MPI_COMM_WORLD);
-    paths_alike(1, comms[1]);
+    mt_paths_alike(paths[0], npaths[0], MPI_COMM_WORLD, "every rank's calls");
+    mt_paths_alike(paths[1], npaths[1], comms[1], "the split's calls");
     MPI_Comm_free(&comms[0]);
     MPI_Comm_free(&comms[1]);
     if (p > 1 && mt_calls("MPI_Gatherv", "host_streak") +
