@@ -1,7 +1,11 @@
 /* kcoll's per-user cache folder (see cache.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_* */
+#endif
 #include "base/cache.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,6 +52,29 @@ void kcoll_cpu_model(char *out, size_t len)
         }
     if (f)
         fclose(f);
+}
+
+int kcoll_cpu_affinity(uint64_t *words, int n)
+{
+    cpu_set_t set;
+    memset(words, 0, (size_t)n * sizeof *words);
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return -1;
+    for (int cpu = 0; cpu < n * 64 && cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &set))
+            words[cpu / 64] |= 1ull << (cpu % 64);
+    return 0;
+}
+
+double kcoll_run_delay(void)
+{
+    /* "<ns on a CPU> <ns waiting on a run queue> <time slices>" */
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long ran = 0, waited = 0;
+    const int got = f ? fscanf(f, "%llu %llu", &ran, &waited) : 0;
+    if (f)
+        fclose(f);
+    return got == 2 ? (double)waited * 1e-9 : -1;
 }
 
 /* mkdir -p of the file's folder (0 on success). */

@@ -24,8 +24,9 @@
 #define KCOLL_QUICK_SIZES 4
 /* How the measurement is made, part of the machine's identity: a file
  * measured another way is measured again (2: the host's calls warmed up
- * before they are timed). */
-#define KCOLL_QUICK_METHOD 2
+ * before they are timed; 3: nothing kept from ranks sharing a CPU or
+ * waiting for one). */
+#define KCOLL_QUICK_METHOD 3
 extern const double kcoll_quick_bytes[KCOLL_QUICK_SIZES];
 #define KCOLL_QUICK_COLLS 9
 extern const kcoll_coll_t kcoll_quick_colls[KCOLL_QUICK_COLLS];
@@ -33,6 +34,9 @@ extern const kcoll_coll_t kcoll_quick_colls[KCOLL_QUICK_COLLS];
 typedef struct {
     int p;          /* the processes of the node that measured */
     double alpha;   /* s per cross-memory-attach call (0: not measured) */
+    /* the largest share of the measurement's time a rank waited for its
+     * CPU (-1: the kernel does not say) */
+    double busy;
     /* the host MPI's median completion time, s, of kcoll_quick_colls[i]
      * at kcoll_quick_bytes[k] (0: not measured; Barrier: k 0 only) */
     double host[KCOLL_QUICK_COLLS][KCOLL_QUICK_SIZES];

@@ -9,8 +9,15 @@
  *
  * Every rank of the world calls it at once; it returns the tuning rank 0
  * will share (the caller broadcasts it, as a tuning file's). A crowded
- * node (more ranks than CPUs) or a node of one rank measures nothing:
- * what it would time is the scheduler, or nothing at all.
+ * node (more ranks than the CPUs they may run on together: their
+ * affinities' union, not the machine's count, so two ranks bound to one
+ * CPU count as crowded) or a node of one rank measures nothing: what it
+ * would time is the scheduler, or nothing at all. A measurement during
+ * which a rank waited for its CPU (other work on it: the kernel's run
+ * delay, over KCOLL_QUICK_BUSY percent of the time; quiet here 0-3%, a busy
+ * loop beside each rank 25-50%) is neither used nor kept: a kept
+ * file is read by every later job, and one disturbed start must not
+ * price them all.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +34,7 @@
 #include "model/quick.h"
 #include "model/tuning.h"
 #include "mpi/host.h"
+#include "topo/topo.h"
 
 #define QUICK_ITERS 7 /* timed calls per collective and size */
 /* untimed calls per collective and size before them: a host's first calls
@@ -35,6 +43,8 @@
  * then on), and what decides is the steady time a program's loop sees */
 #define QUICK_WARM 48
 #define QUICK_CMA 31  /* timed cross-memory-attach calls */
+#define QUICK_ROUNDS 2 /* measurements at most, where a rank waited */
+#define QUICK_CPU_WORDS 16 /* 1024 CPUs */
 
 /* What the last start-up did, for the statistics report. */
 static char kcoll_quick_said[512];
@@ -52,6 +62,15 @@ static const char *library_version(char *lib, size_t len)
         return "";
     lib[strcspn(lib, "\n")] = '\0';
     return lib;
+}
+
+/* ", waited for a CPU x% of it" where the kernel said (into out). */
+static const char *busy_said(double busy, char *out, size_t len)
+{
+    if (busy < 0)
+        return "";
+    snprintf(out, len, ", waited for a CPU %.1f%% of it", 100 * busy);
+    return out;
 }
 
 /* kcoll_cache_write's writer of a tuning. */
@@ -82,12 +101,15 @@ static void measure(MPI_Comm node, int p, int me, kcoll_quick_t *q)
 {
     const size_t most = (size_t)kcoll_quick_bytes[KCOLL_QUICK_SIZES - 1] * (size_t)p;
     char *s = calloc(most, 1), *r = calloc(most, 1);
+    /* t[N]: the CMA call; t[N + 1]: the share of the time waited for a CPU */
     enum { N = KCOLL_QUICK_COLLS * KCOLL_QUICK_SIZES * QUICK_ITERS };
-    double *t = calloc(N + 1, sizeof *t), *worst = calloc(N + 1, sizeof *worst);
+    double *t = calloc(N + 2, sizeof *t), *worst = calloc(N + 2, sizeof *worst);
     int ok = s && r && t && worst, all_ok = 0;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node);
     if (!all_ok)
         goto out;
+    const double delay0 = kcoll_run_delay();
+    const int64_t wall0 = kcoll_now_ns();
     /* the host's completion times: the ranks lined up, each call timed on
      * every rank, the slowest rank's time (as kcoll-bench measures) */
     for (int i = 0; i < KCOLL_QUICK_COLLS; i++)
@@ -126,7 +148,9 @@ static void measure(MPI_Comm node, int p, int me, kcoll_quick_t *q)
     }
     free(peers);
     PMPI_Barrier(node); /* nobody's word is read any more */
-    PMPI_Reduce(t, worst, N + 1, MPI_DOUBLE, MPI_MAX, 0, node);
+    const double delay1 = kcoll_run_delay(), wall = (double)(kcoll_now_ns() - wall0) * 1e-9;
+    t[N + 1] = delay0 >= 0 && delay1 >= 0 && wall > 0 ? (delay1 - delay0) / wall : -1;
+    PMPI_Reduce(t, worst, N + 2, MPI_DOUBLE, MPI_MAX, 0, node);
     /* where one rank could not read, the maximum is still -1 only if all
      * failed: take the minimum's sign too */
     double least = 0;
@@ -135,6 +159,7 @@ static void measure(MPI_Comm node, int p, int me, kcoll_quick_t *q)
         memset(q, 0, sizeof *q);
         q->p = p;
         q->alpha = least > 0 ? worst[N] : 0;
+        q->busy = worst[N + 1];
         for (int i = 0; i < KCOLL_QUICK_COLLS; i++)
             for (int k = 0; k < KCOLL_QUICK_SIZES; k++)
                 if (kcoll_quick_colls[i] != KCOLL_COLL_BARRIER || k == 0)
@@ -164,16 +189,25 @@ void kcoll_quick_startup(kcoll_tuning_t *t)
         PMPI_Comm_free(&node);
         return;
     }
+    /* the CPUs the node's ranks may run on, together */
+    const int64_t start = kcoll_now_ns();
+    uint64_t mask[QUICK_CPU_WORDS], all[QUICK_CPU_WORDS];
+    kcoll_cpu_affinity(mask, QUICK_CPU_WORDS);
+    PMPI_Allreduce(mask, all, QUICK_CPU_WORDS, MPI_UINT64_T, MPI_BOR, node);
+    long cpus = 0;
+    for (int w = 0; w < QUICK_CPU_WORDS; w++)
+        cpus += __builtin_popcountll(all[w]);
+    if (cpus == 0) /* no rank could read its affinity */
+        cpus = sysconf(_SC_NPROCESSORS_ONLN);
     /* rank 0 (node rank 0: the key is the world rank) looks for the file */
     char path[600] = "", ident[600] = "", err[512], lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int action = 0; /* 0: nothing, 1: read from the cache, 2: measure */
-    const int64_t start = kcoll_now_ns();
     if (me == 0) {
-        const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         if (p < 2 || (cpus > 0 && p > cpus))
             snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
-                     "quick calibration: none (%d ranks on %ld CPUs: %s); built-in defaults", p,
-                     cpus, p < 2 ? "nothing to time" : "a crowded node times its scheduler");
+                     "quick calibration: none (%d ranks on %ld CPU%s: %s); built-in defaults", p,
+                     cpus, cpus == 1 ? "" : "s",
+                     p < 2 ? "nothing to time" : "a crowded node times its scheduler");
         else if (kcoll_quick_path(p, library_version(lib, sizeof lib), path, sizeof path, ident,
                                   sizeof ident) != 0)
             snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
@@ -185,10 +219,34 @@ void kcoll_quick_startup(kcoll_tuning_t *t)
     }
     PMPI_Bcast(&action, 1, MPI_INT, 0, node);
     if (action == 2) {
-        kcoll_quick_t q;
-        measure(node, p, me, &q);
-        if (me == 0) {
+        kcoll_quick_t q = {0};
+        /* the topology's load (a thread of this process, a few ms on a
+         * machine seen the first time) ends first: it would run on the
+         * CPUs being timed */
+        kcoll_topo_settle();
+        /* once more where a rank waited: ranks the launcher did not bind
+         * start on one CPU until the kernel spreads them, within the
+         * first milliseconds */
+        const double most = (double)kcoll_param_int(KCOLL_P_QUICK_BUSY) / 100;
+        double busy = 0;
+        for (int round = 0; round < QUICK_ROUNDS; round++) {
+            measure(node, p, me, &q);
+            busy = q.busy; /* (rank 0's: the node's largest) */
+            PMPI_Bcast(&busy, 1, MPI_DOUBLE, 0, node);
+            if (busy <= most)
+                break;
+        }
+        if (me == 0 && busy > most) {
+            /* t keeps the built-in defaults it came with */
+            snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
+                     "quick calibration: measured at MPI_Init in %.1f ms (%d ranks), neither "
+                     "used nor kept: a rank waited for its CPU %.1f%% of the time, %d times "
+                     "(other work on this node's CPUs); built-in defaults, the next job "
+                     "measures again",
+                     (double)(kcoll_now_ns() - start) * 1e-6, p, 100 * busy, QUICK_ROUNDS);
+        } else if (me == 0) {
             const double ms = (double)(kcoll_now_ns() - start) * 1e-6;
+            char waited[64];
             kcoll_tuning_defaults(t);
             kcoll_quick_apply(&t->m, &q);
             time_t now = time(NULL);
@@ -208,9 +266,10 @@ void kcoll_quick_startup(kcoll_tuning_t *t)
                            path, strerror(errno));
             }
             snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
-                     "quick calibration: measured at MPI_Init in %.1f ms (%d ranks%s), %s %s", ms,
-                     p, q.alpha > 0 ? "" : ", cross-memory attach not permitted",
-                     saved ? "kept in" : "not kept in", path);
+                     "quick calibration: measured at MPI_Init in %.1f ms (%d ranks%s%s), %s %s",
+                     ms, p, q.alpha > 0 ? "" : ", cross-memory attach not permitted",
+                     busy_said(q.busy, waited, sizeof waited), saved ? "kept in" : "not kept in",
+                     path);
         }
     } else if (action == 1 && me == 0) {
         snprintf(kcoll_quick_said, sizeof kcoll_quick_said,

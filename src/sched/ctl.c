@@ -1,15 +1,12 @@
 /* The control segment, seen from one rank (see ctl.h). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* sched_getaffinity, CPU_* */
-#endif
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cache.h"
 #include "base/params.h"
 #include "sched/ctl.h"
 #include "sched/dmap.h"
@@ -100,12 +97,7 @@ kcoll_status_t kcoll_ctl_attach(kcoll_ctl_t *c, void *seg, size_t len, int p, in
     me->probe_addr = (uint64_t)(uintptr_t)kcoll_ctl_probe_word(&val);
     me->probe_val = val;
     me->pid = getpid();
-    cpu_set_t set;
-    memset(me->cpus, 0, sizeof me->cpus);
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        for (int cpu = 0; cpu < KCOLL_CPU_WORDS * 64 && cpu < CPU_SETSIZE; cpu++)
-            if (CPU_ISSET(cpu, &set))
-                me->cpus[cpu / 64] |= 1ull << (cpu % 64);
+    kcoll_cpu_affinity(me->cpus, KCOLL_CPU_WORDS);
     /* release: publishes pid, probe word and cpus before peers see attached == 1 */
     atomic_store_explicit(&me->attached, 1, memory_order_release);
     return KCOLL_OK;

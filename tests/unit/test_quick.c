@@ -5,12 +5,21 @@
  * points replace the defaults' only at the measured process count and up
  * to the largest measured size; the result written as the per-machine
  * cache file (a tuning file) reads back to the same decisions; the
- * identity hash tells different machines apart. */
+ * identity hash tells different machines apart; what the measurement
+ * reads of its CPUs is right: the affinity mask, and the run delay that
+ * grows while another process shares the one CPU it is bound to. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity, CPU_* */
+#endif
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "check.h"
 #include "model/quick.h"
 #include "model/select.h"
@@ -49,8 +58,57 @@ static void fake_quick(kcoll_quick_t *q, int p, double scale)
         }
 }
 
+/* This process bound to one CPU it may use, then 300 ms of busy work
+ * alone and 300 ms beside a busy child bound to the same CPU: the run
+ * delay (kcoll_run_delay) grows by about half the second time and hardly
+ * the first. */
+static void run_delay_checks(void)
+{
+    uint64_t mask[16];
+    cpu_set_t set, one;
+    CHECK(kcoll_cpu_affinity(mask, 16) == 0 && sched_getaffinity(0, sizeof set, &set) == 0,
+          "affinity read");
+    int cpu = -1, same = 1;
+    for (int c = 0; c < 1024 && c < CPU_SETSIZE; c++) {
+        const int in = (mask[c / 64] >> (c % 64)) & 1;
+        same &= in == !!CPU_ISSET(c, &set);
+        if (in && cpu < 0)
+            cpu = c;
+    }
+    CHECK(same && cpu >= 0, "the affinity mask is the process's CPUs");
+    if (kcoll_run_delay() < 0) {
+        printf("no run delay from this kernel: its check left out\n");
+        return;
+    }
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0, "bound to CPU %d", cpu);
+    double share[2];
+    for (int shared = 0; shared < 2; shared++) {
+        pid_t child = shared ? fork() : 0;
+        if (shared && child == 0)
+            for (;;) /* the child keeps the affinity: the same CPU */
+                ;
+        const double d0 = kcoll_run_delay();
+        const int64_t t0 = kcoll_now_ns();
+        while (kcoll_now_ns() - t0 < 300000000)
+            ;
+        share[shared] = (kcoll_run_delay() - d0) / ((double)(kcoll_now_ns() - t0) * 1e-9);
+        if (shared) {
+            kill(child, SIGKILL);
+            waitpid(child, NULL, 0);
+        }
+    }
+    sched_setaffinity(0, sizeof set, &set);
+    CHECK(share[1] > 0.25, "beside a busy process on its CPU it waited %.0f%% of the time",
+          100 * share[1]);
+    CHECK(share[0] < share[1] / 2, "alone it waited %.1f%% (beside one: %.0f%%)", 100 * share[0],
+          100 * share[1]);
+}
+
 int main(void)
 {
+    run_delay_checks();
     kcoll_tuning_t base, t;
     kcoll_quick_t q;
     kcoll_tuning_defaults(&base);
