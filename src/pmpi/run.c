@@ -252,8 +252,10 @@ int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request requ
         return KCOLL_PMPI_HOST; /* kcoll keeps no plans (nor statistics) outside MPI_Init..MPI_Finalize */
     /* the starts are counted, not the initialization (pmpi/request.c) */
     if (host_why == KCOLL_R_NONE) {
-        /* a communicator without a team yet does not get it here (its
-         * set-up blocks): the host runs the request, as a non-blocking call */
+        /* a communicator without a team yet does not get one here (its
+         * set-up blocks): the init may begin a set-up in later calls
+         * (mpi/later.c), and meanwhile the host runs the request, as a
+         * non-blocking call */
         kcoll_team_t *team = kcoll_comm_team_for(comm, KCOLL_MODE_PERSISTENT, &why);
         kcoll_call_result_t res = kcoll_call_prepare(c, KCOLL_MODE_PERSISTENT, team, why, &r,
                                                      &host_why, err, sizeof err);
