@@ -246,6 +246,7 @@ void kcoll_shortcut_forget(void)
 {
     for (int c = 0; c < KCOLL_NCOLL; c++)
         kcoll_call_shortcut_end((kcoll_coll_t)c);
+    memset(kcoll_streak_fasts, 0, sizeof kcoll_streak_fasts);
 }
 
 void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t why)
@@ -579,6 +580,27 @@ kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root)
     const kcoll_reason_t why = take ? (kcoll_reason_t)k->why : KCOLL_R_NONE;
     kcoll_team_unlock(t);
     return why;
+}
+
+kcoll_streak_fast_t kcoll_streak_fasts[KCOLL_NCOLL];
+
+void kcoll_streak_fast_keep(kcoll_team_t *t, kcoll_coll_t c, uint64_t comm)
+{
+    kcoll_streak_fast_t *f = &kcoll_streak_fasts[c];
+    if (!kcoll_shortcut_allowed || kcoll_team_threads || kcoll_param_int(KCOLL_P_TRACE))
+        return;
+    const kcoll_streak_t *k = &t->streak[c];
+    const int row = kcoll_stats_row(c, KCOLL_MODE_BLOCKING);
+    f->k = NULL;
+    f->cells[0] = kcoll_stats_cell_of(row, KCOLL_PATH_REASON(k->why));
+    f->cells[1] = kcoll_stats_cell_of(row, KCOLL_PATH_STREAK);
+    if (!f->cells[0] || !f->cells[1])
+        return;
+    f->comm = comm;
+    f->why = k->why;
+    f->p = t->ctl.p;
+    f->rank = t->ctl.rank;
+    f->k = &t->streak[c];
 }
 
 void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes)

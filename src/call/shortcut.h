@@ -123,7 +123,57 @@ static inline void kcoll_shortcut_arm(kcoll_coll_t c, const uint64_t key[KCOLL_S
 
 /* Disarm every shortcut (a communicator's record goes: its handle may
  * name another one later), adding the calls they took to their
- * decisions. */
+ * decisions; the host streaks' fast paths too. */
 void kcoll_shortcut_forget(void);
+
+/* The host streak's fast path. A blocking MPI_Gatherv, MPI_Scatterv or
+ * MPI_Alltoallv that its team's host streak takes (call.c, "the host
+ * streak") went through the communicator's record, the team's lock, the
+ * statistics' row and path lookups and the trace's check: some 260
+ * instructions, 60-80 ns, on a call the host does in 0.1-0.7 us. Once the
+ * streak has taken one call of a communicator, the entry point keeps
+ * where that streak is (one per collective, for the process): the next
+ * call with the same communicator handle reads the team's streak itself
+ * (its calls left, root, reason, parameter generation: every rank takes
+ * exactly what the slow path would) and counts into the two statistics
+ * cells the slow path counts into. Kept under the shortcut's rules: not
+ * with MPI_THREAD_MULTIPLE or once a helper thread advances requests (the
+ * call layer then locks), not with KCOLL_TRACE, forgotten with the
+ * shortcuts (a communicator's record going, MPI_Finalize). */
+typedef struct {
+    uint64_t comm;              /* the communicator's handle, as a word */
+    kcoll_streak_t *k;          /* its team's streak of the collective (NULL: none kept) */
+    int why;                    /* the reason the cells count (the streak's when kept) */
+    int p, rank;                /* the team's size and this rank in it (its comm's) */
+    _Atomic uint64_t *cells[2]; /* statistics: the reason's path, then "host_streak" */
+} kcoll_streak_fast_t;
+
+extern kcoll_streak_fast_t kcoll_streak_fasts[KCOLL_NCOLL];
+
+/* A blocking call of c on the communicator whose handle word is comm, with
+ * root: the kept streak when it takes the call (one call of it used; the
+ * caller counts it with kcoll_streak_fast_count), else NULL (the slow
+ * path decides). */
+static inline kcoll_streak_fast_t *kcoll_streak_fast_take(kcoll_coll_t c, uint64_t comm, int root)
+{
+    kcoll_streak_fast_t *f = &kcoll_streak_fasts[c];
+    kcoll_streak_t *k = f->k;
+    if (!k || f->comm != comm || !k->left || k->root != root || k->why != f->why ||
+        k->gen != kcoll_params_generation() || kcoll_team_threads)
+        return NULL;
+    k->left--;
+    return f;
+}
+
+static inline void kcoll_streak_fast_count(const kcoll_streak_fast_t *f, size_t bytes)
+{
+    kcoll_stats_bump(f->cells[0], bytes);
+    kcoll_stats_bump(f->cells[1], bytes);
+}
+
+/* After the slow path's streak on team t took a call of c on the
+ * communicator of handle word comm: keep it for the fast path (where the
+ * rules allow). */
+void kcoll_streak_fast_keep(kcoll_team_t *t, kcoll_coll_t c, uint64_t comm);
 
 #endif

@@ -115,25 +115,46 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
     return KCOLL_R_INVALID;
 }
 
+/* The bytes of a streak's call on this rank (rank of p, as the
+ * statistics count them): its v side's blocks, else its own block. */
+static size_t kcoll_pmpi_streak_bytes(kcoll_coll_t c, int p, int rank, int root,
+                                      const int *vcounts, MPI_Datatype vtype, int count,
+                                      MPI_Datatype type)
+{
+    size_t bytes = 0;
+    const int v = vcounts && (c == KCOLL_COLL_ALLTOALLV || rank == root);
+    if (!v && (count <= 0 || type == MPI_DATATYPE_NULL))
+        return 0;
+    const MPI_Datatype dt = v ? vtype : type;
+    size_t size = kcoll_dtype_plain(dt); /* a predefined type's, without asking */
+    int asked = 0;
+    if (!size && PMPI_Type_size(dt, &asked) == MPI_SUCCESS && asked > 0)
+        size = (size_t)asked;
+    if (!v)
+        return (size_t)count * size;
+    for (int q = 0; q < p; q++)
+        bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * size : 0;
+    return bytes;
+}
+
 int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
                       MPI_Datatype vtype, int count, MPI_Datatype type)
 {
+    const uint64_t word = KCOLL_HANDLE_WORD(comm);
+    const kcoll_streak_fast_t *f = kcoll_streak_fast_take(c, word, root);
+    if (f) { /* the kept streak took it (call/shortcut.h) */
+        kcoll_streak_fast_count(
+            f, kcoll_pmpi_streak_bytes(c, f->p, f->rank, root, vcounts, vtype, count, type));
+        return 1;
+    }
     kcoll_reason_t why;
-    int size = 0;
     kcoll_team_t *t = kcoll_comm_team(comm, 0, &why);
     if (!t || (why = kcoll_call_streak_take(t, c, root)) == KCOLL_R_NONE)
         return 0;
-    size_t bytes = 0;
-    const int p = t->ctl.p, rank = t->ctl.rank; /* the team's ranks are comm's */
-    if (vcounts && (c == KCOLL_COLL_ALLTOALLV || rank == root)) {
-        PMPI_Type_size(vtype, &size);
-        for (int q = 0; q < p; q++)
-            bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * (size_t)size : 0;
-    } else if (count > 0 && type != MPI_DATATYPE_NULL) {
-        PMPI_Type_size(type, &size);
-        bytes = (size_t)count * (size_t)size;
-    }
-    kcoll_call_streak_count(c, why, bytes);
+    /* the team's ranks are comm's */
+    kcoll_call_streak_count(c, why, kcoll_pmpi_streak_bytes(c, t->ctl.p, t->ctl.rank, root,
+                                                            vcounts, vtype, count, type));
+    kcoll_streak_fast_keep(t, c, word);
     return 1;
 }
 

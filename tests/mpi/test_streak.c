@@ -14,7 +14,11 @@
  *     forced: exactly the calls left of the streak go to the host, then
  *     every call runs in kcoll;
  *  3. roots: a Gatherv whose root changes every call agrees every call
- *     (no streak);
+ *     (no streak); one whose root changes in the middle of a streak (its
+ *     calls taken through the entry point's kept streak, call/shortcut.h)
+ *     agrees at that call; a streak of a communicator that is freed does
+ *     not take the first call of the next one made (MPI may give it the
+ *     same handle);
  *  4. parameters: a parameter changed during a streak is seen at the very
  *     next call (KCOLL_MIN_BYTES lowered: it runs in kcoll);
  *  5. a mix: random sizes per rank (zeros too), roots, the three
@@ -282,6 +286,32 @@ int main(int argc, char **argv)
         if (mt_calls("MPI_Gatherv", "host_streak") != s0)
             mt_fail("MPI_Gatherv: a streak took calls whose root changed every call");
         MPI_Comm_free(&comm);
+        /* ... and in the middle of a streak of root 0, then a communicator
+         * freed with its streak's calls left */
+        for (int step = 0; step < 2; step++) {
+            MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+            int n = 3 * cap, left = 0;
+            while (rule_taken(n, cap, &left), left < 2)
+                n++;
+            for (int i = 0; i < n; i++) {
+                uniform(&v, GATHERV, p, 0, SMALL, call++);
+                run(&v, comm, 0);
+            }
+            if (step == 1) {
+                MPI_Comm_free(&comm);
+                MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+            }
+            const uint64_t s1 = mt_calls("MPI_Gatherv", "host_streak");
+            uniform(&v, GATHERV, p, step == 0 ? 1 : 0, SMALL, call++);
+            run(&v, comm, 0);
+            if (mt_calls("MPI_Gatherv", "host_streak") != s1)
+                mt_fail("MPI_Gatherv: a streak took %s (%d of its calls were left)",
+                        step == 0 ? "a call of another root" :
+                                    "the first call of a communicator made after its own was "
+                                    "freed",
+                        left);
+            MPI_Comm_free(&comm);
+        }
         /* 4: a parameter changed during a streak: the next call sees it */
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
         int n = 3 * cap, left = 0;
