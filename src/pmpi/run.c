@@ -164,11 +164,11 @@ static kcoll_call_result_t kcoll_pmpi_across(const kcoll_call_t *c, kcoll_mode_t
                                              MPI_Comm comm, kcoll_req_t **r, kcoll_reason_t *why,
                                              char *err, size_t errlen)
 {
-    kcoll_span_t *h = kcoll_comm_span(comm);
     kcoll_reason_t team_why;
-    kcoll_team_t *team = h ? kcoll_comm_team(h->xnode, 0, &team_why) : NULL;
     const kcoll_handles_t hd = kcoll_handles_of(c);
-    return kcoll_across_prepare(c, mode, h, team, hd.dt, hd.op, hd.rdt, r, why, err, errlen);
+    kcoll_span_call_t w = {.h = kcoll_comm_span(comm), .dt = hd.dt, .rdt = hd.rdt, .op = hd.op};
+    w.team = w.h ? kcoll_comm_team(w.h->xnode, 0, &team_why) : NULL;
+    return kcoll_across_prepare(c, mode, &w, r, why, err, errlen);
 }
 
 /* Hand a call to the call layer: 0 when the host MPI must do it (counted);

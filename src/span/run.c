@@ -279,10 +279,13 @@ static kcoll_call_result_t kcoll_across_decline(const kcoll_call_t *c, kcoll_mod
 }
 
 kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
-                                         kcoll_span_t *h, kcoll_team_t *team, MPI_Datatype dt,
-                                         MPI_Op op, MPI_Datatype rdt, kcoll_req_t **r,
+                                         const kcoll_span_call_t *w, kcoll_req_t **r,
                                          kcoll_reason_t *why, char *err, size_t errlen)
 {
+    kcoll_span_t *h = w->h;
+    kcoll_team_t *team = w->team;
+    const MPI_Datatype dt = w->dt, rdt = w->rdt;
+    const MPI_Op op = w->op;
     kcoll_across_t x;
     if (!kcoll_call_across_has(c->coll))
         return KCOLL_CALL_ACROSS;

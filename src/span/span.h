@@ -96,18 +96,26 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
 
 /* -- calls run as one schedule across nodes (span/run.c) -- */
 
-/* Prepare call c (mode) on a communicator that spans nodes, of record h
- * (NULL: it has none), as one schedule on h's node team `team` (NULL: it
- * is gone), with the call's MPI handles: a reduction's datatype dt and
+/* What the MPI glue looks up for a call on a communicator that spans
+ * nodes: its record h (NULL: it has none), h's node team (NULL: it is
+ * gone), and the call's MPI handles: a reduction's datatype dt and
  * operation op, and the send (dt) and receive (rdt) datatypes the packer
- * packs where c's sides say so (KCOLL_TYPE_HOSTPACK). KCOLL_CALL_KCOLL (*r
- * to start), KCOLL_CALL_HOST (counted, *why), KCOLL_CALL_FAILED (err), or
- * KCOLL_CALL_ACROSS: not a collective this path runs
- * (kcoll_call_across_has: the caller hands it to the host MPI). Alike on
- * every rank. */
+ * packs where the call's sides say so (KCOLL_TYPE_HOSTPACK). */
+typedef struct {
+    kcoll_span_t *h;
+    kcoll_team_t *team;
+    MPI_Datatype dt, rdt;
+    MPI_Op op;
+} kcoll_span_call_t;
+
+/* Prepare call c (mode) on a communicator that spans nodes, as one
+ * schedule on its node team (w: what the glue looked up).
+ * KCOLL_CALL_KCOLL (*r to start), KCOLL_CALL_HOST (counted, *why),
+ * KCOLL_CALL_FAILED (err), or KCOLL_CALL_ACROSS: not a collective this
+ * path runs (kcoll_call_across_has: the caller hands it to the host MPI).
+ * Alike on every rank. */
 kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
-                                         kcoll_span_t *h, kcoll_team_t *team, MPI_Datatype dt,
-                                         MPI_Op op, MPI_Datatype rdt, kcoll_req_t **r,
+                                         const kcoll_span_call_t *w, kcoll_req_t **r,
                                          kcoll_reason_t *why, char *err, size_t errlen);
 
 #endif
