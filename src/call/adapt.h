@@ -51,8 +51,14 @@ enum {
  * begins: the program, and the host's own set-up for the size, settle. */
 #define KCOLL_ADAPT_SETTLE 64
 /* A first check of a pattern up to this size warms its runner-up with as
- * many untimed calls before timing it (larger ones: one call). */
+ * many untimed calls before timing it (larger ones: one call), where the
+ * runner-up is the host MPI; ... */
 #define KCOLL_ADAPT_WARM_BYTES (256u * 1024)
+/* ... where it is kcoll's own algorithm, with this many: its first call
+ * builds the schedule and touches the scratch, the next ones run as every
+ * later call does, so 64 calls of it (most often the slower side, below
+ * a few KiB) cost a program's first calls 5-10% and told nothing more. */
+#define KCOLL_ADAPT_WARM_KCOLL 8
 
 /* r's decision s, just taken from its team's cache (the caller holds the
  * team's lock): the check's turn. Sets r's choice to the candidate this

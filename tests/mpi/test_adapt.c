@@ -12,8 +12,9 @@
  *    nor its shortcut may take for another call);
  *  - with KCOLL_ADAPT=0 every call took one path: the model's choice;
  *  - by default the first calls tried both kinds (the choice and its
- *    runner-up), one check was closed, and the calls after it took one
- *    path;
+ *    runner-up), one check was closed, at the call its counts say (the
+ *    runner-up warmed with 64 calls where it is the host MPI, 8 where it
+ *    is kcoll's algorithm), and the calls after it took one path;
  *  - with KCOLL_TEST_ADAPT_SLOW making the choice slow on one rank
  *    (3 ms per call, 30 ms on a crowded node), the runner-up (the
  *    other kind than the model's choice) ran every call after the check,
@@ -29,9 +30,9 @@
 #define NCALLS 200
 /* the calls of a first check with KCOLL_ADAPT_CALLS=8 (every pattern here
  * is small enough for the runner-up's warm-up): 64 to settle, 8 timed,
- * 64 + 8 timed, then the one that closes it; the loop's calls after
- * SETTLED are all past it (a call before the loop may belong to the
- * pattern) */
+ * 64 (the host) or 8 (kcoll) + 8 timed, then the one that closes it; the
+ * loop's calls after SETTLED are all past it (a call before the loop may
+ * belong to the pattern) */
 #define SETTLED 147
 
 typedef struct {
@@ -157,6 +158,7 @@ static void run_case(int ci, int mode)
     const uint64_t switched = mt_calls(c->name, "adapt:switched");
     if (strcmp(c->name, "MPI_Barrier")) /* a Barrier is never "in cache": one pattern anyway */
         run_one(c, comm, -1, a, b);
+    int closed_at = -1; /* the loop's call that closed the check */
     for (int it = 0; it < NCALLS; it++) {
         /* odd ranks move their buffers every other call, even ranks keep
          * theirs: a repeated call is then remembered (call/call.c, the
@@ -164,6 +166,8 @@ static void run_case(int ci, int mode)
          * them while a decision is checked */
         const size_t shift = me % 2 && it % 2 ? len : 0;
         path[it] = run_one(c, comm, it, a + shift, b + shift) ? 'k' : 'h';
+        if (closed_at < 0 && mt_calls(c->name, "adapt:checked") != checked)
+            closed_at = it;
         if (it % 5 == 3)
             run_nonblocking(c, comm, it, a, b);
     }
@@ -190,6 +194,21 @@ static void run_case(int ci, int mode)
         if (!both || checked2 != checked + 1 || !settled)
             mt_fail("%s %d bytes (%s): no check (paths %s, %llu checks closed)", c->name,
                     c->bytes, what, path, (unsigned long long)(checked2 - checked));
+        else
+            mt_pass();
+    }
+    if (p > 1 && mode != 2) {
+        /* the check closes at its call L + 2K + W of the pattern (one
+         * call before the loop may be the pattern's first): W, the
+         * runner-up's warm-up, 64 calls where it is the host MPI, 8 where
+         * it is kcoll's algorithm (the model's choice the host), 1 for a
+         * call of no size (the Barrier) */
+        const int warm = !c->bytes ? 1 : model_kind[ci] == 'h' ? 8 : 64, at = 64 + 2 * 8 + warm;
+        if (closed_at != at && closed_at != at - 1)
+            mt_fail("%s %d bytes (%s): the check closed at call %d of the loop, not %d "
+                    "(the runner-up, %s, warmed with %d calls)",
+                    c->name, c->bytes, what, closed_at, at,
+                    model_kind[ci] == 'h' ? "kcoll" : "the host", warm);
         else
             mt_pass();
     }
