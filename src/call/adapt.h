@@ -55,9 +55,11 @@ enum {
  * runner-up is the host MPI; ... */
 #define KCOLL_ADAPT_WARM_BYTES (256u * 1024)
 /* ... where it is kcoll's own algorithm, with this many: its first call
- * builds the schedule and touches the scratch, the next ones run as every
- * later call does, so 64 calls of it (most often the slower side, below
- * a few KiB) cost a program's first calls 5-10% and told nothing more. */
+ * builds the schedule and touches the scratch. 64 calls of it (most often
+ * the slower side below a few KiB) cost a program's first 1000 calls up
+ * to 18%; with 8 its timed calls read some 15% slower than after 64
+ * (docs/adapt.md), which can only keep the host where the two are that
+ * close: never slower than the host, a later gain lost at most. */
 #define KCOLL_ADAPT_WARM_KCOLL 8
 
 /* r's decision s, just taken from its team's cache (the caller holds the
