@@ -32,7 +32,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # collective, at 2 and 3 ranks, where a host gets a part
 every='allgather|alltoall|barrier|bcast|reduce|rooted|nonblocking|persistent|large_count|dtype|semantics|progress|adapt|shortcut|streak|later'
 declare -A select=(
-  [openmpi5]="-L mpi"
+  [openmpi5]="-L mpi -E \\.np7$"
   [mpich5]="-L mpi -E \\.np[67]$"
   [openmpi]="-R ^mpi\.(fortran\..*|mpi4py.*|semantics\..*|progress\.np3|adapt\.np2|shortcut\.np2|streak\.np2|later\.np2|kill\.np3|preload\.np2|install\..*)$"
   [mpich]="-R ^mpi\.((nonblocking|persistent|semantics)\.np[23]|progress\.np3|adapt\.np2|shortcut\.np2|streak\.np2|later\.np2|fortran\..*\.np2)$"
