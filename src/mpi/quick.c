@@ -228,22 +228,23 @@ void kcoll_quick_startup(kcoll_tuning_t *t)
          * start on one CPU until the kernel spreads them, within the
          * first milliseconds */
         const double most = (double)kcoll_param_int(KCOLL_P_QUICK_BUSY) / 100;
-        double busy = 0;
+        int again = 0; /* rank 0's word (its wait is the node's largest, its
+                        * parameter decides): every rank measures alike */
         for (int round = 0; round < QUICK_ROUNDS; round++) {
             measure(node, p, me, &q);
-            busy = q.busy; /* (rank 0's: the node's largest) */
-            PMPI_Bcast(&busy, 1, MPI_DOUBLE, 0, node);
-            if (busy <= most)
+            again = me == 0 && q.busy > most;
+            PMPI_Bcast(&again, 1, MPI_INT, 0, node);
+            if (!again)
                 break;
         }
-        if (me == 0 && busy > most) {
+        if (me == 0 && again) {
             /* t keeps the built-in defaults it came with */
             snprintf(kcoll_quick_said, sizeof kcoll_quick_said,
                      "quick calibration: measured at MPI_Init in %.1f ms (%d ranks), neither "
                      "used nor kept: a rank waited for its CPU %.1f%% of the time, %d times "
                      "(other work on this node's CPUs); built-in defaults, the next job "
                      "measures again",
-                     (double)(kcoll_now_ns() - start) * 1e-6, p, 100 * busy, QUICK_ROUNDS);
+                     (double)(kcoll_now_ns() - start) * 1e-6, p, 100 * q.busy, QUICK_ROUNDS);
         } else if (me == 0) {
             const double ms = (double)(kcoll_now_ns() - start) * 1e-6;
             char waited[64];
