@@ -409,8 +409,10 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
         const kcoll_nodes_lprice_t *lp = &np.lay[l];
         if (!lp->priced) {
             printf("%-64s %s\n", what[l],
-                   l == KCOLL_NODES_LEADERS ? "no layout across nodes: the host MPI runs it whole"
-                                            : "not a candidate for this collective here");
+                   l != KCOLL_NODES_LEADERS ? "not a candidate for this collective here"
+                   : np.lay[KCOLL_NODES_LANES].priced
+                       ? "no leaders' layout for this collective"
+                       : "no layout across nodes: the host MPI runs it whole");
             continue;
         }
         printf("%-64s %10.2f us  host / it %.2fx%s\n", what[l], lp->t * 1e6,

@@ -239,10 +239,14 @@ static void allgatherv_fill(void *ctx, size_t *tab)
 
 /* Across nodes: this rank's own vote says whether it can take part; an
  * Allgatherv's blocks are given as this rank's one layout (every rank's
- * counts, its own displacements, in bytes: src/cluster/cluster.h). */
+ * counts, its own displacements, in bytes: src/cluster/cluster.h). An
+ * Alltoall's sides are judged alike: p blocks of one size each way
+ * (MPI_Alltoallv has no layout across nodes). */
 static int allgather_across(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
+    if (c->coll == KCOLL_COLL_ALLTOALLV)
+        return KCOLL_R_NONCONTIG;
     const int v = kcoll_coll_is_v(c->coll), ip = c->in_place;
     const size_t own = v ? (size_t)kcoll_side_vcount(&c->recv, c->rank) * c->recv.size
                          : r->args.bytes;
@@ -394,6 +398,7 @@ const kcoll_family_t kcoll_fam_alltoall = {
     .fill = alltoall_fill,
     .decide = allcoll_decide,
     .buffers = alltoall_buffers,
+    .across = allgather_across,
 };
 
 /* ---- MPI_Barrier ---- */

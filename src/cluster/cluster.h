@@ -231,6 +231,11 @@ size_t kcoll_cluster_allgather_leaders_tmp(const kcoll_args_t *a, const kcoll_cl
 kcoll_status_t kcoll_cluster_allgather_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                              kcoll_sched_t *s);
 size_t kcoll_cluster_allgather_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
+/* MPI_Alltoall in the lanes layout (alltoall_lanes.c): any node sizes
+ * and placement; cl->rank_of given, else KCOLL_ERR_UNSUPPORTED. */
+kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                            kcoll_sched_t *s);
+size_t kcoll_cluster_alltoall_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
 kcoll_status_t kcoll_cluster_scatter_leaders(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                              int root_node, int root_local, kcoll_sched_t *s);
 size_t kcoll_cluster_scatter_leaders_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl,

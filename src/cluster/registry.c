@@ -36,6 +36,8 @@ KCOLL_UNROOTED(kcoll_cluster_allgather_leaders)
 KCOLL_UNROOTED_TMP(kcoll_cluster_allgather_leaders_tmp)
 KCOLL_UNROOTED(kcoll_cluster_allgather_lanes)
 KCOLL_UNROOTED_TMP(kcoll_cluster_allgather_lanes_tmp)
+KCOLL_UNROOTED(kcoll_cluster_alltoall_lanes)
+KCOLL_UNROOTED_TMP(kcoll_cluster_alltoall_lanes_tmp)
 #undef KCOLL_UNROOTED
 #undef KCOLL_UNROOTED_TMP
 
@@ -71,6 +73,8 @@ static const kcoll_cluster_algo_t kcoll_cluster_algos[] = {
      kcoll_cluster_allgather_lanes_tmp_r},
     {KCOLL_COLL_ALLGATHERV, 1, "allgatherv lanes", kcoll_cluster_allgather_lanes_r,
      kcoll_cluster_allgather_lanes_tmp_r},
+    {KCOLL_COLL_ALLTOALL, 1, "alltoall lanes", kcoll_cluster_alltoall_lanes_r,
+     kcoll_cluster_alltoall_lanes_tmp_r},
 };
 
 const kcoll_cluster_algo_t *kcoll_cluster_find(kcoll_coll_t c, int lanes)

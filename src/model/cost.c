@@ -905,7 +905,9 @@ static double kcoll_host_tree_inside(const kcoll_machine_t *m, const kcoll_hshap
  * fullest node's ranks; a ring runs at the pace of its slowest kind of
  * link; a pairwise exchange moves p - q blocks between nodes and q - 1
  * inside (the rank of the node that waits longest: the emptiest node
- * sends more over the network, the fullest more inside); a linear root,
+ * sends more over the network, the fullest more inside), the q ranks of
+ * a node sending between nodes at once, each at 1/q of the node's link
+ * (most of its steps pair every rank with one on another node); a linear root,
  * p - q0 and q0 - 1, q0 the root's node's ranks. One node (N = 1) is the
  * host on one node; N nodes of one rank, the host between nodes'
  * leaders.
@@ -953,10 +955,12 @@ static double kcoll_host_core(const kcoll_machine_t *m, kcoll_coll_t coll, const
     case KCOLL_COLL_ALLGATHER:
         return lat + (p - 1) * n * bRq + n * cp;
     case KCOLL_COLL_ALLTOALL: {
+        /* the qk ranks of a node send their p - qk blocks between nodes
+         * at once: qk flows share its link */
         double t = 0;
         for (int k = 0; k < 2; k++) {
             const int qk = k ? s->qmax : s->qmin;
-            const double tk = (p - qk) * (aN + n * bN) + (qk - 1) * (aL + n * bLq) + n * cp;
+            const double tk = (p - qk) * (aN + n * bN * qk) + (qk - 1) * (aL + n * bLq) + n * cp;
             t = tk > t ? tk : t;
         }
         return t;

@@ -57,6 +57,11 @@
  *   Allgather(v) lanes(Allgather, b) + on(Allgather, N m b)
  *   Bcast        on0(Scatter, m s) + lanes(Bcast, s) + on(Allgather, m s),
  *                s = n / L
+ *   Alltoall     on(Alltoall, m N b) + lanes(Alltoall, L b): a rank
+ *                collects its node's blocks for its lanes' ranks (N runs
+ *                from each rank of the node), each lane exchanges runs of
+ *                a node's blocks; the own lane receives them in place
+ *                (blocked placement); Alltoall has no leaders' layout
  * with lanes(c, x) = the sum over rounds r < R of net(c, x) with the
  * network's per-byte cost times c_r = min(c, L - r c), the lanes of the
  * round. The lanes of a round share each node's link: each of the c_r
@@ -111,7 +116,7 @@
  * (m->call): a tie goes to the host. That happens where every phase is
  * the host's own (a small Reduce: the host's tree on the node, then
  * between the nodes, is the host's whole tree), and with one rank on
- * every node, which kcoll never runs across nodes. Alltoall(v), Gatherv and
+ * every node, which kcoll never runs across nodes. Alltoallv, Gatherv and
  * Scatterv have no layout: the host MPI runs them whole.
  *
  * Restrictions: blocked placement; a node is one memory domain (no
@@ -272,7 +277,7 @@ static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t 
     for (size_t i = 0; i < sizeof kcoll_nodes_plans / sizeof kcoll_nodes_plans[0]; i++)
         if (kcoll_nodes_plans[i].c == c)
             plan = &kcoll_nodes_plans[i];
-    if (!plan) /* Alltoall(v), Gatherv, Scatterv: the host MPI, whole */
+    if (!plan) /* Alltoall (lanes only), Alltoallv, Gatherv, Scatterv */
         return;
     /* a node's run between the leaders: what the root's node receives
      * (sends) from (to) each other node on average, and for Allgather(v)
@@ -300,8 +305,15 @@ static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t 
  * before, between nodes and after, each a collective at a size, on a set
  * of nodes. Sizes: the share s = n / L, p b / L (a node's reduce-scatter
  * of the whole run), the call's bytes b, N b (one rank's blocks from every
- * node). */
-enum { KCOLL_LSZ_NONE, KCOLL_LSZ_SHARE, KCOLL_LSZ_PSHARE, KCOLL_LSZ_B, KCOLL_LSZ_NB };
+ * node), L b (a node's blocks for one rank). */
+enum {
+    KCOLL_LSZ_NONE,
+    KCOLL_LSZ_SHARE,
+    KCOLL_LSZ_PSHARE,
+    KCOLL_LSZ_B,
+    KCOLL_LSZ_NB,
+    KCOLL_LSZ_LB
+};
 enum {
     KCOLL_LON_EACH, /* every node, times the lanes its busiest rank carries */
     KCOLL_LON_ROOT  /* the root's node only, likewise */
@@ -335,6 +347,7 @@ static const kcoll_lanes_plan_t kcoll_lanes_plans[] = {
      * itself reading none; priced as the allgather, an upper bound) */
     {KCOLL_COLL_BCAST,
      {KCOLL_LP(SCATTER, SHARE, ROOT), KCOLL_LP_NET(SHARE), KCOLL_LP(ALLGATHER, SHARE, EACH)}},
+    {KCOLL_COLL_ALLTOALL, {KCOLL_LP(ALLTOALL, NB, EACH), KCOLL_LP_NET(LB), KCOLL_LP_NONE}},
 };
 #undef KCOLL_LP
 #undef KCOLL_LP_NET
@@ -365,7 +378,7 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
         return;
     const double size[] = {[KCOLL_LSZ_NONE] = 0, [KCOLL_LSZ_SHARE] = b / L,
                            [KCOLL_LSZ_PSHARE] = (double)s->p * b / L, [KCOLL_LSZ_B] = b,
-                           [KCOLL_LSZ_NB] = s->N * b};
+                           [KCOLL_LSZ_NB] = s->N * b, [KCOLL_LSZ_LB] = L * b};
     double *t[3] = {&out->before, &out->net, &out->after};
     for (int i = 0; i < 3; i++) {
         const kcoll_lanes_phase_t *ph = &plan->ph[i];
@@ -466,7 +479,8 @@ unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)
     const unsigned lanes = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_REDUCE ||
                                    c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV ||
                                    c == KCOLL_COLL_BCAST || c == KCOLL_COLL_REDUCE_SCATTER ||
-                                   c == KCOLL_COLL_REDUCE_SCATTER_BLOCK
+                                   c == KCOLL_COLL_REDUCE_SCATTER_BLOCK ||
+                                   c == KCOLL_COLL_ALLTOALL
                                ? KCOLL_NODES_BIT(KCOLL_NODES_LANES)
                                : 0u;
     return KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS) | lanes;

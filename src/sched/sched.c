@@ -149,7 +149,7 @@ void kcoll_sched_extern(kcoll_sched_t *s, int op)
 static int kcoll_xcoll_is_v(int coll)
 {
     return coll == KCOLL_XC_GATHERV || coll == KCOLL_XC_ALLGATHERV || coll == KCOLL_XC_SCATTERV ||
-           coll == KCOLL_XC_REDUCE_SCATTER;
+           coll == KCOLL_XC_REDUCE_SCATTER || coll == KCOLL_XC_ALLTOALLV;
 }
 
 /* Own a copy of x, a v form's n block lengths lens with it (into s->xv);
@@ -324,7 +324,7 @@ const char *kcoll_xcoll_name(int coll)
     static const char *const names[KCOLL_NXC] = {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER",
                                                  "REDUCE_SCATTER_BLOCK", "GATHER", "SCATTER",
                                                  "BARRIER", "GATHERV", "ALLGATHERV", "SCATTERV",
-                                                 "REDUCE_SCATTER"};
+                                                 "REDUCE_SCATTER", "ALLTOALL", "ALLTOALLV"};
     return (unsigned)coll < KCOLL_NXC ? names[coll] : "?";
 }
 

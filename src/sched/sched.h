@@ -140,6 +140,8 @@ typedef enum {
     KCOLL_XC_ALLGATHERV,
     KCOLL_XC_SCATTERV,
     KCOLL_XC_REDUCE_SCATTER, /* the v form of REDUCE_SCATTER_BLOCK */
+    KCOLL_XC_ALLTOALL,
+    KCOLL_XC_ALLTOALLV,
     KCOLL_NXC
 } kcoll_xcoll_kind_t;
 
@@ -174,7 +176,13 @@ typedef enum {
  *    and the blocks lie back to back in member order in the gathered
  *    (scattered, contributed) buffer, block i at the sum of the lengths
  *    before it; len is their sum, esize 1 (REDUCE_SCATTER: the element,
- *    every length a multiple of it). In place, as the uniform forms. */
+ *    every length a multiple of it). In place, as the uniform forms;
+ *  - ALLTOALL sends member i the i-th of n blocks of len bytes from sbuf
+ *    and receives member i's block for it as the i-th of n in rbuf;
+ *    ALLTOALLV, each member's own lengths: xv[vat + i] bytes to member i
+ *    and xv[vat + n + i] from it (nv = 2n), each side back to back in
+ *    member order, len the sum of all 2n; member i's length to member j
+ *    is member j's from member i (MPI's rule). Never in place. */
 typedef struct {
     uint8_t coll; /* kcoll_xcoll_kind_t */
     uint8_t sbuf, rbuf;

@@ -518,6 +518,20 @@ static int kcoll_sim_xranges(const kcoll_xcoll_t *x, const size_t *lens, int gr,
         if (!root || !ip)
             KCOLL_SIM_R(x->rbuf, x->roff, B, 1);
         break;
+    case KCOLL_XC_ALLTOALL:
+        KCOLL_SIM_R(x->sbuf, x->soff, (size_t)n * x->len, 0);
+        KCOLL_SIM_R(x->rbuf, x->roff, (size_t)n * x->len, 1);
+        break;
+    case KCOLL_XC_ALLTOALLV: { /* the n lengths sent, then the n received */
+        size_t sent = 0, got = 0;
+        for (int i = 0; lens && i < n; i++) {
+            sent += lens[i];
+            got += lens[n + i];
+        }
+        KCOLL_SIM_R(x->sbuf, x->soff, sent, 0);
+        KCOLL_SIM_R(x->rbuf, x->roff, got, 1);
+        break;
+    }
     default:
         break;
     }
@@ -532,9 +546,65 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
 
 /* Every member of G's host collective xi has started it: move its data,
  * from the members' send sides to their receive sides. */
+/* The all-to-alls of xdata: every member's blocks, from its send side,
+ * to their receivers' receive sides, each length checked against the
+ * receiver's (ALLTOALLV: MPI's rule). */
+static kcoll_status_t kcoll_sim_xalltoall(kcoll_sim_t *s, const kcoll_sim_group_t *G,
+                                          kcoll_sim_xinst_t *xi)
+{
+    kcoll_sim_coll_t *c = &s->coll[xi->ci];
+    const int n = G->n, v = xi->shape.coll == KCOLL_XC_ALLTOALLV;
+    const kcoll_xcoll_t *m = xi->mine;
+    const size_t **lens = calloc((size_t)n, sizeof *lens);
+    size_t *sat = calloc(2 * (size_t)n, sizeof *sat), *rat = sat + n, total = 0;
+    if (!lens || !sat) {
+        free(lens);
+        free(sat);
+        return KCOLL_ERR_NOMEM;
+    }
+    for (int q = 0; q < n; q++) {
+        lens[q] = v ? kcoll_sched_xlens(&c->sched[G->members[q]], &m[q]) : NULL;
+        for (int t = 0; t < n; t++)
+            total += v ? lens[q][t] : xi->shape.len;
+    }
+    /* all blocks are taken before any is written */
+    uint8_t *tmp = malloc(total ? total : 1), *at = tmp;
+    kcoll_status_t rc = tmp ? KCOLL_OK : KCOLL_ERR_NOMEM;
+    for (int q = 0; q < n && !rc; q++)
+        for (int t = 0; t < n; t++) {
+            const size_t len = v ? lens[q][t] : xi->shape.len;
+            memcpy(at, c->data[G->members[q]][m[q].sbuf] + m[q].soff + sat[q], len);
+            sat[q] += len;
+            at += len;
+        }
+    at = tmp;
+    for (int q = 0; q < n && !rc; q++)
+        for (int t = 0; t < n; t++) {
+            const size_t len = v ? lens[q][t] : xi->shape.len;
+            if (v && lens[t][n + q] != len) {
+                rc = kcoll_sim_fail(s, "collective %d: host ALLTOALLV of group %d: member %d "
+                                    "sends %zu bytes to member %d, which receives %zu",
+                                    xi->ci, (int)xi->shape.group, q, len, t, lens[t][n + q]);
+                break;
+            }
+            /* member t's receive side holds the blocks in member order */
+            memcpy(c->data[G->members[t]][m[t].rbuf] + m[t].roff + rat[t], at, len);
+            rat[t] += len;
+            at += len;
+        }
+    free(tmp);
+    free(lens);
+    free(sat);
+    if (!rc)
+        xi->done = 1;
+    return rc;
+}
+
 static kcoll_status_t kcoll_sim_xdata(kcoll_sim_t *s, const kcoll_sim_group_t *G,
                                       kcoll_sim_xinst_t *xi)
 {
+    if (xi->shape.coll == KCOLL_XC_ALLTOALL || xi->shape.coll == KCOLL_XC_ALLTOALLV)
+        return kcoll_sim_xalltoall(s, G, xi);
     kcoll_sim_coll_t *c = &s->coll[xi->ci];
     const int n = G->n, root = xi->shape.root;
     const size_t B = xi->shape.len, N = xi->lens ? B : (size_t)n * B;
@@ -647,8 +717,12 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
                               "collective %d, rank %d's to collective %d",
                               ci, r, c->pc[r], x->group, k, ci, xi->first, xi->ci);
     const size_t *lens = kcoll_sched_xlens(&c->sched[r], x);
-    if (x->coll != f->coll || x->root != f->root || x->len != f->len || x->esize != f->esize ||
-        x->nv != f->nv || (lens && memcmp(lens, xi->lens, x->nv * sizeof *lens)))
+    /* an ALLTOALLV's lengths are each member's own (checked pairwise when
+     * its data moves) */
+    const int own = x->coll == KCOLL_XC_ALLTOALLV;
+    if (x->coll != f->coll || x->root != f->root || (!own && x->len != f->len) ||
+        x->esize != f->esize || x->nv != f->nv ||
+        (lens && !own && memcmp(lens, xi->lens, x->nv * sizeof *lens)))
         return kcoll_sim_fail(s,
                               "collective %d rank %d step %d: host collective #%d of group %d "
                               "does not match: this rank starts %s root %d len %zu esize %zu, "
@@ -666,7 +740,7 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
     if (x->root >= G->n)
         return kcoll_sim_fail(s, "collective %d rank %d step %d: root %d of a group of %d", ci, r,
                               c->pc[r], x->root, G->n);
-    if (lens && x->nv != (uint32_t)G->n)
+    if (lens && x->nv != (uint32_t)G->n * (own ? 2u : 1u))
         return kcoll_sim_fail(s, "collective %d rank %d step %d: host %s with %u block lengths "
                               "on a group of %d", ci, r, c->pc[r], kcoll_xcoll_name(x->coll),
                               x->nv, G->n);

@@ -25,13 +25,14 @@
  *
  * Which collectives: those src/cluster/registry.c has a layout of
  * (MPI_Barrier, MPI_Bcast, the reductions with MPI_Reduce_scatter(_block),
- * MPI_Gather, MPI_Scatter, MPI_Allgather(v)), int and large-count forms:
+ * MPI_Gather, MPI_Scatter, MPI_Allgather(v), MPI_Alltoall), int and
+ * large-count forms:
  * predefined operations and commutative user ones on any placement,
  * non-commutative user ones where every node's ranks are consecutive
  * (src/cluster/ combines per node, then over the nodes), while the host
  * collectives between nodes fit their int counts.
  * Where a layout cannot run a call of theirs the host MPI does it whole,
- * as it does the collectives without a layout (the all-to-alls, Gatherv,
+ * as it does the collectives without a layout (MPI_Alltoallv, Gatherv,
  * Scatterv).
  */
 #include <limits.h>
@@ -78,27 +79,33 @@ static void *kcoll_xrun_at(void *const bufs[KCOLL_NBUF], int b, size_t off, MPI_
     return bufs[b] ? (char *)bufs[b] + off - tlb : NULL;
 }
 
-/* A v form's member counts and displacements in units of `unit` bytes (n
- * members of lengths vlen, back to back; a reduction's element, else 1)
- * as the host takes them: d->v, 2n ints, kept until the call is done. 0,
- * or -1 (err says why). */
-static int kcoll_xrun_vcounts(kcoll_xrun_t *d, const size_t *vlen, int n, size_t unit, char *err,
-                              size_t errlen)
+/* A v form's member counts and displacements in units of `unit` bytes
+ * (sides lists of n members' lengths in vlen, each side's blocks back to
+ * back; a reduction's element, else 1) as the host takes them: d->v, for
+ * each side n counts then n displacements, kept until the call is done.
+ * 0, or -1 (err says why). */
+static int kcoll_xrun_vcounts(kcoll_xrun_t *d, const size_t *vlen, int n, int sides,
+                              size_t unit, char *err, size_t errlen)
 {
     free(d->v);
-    if (!(d->v = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *d->v))) {
+    if (!(d->v = malloc(2 * (size_t)sides * (size_t)(n > 0 ? n : 1) * sizeof *d->v))) {
         snprintf(err, errlen, "out of memory for a host collective's counts");
         return -1;
     }
-    size_t at = 0;
-    for (int i = 0; i < n; i++) {
-        if (vlen[i] > INT_MAX || at > INT_MAX) {
-            snprintf(err, errlen, "a host collective between nodes of more than INT_MAX bytes");
-            return -1;
+    for (int h = 0; h < sides; h++) {
+        int *v = d->v + 2 * (size_t)h * (size_t)n;
+        size_t at = 0;
+        for (int i = 0; i < n; i++) {
+            const size_t len = vlen[(size_t)h * (size_t)n + (size_t)i];
+            if (len > INT_MAX || at > INT_MAX) {
+                snprintf(err, errlen,
+                         "a host collective between nodes of more than INT_MAX bytes");
+                return -1;
+            }
+            v[i] = (int)(len / unit);
+            v[n + i] = (int)(at / unit);
+            at += len;
         }
-        d->v[i] = (int)(vlen[i] / unit);
-        d->v[n + i] = (int)(at / unit);
-        at += vlen[i];
     }
     return 0;
 }
@@ -126,14 +133,17 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
     int me = 0, rc, gn = 0;
     PMPI_Comm_rank(g, &me);
     PMPI_Comm_size(g, &gn);
-    if (x->nv && (!vlen || x->nv != (uint32_t)gn)) {
+    /* an ALLTOALLV's lengths: n sent, then n received */
+    const int sides = x->coll == KCOLL_XC_ALLTOALLV ? 2 : 1;
+    if (x->nv && (!vlen || x->nv != (uint32_t)(sides * gn))) {
         snprintf(err, errlen, "a host %s between nodes with %u block lengths on a group of %d",
                  kcoll_xcoll_name(x->coll), x->nv, gn);
         return KCOLL_ERR_ARG;
     }
-    if (x->nv && kcoll_xrun_vcounts(d, vlen, gn, reduces ? x->esize : 1, err, errlen))
+    if (x->nv && kcoll_xrun_vcounts(d, vlen, gn, sides, reduces ? x->esize : 1, err, errlen))
         return KCOLL_ERR_NOMEM;
     const int *vc = d->v, *vd = d->v ? d->v + gn : NULL, mine = x->nv ? (vc ? vc[me] : 0) : 0;
+    const int *rvc = sides == 2 ? d->v + 2 * gn : NULL, *rvd = rvc ? rvc + gn : NULL;
     const int root = me == x->root;
     const char *what = "?";
     MPI_Request *q = &d->q;
@@ -204,6 +214,14 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
         what = "MPI_Scatterv";
         rc = KCOLL_XRUN(Scatterv, Iscatterv, s, vc, vd, MPI_BYTE,
                         in_place && root ? MPI_IN_PLACE : r, mine, MPI_BYTE, x->root, g);
+        break;
+    case KCOLL_XC_ALLTOALL:
+        what = "MPI_Alltoall";
+        rc = KCOLL_XRUN(Alltoall, Ialltoall, s, n, MPI_BYTE, r, n, MPI_BYTE, g);
+        break;
+    case KCOLL_XC_ALLTOALLV:
+        what = "MPI_Alltoallv";
+        rc = KCOLL_XRUN(Alltoallv, Ialltoallv, s, vc, vd, MPI_BYTE, r, rvc, rvd, MPI_BYTE, g);
         break;
     default:
         snprintf(err, errlen, "a host collective of unknown kind %d", (int)x->coll);
@@ -298,13 +316,13 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * judges them (a rank that cannot take part fails, saying why) */
     const int gather = c->coll == KCOLL_COLL_GATHER, scatter = c->coll == KCOLL_COLL_SCATTER;
     const int blocks = gather || scatter || c->coll == KCOLL_COLL_ALLGATHER ||
-                       c->coll == KCOLL_COLL_ALLGATHERV;
+                       c->coll == KCOLL_COLL_ALLGATHERV || c->coll == KCOLL_COLL_ALLTOALL;
     if (c->coll != KCOLL_COLL_BARRIER && !blocks &&
         ((reduces && dt == MPI_DATATYPE_NULL) || !(c->recv.type & KCOLL_TYPE_VALID) ||
          c->recv.count < 0))
         return kcoll_across_decline(c, mode, why);
     /* the model's size: the vector, one block (Reduce_scatter_block,
-     * Gather, Scatter, Allgather: a rank's own, one size everywhere), the
+     * Gather, Scatter, Allgather, Alltoall: a rank's own, one size everywhere), the
      * mean block (Reduce_scatter, Allgatherv), the message (Bcast) */
     const int root = (gather || scatter) && c->rank == c->root;
     const kcoll_side_t *side = gather    ? (root && c->in_place ? &c->recv : &c->send)
@@ -323,7 +341,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * elements, else bytes. A call whose whole (a reduction's vector in
      * elements; the message, or every rank's blocks, in bytes) does not
      * fit one goes to the host whole, alike on every rank: MPI makes these
-     * sizes alike (a root's blocks are every rank's) */
+     * sizes alike (a root's blocks are every rank's; an Alltoall lane's
+     * host call takes up to N runs of the fullest node's blocks each way) */
     const double whole = c->coll == KCOLL_COLL_BARRIER ? 0
                          : c->coll == KCOLL_COLL_ALLREDUCE || c->coll == KCOLL_COLL_REDUCE
                              ? (double)side->count
@@ -333,6 +352,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                          : c->coll == KCOLL_COLL_ALLGATHERV
                              ? (double)total * (double)c->recv.size
                          : c->coll == KCOLL_COLL_BCAST          ? (double)bytes
+                         : c->coll == KCOLL_COLL_ALLTOALL
+                             ? (double)bytes * h->nn * h->maxpn
                                                                 : (double)bytes * h->p;
     if (whole > INT_MAX)
         return kcoll_across_decline(c, mode, why);

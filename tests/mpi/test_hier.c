@@ -81,8 +81,10 @@
  * spans nodes: Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block),
  * Gather, Scatter, Allgather and Allgatherv, in every form, count +1 on
  * kcoll:leaders or kcoll:lanes and nothing on mpi:* (the non-contiguous vector too: kcoll
- * moves it through its datatype map); Gatherv, Scatterv and Alltoall(v)
- * count +1 on mpi:multinode and nothing on kcoll:*;
+ * moves it through its datatype map); Gatherv, Scatterv and Alltoallv
+ * count +1 on mpi:multinode and nothing on kcoll:*, and so does Alltoall
+ * but with KCOLL_HIER=lanes (it has no leaders' layout), where it counts
+ * on kcoll:lanes;
  * reductions with the non-commutative operation are hierarchical only on a
  * blocked communicator and go to mpi:multinode where a node's ranks are
  * not contiguous (contiguous nodes in another order may take either path).
@@ -132,9 +134,19 @@ enum { ROW_BARRIER, ROW_BCAST, ROW_REDUCE, ROW_ALLREDUCE, ROW_RSB, ROW_RS, ROW_G
        ROW_PGATHERV, ROW_PSCATTER, ROW_PALLGATHER, ROW_PALLGATHERV, ROW_PALLTOALL, NROWS };
 
 /* F_HIER: hierarchical on a multi-node communicator (of the v-variants
- * Allgatherv only; not Alltoall); F_NB: the non-blocking form; F_PERS:
+ * Allgatherv only); F_LANES: only in the lanes layout (Alltoall: with
+ * KCOLL_HIER=on the host MPI's); F_NB: the non-blocking form; F_PERS:
  * the persistent form (MPI-4); F_VEC: the vector datatype is tested */
-enum { F_ROOTED = 1, F_RED = 2, F_V = 4, F_HIER = 8, F_NB = 16, F_VEC = 32, F_PERS = 64 };
+enum {
+    F_ROOTED = 1,
+    F_RED = 2,
+    F_V = 4,
+    F_HIER = 8,
+    F_NB = 16,
+    F_VEC = 32,
+    F_PERS = 64,
+    F_LANES = 128
+};
 
 enum { FAM_BARRIER, FAM_BCAST, FAM_REDUCE, FAM_ALLREDUCE, FAM_RS, FAM_GATHER, FAM_SCATTER,
        FAM_ALLGATHER, FAM_ALLTOALL, NFAM };
@@ -171,7 +183,7 @@ static const struct {
     [ROW_SCATTERV] = {"MPI_Scatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V},
     [ROW_ALLGATHER] = {"MPI_Allgather", ALLGATHER, FAM_ALLGATHER, F_HIER | F_VEC},
     [ROW_ALLGATHERV] = {"MPI_Allgatherv", ALLGATHERV, FAM_ALLGATHER, F_V | F_HIER},
-    [ROW_ALLTOALL] = {"MPI_Alltoall", ALLTOALL, FAM_ALLTOALL, 0},
+    [ROW_ALLTOALL] = {"MPI_Alltoall", ALLTOALL, FAM_ALLTOALL, F_LANES},
     [ROW_ALLTOALLV] = {"MPI_Alltoallv", ALLTOALLV, FAM_ALLTOALL, F_V},
     [ROW_IBCAST] = {"MPI_Ibcast", BCAST, FAM_BCAST, F_ROOTED | F_NB | F_HIER},
     [ROW_IREDUCE] = {"MPI_Ireduce", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_NB | F_HIER},
@@ -184,7 +196,7 @@ static const struct {
     [ROW_ISCATTERV] = {"MPI_Iscatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V | F_NB},
     [ROW_IALLGATHER] = {"MPI_Iallgather", ALLGATHER, FAM_ALLGATHER, F_NB | F_HIER},
     [ROW_IALLGATHERV] = {"MPI_Iallgatherv", ALLGATHERV, FAM_ALLGATHER, F_V | F_NB | F_HIER},
-    [ROW_IALLTOALL] = {"MPI_Ialltoall", ALLTOALL, FAM_ALLTOALL, F_NB},
+    [ROW_IALLTOALL] = {"MPI_Ialltoall", ALLTOALL, FAM_ALLTOALL, F_NB | F_LANES},
     [ROW_IALLTOALLV] = {"MPI_Ialltoallv", ALLTOALLV, FAM_ALLTOALL, F_V | F_NB},
     [ROW_PBCAST] = {"MPI_Bcast_init", BCAST, FAM_BCAST, F_ROOTED | F_PERS | F_HIER},
     [ROW_PREDUCE] = {"MPI_Reduce_init", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_PERS | F_HIER},
@@ -197,7 +209,7 @@ static const struct {
     [ROW_PALLGATHER] = {"MPI_Allgather_init", ALLGATHER, FAM_ALLGATHER, F_PERS | F_HIER},
     [ROW_PALLGATHERV] = {"MPI_Allgatherv_init", ALLGATHERV, FAM_ALLGATHER,
                          F_V | F_PERS | F_HIER},
-    [ROW_PALLTOALL] = {"MPI_Alltoall_init", ALLTOALL, FAM_ALLTOALL, F_PERS},
+    [ROW_PALLTOALL] = {"MPI_Alltoall_init", ALLTOALL, FAM_ALLTOALL, F_PERS | F_LANES},
 };
 
 /* Data kinds: datatypes for data movement, (datatype, operation) pairs
@@ -372,7 +384,7 @@ static int expected(int c, int kind, int layout)
     if (layout == L_ONE_NODE)
         return E_LOCAL;
     if (!(colls[c].flags & F_HIER))
-        return E_HOST;
+        return hier_lanes && (colls[c].flags & F_LANES) ? E_HIER : E_HOST;
     if ((colls[c].flags & F_RED) && !kind_commutes(kind))
         return layout == L_BLOCKED ? E_HIER : layout == L_SCATTERED ? E_HOST : E_EITHER;
     return E_HIER;
@@ -592,7 +604,8 @@ static int kind_fits(int c, int kind)
      * every form */
     if (kind == K_HOLES)
         return colls[c].base == GATHER || colls[c].base == SCATTER ||
-               colls[c].base == ALLGATHER || colls[c].base == ALLGATHERV;
+               colls[c].base == ALLGATHER || colls[c].base == ALLGATHERV ||
+               colls[c].base == ALLTOALL;
     if (kind == K_VECTOR)
         return (colls[c].flags & F_VEC) != 0;
     return kind == K_INT || !(colls[c].flags & (F_NB | F_PERS));
@@ -824,9 +837,10 @@ static void shape_cases(const shape_t *sh, int shi)
     kcoll_param_set("MIN_BYTES", "0");
     if (verbose && wrank == 0)
         printf("  small calls on %s (%d ranks): %.2f s\n", shape_names[shi], p, now_s() - tb);
-    /* KCOLL_HIER=lanes: Bcast, the reductions and Allgather(v) in the
-     * lanes layout (every rank of a node carries a share of the vector, or
-     * its own block, between nodes),
+    /* KCOLL_HIER=lanes: Bcast, the reductions, Allgather(v) and Alltoall
+     * in the lanes layout (every rank of a node carries a share of the
+     * vector, its own block, or its node's blocks for its lane, between
+     * nodes),
      * every form, on MPI_COMM_WORLD, the reversed and the random split:
      * counts 0, 1, 1003 and the large one, roots 0 and p-1, in place or
      * not, the int32 sum and MPI_INT; the long minimum, the
@@ -838,7 +852,8 @@ static void shape_cases(const shape_t *sh, int shi)
                                     ROW_IRSB,       ROW_IRS,        ROW_PREDUCE,
                                     ROW_PALLREDUCE, ROW_PRSB,       ROW_PRS,
                                     ROW_ALLGATHER,  ROW_ALLGATHERV, ROW_IALLGATHER,
-                                    ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV};
+                                    ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV,
+                                    ROW_ALLTOALL,   ROW_IALLTOALL,  ROW_PALLTOALL};
     static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT, K_INT, K_HOLES};
     tb = now_s();
     kcoll_param_set("HIER", "lanes");
@@ -1125,8 +1140,9 @@ static void outstanding_cases(const shape_t sh[NSHAPES])
  * the leader must start its node's part from inside the blocking call.
  * (a) the leader blocks in MPI_Recv for the last rank's message; (b)
  * (Open MPI) the leader enters a host collective (MPI_Alltoall, which
- * kcoll hands to the host MPI on communicators that span nodes) before
- * it waits, the others after they waited. */
+ * kcoll hands to the host MPI on communicators that span nodes with
+ * KCOLL_HIER=on: it has no leaders' layout) before it waits, the others
+ * after they waited. */
 static void progress_cases(const shape_t *world)
 {
     const int p = world->p, me = world->rank;

@@ -25,8 +25,9 @@
  * Across nodes (fake nodes, tests/mpi/run_fakenodes.sh) the matrix runs
  * in the leaders' layout and again in lanes (KCOLL_HIER=on, lanes): the
  * collectives with a layout across nodes must be counted on a kcoll path,
- * Gatherv, Scatterv and the all-to-alls on mpi:multinode (the host does
- * them whole), and so must the Bcast_c of more than INT_MAX bytes: the
+ * Gatherv, Scatterv and Alltoallv on mpi:multinode (the host does them
+ * whole), Alltoall too but in lanes (it has no leaders' layout), and so
+ * must the Bcast_c of more than INT_MAX bytes: the
  * host collectives between nodes count in ints.
  *
  * MPIs that do not declare the large-count forms (Open MPI 4.1) have
@@ -53,17 +54,23 @@ static const char *const names[NCOLL][2] = {
 /* may MPI_IN_PLACE be passed (at the root for the rooted ones)? */
 static const int in_place_ok[NCOLL] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 static const int rooted[NCOLL] = {1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0};
-/* does it run across nodes in kcoll's layouts (src/cluster/registry.c)? */
-static const int has_layout[NCOLL] = {1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 1, 1};
-/* the communicator spans nodes */
-static int spans;
+/* does it run across nodes in kcoll's layouts (src/cluster/registry.c)?
+ * 2: in lanes only */
+static const int layout_of[NCOLL] = {1, 1, 0, 1, 0, 1, 1, 2, 0, 1, 1, 1, 1};
+/* the communicator spans nodes; the layout asked for is lanes */
+static int spans, lanes;
+
+static int has_layout(int c)
+{
+    return layout_of[c] == 1 || (layout_of[c] == 2 && lanes);
+}
 
 /* The statistics path a call of collective c with data must be counted
  * on: kcoll's, or across nodes without a layout (or with too much data
  * for the host's int counts between nodes) the host MPI's. */
 static const char *lc_path(int c, int too_large)
 {
-    return spans && (!has_layout[c] || too_large) ? "mpi:multinode" : "kcoll:*";
+    return spans && (!has_layout(c) || too_large) ? "mpi:multinode" : "kcoll:*";
 }
 
 enum { M_HOST, M_BLK, M_NB, M_INIT, NMODES };
@@ -235,7 +242,7 @@ static void lc_check(lc_case_t *k, int mode, MPI_Comm comm, int *ref)
         MPI_Request_free(&req);
     const uint64_t ran = mt_calls(row, lc_path(k->c, 0)) - before;
     if (!why && lc_moves(k) && ran != (uint64_t)starts)
-        why = spans && !has_layout[k->c] ? "not counted on mpi:multinode"
+        why = spans && !has_layout(k->c) ? "not counted on mpi:multinode"
                                           : "not counted on a kcoll path";
     if (why)
         mt_fail("%s_c (%s), count %lld, root %d%s: %s", row, mode_names[mode], (long long)k->n,
@@ -380,6 +387,7 @@ int main(int argc, char **argv)
     for (int ly = 0; ly < (spans ? 2 : 1); ly++) {
         if (spans)
             kcoll_param_set("HIER", layouts[ly]);
+        lanes = ly == 1;
         for (int c = 0; c < NCOLL; c++)
             for (int ni = 0; ni < NCOUNTS; ni++)
                 for (int root = 0; root < (rooted[c] ? p : 1); root++)
@@ -395,6 +403,7 @@ int main(int argc, char **argv)
     }
     if (spans)
         kcoll_param_set("HIER", "on");
+    lanes = 0;
 
     lc_far(comm, p, rank);
     if (p == 2)

@@ -165,6 +165,27 @@ typedef struct {
     uint8_t *send, *recv, *tmp;
 } rank_bufs_t;
 
+/* Free p ranks' buffers (send may be recv: in place) and the array. */
+static inline void rank_bufs_free(rank_bufs_t *b, int p)
+{
+    for (int r = 0; b && r < p; r++) {
+        if (b[r].send != b[r].recv)
+            free(b[r].send);
+        free(b[r].recv);
+        free(b[r].tmp);
+    }
+    free(b);
+}
+
+/* A mutant: the first rank of node 1 names its first v length one byte
+ * longer in its first host v collective than its group agreed. */
+static inline void mut_first_len(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 1, 0));
+    if (s->nxv > 0)
+        s->xv[0]++;
+}
+
 /* The first byte of RECV or SEND written where it must not be, or -1. */
 static inline long written(kcoll_sim_t *sim, int r, kcoll_buf_t buf, size_t n)
 {
@@ -281,13 +302,7 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
         }
     }
 out:
-    for (int r = 0; r < p; r++) {
-        if (b[r].send != b[r].recv)
-            free(b[r].send);
-        free(b[r].recv);
-        free(b[r].tmp);
-    }
-    free(b);
+    rank_bufs_free(b, p);
     free(counts);
     free(first);
     free(rank_of);

@@ -154,9 +154,22 @@ static void leaders(const kcoll_machine_t *m)
     kcoll_price_nodes(m, KCOLL_COLL_BCAST, 4, 8, n, 0, &np);
     CHECK(piped < l->t, "segments overlap the network with the nodes: %.3f < %.3f us",
           piped * 1e6, l->t * 1e6);
-    /* no layout across nodes: the host MPI whole */
+    /* Alltoall: lanes only. 4 x 8, 4 KiB blocks: each rank collects its
+     * node's 8 x 4 blocks for its lane (an on-node Alltoall of 4 x 4 KiB
+     * blocks), then the 8 lanes exchange 8-block runs among 4 nodes at
+     * once, sharing each node's link */
     kcoll_price_nodes(m, KCOLL_COLL_ALLTOALL, 4, 8, 4096, 0, &np);
-    CHECK(!l->priced && !np.lay[LANE].priced, "Alltoall: the host MPI whole");
+    const kcoll_nodes_lprice_t *a2a = &np.lay[LANE];
+    const double a2a_on = on_node(m, KCOLL_COLL_ALLTOALL, 8, 4 * 4096);
+    const double a2a_net = kcoll_host_formula_nodes(m, KCOLL_COLL_ALLTOALL, 4, NULL, 8 * 4096.0,
+                                                    KCOLL_RCLASS_DOUBLE, 8);
+    CHECK(!l->priced && a2a->priced && near(a2a->before, a2a_on) && near(a2a->net, a2a_net) &&
+              a2a->after == 0 && near(a2a->t, a2a_on + a2a_net),
+          "Alltoall 4 x 8 lanes: %.3f us (before %.3f, between %.3f), want %.3f + %.3f",
+          a2a->t * 1e6, a2a->before * 1e6, a2a->net * 1e6, a2a_on * 1e6, a2a_net * 1e6);
+    /* no layout across nodes: the host MPI whole */
+    kcoll_price_nodes(m, KCOLL_COLL_ALLTOALLV, 4, 8, 4096, 0, &np);
+    CHECK(!l->priced && !np.lay[LANE].priced, "Alltoallv: the host MPI whole");
     kcoll_price_nodes(m, KCOLL_COLL_GATHERV, 4, 8, 4096, 0, &np);
     CHECK(!l->priced && !np.lay[LANE].priced, "Gatherv: the host MPI whole");
     /* flat, by hand: Scatter 2 x 4, 1 KiB blocks: the root sends 4 blocks
@@ -267,7 +280,7 @@ static void lanes(const kcoll_machine_t *m)
           w->before * 1e6, (fmax(rs8, rs4) + copy28) * 1e6, w->after * 1e6);
     /* not candidates */
     static const kcoll_coll_t no[] = {KCOLL_COLL_BARRIER, KCOLL_COLL_GATHER, KCOLL_COLL_SCATTER,
-                                      KCOLL_COLL_ALLTOALL, KCOLL_COLL_SCATTERV};
+                                      KCOLL_COLL_ALLTOALLV, KCOLL_COLL_SCATTERV};
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
         kcoll_price_nodes(m, no[i], 4, 8, 4096, 0, &np);
         CHECK(!w->priced, "%s: lanes are not a candidate", kcoll_coll_name(no[i]));
@@ -518,9 +531,17 @@ int main(void)
           "4 x 1 Allreduce: a tie, handed to the host MPI (leaders %.3f, flat %.3f us)",
           np.lay[LEAD].t * 1e6, np.lay[HOST].t * 1e6);
     const int fours[] = {4, 4, 4, 4};
-    CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST &&
+    CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALLV, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST &&
               kcoll_nodes_pick(&m, KCOLL_COLL_GATHERV, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST,
-          "Alltoall, Gatherv: never run across nodes by kcoll");
+          "Alltoallv, Gatherv: never run across nodes by kcoll");
+    /* Alltoall on 4 x 16: lanes where the host's p - q message latencies
+     * per rank dominate (8 B), the host alone where the network's bytes
+     * do and the lanes' on-node phase only adds (1 MiB) */
+    const int sixteens[] = {16, 16, 16, 16};
+    CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, sixteens, 4, 8, 0, KCOLL_NODES_ALL) == LANE &&
+              kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, sixteens, 4, n, 0, KCOLL_NODES_ALL) ==
+                  HOST,
+          "Alltoall 4 x 16: lanes at 8 B, the host at 1 MiB");
     honest(&m);
     measured(&m);
     return check_report("test_nodes");

@@ -1,0 +1,201 @@
+/* MPI_Alltoall across nodes, lanes layout: every local rank carries, on
+ * its lane, what its whole node sends to the ranks of its own local rank
+ * on the other nodes, so that each rank exchanges N - 1 messages between
+ * nodes instead of p - q (the node-aware all-to-all of Bienz, Gropp and
+ * Olson, 2019; UCC's split_rail for the gather-type collectives).
+ *
+ * Lane l is local rank l of every node (cluster.h); on a node with fewer
+ * ranks than lanes, local rank i also carries lanes i + pn, i + 2pn, ...
+ * (for which its node has no rank to receive anything).
+ *  1. inside the node: every rank exposes its send buffer and raises AUX;
+ *     for each lane l it carries, a rank collects from every rank s of its
+ *     node (itself included) the blocks s sends to the ranks of lane l,
+ *     into its TMP in the order the lane's host call sends them: for node
+ *     d (in node order) a run of its node's pn blocks to (d, l), by local
+ *     rank s (nothing for a node that has no rank l); it READs them from
+ *     s's send buffer, copies its own, and raises DONE;
+ *  2. between nodes: for each lane it carries, in increasing lane order,
+ *     the host's Alltoall on the lane's group (Alltoallv where nodes
+ *     differ in size: a run is pn_e blocks from node e, and nothing to a
+ *     node without rank l): member d receives from every node e the run of
+ *     e's blocks for it, in node order, by local rank: node-major order;
+ *  3. the rank places the blocks of its own lane, each at its sender's
+ *     place in its receive buffer (kcoll_cluster_move_blocks). Where
+ *     node-major order is rank order (every node's ranks consecutive,
+ *     cl->ordered) the host call receives straight into the receive
+ *     buffer and there is nothing to place;
+ *  4. a rank waits for every other rank's DONE before its send buffer
+ *     goes (in place, before its receive buffer is written: the blocks
+ *     the others read from lie there).
+ * Every block crosses the network once, as with the host alone, but in
+ * runs of a node's blocks: per rank N - 1 messages of pn b bytes (m of
+ * them on a rank that carries m lanes) instead of p - pn of b. Any node
+ * sizes and placement, in place (the send blocks are read from the
+ * receive buffer), zero-length blocks (nothing moves).
+ *
+ * Cost (b bytes a block, N nodes, pn ranks on the node, L lanes, m =
+ * ceil(L / pn) lanes on the busiest rank; T_host(N, x) the host's Alltoall
+ * among N processes of x-byte blocks, the node's lanes running at once and
+ * sharing its link):
+ *   T = T_a2a(pn, m N b) + m T_host(N, L b) [+ T_copy(p b) placed]
+ * against the host alone's (p - pn) message latencies per rank.
+ */
+#include <stdlib.h>
+
+#include "cluster/cluster.h"
+
+/* Does node d have a rank on lane l? */
+static int kcoll_a2l_has(const kcoll_cluster_t *cl, int d, int l)
+{
+    return cl->rank_of[(size_t)d * (size_t)cl->lanes + (size_t)l] >= 0;
+}
+
+/* Ranks on node e. */
+static int kcoll_a2l_size(const kcoll_cluster_t *cl, int e)
+{
+    int n = 0;
+    while (n < cl->lanes && kcoll_a2l_has(cl, e, n))
+        n++;
+    return n;
+}
+
+/* Lane l's host call as this rank makes it: the bytes it sends each node
+ * into len[0..N) and receives from each into len[N..2N); returns the bytes
+ * sent. */
+static size_t kcoll_a2l_lens(const kcoll_args_t *a, const kcoll_cluster_t *cl, int l, size_t *len)
+{
+    const int N = cl->nodes;
+    size_t sent = 0;
+    for (int d = 0; d < N; d++) {
+        len[d] = kcoll_a2l_has(cl, d, l) ? (size_t)cl->pn * a->bytes : 0;
+        len[N + d] = l == cl->me ? (size_t)kcoll_a2l_size(cl, d) * a->bytes : 0;
+        sent += len[d];
+    }
+    return sent;
+}
+
+/* Does this rank's own lane receive straight into RECV? */
+static int kcoll_a2l_direct(const kcoll_cluster_t *cl)
+{
+    return cl->ordered;
+}
+
+size_t kcoll_cluster_alltoall_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl)
+{
+    size_t *len = cl->rank_of ? malloc(2 * (size_t)cl->nodes * sizeof *len) : NULL, t = 0;
+    if (!len)
+        return 0;
+    for (int l = cl->me; l < cl->lanes; l += cl->pn) {
+        t += kcoll_a2l_lens(a, cl, l, len);
+        for (int e = 0; l == cl->me && !kcoll_a2l_direct(cl) && e < cl->nodes; e++)
+            t += len[cl->nodes + e];
+    }
+    free(len);
+    return t;
+}
+
+/* Wait for every other rank of the node's DONE. */
+static void kcoll_a2l_wait_done(kcoll_sched_t *s, const kcoll_cluster_t *cl)
+{
+    for (int i = 0; i < cl->pn; i++)
+        if (i != cl->me)
+            kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_DONE, 1);
+}
+
+kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                            kcoll_sched_t *s)
+{
+    if (!cl->rank_of)
+        return KCOLL_ERR_UNSUPPORTED;
+    if (!a->bytes) /* nothing moves (the block size is alike on every rank) */
+        return KCOLL_OK;
+    const int N = cl->nodes, L = cl->lanes, pn = cl->pn;
+    const size_t b = a->bytes;
+    const kcoll_buf_t src = a->in_place ? KCOLL_BUF_RECV : KCOLL_BUF_SEND;
+    const int direct = kcoll_a2l_direct(cl);
+    size_t *len = malloc(2 * (size_t)N * sizeof *len);
+    size_t *at = malloc(((size_t)N * (size_t)L + (size_t)N) * sizeof *at);
+    if (!len || !at) {
+        free(len);
+        free(at);
+        return KCOLL_ERR_NOMEM;
+    }
+    int even = 1;
+    for (int e = 0; e < N; e++)
+        even &= kcoll_a2l_size(cl, e) == L;
+
+    /* 1: every rank's blocks for the ranks of my lanes, from the node's
+     * send buffers, starting with my own */
+    if (pn > 1) {
+        kcoll_sched_expose(s, src);
+        kcoll_sched_signal(s, KCOLL_FLAG_AUX, 1);
+    }
+    for (int k = 0; k < pn; k++) {
+        const int i = (cl->me + k) % pn;
+        if (i != cl->me)
+            kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_AUX, 1);
+        size_t area = 0; /* lane l's send area in my TMP */
+        for (int l = cl->me; l < L; l += pn) {
+            size_t run = 0;
+            for (int d = 0; d < N; d++) {
+                const int q = cl->rank_of[(size_t)d * (size_t)L + (size_t)l];
+                if (q < 0)
+                    continue;
+                const size_t to = area + run + (size_t)i * b;
+                if (i == cl->me)
+                    kcoll_sched_copy(s, KCOLL_BUF_TMP, to, src, (size_t)q * b, b);
+                else
+                    kcoll_sched_read(s, cl->peer_of[i], src, (size_t)q * b, KCOLL_BUF_TMP, to, b);
+                run += (size_t)pn * b;
+            }
+            area += run;
+            if (l == cl->me && !direct) /* my lane's receive area follows its send area */
+                for (int e = 0; e < N; e++)
+                    area += (size_t)kcoll_a2l_size(cl, e) * b;
+        }
+    }
+    if (pn > 1)
+        kcoll_sched_signal(s, KCOLL_FLAG_DONE, 1);
+    /* in place, the others' blocks lie in my receive buffer until they
+     * have read them */
+    if (pn > 1 && a->in_place)
+        kcoll_a2l_wait_done(s, cl);
+
+    /* 2: my lanes between the nodes, in lane order */
+    size_t area = 0, rarea = 0;
+    for (int l = cl->me; l < L; l += pn) {
+        const size_t sent = kcoll_a2l_lens(a, cl, l, len);
+        kcoll_xcoll_t x = {.sbuf = KCOLL_BUF_TMP, .soff = area, .rbuf = KCOLL_BUF_TMP,
+                           .roff = area + sent, .group = KCOLL_CLUSTER_LANE(l),
+                           .len = (size_t)L * b, .esize = 1};
+        if (l == cl->me) {
+            rarea = x.roff;
+            if (direct) {
+                x.rbuf = KCOLL_BUF_RECV;
+                x.roff = 0;
+            }
+        }
+        if (even) {
+            x.coll = KCOLL_XC_ALLTOALL;
+            kcoll_sched_xcoll(s, &x);
+        } else {
+            x.coll = KCOLL_XC_ALLTOALLV;
+            kcoll_sched_xcoll_v(s, &x, len, 2 * N);
+        }
+        area += sent;
+        for (int e = 0; l == cl->me && !direct && e < N; e++)
+            area += len[N + e];
+    }
+
+    /* 3: my lane's blocks to their senders' places */
+    if (!direct) {
+        kcoll_cluster_blocks(a, cl, at, at + (size_t)N * (size_t)L);
+        kcoll_cluster_move_blocks(s, a, cl, at, -1, -1, 1, KCOLL_BUF_TMP, rarea, KCOLL_BUF_RECV);
+    }
+    /* 4: the others have read my send buffer */
+    if (pn > 1 && !a->in_place)
+        kcoll_a2l_wait_done(s, cl);
+    free(len);
+    free(at);
+    return s->err;
+}
