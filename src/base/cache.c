@@ -66,6 +66,14 @@ int kcoll_cpu_affinity(uint64_t *words, int n)
     return 0;
 }
 
+int kcoll_cpu_count(const uint64_t *words, int n)
+{
+    int cpus = 0;
+    for (int w = 0; w < n; w++)
+        cpus += __builtin_popcountll(words[w]);
+    return cpus;
+}
+
 double kcoll_run_delay(void)
 {
     /* "<ns on a CPU> <ns waiting on a run queue> <time slices>" */

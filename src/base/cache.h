@@ -27,6 +27,8 @@ void kcoll_cpu_model(char *out, size_t len);
  * i % 64 of word i / 64). 0, or -1 (all words zero) where it cannot be
  * read. */
 int kcoll_cpu_affinity(uint64_t *words, int n);
+/* The CPUs in a mask of n words (as kcoll_cpu_affinity fills it). */
+int kcoll_cpu_count(const uint64_t *words, int n);
 
 /* How long this thread has waited, runnable, for a CPU since it began
  * (the kernel's schedstat run delay), in seconds; -1 where the kernel

@@ -194,9 +194,7 @@ void kcoll_quick_startup(kcoll_tuning_t *t)
     uint64_t mask[QUICK_CPU_WORDS], all[QUICK_CPU_WORDS];
     kcoll_cpu_affinity(mask, QUICK_CPU_WORDS);
     PMPI_Allreduce(mask, all, QUICK_CPU_WORDS, MPI_UINT64_T, MPI_BOR, node);
-    long cpus = 0;
-    for (int w = 0; w < QUICK_CPU_WORDS; w++)
-        cpus += __builtin_popcountll(all[w]);
+    long cpus = kcoll_cpu_count(all, QUICK_CPU_WORDS);
     if (cpus == 0) /* no rank could read its affinity */
         cpus = sysconf(_SC_NPROCESSORS_ONLN);
     /* rank 0 (node rank 0: the key is the world rank) looks for the file */

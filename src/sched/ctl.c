@@ -125,16 +125,13 @@ kcoll_status_t kcoll_ctl_load_pids(kcoll_ctl_t *c)
 
 int kcoll_ctl_cores(const kcoll_ctl_t *c)
 {
-    int n = 0;
-    for (int w = 0; w < KCOLL_CPU_WORDS; w++) {
-        uint64_t any = 0;
-        for (int r = 0; r < c->p; r++)
-            /* acquire: pairs with the release in attach, so cpus is visible */
-            if (atomic_load_explicit(&c->slots[r].attached, memory_order_acquire) == 1)
-                any |= c->slots[r].cpus[w];
-        n += __builtin_popcountll(any);
-    }
-    return n;
+    uint64_t any[KCOLL_CPU_WORDS] = {0};
+    for (int r = 0; r < c->p; r++)
+        /* acquire: pairs with the release in attach, so cpus is visible */
+        if (atomic_load_explicit(&c->slots[r].attached, memory_order_acquire) == 1)
+            for (int w = 0; w < KCOLL_CPU_WORDS; w++)
+                any[w] |= c->slots[r].cpus[w];
+    return kcoll_cpu_count(any, KCOLL_CPU_WORDS);
 }
 
 void kcoll_ctl_fini(kcoll_ctl_t *c)
