@@ -235,7 +235,9 @@ static void lc_check(lc_case_t *k, int mode, MPI_Comm comm, int *ref)
             rc2 = MPI_Wait(&req, MPI_STATUS_IGNORE);
         if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)
             why = "an MPI call returned an error";
-        else if (memcmp(ref, k->rbuf, bytes))
+        /* a Reduce's receive buffer away from the root is not significant
+         * (MPI): Intel MPI uses it as scratch on a node of one rank */
+        else if (!(k->c == REDUCE && k->rank != k->root) && memcmp(ref, k->rbuf, bytes))
             why = "result differs from the host MPI";
     }
     if (mode == M_INIT && req != MPI_REQUEST_NULL)
