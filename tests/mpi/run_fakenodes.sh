@@ -12,7 +12,7 @@
 # starts its proxies through fakenode_agent.sh). Every run gets
 # --expect-nodes=..., so a launcher that places ranks otherwise than the
 # layout intends fails the run. Layouts:
-#   2 nodes x 1 rank, 2 x 2, 2 x 3, 3 x 2, 3 nodes 2+1+2, 2 nodes 3+1, 2 nodes
+#   2 nodes x 1 rank, 2 x 2, 2 x 3, 3 x 2, 3 nodes 2+1+2 and 2+3+1, 2 nodes 3+1, 2 nodes
 #   4+2, 2 x 2 placed round robin (rank i on node i mod 2), 4 nodes x 2 (8
 #   ranks); Open MPI also
 #   2 x 2 with each node in its own PID namespace (process ids repeat
@@ -211,6 +211,7 @@ run_layout "2 nodes x 2 ranks" 4 0,0,1,1 nodeA:2,nodeB:2
 run_layout "2 nodes x 3 ranks" 6 0,0,0,1,1,1 nodeA:3,nodeB:3
 run_layout "3 nodes x 2 ranks" 6 0,0,1,1,2,2 nodeA:2,nodeB:2,nodeC:2
 run_layout "3 nodes, 2+1+2 ranks" 5 0,0,1,2,2 nodeA:2,nodeB:1,nodeC:2
+run_layout "3 nodes, 2+3+1 ranks" 6 0,0,1,1,1,2 nodeA:2,nodeB:3,nodeC:1
 run_layout "2 nodes, 3+1 ranks" 4 0,0,0,1 nodeA:3,nodeB:1
 run_layout "2 nodes, 4+2 ranks" 6 0,0,0,0,1,1 nodeA:4,nodeB:2
 run_layout "2 nodes x 2 ranks, round robin" 4 0,1,0,1 nodeA:2,nodeB:2 bynode
