@@ -237,12 +237,13 @@ static void allgatherv_fill(void *ctx, size_t *tab)
         v_side(&r->call.recv, p, tab + 2 * (size_t)p, tab + 3 * (size_t)p, &len, &largest);
 }
 
-/* Across nodes: this rank's own vote says whether it can take part; an
- * Allgatherv's blocks are given as this rank's one layout (every rank's
- * counts, its own displacements, in bytes: src/cluster/cluster.h). An
- * Alltoall's sides are judged alike: p blocks of one size each way
- * (MPI_Alltoallv has no layout across nodes). */
-static int allgather_across(kcoll_req_t *r)
+/* Across nodes, MPI_Allgather(v) and MPI_Alltoall: this rank's own vote
+ * says whether it can take part; an Allgatherv's blocks are given as this
+ * rank's one layout (every rank's counts, its own displacements, in
+ * bytes: src/cluster/cluster.h). An Alltoall's sides are judged as an
+ * Allgather's: blocks of one size (MPI_Alltoallv has no layout across
+ * nodes). */
+static int blocks_across(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
     if (c->coll == KCOLL_COLL_ALLTOALLV)
@@ -389,7 +390,7 @@ const kcoll_family_t kcoll_fam_allgather = {
     .fill = allgather_fill,
     .decide = allcoll_decide,
     .buffers = allgather_buffers,
-    .across = allgather_across,
+    .across = blocks_across,
 };
 
 const kcoll_family_t kcoll_fam_alltoall = {
@@ -398,7 +399,7 @@ const kcoll_family_t kcoll_fam_alltoall = {
     .fill = alltoall_fill,
     .decide = allcoll_decide,
     .buffers = alltoall_buffers,
-    .across = allgather_across,
+    .across = blocks_across,
 };
 
 /* ---- MPI_Barrier ---- */
