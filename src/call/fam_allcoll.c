@@ -242,12 +242,10 @@ static void allgatherv_fill(void *ctx, size_t *tab)
  * rank's one layout (every rank's counts, its own displacements, in
  * bytes: src/cluster/cluster.h). An Alltoall's sides are judged as an
  * Allgather's: blocks of one size (MPI_Alltoallv has no layout across
- * nodes). */
+ * nodes: kcoll_call_prepare_across never asks). */
 static int blocks_across(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
-    if (c->coll == KCOLL_COLL_ALLTOALLV)
-        return KCOLL_R_NONCONTIG;
     const int v = kcoll_coll_is_v(c->coll), ip = c->in_place;
     const size_t own = v ? (size_t)kcoll_side_vcount(&c->recv, c->rank) * c->recv.size
                          : r->args.bytes;

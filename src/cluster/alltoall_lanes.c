@@ -80,16 +80,27 @@ static int kcoll_a2l_direct(const kcoll_cluster_t *cl)
     return cl->ordered;
 }
 
+/* The TMP lane l takes on the rank that carries it: the runs it sends
+ * (their lengths into len, as kcoll_a2l_lens; their sum into *sent), and
+ * on this rank's own lane, where the host call does not receive into
+ * RECV, the runs it receives after them. The lanes a rank carries lie
+ * one after another. */
+static size_t kcoll_a2l_area(const kcoll_args_t *a, const kcoll_cluster_t *cl, int l, size_t *len,
+                             size_t *sent)
+{
+    size_t t = *sent = kcoll_a2l_lens(a, cl, l, len);
+    for (int e = 0; l == cl->me && !kcoll_a2l_direct(cl) && e < cl->nodes; e++)
+        t += len[cl->nodes + e];
+    return t;
+}
+
 size_t kcoll_cluster_alltoall_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl)
 {
-    size_t *len = cl->rank_of ? malloc(2 * (size_t)cl->nodes * sizeof *len) : NULL, t = 0;
+    size_t *len = cl->rank_of ? malloc(2 * (size_t)cl->nodes * sizeof *len) : NULL, t = 0, sent;
     if (!len)
         return 0;
-    for (int l = cl->me; l < cl->lanes; l += cl->pn) {
-        t += kcoll_a2l_lens(a, cl, l, len);
-        for (int e = 0; l == cl->me && !kcoll_a2l_direct(cl) && e < cl->nodes; e++)
-            t += len[cl->nodes + e];
-    }
+    for (int l = cl->me; l < cl->lanes; l += cl->pn)
+        t += kcoll_a2l_area(a, cl, l, len, &sent);
     free(len);
     return t;
 }
@@ -134,10 +145,11 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
         const int i = (cl->me + k) % pn;
         if (i != cl->me)
             kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_AUX, 1);
-        size_t area = 0; /* lane l's send area in my TMP */
+        size_t area = 0, sent; /* lane l's area in my TMP */
         for (int l = cl->me; l < L; l += pn) {
-            size_t run = 0;
-            for (int d = 0; d < N; d++) {
+            const size_t next = kcoll_a2l_area(a, cl, l, len, &sent);
+            size_t run = 0; /* node d's run in it: len[d] bytes */
+            for (int d = 0; d < N; run += len[d++]) {
                 const int q = cl->rank_of[(size_t)d * (size_t)L + (size_t)l];
                 if (q < 0)
                     continue;
@@ -146,12 +158,8 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
                     kcoll_sched_copy(s, KCOLL_BUF_TMP, to, src, (size_t)q * b, b);
                 else
                     kcoll_sched_read(s, cl->peer_of[i], src, (size_t)q * b, KCOLL_BUF_TMP, to, b);
-                run += (size_t)pn * b;
             }
-            area += run;
-            if (l == cl->me && !direct) /* my lane's receive area follows its send area */
-                for (int e = 0; e < N; e++)
-                    area += (size_t)kcoll_a2l_size(cl, e) * b;
+            area += next;
         }
     }
     if (pn > 1)
@@ -164,7 +172,8 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
     /* 2: my lanes between the nodes, in lane order */
     size_t area = 0, rarea = 0;
     for (int l = cl->me; l < L; l += pn) {
-        const size_t sent = kcoll_a2l_lens(a, cl, l, len);
+        size_t sent;
+        const size_t next = kcoll_a2l_area(a, cl, l, len, &sent);
         kcoll_xcoll_t x = {.sbuf = KCOLL_BUF_TMP, .soff = area, .rbuf = KCOLL_BUF_TMP,
                            .roff = area + sent, .group = KCOLL_CLUSTER_LANE(l),
                            .len = (size_t)L * b, .esize = 1};
@@ -182,9 +191,7 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
             x.coll = KCOLL_XC_ALLTOALLV;
             kcoll_sched_xcoll_v(s, &x, len, 2 * N);
         }
-        area += sent;
-        for (int e = 0; l == cl->me && !direct && e < N; e++)
-            area += len[N + e];
+        area += next;
     }
 
     /* 3: my lane's blocks to their senders' places */

@@ -203,6 +203,12 @@ static inline int kcoll_xcoll_reduces(int coll)
     return coll == KCOLL_XC_ALLREDUCE || coll == KCOLL_XC_REDUCE ||
            coll == KCOLL_XC_REDUCE_SCATTER_BLOCK || coll == KCOLL_XC_REDUCE_SCATTER;
 }
+/* How many lists of n members' lengths a v form of kind coll names
+ * (nv = n times it): ALLTOALLV's sent and received, the others' one. */
+static inline int kcoll_xcoll_sides(int coll)
+{
+    return coll == KCOLL_XC_ALLTOALLV ? 2 : 1;
+}
 /* Does MPI require MPI_IN_PLACE of every member of x's kind or of none
  * (Allreduce, Reduce_scatter(_block), Allgather(v)), where the rooted kinds
  * look at the root's alone? */

@@ -544,9 +544,7 @@ static int kcoll_sim_xranges(const kcoll_xcoll_t *x, const size_t *lens, int gr,
 static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcoll_xcoll_t *x,
                                        int *inst);
 
-/* Every member of G's host collective xi has started it: move its data,
- * from the members' send sides to their receive sides. */
-/* The all-to-alls of xdata: every member's blocks, from its send side,
+/* The all-to-alls of kcoll_sim_xdata: every member's blocks, from its send side,
  * to their receivers' receive sides, each length checked against the
  * receiver's (ALLTOALLV: MPI's rule). */
 static kcoll_status_t kcoll_sim_xalltoall(kcoll_sim_t *s, const kcoll_sim_group_t *G,
@@ -600,6 +598,8 @@ static kcoll_status_t kcoll_sim_xalltoall(kcoll_sim_t *s, const kcoll_sim_group_
     return rc;
 }
 
+/* Every member of G's host collective xi has started it: move its data,
+ * from the members' send sides to their receive sides. */
 static kcoll_status_t kcoll_sim_xdata(kcoll_sim_t *s, const kcoll_sim_group_t *G,
                                       kcoll_sim_xinst_t *xi)
 {
@@ -740,7 +740,7 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
     if (x->root >= G->n)
         return kcoll_sim_fail(s, "collective %d rank %d step %d: root %d of a group of %d", ci, r,
                               c->pc[r], x->root, G->n);
-    if (lens && x->nv != (uint32_t)G->n * (own ? 2u : 1u))
+    if (lens && x->nv != (uint32_t)(G->n * kcoll_xcoll_sides(x->coll)))
         return kcoll_sim_fail(s, "collective %d rank %d step %d: host %s with %u block lengths "
                               "on a group of %d", ci, r, c->pc[r], kcoll_xcoll_name(x->coll),
                               x->nv, G->n);

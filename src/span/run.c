@@ -134,7 +134,7 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
     PMPI_Comm_rank(g, &me);
     PMPI_Comm_size(g, &gn);
     /* an ALLTOALLV's lengths: n sent, then n received */
-    const int sides = x->coll == KCOLL_XC_ALLTOALLV ? 2 : 1;
+    const int sides = kcoll_xcoll_sides(x->coll);
     if (x->nv && (!vlen || x->nv != (uint32_t)(sides * gn))) {
         snprintf(err, errlen, "a host %s between nodes with %u block lengths on a group of %d",
                  kcoll_xcoll_name(x->coll), x->nv, gn);
