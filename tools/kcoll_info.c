@@ -428,12 +428,18 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
             if (lp->coll[i] == KCOLL_NCOLL)
                 continue;
             char label[96];
-            if (i == 1 && l == KCOLL_NODES_LANES && np.rounds > 1)
+            if (i == 1 && l == KCOLL_NODES_LANES && lp->pieces > 1)
+                snprintf(label, sizeof label, "%s, %d lanes, in %d pieces, the node sharing each",
+                         kcoll_coll_name(lp->coll[i]), np.lanes, lp->pieces);
+            else if (i == 1 && l == KCOLL_NODES_LANES && np.rounds > 1)
                 snprintf(label, sizeof label, "between nodes: %s, %d lanes in %d rounds",
                          kcoll_coll_name(lp->coll[i]), np.lanes, np.rounds);
             else if (i == 1 && l == KCOLL_NODES_LANES)
                 snprintf(label, sizeof label, "between nodes: %s, %d lanes at once",
                          kcoll_coll_name(lp->coll[i]), np.lanes);
+            else if (i == 2 && lp->pieces > 1)
+                snprintf(label, sizeof label, "after, on each node: %s of the last piece",
+                         kcoll_coll_name(lp->coll[i]));
             else if (i == 1)
                 snprintf(label, sizeof label, "between nodes: %s%s",
                          kcoll_coll_name(lp->coll[i]), pipe ? ", pipelined" : "");

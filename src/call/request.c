@@ -347,13 +347,14 @@ static int kcoll_req_xturn(kcoll_req_t *r)
     return mine;
 }
 
-static kcoll_status_t kcoll_req_xstart(void *data, const kcoll_xcoll_t *x, const size_t *vlen,
-                                       void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
+static kcoll_status_t kcoll_req_xstart(void *data, int id, const kcoll_xcoll_t *x,
+                                       const size_t *vlen, void *const bufs[KCOLL_NBUF], int split,
+                                       char *err, size_t errlen)
 {
     kcoll_req_t *r = data;
     if (!kcoll_req_xturn(r))
         return KCOLL_IN_PROGRESS;
-    kcoll_status_t rc = r->xa.xhost->start(r->xa.data, x, vlen, bufs, err, errlen);
+    kcoll_status_t rc = r->xa.xhost->start(r->xa.data, id, x, vlen, bufs, split, err, errlen);
     if (rc != KCOLL_IN_PROGRESS) {
         kcoll_team_lock(r->team);
         r->xleft--; /* started (or failed: the request ends and leaves its lane) */
@@ -362,13 +363,19 @@ static kcoll_status_t kcoll_req_xstart(void *data, const kcoll_xcoll_t *x, const
     return rc;
 }
 
-static kcoll_status_t kcoll_req_xtest(void *data, char *err, size_t errlen)
+static kcoll_status_t kcoll_req_xtest(void *data, int id, char *err, size_t errlen)
 {
     kcoll_req_t *r = data;
-    return r->xa.xhost->test(r->xa.data, err, errlen);
+    return r->xa.xhost->test(r->xa.data, id, err, errlen);
 }
 
-static const kcoll_xhost_t kcoll_req_xhost = {kcoll_req_xstart, kcoll_req_xtest};
+static kcoll_status_t kcoll_req_xpoll(void *data, char *err, size_t errlen)
+{
+    kcoll_req_t *r = data;
+    return r->xa.xhost->poll(r->xa.data, err, errlen);
+}
+
+static const kcoll_xhost_t kcoll_req_xhost = {kcoll_req_xstart, kcoll_req_xtest, kcoll_req_xpoll};
 
 /* r's schedule from the team's cache, or built (and then kept there when
  * an entry is free). 0, or -1 when building failed. */
@@ -471,8 +478,7 @@ void kcoll_req_build(kcoll_req_t *r)
     if (r->across) { /* its host collectives to start, in call order (kcoll_req_xturn) */
         int xcolls = 0;
         for (int i = 0; i < r->run->n; i++)
-            xcolls += r->run->steps[i].kind == KCOLL_STEP_EXTERN &&
-                      r->run->steps[i].flag == KCOLL_EXTERN_XCOLL;
+            xcolls += KCOLL_STEP_XSTARTS(&r->run->steps[i]);
         kcoll_team_lock(r->team);
         r->xleft = xcolls;
         kcoll_team_unlock(r->team);

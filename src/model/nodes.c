@@ -54,7 +54,14 @@
  *                nothing where the node has none (a v form), so no phase
  *                follows; on uneven nodes the lanes past the smallest
  *                node's carry fewer blocks than priced
- *   Allgather(v) lanes(Allgather, b) + on(Allgather, N m b)
+ *   Allgather(v) lanes(Allgather, b) + on(Allgather, N m b); blocks past
+ *                the segment s go in k = ceil(b / s) pieces, each piece's
+ *                lanes while the node shares the piece before: h(s) +
+ *                (k - 2) max(h(s), r(s)) + max(h(l), r(s)) + r(l), h(x) =
+ *                lanes(Allgather, x), r(x) = on(Allgather, N m x), l the
+ *                last piece's bytes (the network's messages move while
+ *                the node copies: the executor lets the host drive them
+ *                between its batches of copies)
  *   Bcast        on0(Scatter, m s) + lanes(Bcast, s) + on(Allgather, m s),
  *                s = n / L
  *   Alltoall     on(Alltoall, m N b) + lanes(Alltoall, L b): a rank
@@ -364,7 +371,7 @@ static double kcoll_lanes_on(const kcoll_nshape_t *s, const kcoll_lanes_phase_t 
 
 /* The lanes' layout (priced: 0 where it is not a candidate). */
 static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t bytes,
-                              kcoll_nodes_lprice_t *out, int *rounds)
+                              size_t segment, kcoll_nodes_lprice_t *out, int *rounds)
 {
     const double L = s->qmax, b = (double)bytes;
     out->coll[0] = out->coll[1] = out->coll[2] = KCOLL_NCOLL;
@@ -398,6 +405,23 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
      * first (reduce_scatter_lanes.c, step 0) */
     if (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK || c == KCOLL_COLL_REDUCE_SCATTER)
         out->before += s->p * s->m->copy_alpha + s->p * b * s->m->copy_beta;
+    /* Allgather(v) in pieces of the segment (allgather_lanes.c, as it cuts
+     * them): piece i + 1 crosses the network while the node shares piece
+     * i, k - 1 pieces of seg bytes and a last one of the rest:
+     * h(seg) + (k - 2) max(h(seg), r(seg)) + max(h(last), r(seg)) + r(last) */
+    const double seg = (double)segment;
+    if ((c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV) && segment && L > 1 && seg < b) {
+        const double k = ceil(b / seg), last = b - (k - 1) * seg;
+        const kcoll_lanes_phase_t *ph = &plan->ph[2];
+        int r;
+        const double hs = kcoll_nodes_lanes_net(s, c, seg, &r);
+        const double hl = kcoll_nodes_lanes_net(s, c, last, &r);
+        const double rs = kcoll_lanes_on(s, ph, s->N * seg);
+        const double rl = kcoll_lanes_on(s, ph, s->N * last);
+        out->net = hs + (k - 2) * (hs > rs ? hs : rs) + (hl > rs ? hl : rs);
+        out->after = rl;
+        out->pieces = (int)k;
+    }
     out->t = out->before + out->net + out->after;
     out->priced = 1;
 }
@@ -428,7 +452,7 @@ static int kcoll_nodes_price_some(const kcoll_machine_t *m, kcoll_coll_t c, cons
     if (which & KCOLL_NODES_BIT(KCOLL_NODES_LEADERS))
         kcoll_nodes_leaders(&s, c, bytes, segment, &out->lay[KCOLL_NODES_LEADERS]);
     if (which & KCOLL_NODES_BIT(KCOLL_NODES_LANES))
-        kcoll_nodes_lanes(&s, c, bytes, &out->lay[KCOLL_NODES_LANES], &out->rounds);
+        kcoll_nodes_lanes(&s, c, bytes, segment, &out->lay[KCOLL_NODES_LANES], &out->rounds);
     return 0;
 }
 

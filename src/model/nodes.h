@@ -52,6 +52,8 @@ typedef struct {
     double before, net, after;
     kcoll_coll_t coll[3]; /* before, net, after */
     unsigned rootnode;    /* bit i: phase i runs on the root's node only */
+    int pieces;           /* lanes' Allgather(v) in pieces (> 1): net is the pipeline
+                           * up to the last piece's sharing, after that */
 } kcoll_nodes_lprice_t;
 
 /* Every layout of one call. lanes: L, the fullest node's ranks; rounds:

@@ -41,6 +41,13 @@
  * handed to the run's xhost (sched/sched.h), which may decline to start
  * it yet (not its turn on the group, or a thread that may not call the
  * host): the step then stays where it is, as a WAIT that is not met.
+ * A split host collective's BEGIN step starts it and moves on; its END
+ * step tests it until it is done; meanwhile every progress call and every
+ * batch of READs or WRITEs first lets the host drive what is in flight
+ * (xhost->poll), so the messages between nodes move while the node
+ * copies, and a waiter never sleeps on a flag: members on other nodes may
+ * need this rank's part of a collective in flight before their node can
+ * raise the flag it waits for.
  *
  * Buffers laid out by a derived datatype (sched/dmap.h): steps address
  * every buffer by logical offsets; a buffer with a map has its logical
@@ -80,6 +87,7 @@ void kcoll_exec_start(kcoll_exec_t *x, const kcoll_ctl_t *c, const kcoll_engine_
     x->seq = seq;
     x->pc = 0;
     x->xstarted = -1;
+    x->xlive = 0;
     x->blocked_on = -1;
     x->blocked_line = NULL;
     x->blocked_want = 0;
@@ -479,15 +487,26 @@ static kcoll_status_t kcoll_exec_extern(kcoll_exec_t *x, const kcoll_step_t *st)
                      x->xhost ? "" : ", and nothing runs host collectives here");
             return KCOLL_ERR_ARG;
         }
+        const int id = (int)st->value;
+        if (st->xpart == KCOLL_XPART_END) {
+            if ((rc = x->xhost->test(x->xdata, id, x->errmsg, sizeof x->errmsg)) == KCOLL_OK)
+                x->xlive--;
+            return rc;
+        }
         if (x->xstarted != x->pc) {
-            const kcoll_xcoll_t *xc = &x->sched->xc[st->value];
-            rc = x->xhost->start(x->xdata, xc, kcoll_sched_xlens(x->sched, xc), x->bufs, x->errmsg,
-                                 sizeof x->errmsg);
+            const kcoll_xcoll_t *xc = &x->sched->xc[id];
+            const int split = st->xpart == KCOLL_XPART_BEGIN;
+            rc = x->xhost->start(x->xdata, id, xc, kcoll_sched_xlens(x->sched, xc), x->bufs, split,
+                                 x->errmsg, sizeof x->errmsg);
             if (rc) /* not started (not yet, or failed) */
                 return rc;
             x->xstarted = x->pc;
+            if (split) { /* in flight: the END step waits for it */
+                x->xlive++;
+                return KCOLL_OK;
+            }
         }
-        return x->xhost->test(x->xdata, x->errmsg, sizeof x->errmsg);
+        return x->xhost->test(x->xdata, id, x->errmsg, sizeof x->errmsg);
     }
     if ((int)st->value >= x->nxops || !x->xops[st->value]) {
         snprintf(x->errmsg, sizeof x->errmsg, "EXTERN step names operation %u of %d",
@@ -516,6 +535,14 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
     x->blocked_line = NULL;
     if (c->chan)
         kcoll_chan_serve(c->chan);
+    /* split host collectives in flight move only inside the host's calls,
+     * and a member on another node may need this rank's part of one while
+     * this rank waits for its node: every turn gives them one */
+    if (x->xlive) {
+        kcoll_status_t rc = x->xhost->poll(x->xdata, x->errmsg, sizeof x->errmsg);
+        if (rc)
+            return rc;
+    }
     while (x->pc < s->n) {
         const kcoll_step_t *st = &s->steps[x->pc];
         kcoll_status_t rc = KCOLL_OK;
@@ -544,6 +571,9 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
         }
         case KCOLL_STEP_READ:
         case KCOLL_STEP_WRITE:
+            /* and each batch of copies too */
+            if (x->xlive && (rc = x->xhost->poll(x->xdata, x->errmsg, sizeof x->errmsg)))
+                break;
             rc = kcoll_exec_transfer(x, &done);
             break;
         case KCOLL_STEP_COPY:
@@ -565,8 +595,9 @@ kcoll_status_t kcoll_exec_progress(kcoll_exec_t *x)
                 x->blocked_on = st->peer;
                 /* a waiter may sleep on the flag only where no peer needs
                  * it meanwhile: with a two-sided engine the peers' requests
-                 * ring its doorbell, another word, and must be served */
-                x->blocked_line = x->engine->two_sided ? NULL : f;
+                 * ring its doorbell, another word, and must be served; a
+                 * host collective in flight needs its turns (above) */
+                x->blocked_line = x->engine->two_sided || x->xlive ? NULL : f;
                 x->blocked_want = want;
                 rc = KCOLL_IN_PROGRESS;
             }

@@ -35,6 +35,7 @@ typedef struct {
     uint64_t seq;       /* this collective's sequence number (>= 1): its lane and words */
     int pc;             /* next step to run */
     int xstarted;       /* pc of the EXTERN step whose operation has been started, or -1 */
+    int xlive;          /* split host collectives started and not yet ended */
     int blocked_on;     /* team rank the last unfinished step waits for, or -1 */
     /* the flag word a WAIT step that could not proceed waits for, and the
      * word it must reach (NULL: the step waits for something else), for

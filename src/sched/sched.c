@@ -189,7 +189,7 @@ static int kcoll_sched_push_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x, cons
     return s->nxc++;
 }
 
-static void kcoll_sched_xcoll_step(kcoll_sched_t *s, int i)
+static void kcoll_sched_xcoll_step(kcoll_sched_t *s, int i, int part)
 {
     if (i < 0)
         return;
@@ -197,22 +197,49 @@ static void kcoll_sched_xcoll_step(kcoll_sched_t *s, int i)
     if (st) {
         st->value = (uint32_t)i;
         st->flag = KCOLL_EXTERN_XCOLL;
+        st->xpart = (uint8_t)part;
     }
 }
 
 void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x)
 {
-    kcoll_sched_xcoll_step(s, kcoll_sched_push_xcoll(s, x, NULL, 0));
+    kcoll_sched_xcoll_step(s, kcoll_sched_push_xcoll(s, x, NULL, 0), KCOLL_XPART_WHOLE);
 }
 
-void kcoll_sched_xcoll_v(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens, int n)
+/* Own the v form *x of n blocks of lens[i] bytes (its len and esize set
+ * here): the descriptor's number, or -1. */
+static int kcoll_sched_push_xcoll_v(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens,
+                                    int n)
 {
     kcoll_xcoll_t y = *x;
     y.len = 0;
     y.esize = kcoll_xcoll_reduces(x->coll) ? x->esize : 1; /* a reduction keeps its element */
     for (int i = 0; i < n; i++)
         y.len += lens[i];
-    kcoll_sched_xcoll_step(s, kcoll_sched_push_xcoll(s, &y, lens, n));
+    return kcoll_sched_push_xcoll(s, &y, lens, n);
+}
+
+void kcoll_sched_xcoll_v(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens, int n)
+{
+    kcoll_sched_xcoll_step(s, kcoll_sched_push_xcoll_v(s, x, lens, n), KCOLL_XPART_WHOLE);
+}
+
+int kcoll_sched_xbegin(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens, int n)
+{
+    const int i =
+        lens ? kcoll_sched_push_xcoll_v(s, x, lens, n) : kcoll_sched_push_xcoll(s, x, NULL, 0);
+    kcoll_sched_xcoll_step(s, i, KCOLL_XPART_BEGIN);
+    return s->err ? -1 : i;
+}
+
+void kcoll_sched_xend(kcoll_sched_t *s, int id)
+{
+    if (id < 0 || id >= s->nxc) {
+        if (!s->err)
+            s->err = KCOLL_ERR_ARG;
+        return;
+    }
+    kcoll_sched_xcoll_step(s, id, KCOLL_XPART_END);
 }
 
 /* Bring src's host collectives into dst, buffers mapped by m (NULL: as
@@ -370,9 +397,11 @@ void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out)
         case KCOLL_STEP_EXTERN:
             if (st->flag == KCOLL_EXTERN_XCOLL && st->value < (uint32_t)s->nxc) {
                 const kcoll_xcoll_t *x = &s->xc[st->value];
-                fprintf(out, "EXTERN host %s group %d root %d %s[%zu] -> %s[%zu] len %zu\n",
-                        kcoll_xcoll_name(x->coll), x->group, x->root, kcoll_buf_name(x->sbuf),
-                        x->soff, kcoll_buf_name(x->rbuf), x->roff, x->len);
+                static const char *const part[] = {"", " (begin)", " (end)"};
+                fprintf(out, "EXTERN host %s #%u group %d root %d %s[%zu] -> %s[%zu] len %zu%s\n",
+                        kcoll_xcoll_name(x->coll), st->value, x->group, x->root,
+                        kcoll_buf_name(x->sbuf), x->soff, kcoll_buf_name(x->rbuf), x->roff, x->len,
+                        part[st->xpart <= KCOLL_XPART_END ? st->xpart : 0]);
             } else
                 fprintf(out, "EXTERN %u\n", st->value);
             break;

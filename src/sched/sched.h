@@ -40,7 +40,10 @@
  * once, and appending a schedule renumbers only its own descriptors. The
  * runtime resolves a descriptor to a host non-blocking call on the group's
  * communicator; the simulator (kcoll_sim_set_nodes) matches the members'
- * calls and carries out their data semantics. This is how a call spanning
+ * calls and carries out their data semantics. Such a step runs its host
+ * collective whole (start, then wait), or one half of a split one (BEGIN:
+ * start and go on; END: wait), so a rank can copy on its node while its
+ * messages cross the network (kcoll_sched_xbegin). This is how a call spanning
  * nodes becomes one schedule: on-node phases built by the one-node
  * builders, joined by host collectives between nodes (src/cluster/).
  */
@@ -100,6 +103,7 @@ typedef struct {
     union {
         uint8_t lbuf;  /* EXPOSE, READ, WRITE: the local buffer */
         uint8_t sbuf;  /* COPY, REDUCE: the source */
+        uint8_t xpart; /* EXTERN naming a host collective: KCOLL_XPART_* */
     };
     union {
         uint8_t pbuf;  /* READ, WRITE: the peer's buffer */
@@ -125,6 +129,15 @@ typedef struct {
 
 /* EXTERN step flag: `value` names s->xc[value], not a kcoll_xop_t. */
 #define KCOLL_EXTERN_XCOLL 1
+/* Which part of its host collective such a step runs (kcoll_step_t.xpart):
+ * the whole (start it, then wait until it is done), or a split one's start
+ * (the rank moves on at once: kcoll_sched_xbegin) or end (wait until the
+ * collective started by its BEGIN step is done: kcoll_sched_xend). */
+enum { KCOLL_XPART_WHOLE = 0, KCOLL_XPART_BEGIN, KCOLL_XPART_END };
+/* Does step st start a host collective (a WHOLE or BEGIN part)? */
+#define KCOLL_STEP_XSTARTS(st)                                                          \
+    ((st)->kind == KCOLL_STEP_EXTERN && (st)->flag == KCOLL_EXTERN_XCOLL &&             \
+     (st)->xpart != KCOLL_XPART_END)
 
 /* Host collectives a schedule can own (kcoll_xcoll_t.coll). */
 typedef enum {
@@ -250,12 +263,19 @@ struct kcoll_xop {
  * (not now: not this call's turn on the group, or a thread that may not
  * call the host; the executor asks again on its next turn) or an error
  * with a one-line reason in err. test then until it returns KCOLL_OK
- * (done) or an error; KCOLL_IN_PROGRESS means "not yet". One host
- * collective of a run is in flight at a time. Neither may block. */
+ * (done) or an error; KCOLL_IN_PROGRESS means "not yet". id is the
+ * descriptor's number (s->xc[id]): a run may have several host
+ * collectives in flight, those its BEGIN steps started (split: 1, the
+ * host's non-blocking form whatever the call's, since the rank goes on
+ * meanwhile) beside the one a WHOLE step runs (split 0). poll drives every
+ * host collective in flight without waiting for any (the host MPI moves
+ * its non-blocking collectives only inside its calls): KCOLL_OK, or an
+ * error. None may block. */
 typedef struct {
-    kcoll_status_t (*start)(void *data, const kcoll_xcoll_t *x, const size_t *vlen,
-                            void *const bufs[KCOLL_NBUF], char *err, size_t errlen);
-    kcoll_status_t (*test)(void *data, char *err, size_t errlen);
+    kcoll_status_t (*start)(void *data, int id, const kcoll_xcoll_t *x, const size_t *vlen,
+                            void *const bufs[KCOLL_NBUF], int split, char *err, size_t errlen);
+    kcoll_status_t (*test)(void *data, int id, char *err, size_t errlen);
+    kcoll_status_t (*poll)(void *data, char *err, size_t errlen);
 } kcoll_xhost_t;
 
 void kcoll_sched_init(kcoll_sched_t *s);
@@ -298,6 +318,16 @@ void kcoll_sched_xcoll(kcoll_sched_t *s, const kcoll_xcoll_t *x);
  * member i's block is lens[i] bytes, n members (x->vat, nv and len are set
  * here; esize too: 1, or a reduction's x->esize). */
 void kcoll_sched_xcoll_v(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens, int n);
+/* A host collective that overlaps what follows it: xbegin owns *x (lens:
+ * a v form's n block lengths, as kcoll_sched_xcoll_v; NULL: the uniform
+ * form) and appends the step that starts it and moves on; it returns the
+ * descriptor number (-1 on failure, in s->err) for the xend that appends
+ * the step that waits until it is done. In between this rank leaves x's
+ * buffers alone (its receive side unread, its send side unwritten: MPI's
+ * rule for a pending non-blocking call; the simulator holds a builder to
+ * it) and may start others. */
+int kcoll_sched_xbegin(kcoll_sched_t *s, const kcoll_xcoll_t *x, const size_t *lens, int n);
+void kcoll_sched_xend(kcoll_sched_t *s, int id);
 /* A v form's block lengths (x->nv of them), or NULL for a uniform one. */
 static inline const size_t *kcoll_sched_xlens(const kcoll_sched_t *s, const kcoll_xcoll_t *x)
 {

@@ -32,6 +32,12 @@
  * to its own buffers then: the host MPI may touch them anywhere between
  * the start and the completion, so a peer on the node that touches them
  * without being ordered before the start or after the completion races.
+ * A split one (BEGIN ... END steps) starts at its BEGIN, and the rank goes
+ * on; its END waits as above and then checks that every peer's earlier
+ * access to those bytes was ordered before the BEGIN (the rank's clock
+ * then is kept), and the rank itself may not touch them in between (its
+ * receive side at all, its send side by a write), nor end its collective
+ * with one in flight.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -101,6 +107,13 @@ typedef struct {
 
 enum { KCOLL_SIM_IDLE, KCOLL_SIM_RUNNING, KCOLL_SIM_DONE };
 
+/* A rank's split host collective (BEGIN ... END) in one collective. */
+typedef struct {
+    int inst;      /* its instance in its group */
+    int live;      /* begun and not yet ended */
+    uint32_t *bvc; /* [p] the rank's clock at its BEGIN */
+} kcoll_sim_split_t;
+
 /* One collective of the team. */
 typedef struct {
     int blocking;
@@ -115,6 +128,8 @@ typedef struct {
     int *state;                       /* [p] KCOLL_SIM_* */
     int *xpc;                         /* [p] pc of the EXTERN step started, or -1 */
     int *xinst;                       /* [p] its group's host collective, if one */
+    kcoll_sim_split_t **split;        /* [p][the rank's nxc] made at its first BEGIN */
+    int *nlive;                       /* [p] split host collectives in flight */
     uint32_t *final_vc;               /* [p][p] */
     kcoll_sim_ext_t *ext;             /* per external operation number */
     int next;
@@ -173,6 +188,13 @@ static void kcoll_sim_coll_free(kcoll_sim_coll_t *c, int p)
     free(c->state);
     free(c->xpc);
     free(c->xinst);
+    for (int r = 0; c->split && r < p; r++) {
+        for (int i = 0; c->split[r] && i < c->sched[r].nxc; i++)
+            free(c->split[r][i].bvc);
+        free(c->split[r]);
+    }
+    free(c->split);
+    free(c->nlive);
     free(c->final_vc);
 }
 
@@ -191,9 +213,11 @@ static int kcoll_sim_coll_init(kcoll_sim_coll_t *c, int p, int blocking)
     c->state = calloc(P, sizeof *c->state);
     c->xpc = calloc(P, sizeof *c->xpc);
     c->xinst = calloc(P, sizeof *c->xinst);
+    c->split = calloc(P, sizeof *c->split);
+    c->nlive = calloc(P, sizeof *c->nlive);
     c->final_vc = calloc(P * P, sizeof *c->final_vc);
     if (!c->sched || !c->data || !c->len || !c->writes || !c->alias || !c->buckets || !c->pc ||
-        !c->state || !c->xpc || !c->xinst || !c->final_vc) {
+        !c->state || !c->xpc || !c->xinst || !c->split || !c->nlive || !c->final_vc) {
         kcoll_sim_coll_free(c, p);
         return -1;
     }
@@ -386,12 +410,16 @@ static const char *kcoll_sim_kind_name(int kind)
 
 /* Record an access by rank r (at its current step of collective ci) to
  * owner's buffer of ci and check it against earlier conflicting accesses. */
-static kcoll_status_t kcoll_sim_access(kcoll_sim_t *s, int ci, int r, int owner, int buf,
-                                       size_t off, size_t len, int write)
+static kcoll_status_t kcoll_sim_live(kcoll_sim_t *s, int ci, int r, int buf, size_t off,
+                                     size_t len, int write);
+
+/* Is every earlier access of another rank to owner's buf[off..+len) that
+ * conflicts with this one (either writes) ordered before clock vc? */
+static kcoll_status_t kcoll_sim_ordered(kcoll_sim_t *s, int ci, int r, int owner, int buf,
+                                        size_t off, size_t len, int write, const uint32_t *vc)
 {
     kcoll_sim_coll_t *c = &s->coll[ci];
     kcoll_sim_bucket_t *bk = &c->buckets[owner][c->alias[owner][buf]];
-    const uint32_t *vc = kcoll_sim_vc(s, r);
     for (int i = 0; i < bk->n; i++) {
         const kcoll_sim_access_t *e = &bk->a[i];
         if (!(write || e->write) || e->rank == r)
@@ -410,6 +438,20 @@ static kcoll_status_t kcoll_sim_access(kcoll_sim_t *s, int ci, int r, int owner,
             e->write ? "write" : "read", e->step,
             kcoll_sim_kind_name(c->sched[e->rank].steps[e->step].kind));
     }
+    return KCOLL_OK;
+}
+
+static kcoll_status_t kcoll_sim_access(kcoll_sim_t *s, int ci, int r, int owner, int buf,
+                                       size_t off, size_t len, int write)
+{
+    kcoll_sim_coll_t *c = &s->coll[ci];
+    kcoll_sim_bucket_t *bk = &c->buckets[owner][c->alias[owner][buf]];
+    const uint32_t *vc = kcoll_sim_vc(s, r);
+    kcoll_status_t rc = kcoll_sim_ordered(s, ci, r, owner, buf, off, len, write, vc);
+    if (!rc && owner == r && c->nlive[r])
+        rc = kcoll_sim_live(s, ci, r, buf, off, len, write);
+    if (rc)
+        return rc;
     if (kcoll_grow((void **)&bk->a, &bk->cap, bk->n, sizeof *bk->a, 16))
         return KCOLL_ERR_NOMEM;
     bk->a[bk->n++] = (kcoll_sim_access_t){r, c->pc[r], vc[r], write, off, len};
@@ -537,6 +579,44 @@ static int kcoll_sim_xranges(const kcoll_xcoll_t *x, const size_t *lens, int gr,
     }
 #undef KCOLL_SIM_R
     return k;
+}
+
+/* Member gr's ranges of host collective x of rank r in collective ci. */
+static int kcoll_sim_xranges_of(const kcoll_sim_t *s, int ci, int r, const kcoll_xcoll_t *x,
+                                kcoll_sim_range_t *out)
+{
+    const kcoll_sim_group_t *G = &s->grp[x->group];
+    int gr = 0;
+    while (G->members[gr] != r)
+        gr++; /* a member: checked before */
+    return kcoll_sim_xranges(x, kcoll_sched_xlens(&s->coll[ci].sched[r], x), gr, G->n, out);
+}
+
+/* Rank r touches its own buf[off..+len) while split host collectives of
+ * it are in flight: none may use those bytes (a receive side at all, a
+ * send side where r writes). */
+static kcoll_status_t kcoll_sim_live(kcoll_sim_t *s, int ci, int r, int buf, size_t off,
+                                     size_t len, int write)
+{
+    const kcoll_sim_coll_t *c = &s->coll[ci];
+    const kcoll_sched_t *sc = &c->sched[r];
+    for (int i = 0; c->split[r] && i < sc->nxc; i++) {
+        if (!c->split[r][i].live)
+            continue;
+        kcoll_sim_range_t rg[3];
+        const int nr = kcoll_sim_xranges_of(s, ci, r, &sc->xc[i], rg);
+        for (int k = 0; k < nr; k++)
+            if ((write || rg[k].write) && rg[k].len && len && c->alias[r][rg[k].buf] ==
+                c->alias[r][buf] && rg[k].off < off + len && off < rg[k].off + rg[k].len)
+                return kcoll_sim_fail(s,
+                                      "collective %d rank %d step %d: %s of its %s bytes %zu..%zu "
+                                      "while its host %s #%d (begun, not ended) %s them",
+                                      ci, r, c->pc[r], write ? "a write" : "a read",
+                                      kcoll_buf_name(buf), off, off + len,
+                                      kcoll_xcoll_name(sc->xc[i].coll), i,
+                                      rg[k].write ? "receives into" : "sends from");
+    }
+    return KCOLL_OK;
 }
 
 /* Rank r, at its step of collective ci, starts host collective *x: the
@@ -769,19 +849,20 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
 
 /* Rank r's host collective (its step of ci) is done: it has heard from
  * every member, and the host has used its buffers. */
-static kcoll_status_t kcoll_sim_xfinish(kcoll_sim_t *s, int ci, int r, const kcoll_xcoll_t *x)
+static kcoll_status_t kcoll_sim_xfinish(kcoll_sim_t *s, int ci, int r, const kcoll_xcoll_t *x,
+                                        int inst, const uint32_t *bvc)
 {
     kcoll_sim_coll_t *c = &s->coll[ci];
-    const kcoll_sim_group_t *G = &s->grp[x->group];
-    int gr = 0;
-    while (G->members[gr] != r)
-        gr++;
-    kcoll_sim_join(s, r, G->inst[c->xinst[r]].vc);
+    kcoll_sim_join(s, r, s->grp[x->group].inst[inst].vc);
     kcoll_sim_range_t rg[3];
-    const int nr = kcoll_sim_xranges(x, kcoll_sched_xlens(&c->sched[r], x), gr, G->n, rg);
+    const int nr = kcoll_sim_xranges_of(s, ci, r, x, rg);
     for (int i = 0; i < nr; i++) {
-        kcoll_status_t rc = kcoll_sim_access(s, ci, r, r, rg[i].buf, rg[i].off, rg[i].len,
-                                             rg[i].write);
+        /* a split one: the peers' earlier accesses come before its BEGIN */
+        kcoll_status_t rc =
+            bvc ? kcoll_sim_ordered(s, ci, r, r, rg[i].buf, rg[i].off, rg[i].len, rg[i].write, bvc)
+                : KCOLL_OK;
+        if (!rc)
+            rc = kcoll_sim_access(s, ci, r, r, rg[i].buf, rg[i].off, rg[i].len, rg[i].write);
         if (rc)
             return rc;
         if (!rg[i].write)
@@ -899,14 +980,29 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
         if (!sig)
             return KCOLL_IN_PROGRESS;
     }
-    if (host) {
-        /* the first attempt starts it; done once every member has */
+    kcoll_sim_split_t *sp = NULL;
+    if (host && st->xpart != KCOLL_XPART_WHOLE) {
+        if (!c->split[r] && !(c->split[r] = calloc((size_t)c->sched[r].nxc, sizeof *sp)))
+            return KCOLL_ERR_NOMEM;
+        sp = &c->split[r][st->value];
+        if ((st->xpart == KCOLL_XPART_END) != sp->live)
+            return kcoll_sim_fail(s, "collective %d rank %d step %d: %s of host %s #%u, %s", ci,
+                                  r, c->pc[r], sp->live ? "BEGIN" : "END",
+                                  kcoll_xcoll_name(x->coll), st->value,
+                                  sp->live ? "already in flight" : "which is not in flight");
+    }
+    if (host && st->xpart == KCOLL_XPART_END) {
+        if (!s->grp[x->group].inst[sp->inst].done)
+            return KCOLL_IN_PROGRESS;
+    } else if (host) {
+        /* the first attempt starts it; a whole one is done once every
+         * member has, a BEGIN at once */
         if (c->xpc[r] != c->pc[r]) {
             c->xpc[r] = c->pc[r];
-            if ((rc = kcoll_sim_xstart(s, ci, r, x, &c->xinst[r])))
+            if ((rc = kcoll_sim_xstart(s, ci, r, x, sp ? &sp->inst : &c->xinst[r])))
                 return rc;
         }
-        if (!s->grp[x->group].inst[c->xinst[r]].done)
+        if (!sp && !s->grp[x->group].inst[c->xinst[r]].done)
             return KCOLL_IN_PROGRESS;
     }
     kcoll_sim_ext_t *ext = NULL;
@@ -959,8 +1055,19 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
         kcoll_sim_join(s, r, sig->vc);
         break;
     case KCOLL_STEP_EXTERN:
-        if (host) {
-            if ((rc = kcoll_sim_xfinish(s, ci, r, x)))
+        if (host && st->xpart == KCOLL_XPART_BEGIN) { /* in flight from here */
+            free(sp->bvc);
+            if (!(sp->bvc = kcoll_sim_snapshot(s, r)))
+                return KCOLL_ERR_NOMEM;
+            sp->live = 1;
+            c->nlive[r]++;
+        } else if (host && st->xpart == KCOLL_XPART_END) {
+            sp->live = 0;
+            c->nlive[r]--;
+            if ((rc = kcoll_sim_xfinish(s, ci, r, x, sp->inst, sp->bvc)))
+                return rc;
+        } else if (host) {
+            if ((rc = kcoll_sim_xfinish(s, ci, r, x, c->xinst[r], NULL)))
                 return rc;
         } else
             kcoll_sim_join(s, r, ext->vc);
@@ -1033,12 +1140,12 @@ static void kcoll_sim_describe_block(kcoll_sim_t *s, int ci, int r, char *out, s
     else if (st->kind == KCOLL_STEP_EXTERN && st->flag == KCOLL_EXTERN_XCOLL) {
         const kcoll_xcoll_t *x = &c->sched[r].xc[st->value];
         const kcoll_sim_group_t *G = &s->grp[x->group];
-        const kcoll_sim_xinst_t *xi = &G->inst[c->xinst[r]];
+        const int k = st->xpart == KCOLL_XPART_END ? c->split[r][st->value].inst : c->xinst[r];
+        const kcoll_sim_xinst_t *xi = &G->inst[k];
         snprintf(out, outlen,
                  "collective %d rank %d step %d waits in host %s #%d of group %d (%d of %d "
                  "members started)",
-                 ci, r, c->pc[r], kcoll_xcoll_name(x->coll), c->xinst[r], x->group, xi->started,
-                 G->n);
+                 ci, r, c->pc[r], kcoll_xcoll_name(x->coll), k, x->group, xi->started, G->n);
     } else if (st->kind == KCOLL_STEP_EXTERN)
         snprintf(out, outlen, "collective %d rank %d step %d waits in external operation %u", ci,
                  r, c->pc[r], st->value);
@@ -1198,6 +1305,12 @@ kcoll_status_t kcoll_sim_run(kcoll_sim_t *s, unsigned seed)
                         goto out;
                     progressed = 1;
                     if (c->pc[r] == c->sched[r].n) {
+                        if (c->nlive[r]) {
+                            rc = kcoll_sim_fail(s, "collective %d rank %d: ends with %d host "
+                                                "collectives begun and not ended",
+                                                ci, r, c->nlive[r]);
+                            goto out;
+                        }
                         kcoll_sim_finish(s, ci, r);
                         remaining--;
                     }

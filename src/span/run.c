@@ -43,6 +43,14 @@
 #include "base/params.h"
 #include "span/span.h"
 
+/* One host collective of a run as the host has it: its request while it
+ * is in flight (MPI_REQUEST_NULL: none, or a blocking one, done on return)
+ * and a v form's counts and displacements, kept until it is done. */
+typedef struct {
+    MPI_Request q;
+    int *v;
+} kcoll_xslot_t;
+
 /* A call's state for its host collectives (the request keeps a copy:
  * kcoll_across_t.data). */
 typedef struct {
@@ -50,8 +58,8 @@ typedef struct {
     MPI_Datatype dt; /* a reduction's datatype */
     MPI_Op op;
     MPI_Aint tlb;    /* dt's true lower bound: the buffers start at its first byte */
-    MPI_Request q;   /* the host collective in flight (MPI_REQUEST_NULL: none) */
-    int *v;          /* a v form's counts and displacements, while it is in flight */
+    kcoll_xslot_t *slot; /* by descriptor number (several may be in flight: split ones) */
+    int nslot;
     int held;        /* dt, op and pdt are held (span.h: hold_type, hold_op) until the
                       * request goes */
     MPI_Datatype pdt[2]; /* the send and receive datatypes the packer packs (below), or null */
@@ -84,7 +92,7 @@ static void *kcoll_xrun_at(void *const bufs[KCOLL_NBUF], int b, size_t off, MPI_
  * back; a reduction's element, else 1) as the host takes them: d->v, for
  * each side n counts then n displacements, kept until the call is done.
  * 0, or -1 (err says why). */
-static int kcoll_xrun_vcounts(kcoll_xrun_t *d, const size_t *vlen, int n, int sides,
+static int kcoll_xrun_vcounts(kcoll_xslot_t *d, const size_t *vlen, int n, int sides,
                               size_t unit, char *err, size_t errlen)
 {
     free(d->v);
@@ -110,13 +118,35 @@ static int kcoll_xrun_vcounts(kcoll_xrun_t *d, const size_t *vlen, int n, int si
     return 0;
 }
 
-static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const size_t *vlen,
-                                       void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
+/* The slot of descriptor id, made on first use (NULL: out of memory). */
+static kcoll_xslot_t *kcoll_xrun_slot(kcoll_xrun_t *d, int id)
+{
+    if (id >= d->nslot) {
+        const int n = id + 1 > 2 * d->nslot ? id + 1 : 2 * d->nslot;
+        kcoll_xslot_t *t = realloc(d->slot, (size_t)n * sizeof *t);
+        if (!t)
+            return NULL;
+        for (int i = d->nslot; i < n; i++)
+            t[i] = (kcoll_xslot_t){MPI_REQUEST_NULL, NULL};
+        d->slot = t;
+        d->nslot = n;
+    }
+    return &d->slot[id];
+}
+
+static kcoll_status_t kcoll_xrun_start(void *data, int id, const kcoll_xcoll_t *x,
+                                       const size_t *vlen, void *const bufs[KCOLL_NBUF], int split,
+                                       char *err, size_t errlen)
 {
     kcoll_xrun_t *d = data;
     const kcoll_span_t *h = d->h;
     if (!kcoll_span_host.may_call())
         return KCOLL_IN_PROGRESS; /* no MPI calls on the helper thread */
+    kcoll_xslot_t *sl = id >= 0 ? kcoll_xrun_slot(d, id) : NULL;
+    if (!sl) {
+        snprintf(err, errlen, "out of memory for a host collective's state");
+        return KCOLL_ERR_NOMEM;
+    }
     if (x->group < 0 || x->group >= h->nxgroups || h->xgroups[x->group] == MPI_COMM_NULL) {
         snprintf(err, errlen, "a host collective names group %d, of which this rank is not a member",
                  (int)x->group);
@@ -140,13 +170,13 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
                  kcoll_xcoll_name(x->coll), x->nv, gn);
         return KCOLL_ERR_ARG;
     }
-    if (x->nv && kcoll_xrun_vcounts(d, vlen, gn, sides, reduces ? x->esize : 1, err, errlen))
+    if (x->nv && kcoll_xrun_vcounts(sl, vlen, gn, sides, reduces ? x->esize : 1, err, errlen))
         return KCOLL_ERR_NOMEM;
-    const int *vc = d->v, *vd = d->v ? d->v + gn : NULL, mine = x->nv ? (vc ? vc[me] : 0) : 0;
-    const int *rvc = sides == 2 ? d->v + 2 * gn : NULL, *rvd = rvc ? rvc + gn : NULL;
+    const int *vc = sl->v, *vd = sl->v ? sl->v + gn : NULL, mine = x->nv ? (vc ? vc[me] : 0) : 0;
+    const int *rvc = sides == 2 ? sl->v + 2 * gn : NULL, *rvd = rvc ? rvc + gn : NULL;
     const int root = me == x->root;
     const char *what = "?";
-    MPI_Request *q = &d->q;
+    MPI_Request *q = &sl->q;
     /* a blocking call takes the host's blocking form, done on return, while
      * the helper thread advances kcoll's other requests (as around any
      * blocking host collective): polling the non-blocking one from kcoll's
@@ -154,8 +184,9 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
      * host's speed (docs/hierarchy.md, "Overhead of the layer"). Every
      * member of the group chooses alike (MPI matches a blocking collective
      * with blocking ones only): by the call's form, not by what else this
-     * rank has pending */
-    const int blocking = d->blocking, drive = blocking && kcoll_span_host.drive_begin();
+     * rank has pending; a split one (the rank goes on meanwhile) takes the
+     * non-blocking form on every member alike */
+    const int blocking = d->blocking && !split, drive = blocking && kcoll_span_host.drive_begin();
 #define KCOLL_XRUN(B, I, ...) (blocking ? PMPI_##B(__VA_ARGS__) : PMPI_##I(__VA_ARGS__, q))
     switch ((kcoll_xcoll_kind_t)x->coll) {
     case KCOLL_XC_ALLREDUCE:
@@ -232,30 +263,42 @@ static kcoll_status_t kcoll_xrun_start(void *data, const kcoll_xcoll_t *x, const
         kcoll_span_host.drive_end(drive);
     if (blocking || rc != MPI_SUCCESS) {
         *q = MPI_REQUEST_NULL; /* done: its test finds it so */
-        free(d->v);
-        d->v = NULL;
+        free(sl->v);
+        sl->v = NULL;
     }
     if (rc != MPI_SUCCESS && !strcmp(what, "?"))
         return KCOLL_ERR_ARG;
     return rc == MPI_SUCCESS ? KCOLL_OK : kcoll_xrun_failed(rc, what, err, errlen);
 }
 
-static kcoll_status_t kcoll_xrun_test(void *data, char *err, size_t errlen)
+static kcoll_status_t kcoll_xrun_test(void *data, int id, char *err, size_t errlen)
 {
     kcoll_xrun_t *d = data;
     int flag = 0;
-    if (d->q == MPI_REQUEST_NULL) /* a blocking call's, done when it returned */
+    kcoll_xslot_t *sl = id >= 0 && id < d->nslot ? &d->slot[id] : NULL;
+    if (!sl || sl->q == MPI_REQUEST_NULL) /* a blocking one's, done when it returned */
         return KCOLL_OK;
     if (!kcoll_span_host.may_call())
         return KCOLL_IN_PROGRESS;
-    const int rc = PMPI_Test(&d->q, &flag, MPI_STATUS_IGNORE);
+    const int rc = PMPI_Test(&sl->q, &flag, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS || flag) {
-        free(d->v);
-        d->v = NULL;
+        free(sl->v);
+        sl->v = NULL;
     }
     if (rc != MPI_SUCCESS)
         return kcoll_xrun_failed(rc, "collective", err, errlen);
     return flag ? KCOLL_OK : KCOLL_IN_PROGRESS;
+}
+
+static kcoll_status_t kcoll_xrun_poll(void *data, char *err, size_t errlen)
+{
+    kcoll_xrun_t *d = data;
+    for (int id = 0; id < d->nslot; id++) {
+        const kcoll_status_t rc = kcoll_xrun_test(d, id, err, errlen);
+        if (rc != KCOLL_OK && rc != KCOLL_IN_PROGRESS)
+            return rc;
+    }
+    return KCOLL_OK;
 }
 
 /* Keep (1) or let go of (0) the handles d's host collectives use. */
@@ -270,13 +313,15 @@ static void kcoll_xrun_hold(const kcoll_xrun_t *d, int hold)
 static void kcoll_xrun_drop(void *data)
 {
     kcoll_xrun_t *d = data;
-    free(d->v);
+    for (int id = 0; id < d->nslot; id++)
+        free(d->slot[id].v);
+    free(d->slot);
     if (d->held)
         kcoll_xrun_hold(d, 0);
     kcoll_span_release(d->h);
 }
 
-static const kcoll_xhost_t kcoll_xrun = {kcoll_xrun_start, kcoll_xrun_test};
+static const kcoll_xhost_t kcoll_xrun = {kcoll_xrun_start, kcoll_xrun_test, kcoll_xrun_poll};
 
 /* The host MPI does the call whole: counted now, a persistent one at
  * every start (pmpi/request.c). */
@@ -390,7 +435,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * it returned: MPI lets the program free its datatype and operation
      * meanwhile */
     kcoll_xrun_t d = {.h = h, .dt = reduces ? dt : MPI_DATATYPE_NULL,
-                      .op = reduces ? op : MPI_OP_NULL, .q = MPI_REQUEST_NULL,
+                      .op = reduces ? op : MPI_OP_NULL,
                       .held = mode != KCOLL_MODE_BLOCKING, .blocking = mode == KCOLL_MODE_BLOCKING,
                       .pdt = {c->send.type & KCOLL_TYPE_HOSTPACK ? dt : MPI_DATATYPE_NULL,
                               c->recv.type & KCOLL_TYPE_HOSTPACK ? rdt : MPI_DATATYPE_NULL}};

@@ -123,6 +123,9 @@
 #include "job.h"
 
 #define BIG_BYTES (300u * 1024u)
+/* the lanes' pipelined Allgather(v) past the host's eager size: ints a
+ * block (375 KiB, 3 pieces of 128 KiB) */
+#define PIECE_INTS 96000
 
 /* The calls tested, each a row of colls[]: the blocking collectives (each
  * on job.h's collective of the same name) and six non-blocking forms. */
@@ -882,6 +885,36 @@ static void shape_cases(const shape_t *sh, int shi)
                     }
         }
     }
+    /* the lanes' Allgather(v) pipelined: blocks cut into pieces of 1 KiB
+     * (1003 ints in 4, the large blocks in tens), each piece's host
+     * collectives begun before the node shares the piece before it */
+    static const int piece_rows[] = {ROW_ALLGATHER,  ROW_ALLGATHERV,  ROW_IALLGATHER,
+                                     ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV};
+    static const int piece_kinds[] = {K_INT, K_HOLES};
+    kcoll_param_set("HIER_SEGMENT", "1KiB");
+    for (size_t i = 0; hier_lanes && i < sizeof piece_rows / sizeof piece_rows[0]; i++) {
+        const int c = piece_rows[i];
+#ifndef KCOLL_HAVE_PERSISTENT
+        if (colls[c].flags & F_PERS)
+            continue;
+#endif
+        for (size_t k = 0; k < sizeof piece_kinds / sizeof piece_kinds[0]; k++)
+            for (int si = 2; si < 4; si++)
+                for (int ip = 0; ip < 2; ip++)
+                    if (kind_fits(c, piece_kinds[k]) && (k == 0 || (si == 2 && !ip)))
+                        run_case(sh, shi, c, 0, piece_kinds[k],
+                                 count_of(c, piece_kinds[k], si, p), 0, ip, 0, salt++);
+    }
+    /* ...and in pieces of 128 KiB, blocks of 375 KiB: every piece past
+     * the host's eager size, so a member's part of a piece moves only
+     * while it is in the host's calls (as it waits for its node, too) */
+    static const int big_rows[] = {ROW_ALLGATHER, ROW_IALLGATHER, ROW_ALLGATHERV};
+    kcoll_param_set("HIER_SEGMENT", "128KiB");
+    for (size_t i = 0; hier_lanes && shi == SH_WORLD && i < sizeof big_rows / sizeof big_rows[0];
+         i++)
+        for (int ip = 0; ip < 2; ip++)
+            run_case(sh, shi, big_rows[i], 0, K_INT, PIECE_INTS, 0, ip, 0, salt++);
+    kcoll_param_set("HIER_SEGMENT", "auto");
     hier_lanes = 0;
     kcoll_param_set("HIER", "on");
     if (verbose && wrank == 0)
@@ -1368,8 +1401,12 @@ int main(int argc, char **argv)
     kind_op[R_MAT] = matmul_op;
 
     /* the largest layout: the vector type's 300 KB Bcast (extent 1.5 x
-     * size), or p blocks of 300 KB / p plus the v-layouts' gaps */
+     * size), or p blocks of 300 KB / p plus the v-layouts' gaps, or the
+     * pipelined lanes' p blocks of PIECE_INTS (an Allgatherv's up to
+     * twice as long) */
     buf_max = BIG_BYTES * 2 + (size_t)MAXP * 64 + CANARY;
+    if ((size_t)PIECE_INTS * 4 * 2 * (size_t)wsize + (size_t)MAXP * 64 + CANARY > buf_max)
+        buf_max = (size_t)PIECE_INTS * 4 * 2 * (size_t)wsize + (size_t)MAXP * 64 + CANARY;
     ref_s = malloc(buf_max);
     ref_r = malloc(buf_max);
     got_s = malloc(buf_max);

@@ -1,7 +1,8 @@
 /* The blocked collectives spanning nodes (src/cluster/gather_leaders.c:
  * MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Allgatherv in the leaders'
- * layout; allgather_lanes.c: MPI_Allgather(v) in the lanes layout), checked by the simulator with ranks on nodes and host
- * collectives between them.
+ * layout; allgather_lanes.c: MPI_Allgather(v) in the lanes layout, whole
+ * and pipelined in pieces of 5 bytes), checked by the simulator with ranks
+ * on nodes and host collectives between them.
  *
  * On the node shapes of cluster_fixture.h (even, uneven, round-robin,
  * 8 nodes of 1 to 16 ranks), with the root on every node as its first and
@@ -14,8 +15,11 @@
  * mismatch of host collectives under interleavings drawn from seeds.
  *
  * Last, mutants the simulator must catch: a leader that leaves out its
- * host collective (the other leaders wait in theirs), and a leader whose
- * host Allgatherv names other run lengths than the rest. */
+ * host collective (the other leaders wait in theirs), a leader whose
+ * host Allgatherv names other run lengths than the rest, and in the
+ * pipelined lanes a rank that raises DATA for a piece before its host
+ * collective of the piece is done (its node's ranks read a TMP the host
+ * may still be writing), or copies a piece out of its TMP before then. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +54,9 @@ static size_t vdispls(int r, int p, const size_t *cnt, size_t *dsp)
     }
     return at;
 }
+
+/* The lanes' pieces (cl->segment) of the runs that follow; 0: whole. */
+static size_t segment;
 
 typedef struct {
     uint8_t *send, *recv, *tmp;
@@ -93,6 +100,7 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
     for (int r = 0; r < p; r++) {
         kcoll_cluster_make(&cl, peer_of, p, node_of, r);
         cl.rank_of = rank_of;
+        cl.segment = segment;
         const int is_root = !all && r == root, ip = in_place && (all || is_root);
         bufs_t *B = &bf[r];
         /* the full buffer: every rank's of an Allgather(v), the root's otherwise */
@@ -213,7 +221,8 @@ static void test_layouts(void)
         const int nr = roots_of(p, node_of, sh->nodes, roots);
         for (size_t k = 0; k < sizeof colls / sizeof *colls; k++) {
             const int all = colls[k] == KCOLL_COLL_ALLGATHER || colls[k] == KCOLL_COLL_ALLGATHERV;
-            for (int lanes = 0; lanes < 1 + all; lanes++)
+            /* lanes: whole, then pipelined */
+            for (int lanes = 0; lanes < 1 + 2 * all; lanes++)
                 for (int ri = 0; ri < (all ? 1 : nr); ri++)
                     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
                         for (int ip = 0; ip < 2; ip++) {
@@ -221,12 +230,16 @@ static void test_layouts(void)
                                 continue;
                             const unsigned seed = (unsigned)(si * 97 + k * 31 + (size_t)ri * 7 +
                                                              z * 3 + (size_t)ip + (size_t)lanes);
-                            int rc = blocks_run(colls[k], lanes, p, node_of, all ? 0 : roots[ri],
-                                                sizes[z], ip, seed, NULL, why, sizeof why);
+                            segment = lanes == 2 ? 5 : 0;
+                            int rc = blocks_run(colls[k], lanes > 0, p, node_of,
+                                                all ? 0 : roots[ri], sizes[z], ip, seed, NULL, why,
+                                                sizeof why);
                             CHECK(rc == 0, "%s %s %s root %d block %zu in_place %d: %s", sh->name,
-                                  kcoll_coll_name(colls[k]), lanes ? "lanes" : "leaders",
+                                  kcoll_coll_name(colls[k]),
+                                  lanes == 2 ? "lanes in pieces of 5" : lanes ? "lanes" : "leaders",
                                   all ? -1 : roots[ri], sizes[z], ip, rc == 1 ? "refused" : why);
                         }
+            segment = 0;
         }
     }
 }
@@ -245,6 +258,41 @@ static void mut_no_host(kcoll_sim_t *sim, int p, const int *node_of)
         }
 }
 
+/* Rank 0 (node 0's first) moves the step `later` after the first END
+ * of a split host collective to just before that END. */
+static void mut_before_end(kcoll_sim_t *sim, int kind)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, 0);
+    for (int i = 0; i < s->n; i++) {
+        const kcoll_step_t *st = &s->steps[i];
+        if (st->kind != KCOLL_STEP_EXTERN || st->xpart != KCOLL_XPART_END)
+            continue;
+        int j = i + 1;
+        while (j < s->n && s->steps[j].kind != kind)
+            j++;
+        if (j == s->n)
+            return;
+        const kcoll_step_t moved = s->steps[j];
+        memmove(&s->steps[i + 1], &s->steps[i], (size_t)(j - i) * sizeof *s->steps);
+        s->steps[i] = moved;
+        return;
+    }
+}
+
+static void mut_data_early(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    (void)p;
+    (void)node_of;
+    mut_before_end(sim, KCOLL_STEP_SIGNAL);
+}
+
+static void mut_copy_early(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    (void)p;
+    (void)node_of;
+    mut_before_end(sim, KCOLL_STEP_COPY);
+}
+
 static void test_mutants(void)
 {
     int node_of[128];
@@ -261,6 +309,23 @@ static void test_mutants(void)
                     sizeof why);
     CHECK(rc == -1 && strstr(why, "does not match"), "an Allgatherv with other run lengths: %s",
           rc ? why : "not caught");
+    /* the pipelined lanes: 2 x 3 ranks, 40-byte blocks in pieces of 8 */
+    const int q = place((const int[]){3, 3}, 2, 0, node_of);
+    segment = 8;
+    rc = blocks_run(KCOLL_COLL_ALLGATHER, 1, q, node_of, 0, 40, 0, 3, NULL, why, sizeof why);
+    CHECK(rc == 0, "the pipelined lanes unmutated: %s", rc ? why : "ok");
+    for (unsigned seed = 1; seed <= 3; seed++) {
+        rc = blocks_run(KCOLL_COLL_ALLGATHER, 1, q, node_of, 0, 40, 0, seed, mut_data_early, why,
+                        sizeof why);
+        CHECK(rc == -1 && strstr(why, "race"), "DATA raised before the piece is in (seed %u): %s",
+              seed, rc ? why : "not caught");
+        rc = blocks_run(KCOLL_COLL_ALLGATHER, 1, q, node_of, 0, 40, 1, seed, mut_copy_early, why,
+                        sizeof why);
+        CHECK(rc == -1 && strstr(why, "begun, not ended"),
+              "a piece copied out of TMP before it is in (seed %u): %s", seed,
+              rc ? why : "not caught");
+    }
+    segment = 0;
 }
 
 int main(void)

@@ -360,13 +360,15 @@ static void extern_steps(void)
  * `until` tests, a failure when until < 0. It "runs" a Bcast by writing
  * the byte its descriptor names, so the step after sees it. */
 typedef struct {
-    int busy, starts, tests, until;
+    int busy, starts, tests, until, polls;
+    int split[4], ids[4]; /* each start's split flag and descriptor number */
     kcoll_xcoll_t seen;
     uint8_t *at;
 } xhost_t;
 
-static kcoll_status_t xhost_start(void *data, const kcoll_xcoll_t *x, const size_t *vlen,
-                                  void *const bufs[KCOLL_NBUF], char *err, size_t errlen)
+static kcoll_status_t xhost_start(void *data, int id, const kcoll_xcoll_t *x, const size_t *vlen,
+                                  void *const bufs[KCOLL_NBUF], int split, char *err,
+                                  size_t errlen)
 {
     (void)vlen;
     xhost_t *h = data;
@@ -378,20 +380,33 @@ static kcoll_status_t xhost_start(void *data, const kcoll_xcoll_t *x, const size
         snprintf(err, errlen, "no such group");
         return KCOLL_ERR_ARG;
     }
+    if (h->starts < 4) {
+        h->split[h->starts] = split;
+        h->ids[h->starts] = id;
+    }
     h->starts++;
     h->seen = *x;
     h->at = (uint8_t *)bufs[x->rbuf] + x->roff;
     return KCOLL_OK;
 }
 
-static kcoll_status_t xhost_test(void *data, char *err, size_t errlen)
+static kcoll_status_t xhost_test(void *data, int id, char *err, size_t errlen)
 {
+    (void)id;
     xhost_t *h = data;
     return counted_test(&h->tests, h->until, h->at, 7, "host collective", KCOLL_ERR_PROTO, err,
                         errlen);
 }
 
-static const kcoll_xhost_t xhost_fns = {xhost_start, xhost_test};
+static kcoll_status_t xhost_poll(void *data, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    ((xhost_t *)data)->polls++;
+    return KCOLL_OK;
+}
+
+static const kcoll_xhost_t xhost_fns = {xhost_start, xhost_test, xhost_poll};
 
 static void host_collective_steps(void)
 {
@@ -426,9 +441,44 @@ static void host_collective_steps(void)
           "the runner got the schedule's descriptor");
     CHECK(buf[1] == 7 && buf[2] == 7, "the step after the host collective saw its effect (%d)",
           buf[2]);
+    CHECK(h.split[0] == 0 && h.ids[0] == 0, "a whole step starts descriptor 0 unsplit (%d, %d)",
+          h.split[0], h.ids[0]);
+    /* split: two begun at once, the steps between them run before either
+     * is done, each END waits for its own */
+    kcoll_sched_t sp;
+    kcoll_sched_init(&sp);
+    const int b0 = kcoll_sched_xbegin(&sp, &bc, NULL, 0);
+    kcoll_xcoll_t bc2 = bc;
+    bc2.group = 4;
+    const int b1 = kcoll_sched_xbegin(&sp, &bc2, NULL, 0);
+    kcoll_sched_copy(&sp, KCOLL_BUF_RECV, 0, KCOLL_BUF_RECV, 2, 1); /* not x's bytes */
+    kcoll_sched_xend(&sp, b0);
+    kcoll_sched_xend(&sp, b1);
+    kcoll_sched_copy(&sp, KCOLL_BUF_RECV, 2, KCOLL_BUF_RECV, 1, 1); /* uses its effect */
+    kcoll_sched_xend(&sp, 7);                                       /* names none */
+    CHECK(b0 == 0 && b1 == 1 && sp.err == KCOLL_ERR_ARG,
+          "xbegin numbers its descriptors (%d, %d), an END naming none fails (%d)", b0, b1,
+          sp.err);
+    sp.err = KCOLL_OK;
+    memset(buf, 0, sizeof buf);
+    buf[2] = 5;
+    h = (xhost_t){.until = 2};
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &sp, bufs, lens, 2);
+    x.xhost = &xhost_fns;
+    x.xdata = &h;
+    r[0] = kcoll_exec_progress(&x);
+    CHECK(r[0] == KCOLL_IN_PROGRESS && h.starts == 2 && h.split[0] == 1 && h.split[1] == 1 &&
+              h.ids[0] == 0 && h.ids[1] == 1 && buf[0] == 5 && x.xlive == 2,
+          "both begun split (%d %d, ids %d %d), the copy between ran (%d), %d live", h.split[0],
+          h.split[1], h.ids[0], h.ids[1], buf[0], x.xlive);
+    r[1] = kcoll_exec_progress(&x);
+    CHECK(r[1] == KCOLL_OK && buf[2] == 7 && x.xlive == 0,
+          "the ENDs waited for both, the step after saw the effect (%d, %d live)", buf[2],
+          x.xlive);
+    kcoll_sched_free(&sp);
     /* a failing host collective fails the run with its reason */
     h = (xhost_t){.until = -1};
-    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 2);
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 3);
     x.xhost = &xhost_fns;
     x.xdata = &h;
     CHECK(kcoll_exec_progress(&x) == KCOLL_ERR_PROTO && strstr(x.errmsg, "host collective failed"),
@@ -440,13 +490,13 @@ static void host_collective_steps(void)
     nog.group = 99;
     kcoll_sched_xcoll(&bad, &nog);
     h = (xhost_t){.until = 1};
-    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &bad, bufs, lens, 3);
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &bad, bufs, lens, 4);
     x.xhost = &xhost_fns;
     x.xdata = &h;
     CHECK(kcoll_exec_progress(&x) == KCOLL_ERR_ARG && strstr(x.errmsg, "no such group"),
           "a host collective that cannot start: %s", x.errmsg);
     /* without a runner: an error naming the step, not a crash */
-    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 4);
+    kcoll_exec_start(&x, &c, &kcoll_engine_cma, &s, bufs, lens, 5);
     CHECK(kcoll_exec_progress(&x) == KCOLL_ERR_ARG && strstr(x.errmsg, "host collective 0"),
           "a host collective without a runner: %s", x.errmsg);
     kcoll_sched_free(&bad);

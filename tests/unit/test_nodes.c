@@ -258,6 +258,23 @@ static void lanes(const kcoll_machine_t *m)
               near(w->net, lane(m, KCOLL_COLL_ALLGATHER, 4, (double)b, 8)) &&
               near(w->after, on_node(m, KCOLL_COLL_ALLGATHER, 8, 4 * b)),
           "lanes Allgather 4 x 8");
+    /* pipelined in pieces of 24 KiB: 2 of 24 KiB and a last of 16 KiB,
+     * each piece's lanes while the node shares the piece before */
+    {
+        const double hs = lane(m, KCOLL_COLL_ALLGATHER, 4, 24576.0, 8),
+                     hl = lane(m, KCOLL_COLL_ALLGATHER, 4, 16384.0, 8),
+                     rs = on_node(m, KCOLL_COLL_ALLGATHER, 8, 4 * 24576),
+                     rl = on_node(m, KCOLL_COLL_ALLGATHER, 8, 4 * 16384);
+        const double whole = w->t;
+        kcoll_price_nodes(m, KCOLL_COLL_ALLGATHER, 4, 8, b, 24576, &np);
+        CHECK(w->pieces == 3 &&
+                  near(w->net, hs + (hs > rs ? hs : rs) + (hl > rs ? hl : rs)) &&
+                  near(w->after, rl) && w->t < whole,
+              "lanes Allgather 4 x 8 in 3 pieces: %.2f us (whole %.2f us)", w->t * 1e6,
+              whole * 1e6);
+        kcoll_price_nodes(m, KCOLL_COLL_ALLGATHER, 4, 8, b, b, &np);
+        CHECK(w->pieces == 0 && near(w->t, whole), "a segment of the whole block: one piece");
+    }
     /* Reduce_scatter_block: the vector's 32 blocks copied in lane order,
      * the node's reduce-scatter; lane i's host reduce-scatter hands each
      * node's local rank i its own block, so nothing after */
