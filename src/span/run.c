@@ -313,8 +313,12 @@ static void kcoll_xrun_hold(const kcoll_xrun_t *d, int hold)
 static void kcoll_xrun_drop(void *data)
 {
     kcoll_xrun_t *d = data;
+    /* a host collective a failed run left in flight keeps its counts: MPI
+     * may still read them, and a collective's request can be neither
+     * cancelled nor freed */
     for (int id = 0; id < d->nslot; id++)
-        free(d->slot[id].v);
+        if (d->slot[id].q == MPI_REQUEST_NULL)
+            free(d->slot[id].v);
     free(d->slot);
     if (d->held)
         kcoll_xrun_hold(d, 0);
