@@ -408,8 +408,6 @@ static const char *kcoll_sim_kind_name(int kind)
     return kind >= 0 && kind <= KCOLL_STEP_EXTERN ? names[kind] : "?";
 }
 
-/* Record an access by rank r (at its current step of collective ci) to
- * owner's buffer of ci and check it against earlier conflicting accesses. */
 static kcoll_status_t kcoll_sim_live(kcoll_sim_t *s, int ci, int r, int buf, size_t off,
                                      size_t len, int write);
 
@@ -441,6 +439,9 @@ static kcoll_status_t kcoll_sim_ordered(kcoll_sim_t *s, int ci, int r, int owner
     return KCOLL_OK;
 }
 
+/* Record an access by rank r (at its current step of collective ci) to
+ * owner's buffer of ci and check it against earlier conflicting accesses
+ * (and, on r's own buffers, against its split host collectives in flight). */
 static kcoll_status_t kcoll_sim_access(kcoll_sim_t *s, int ci, int r, int owner, int buf,
                                        size_t off, size_t len, int write)
 {
