@@ -582,15 +582,23 @@ static int kcoll_sim_xranges(const kcoll_xcoll_t *x, const size_t *lens, int gr,
     return k;
 }
 
-/* Member gr's ranges of host collective x of rank r in collective ci. */
+/* Rank r's rank in group G, or -1 where it is not a member. */
+static int kcoll_sim_group_rank(const kcoll_sim_group_t *G, int r)
+{
+    for (int i = 0; G && i < G->n; i++)
+        if (G->members[i] == r)
+            return i;
+    return -1;
+}
+
+/* The ranges of host collective x of rank r (a member: checked when its
+ * step was reached) in collective ci. */
 static int kcoll_sim_xranges_of(const kcoll_sim_t *s, int ci, int r, const kcoll_xcoll_t *x,
                                 kcoll_sim_range_t *out)
 {
     const kcoll_sim_group_t *G = &s->grp[x->group];
-    int gr = 0;
-    while (G->members[gr] != r)
-        gr++; /* a member: checked before */
-    return kcoll_sim_xranges(x, kcoll_sched_xlens(&s->coll[ci].sched[r], x), gr, G->n, out);
+    return kcoll_sim_xranges(x, kcoll_sched_xlens(&s->coll[ci].sched[r], x),
+                             kcoll_sim_group_rank(G, r), G->n, out);
 }
 
 /* Rank r touches its own buf[off..+len) while split host collectives of
@@ -767,9 +775,7 @@ static kcoll_status_t kcoll_sim_xstart(kcoll_sim_t *s, int ci, int r, const kcol
 {
     kcoll_sim_coll_t *c = &s->coll[ci];
     kcoll_sim_group_t *G = &s->grp[x->group];
-    int gr = 0;
-    while (G->members[gr] != r)
-        gr++; /* a member: checked before */
+    const int gr = kcoll_sim_group_rank(G, r); /* a member: checked before */
     const int k = G->next[gr]++;
     if (k == G->ninst) { /* the first member to start it */
         if (kcoll_grow((void **)&G->inst, &G->cap, G->ninst, sizeof *G->inst, 4))
@@ -952,11 +958,7 @@ static kcoll_status_t kcoll_sim_step(kcoll_sim_t *s, int ci, int r)
                 return kcoll_sim_fail(s, "collective %d rank %d step %d: unknown host collective "
                                       "%u", ci, r, c->pc[r], st->value);
             x = &c->sched[r].xc[st->value];
-            const kcoll_sim_group_t *G = x->group < s->ngrp ? &s->grp[x->group] : NULL;
-            int member = 0;
-            for (int i = 0; G && i < G->n; i++)
-                member |= G->members[i] == r;
-            if (!member)
+            if (kcoll_sim_group_rank(x->group < s->ngrp ? &s->grp[x->group] : NULL, r) < 0)
                 return kcoll_sim_fail(s, "collective %d rank %d step %d: host %s on group %d, "
                                       "which this rank is not a member of", ci, r, c->pc[r],
                                       kcoll_xcoll_name(x->coll), x->group);
