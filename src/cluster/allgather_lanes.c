@@ -97,37 +97,38 @@ static size_t kcoll_agl_pieces(const kcoll_cluster_t *cl, const size_t *len, siz
     return total;
 }
 
-/* Move piece i of lane l's blocks from its area (at `area` in the TMP of
- * peer, or of this rank: peer < 0) to their ranks' places in RECV. */
+/* Move piece i of lane l's blocks (len: their lengths, plen: room for
+ * the pieces') from its area (at `area` in the TMP of peer, or of this
+ * rank: peer < 0) to their ranks' places in RECV. */
 static void kcoll_agl_place(kcoll_sched_t *s, const kcoll_args_t *a, const kcoll_cluster_t *cl,
-                            int l, size_t area, int peer, size_t i, size_t seg, size_t *len)
+                            int l, size_t area, int peer, size_t i, size_t seg, const size_t *len,
+                            size_t *plen)
 {
     size_t at;
-    kcoll_agl_lane(a, cl, l, len);
-    kcoll_agl_pieces(cl, len, i, seg, &at, len);
+    kcoll_agl_pieces(cl, len, i, seg, &at, plen);
     at += area;
     for (int j = 0; j < cl->nodes; j++) {
-        const int q = cl->rank_of[(size_t)j * (size_t)cl->lanes + (size_t)l];
-        if (q < 0 || !len[j])
+        if (!plen[j]) /* past the block's end, or no rank l on node j */
             continue;
+        const int q = cl->rank_of[(size_t)j * (size_t)cl->lanes + (size_t)l];
         const size_t y = kcoll_cluster_place(a, q) + i * seg;
         if (peer < 0)
-            kcoll_sched_copy(s, KCOLL_BUF_RECV, y, KCOLL_BUF_TMP, at, len[j]);
+            kcoll_sched_copy(s, KCOLL_BUF_RECV, y, KCOLL_BUF_TMP, at, plen[j]);
         else
-            kcoll_sched_read(s, peer, KCOLL_BUF_TMP, at, KCOLL_BUF_RECV, y, len[j]);
-        at += len[j];
+            kcoll_sched_read(s, peer, KCOLL_BUF_TMP, at, KCOLL_BUF_RECV, y, plen[j]);
+        at += plen[j];
     }
 }
 
-/* Start piece i of lane l between the nodes (its area at `area`, lt its
- * blocks' total), whole or split; returns the descriptor of a split one,
- * or -1 (whole, or no piece to send). */
+/* Start piece i of lane l between the nodes (len: its blocks' lengths,
+ * plen: room for the pieces'; its area at `area`, lt its blocks' total),
+ * whole or split; returns the descriptor of a split one, or -1 (whole, or
+ * no piece to send). */
 static int kcoll_agl_send(kcoll_sched_t *s, const kcoll_args_t *a, const kcoll_cluster_t *cl,
                           int l, size_t area, size_t lt, size_t i, size_t seg, int split,
-                          size_t *len, size_t *plen)
+                          const size_t *len, size_t *plen)
 {
     size_t at;
-    kcoll_agl_lane(a, cl, l, len);
     if (!kcoll_agl_pieces(cl, len, i, seg, &at, plen))
         return -1; /* alike on every member */
     int even = 1;
@@ -159,12 +160,13 @@ kcoll_status_t kcoll_cluster_allgather_lanes(const kcoll_args_t *a, const kcoll_
 {
     if (!cl->rank_of)
         return KCOLL_ERR_UNSUPPORTED;
-    const int L = cl->lanes, pn = cl->pn, m = (L - cl->me + pn - 1) / pn; /* lanes it carries */
-    size_t *len = malloc((size_t)cl->nodes * 2 * sizeof *len), *plen = len + cl->nodes;
+    const int L = cl->lanes, pn = cl->pn, N = cl->nodes, m = (L - cl->me + pn - 1) / pn;
+    /* every lane's block lengths (lane l's at len + l N), room for a piece's */
+    size_t *len = malloc(((size_t)L + 1) * (size_t)N * sizeof *len), *plen = len + (size_t)L * N;
     /* every lane's area in its carrier's TMP (the lanes a rank carries lie
      * one after another, in lane order) and its blocks' total */
     size_t *area = malloc((size_t)L * 2 * sizeof *area), *lt = area + L;
-    int *id = malloc((size_t)m * sizeof *id);
+    int *id = malloc((size_t)m * sizeof *id); /* a split piece per lane this rank carries (m) */
     if (!len || !area || !id) {
         free(len);
         free(area);
@@ -173,10 +175,10 @@ kcoll_status_t kcoll_cluster_allgather_lanes(const kcoll_args_t *a, const kcoll_
     }
     size_t total = 0, maxb = 0;
     for (int l = 0; l < L; l++) {
-        total += lt[l] = kcoll_agl_lane(a, cl, l, len);
+        total += lt[l] = kcoll_agl_lane(a, cl, l, len + (size_t)l * N);
         area[l] = l < pn ? 0 : area[l - pn] + lt[l - pn];
-        for (int j = 0; j < cl->nodes; j++)
-            maxb = len[j] > maxb ? len[j] : maxb;
+        for (int j = 0; j < N; j++)
+            maxb = len[(size_t)l * N + j] > maxb ? len[(size_t)l * N + j] : maxb;
     }
     /* the pieces, alike on every rank (the blocks' lengths are every rank's) */
     size_t seg = cl->segment && L > 1 && cl->segment < maxb ? cl->segment : maxb;
@@ -188,7 +190,9 @@ kcoll_status_t kcoll_cluster_allgather_lanes(const kcoll_args_t *a, const kcoll_
     /* 1 (piece 0; whole where there is one piece): this rank's lanes
      * between the nodes, in lane order */
     for (int c = 0, l = cl->me; c < m; c++, l += pn)
-        id[c] = k ? kcoll_agl_send(s, a, cl, l, area[l], lt[l], 0, seg, k > 1, len, plen) : -1;
+        id[c] = k ? kcoll_agl_send(s, a, cl, l, area[l], lt[l], 0, seg, k > 1, len + (size_t)l * N,
+                                   plen)
+                  : -1;
     for (size_t i = 0; i < k; i++) {
         for (int c = 0; c < m; c++)
             if (id[c] >= 0)
@@ -197,15 +201,17 @@ kcoll_status_t kcoll_cluster_allgather_lanes(const kcoll_args_t *a, const kcoll_
             kcoll_sched_signal(s, KCOLL_FLAG_DATA, (uint32_t)(i + 1));
         /* the next piece travels while this one is shared */
         for (int c = 0, l = cl->me; i + 1 < k && c < m; c++, l += pn)
-            id[c] = kcoll_agl_send(s, a, cl, l, area[l], lt[l], i + 1, seg, 1, len, plen);
+            id[c] = kcoll_agl_send(s, a, cl, l, area[l], lt[l], i + 1, seg, 1,
+                                   len + (size_t)l * N, plen);
         /* 2: every lane's piece to its places, from whoever carries it */
         for (int l = cl->me; l < L; l += pn)
-            kcoll_agl_place(s, a, cl, l, area[l], -1, i, seg, len);
+            kcoll_agl_place(s, a, cl, l, area[l], -1, i, seg, len + (size_t)l * N, plen);
         for (int d = 1; d < pn; d++) { /* the others, starting with the next rank */
             const int r = (cl->me + d) % pn;
             kcoll_sched_wait(s, cl->peer_of[r], KCOLL_FLAG_DATA, (uint32_t)(i + 1));
             for (int l = r; l < L; l += pn)
-                kcoll_agl_place(s, a, cl, l, area[l], cl->peer_of[r], i, seg, len);
+                kcoll_agl_place(s, a, cl, l, area[l], cl->peer_of[r], i, seg,
+                                len + (size_t)l * N, plen);
         }
     }
     if (k && pn > 1) {
