@@ -429,7 +429,7 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
                 continue;
             char label[96];
             if (i == 1 && l == KCOLL_NODES_LANES && lp->pieces > 1)
-                snprintf(label, sizeof label, "%s, %d lanes, in %d pieces, the node sharing each",
+                snprintf(label, sizeof label, "between nodes: %s, %d lanes, %d pieces overlapped",
                          kcoll_coll_name(lp->coll[i]), np.lanes, lp->pieces);
             else if (i == 1 && l == KCOLL_NODES_LANES && np.rounds > 1)
                 snprintf(label, sizeof label, "between nodes: %s, %d lanes in %d rounds",
@@ -437,9 +437,11 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
             else if (i == 1 && l == KCOLL_NODES_LANES)
                 snprintf(label, sizeof label, "between nodes: %s, %d lanes at once",
                          kcoll_coll_name(lp->coll[i]), np.lanes);
-            else if (i == 2 && lp->pieces > 1)
-                snprintf(label, sizeof label, "after, on each node: %s of the last piece",
-                         kcoll_coll_name(lp->coll[i]));
+            else if (i != 1 && lp->pieces > 1)
+                snprintf(label, sizeof label, "%s, on %s: %s, %s piece",
+                         i ? "after" : "before",
+                         lp->rootnode & (1u << i) ? "the root's node" : "each node",
+                         kcoll_coll_name(lp->coll[i]), i ? "last" : "first");
             else if (i == 1)
                 snprintf(label, sizeof label, "between nodes: %s%s",
                          kcoll_coll_name(lp->coll[i]), pipe ? ", pipelined" : "");

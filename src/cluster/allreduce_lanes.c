@@ -27,7 +27,17 @@
  *     sync): a peer's share is final only once its step 2 is done.
  * A node of one rank copies SEND to RECV (unless in place) and carries
  * every lane itself.
- *
+ * Pipelined (a vector longer than the segment s, cl->segment, with more
+ * than one lane): the vector is cut into k = ceil(n / s) pieces (whole
+ * elements; the last one shorter), each a whole lanes Allreduce of its
+ * own, overlapped: a rank runs step 1 of piece i, begins piece i's host
+ * Allreduces (split: BEGIN, END), then ends piece i - 1's and runs its
+ * step 3, so a piece crosses the network while the node reduces the next
+ * one and shares the one before (the executor lets the host drive the
+ * messages between its batches of copies). Every piece's phases take
+ * their own small range of flag values (KCOLL_CLUSTER_PIECE_VALUES). The
+ * pieces are alike on every node (n, s and L are every rank's), so the
+ * lanes' host calls match.
  * Order: each share is combined over the node's ranks in rank order, then
  * over the nodes in node order: like the leaders layout, MPI's order for
  * a non-commutative (user) operation only when every node's ranks are
@@ -36,9 +46,8 @@
  * host result per lane, copied.
  *
  * Restrictions: the node's 2R phases each take their own range of flag
- * values (KCOLL_PHASE_VALUES), so R = ceil(L/pn) <= 8 on every node of
- * more than one rank (a node of 1 has no phases): otherwise
- * KCOLL_ERR_UNSUPPORTED.
+ * values, so R = ceil(L/pn) <= 8 on every node of more than one rank (a
+ * node of 1 has no phases): otherwise KCOLL_ERR_UNSUPPORTED.
  *
  * Cost (n bytes, pn ranks on the node, N nodes, R rounds):
  *   T = sum_j T_rs^part(pn, n_j) + ceil(L/pn) * T_host(N, n/L)
@@ -48,6 +57,11 @@
  * L endpoints per node instead of the leaders' one, and the on-node
  * phases move about 2n(pn-1)/pn bytes per rank, the bandwidth optimum.
  * The price is L host calls (latency) where the leaders layout makes one.
+ * In k pieces, with b, h, a a piece's steps 1, 2, 3: the node runs its
+ * b's and a's one after another and the network the h's, piece i once
+ * its b is done: about b + (k - 1) max(b + a, h) + h + a, so the network
+ * is hidden where the node's share of a piece takes longer than its
+ * messages (model/nodes.c, kcoll_nodes_pipe).
  */
 #include <stdlib.h>
 
@@ -59,44 +73,67 @@ size_t kcoll_cluster_allreduce_lanes_tmp(const kcoll_args_t *a, const kcoll_clus
     return cl->pn == 1 ? 0 : kcoll_cluster_lanes_scratch(a, cl, cl->me);
 }
 
-kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
-                                             kcoll_sched_t *s)
-{
-    const int pn = cl->pn, L = cl->lanes, R = (L + pn - 1) / pn;
-    const size_t es = a->esize;
-    if (!kcoll_cluster_keeps_order(a, cl) || (pn > 1 && R > KCOLL_CLUSTER_MAX_ROUNDS))
-        return KCOLL_ERR_UNSUPPORTED;
-    size_t *counts = malloc((size_t)pn * sizeof *counts);
-    kcoll_bufmap_t *maps = malloc((size_t)pn * sizeof *maps);
-    if (!counts || !maps) {
-        free(counts);
-        free(maps);
-        return KCOLL_ERR_NOMEM;
-    }
+/* The rounds' counts and buffer maps (room for the node's ranks). */
+typedef struct {
+    size_t *counts;
+    kcoll_bufmap_t *maps;
+} kcoll_arl_room_t;
 
-    /* 1: reduce-scatter the rounds' ranges, each rank's lane to its place */
-    if (pn == 1 && !a->in_place)
-        kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, 0, a->count * es);
+/* Step 1 of the piece a (its vector from byte `at` on): the rounds'
+ * Reduce_scatters, as phases *ph, *ph + 1, ... */
+static void kcoll_arl_scatter(void *ctx, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                              size_t at, uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s)
+{
+    const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn;
+    size_t *counts = ((kcoll_arl_room_t *)ctx)->counts;
+    kcoll_bufmap_t *maps = ((kcoll_arl_room_t *)ctx)->maps;
+    (void)pieces;
     for (int j = 0; pn > 1 && j < R; j++) {
         kcoll_args_t b;
         const size_t start = kcoll_cluster_lanes_round(a, cl, j, &b, counts);
-        size_t at = start;
+        size_t to = start;
         for (int i = 0; i < pn; i++) {
             kcoll_bufmap_init(&maps[i], a->in_place);
-            maps[i].off[KCOLL_BUF_SEND] = start * es; /* the round's range */
-            maps[i].off[KCOLL_BUF_RECV] = at * es;    /* i's block: its lane's share */
-            at += counts[i];
+            maps[i].off[KCOLL_BUF_SEND] = at + start * a->esize; /* the round's range */
+            maps[i].off[KCOLL_BUF_RECV] = at + to * a->esize;    /* i's block: its lane's share */
+            to += counts[i];
         }
-        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of,
-                           (uint32_t)j * KCOLL_PHASE_VALUES, maps, pn, 0, NULL);
+        kcoll_cluster_phase(s, &b, kcoll_reduce_partitioned, cl->peer_of, (*ph)++ * step, step,
+                            maps, pn, 0, NULL);
     }
+}
 
-    /* 2: every lane this rank carries, between the nodes */
-    kcoll_cluster_lanes_xcoll(a, cl, KCOLL_XC_ALLREDUCE, 0, s);
+/* Step 3 of the piece a: the rounds' Allgatherv of the lanes' shares. */
+static void kcoll_arl_gather(void *ctx, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                             size_t at, uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s)
+{
+    (void)ctx;
+    (void)pieces;
+    kcoll_cluster_lanes_allgather(a, cl, *ph * step, step, at, s);
+    *ph += cl->pn > 1 ? (uint32_t)((cl->lanes + cl->pn - 1) / cl->pn) : 0;
+}
 
-    /* 3: allgather the rounds' shares inside the node */
-    kcoll_cluster_lanes_allgather(a, cl, (uint32_t)R, s);
-    free(counts);
-    free(maps);
-    return s->err;
+kcoll_status_t kcoll_cluster_allreduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                             kcoll_sched_t *s)
+{
+    const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn;
+    if (!kcoll_cluster_keeps_order(a, cl) || (pn > 1 && R > KCOLL_CLUSTER_MAX_ROUNDS))
+        return KCOLL_ERR_UNSUPPORTED;
+    kcoll_arl_room_t room = {malloc((size_t)pn * sizeof(size_t)),
+                             malloc((size_t)pn * sizeof(kcoll_bufmap_t))};
+    if (!room.counts || !room.maps) {
+        free(room.counts);
+        free(room.maps);
+        return KCOLL_ERR_NOMEM;
+    }
+    if (pn == 1 && !a->in_place)
+        kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, 0, a->count * a->esize);
+    /* step 2: in place in RECV */
+    const kcoll_lanes_stages_t st = {
+        .before = kcoll_arl_scatter, .after = kcoll_arl_gather, .ctx = &room,
+        .x = {.coll = KCOLL_XC_ALLREDUCE, .sbuf = KCOLL_BUF_RECV, .rbuf = KCOLL_BUF_RECV}};
+    kcoll_status_t rc = kcoll_cluster_lanes_pieces(a, cl, &st, s);
+    free(room.counts);
+    free(room.maps);
+    return rc;
 }

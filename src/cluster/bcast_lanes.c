@@ -21,6 +21,11 @@
  *     shares (coll/allgather/ring_source_read.c), after a sync that waits
  *     for every rank's lanes (kcoll_cluster_lanes_allgather).
  * A node of one rank carries every lane itself.
+ * Pipelined (a vector longer than the segment, with more than one lane):
+ * in pieces, as allreduce_lanes.c (kcoll_cluster_lanes_pieces): steps 1
+ * of piece i, its lanes begun, piece i - 1's ended and step 3. On the
+ * root's node DATA counts the pieces a carrier has read from the root,
+ * and the ranks wait for each other's DONE once, after the last piece.
  *
  * Restrictions: as allreduce_lanes.c, R = ceil(L/pn) <= 8 on every node of
  * more than one rank that is not the root's (KCOLL_ERR_UNSUPPORTED).
@@ -31,22 +36,84 @@
  *   T = T_scatter(pn, R n/L) + R * T_host(N, n/L) + sum_j T_ag^ring(pn, n_j) + T_sync(pn)
  * Each rank moves n/L bytes between nodes, all ranks at once, where the
  * leaders layout (bcast_leaders.c) sends the whole vector through one
- * endpoint per node; the price is L host calls instead of one.
+ * endpoint per node; the price is L host calls instead of one. In pieces
+ * a piece crosses the network while the root's node scatters the next one
+ * and the other nodes share the one before (model/nodes.c,
+ * kcoll_nodes_pipe).
  */
 #include "cluster/cluster.h"
 
-/* READs of the shares of the lanes local rank c carries, from team rank
- * peer's RECV to the same place in this rank's. */
-static void kcoll_bcast_lanes_from(const kcoll_args_t *a, const kcoll_cluster_t *cl, int c,
-                                   int peer, kcoll_sched_t *s)
+/* READs of the shares of the lanes local rank c carries of the piece a
+ * (its vector from byte `at` on), from team rank peer's RECV to the same
+ * place in this rank's. */
+static void kcoll_bcast_lanes_from(const kcoll_args_t *a, const kcoll_cluster_t *cl, size_t at,
+                                   int c, int peer, kcoll_sched_t *s)
 {
     size_t first, len;
     for (int l = c; l < cl->lanes; l += cl->pn) {
         kcoll_cluster_share(a->count, cl->lanes, l, &first, &len);
         if (len)
-            kcoll_sched_read(s, peer, KCOLL_BUF_RECV, first * a->esize, KCOLL_BUF_RECV,
-                             first * a->esize, len * a->esize);
+            kcoll_sched_read(s, peer, KCOLL_BUF_RECV, at + first * a->esize, KCOLL_BUF_RECV,
+                             at + first * a->esize, len * a->esize);
     }
+}
+
+/* What the steps of one call share. */
+typedef struct {
+    int home, root_local;
+    size_t n;          /* the vector's bytes: the piece that ends there is the last */
+    uint32_t in, out;  /* pieces through step 1, step 3 so far */
+} kcoll_bl_room_t;
+
+/* Step 1 of piece a (its vector from byte `at` on): on the root's node
+ * every carrier reads its shares from the root and raises DATA to the
+ * piece's number (from 1). */
+static void kcoll_bl_scatter(void *ctx, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                             size_t at, uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s)
+{
+    kcoll_bl_room_t *r = ctx;
+    (void)ph;
+    (void)step;
+    (void)pieces;
+    r->in++;
+    if (!r->home || cl->pn == 1 || cl->me == r->root_local)
+        return;
+    kcoll_bcast_lanes_from(a, cl, at, cl->me, cl->peer_of[r->root_local], s);
+    kcoll_sched_signal(s, KCOLL_FLAG_DATA, r->in);
+}
+
+/* Step 3 of piece a: on the root's node every rank but the root reads
+ * the shares it lacks from their carriers once they have them (the next
+ * carrier first, so that no carrier serves all readers at once), and
+ * after the last piece every rank waits until the others have read from
+ * it (DONE); on every other node the rounds' Allgatherv. */
+static void kcoll_bl_gather(void *ctx, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                            size_t at, uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s)
+{
+    kcoll_bl_room_t *r = ctx;
+    const int pn = cl->pn, me = cl->me;
+    (void)pieces;
+    r->out++;
+    if (!r->home) {
+        kcoll_cluster_lanes_allgather(a, cl, *ph * step, step, at, s);
+        *ph += pn > 1 ? (uint32_t)((cl->lanes + pn - 1) / pn) : 0;
+        return;
+    }
+    if (pn == 1)
+        return;
+    for (int k = 1; me != r->root_local && k < pn; k++) {
+        const int c = (me + k) % pn; /* the next carrier */
+        if (c != r->root_local)
+            kcoll_sched_wait(s, cl->peer_of[c], KCOLL_FLAG_DATA, r->out);
+        kcoll_bcast_lanes_from(a, cl, at, c, cl->peer_of[c], s);
+    }
+    if (at + a->count * a->esize < r->n)
+        return;
+    if (me != r->root_local)
+        kcoll_sched_signal(s, KCOLL_FLAG_DONE, 1);
+    for (int i = 0; i < pn; i++)
+        if (i != me && i != r->root_local)
+            kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_DONE, 1);
 }
 
 kcoll_status_t kcoll_cluster_bcast_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
@@ -57,34 +124,13 @@ kcoll_status_t kcoll_cluster_bcast_lanes(const kcoll_args_t *a, const kcoll_clus
         return KCOLL_ERR_ARG;
     if (!home && pn > 1 && R > KCOLL_CLUSTER_MAX_ROUNDS)
         return KCOLL_ERR_UNSUPPORTED;
-
-    /* 1: the root's node: every carrier its shares, from the root */
-    if (home && pn > 1) {
+    kcoll_bl_room_t r = {.home = home, .root_local = root_local, .n = a->count * a->esize};
+    if (home && pn > 1) /* the root's node reads from every rank's RECV */
         kcoll_sched_expose(s, KCOLL_BUF_RECV);
-        if (cl->me != root_local) {
-            kcoll_bcast_lanes_from(a, cl, cl->me, cl->peer_of[root_local], s);
-            kcoll_sched_signal(s, KCOLL_FLAG_DATA, 1);
-        }
-    }
-
-    /* 2: every lane this rank carries, between the nodes */
-    kcoll_cluster_lanes_xcoll(a, cl, KCOLL_XC_BCAST, root_node, s);
-
-    /* 3: the shares inside every node */
-    if (!home) {
-        kcoll_cluster_lanes_allgather(a, cl, (uint32_t)R, s);
-    } else if (pn > 1) {
-        for (int k = 1; cl->me != root_local && k < pn; k++) {
-            const int c = (cl->me + k) % pn; /* the next carrier */
-            if (c != root_local)
-                kcoll_sched_wait(s, cl->peer_of[c], KCOLL_FLAG_DATA, 1);
-            kcoll_bcast_lanes_from(a, cl, c, cl->peer_of[c], s);
-        }
-        if (cl->me != root_local)
-            kcoll_sched_signal(s, KCOLL_FLAG_DONE, 1);
-        for (int i = 0; i < pn; i++)
-            if (i != cl->me && i != root_local)
-                kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_DONE, 1);
-    }
-    return s->err;
+    /* step 2: the lanes' host Bcast, in place in RECV */
+    const kcoll_lanes_stages_t st = {
+        .before = kcoll_bl_scatter, .after = kcoll_bl_gather, .ctx = &r,
+        .x = {.coll = KCOLL_XC_BCAST, .sbuf = KCOLL_BUF_RECV, .rbuf = KCOLL_BUF_RECV,
+              .root = root_node}};
+    return kcoll_cluster_lanes_pieces(a, cl, &st, s);
 }

@@ -165,10 +165,41 @@ size_t kcoll_cluster_lanes_round(const kcoll_args_t *a, const kcoll_cluster_t *c
  * whatever MPI_IN_PLACE, which a rooted call's root alone knows). */
 size_t kcoll_cluster_lanes_scratch(const kcoll_args_t *a, const kcoll_cluster_t *cl, int rank);
 /* Start, for every lane this rank carries in increasing lane order, the
- * host collective `coll` (KCOLL_XC_ALLREDUCE, _BCAST) of the lane's share
- * in place in RECV, rooted at group rank `root` (0 when unrooted). */
-void kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl, int coll,
-                               int root, kcoll_sched_t *s);
+ * host collective base->coll (KCOLL_XC_ALLREDUCE, _REDUCE, _BCAST) of the
+ * lane's share of a's vector on the lane's group, rooted at base->root
+ * (group rank; 0 when unrooted): from base->sbuf at base->soff plus the
+ * share's first byte, into base->rbuf likewise; whole (ids NULL), or
+ * split, the descriptors into ids (room for the lanes this rank
+ * carries). Returns how many it started. */
+int kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                              const kcoll_xcoll_t *base, int *ids, kcoll_sched_t *s);
+/* The layouts that reduce (allreduce_lanes.c, reduce_lanes.c) in pieces:
+ * a vector longer than cl->segment, with more than one lane, is cut into
+ * k = ceil(n / segment) pieces of whole elements (the last one shorter;
+ * at most KCOLL_CLUSTER_MAX_SEGMENTS), each a whole lanes call of its
+ * own: for each piece i, in order, a rank runs step 1 of piece i, begins
+ * piece i's lanes (split host collectives), then ends piece i - 1's and
+ * runs its step 3; so a piece crosses the network while the node works on
+ * the next and the one before. One piece (or none, count 0): steps 1, 2
+ * (whole host collectives), 3. The steps' phases take increasing flag
+ * values from 0, step apart (KCOLL_PHASE_VALUES in one piece,
+ * KCOLL_CLUSTER_PIECE_VALUES(pn) in several); alike on every rank of a
+ * node, the phases being its own. */
+typedef struct {
+    /* step 1 or 3 of the piece b (its vector from byte `at` on), as
+     * phases *ph, *ph + 1, ... (advancing *ph), values `step` apart;
+     * pieces: several */
+    void (*before)(void *ctx, const kcoll_args_t *b, const kcoll_cluster_t *cl, size_t at,
+                   uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s);
+    void (*after)(void *ctx, const kcoll_args_t *b, const kcoll_cluster_t *cl, size_t at,
+                  uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s);
+    void *ctx;
+    /* step 2: kcoll_cluster_lanes_xcoll's base for the vector (a piece's
+     * offset is added) */
+    kcoll_xcoll_t x;
+} kcoll_lanes_stages_t;
+kcoll_status_t kcoll_cluster_lanes_pieces(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                          const kcoll_lanes_stages_t *st, kcoll_sched_t *s);
 /* Round j's lane shares as a v-layout over the node's pn ranks: local
  * rank i holds lane j*pn + i's share, rc[i] bytes at byte rd[i] of the
  * vector (0 bytes past the last lane); lay[i] points every rank at rc, rd.
@@ -176,10 +207,25 @@ void kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl,
 void kcoll_cluster_lanes_shares(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
                                 size_t *rc, size_t *rd, kcoll_layout_t *lay);
 /* The node's R rounds of the ring-source Allgatherv in place of the
- * lanes' shares in RECV, as phases round0 .. round0 + R - 1, after a sync
- * that waits for every rank's lanes. Nothing on a node of one rank. */
+ * lanes' shares of a's vector, which lies in RECV from byte `at` on, as
+ * phases at flag values base, base + step, ..., after a sync that waits
+ * for every rank's lanes. Nothing on a node of one rank. */
 void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t *cl,
-                                   uint32_t round0, kcoll_sched_t *s);
+                                   uint32_t base, uint32_t step, size_t at, kcoll_sched_t *s);
+/* Flag values of one phase of a lanes layout cut in pieces, on a node of
+ * pn ranks: every piece's phases take their own range, and the on-node
+ * builders they append signal small values (the partitioned reduction
+ * and the ring-source Allgatherv 1, the sequential gather each rank's
+ * relative rank, below pn), so a vector of many pieces in up to
+ * 2 KCOLL_CLUSTER_MAX_ROUNDS phases each fits KCOLL_FLAG_VALUE_MAX
+ * (kcoll_cluster_lanes_pieces bounds the pieces by L + 8 a phase, L >= pn:
+ * alike on every node). */
+#define KCOLL_CLUSTER_PIECE_VALUES(pn) ((uint32_t)(pn) + 8u)
+/* kcoll_phase_append (coll.h) for a phase whose values lie in [base,
+ * base + step): a value past that fails the build (s->err). */
+void kcoll_cluster_phase(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_fn build,
+                         const int *members, uint32_t base, uint32_t step,
+                         const kcoll_bufmap_t *map, int nmap, int sync, const char *need);
 
 /* MPI_Reduce_scatter(_block) in the lanes layout, any node sizes:
  * cl->rank_of given, else KCOLL_ERR_UNSUPPORTED (reduce_scatter_lanes.c). */

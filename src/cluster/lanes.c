@@ -1,7 +1,8 @@
 /* What the lanes layouts share (allreduce_lanes.c, bcast_lanes.c,
  * reduce_lanes.c): the rounds' Reduce_scatter views and their scratch,
- * the host collective of every lane a rank carries, and the rounds of
- * in-place Allgatherv that give every rank of a node the lanes' shares. */
+ * the host collective of every lane a rank carries, the rounds of
+ * in-place Allgatherv that give every rank of a node the lanes' shares,
+ * and the phases they append, each in a range of flag values of its own. */
 #include <stdlib.h>
 
 #include "cluster/cluster.h"
@@ -53,21 +54,82 @@ size_t kcoll_cluster_lanes_scratch(const kcoll_args_t *a, const kcoll_cluster_t 
     return most;
 }
 
-void kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl, int coll,
-                               int root, kcoll_sched_t *s)
+int kcoll_cluster_lanes_xcoll(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                              const kcoll_xcoll_t *base, int *ids, kcoll_sched_t *s)
 {
     const int L = cl->lanes;
     const size_t es = a->esize;
     size_t first, len;
+    int n = 0;
     for (int l = cl->me; cl->nodes > 1 && l < L; l += cl->pn) {
         kcoll_cluster_share(a->count, L, l, &first, &len);
         if (len == 0) /* alike on every node: the shares are the same */
             continue;
-        kcoll_xcoll_t x = {.coll = (uint8_t)coll, .sbuf = KCOLL_BUF_RECV,
-                           .rbuf = KCOLL_BUF_RECV, .group = KCOLL_CLUSTER_LANE(l), .root = root,
-                           .soff = first * es, .roff = first * es, .len = len * es, .esize = es};
-        kcoll_sched_xcoll(s, &x);
+        kcoll_xcoll_t x = *base;
+        x.group = KCOLL_CLUSTER_LANE(l);
+        x.soff += first * es;
+        x.roff += first * es;
+        x.len = len * es;
+        x.esize = es;
+        if (ids)
+            ids[n++] = kcoll_sched_xbegin(s, &x, NULL, 0);
+        else
+            kcoll_sched_xcoll(s, &x);
     }
+    return n;
+}
+
+kcoll_status_t kcoll_cluster_lanes_pieces(const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                                          const kcoll_lanes_stages_t *st, kcoll_sched_t *s)
+{
+    const int pn = cl->pn, L = cl->lanes;
+    const int m = (L - cl->me + pn - 1) / pn; /* the lanes this rank carries */
+    const size_t es = a->esize;
+    /* the pieces, alike on every rank of every node (count, esize, the
+     * segment and L are every rank's) */
+    size_t per = a->count;
+    if (cl->segment && L > 1 && cl->segment < a->count * es) {
+        /* at most 2 KCOLL_CLUSTER_MAX_ROUNDS phases a piece, each at most
+         * KCOLL_CLUSTER_PIECE_VALUES(L) values */
+        size_t most = KCOLL_FLAG_VALUE_MAX / (2u * KCOLL_CLUSTER_MAX_ROUNDS *
+                                              (size_t)KCOLL_CLUSTER_PIECE_VALUES(L)) - 1;
+        most = most < KCOLL_CLUSTER_MAX_SEGMENTS ? most : KCOLL_CLUSTER_MAX_SEGMENTS;
+        per = cl->segment / es ? cl->segment / es : 1;
+        if ((a->count + per - 1) / per > most)
+            per = (a->count + most - 1) / most;
+    }
+    const size_t k = a->count ? (a->count + per - 1) / per : 0;
+    const uint32_t step = k > 1 ? KCOLL_CLUSTER_PIECE_VALUES(pn) : KCOLL_PHASE_VALUES;
+    int *ids = malloc(2 * (size_t)m * sizeof *ids); /* two pieces' split lanes */
+    if (!ids)
+        return KCOLL_ERR_NOMEM;
+    /* piece i: step 1, then step 2 begun; piece i - 1: step 2 ended, step 3 */
+    uint32_t ph = 0;
+    int nid[2] = {0, 0};
+    kcoll_args_t piece[2];
+    for (size_t i = 0; i <= k && !s->err; i++) {
+        if (i < k) {
+            kcoll_args_t *b = &piece[i % 2];
+            *b = *a;
+            b->count = i + 1 < k ? per : a->count - i * per;
+            const size_t at = i * per * es;
+            st->before(st->ctx, b, cl, at, &ph, step, k > 1, s);
+            kcoll_xcoll_t x = st->x;
+            x.soff += at;
+            x.roff += at;
+            int *split = k > 1 ? ids + (i % 2) * (size_t)m : NULL; /* one piece: whole */
+            const int started = kcoll_cluster_lanes_xcoll(b, cl, &x, split, s);
+            nid[i % 2] = split ? started : 0;
+        }
+        if (i > 0) {
+            const size_t w = (i - 1) % 2;
+            for (int c = 0; c < nid[w]; c++)
+                kcoll_sched_xend(s, ids[w * (size_t)m + (size_t)c]);
+            st->after(st->ctx, &piece[w], cl, (i - 1) * per * es, &ph, step, k > 1, s);
+        }
+    }
+    free(ids);
+    return s->err;
 }
 
 void kcoll_cluster_lanes_shares(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
@@ -86,7 +148,7 @@ void kcoll_cluster_lanes_shares(const kcoll_args_t *a, const kcoll_cluster_t *cl
 }
 
 void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t *cl,
-                                   uint32_t round0, kcoll_sched_t *s)
+                                   uint32_t base, uint32_t step, size_t at, kcoll_sched_t *s)
 {
     const int pn = cl->pn, L = cl->lanes, R = (L + pn - 1) / pn;
     if (pn == 1)
@@ -111,12 +173,27 @@ void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t 
         b.in_place = 1;
         b.lay = lay;
         kcoll_cluster_lanes_shares(a, cl, j, rc, rd, lay);
-        kcoll_bufmap_t id;
-        kcoll_bufmap_init(&id, 0);
+        kcoll_bufmap_t map; /* the vector (or piece) from byte `at` on, on every rank */
+        kcoll_bufmap_init(&map, 0);
+        map.off[KCOLL_BUF_RECV] = at;
         /* before the first round, wait for the node's lanes */
-        kcoll_phase_append(s, &b, kcoll_allgather_ring_source_read, cl->peer_of,
-                           (round0 + (uint32_t)j) * KCOLL_PHASE_VALUES, &id, 1, j == 0, NULL);
+        kcoll_cluster_phase(s, &b, kcoll_allgather_ring_source_read, cl->peer_of,
+                            base + (uint32_t)j * step, step, &map, 1, j == 0, NULL);
     }
     free(lay);
     free(rc);
+}
+
+void kcoll_cluster_phase(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_fn build,
+                         const int *members, uint32_t base, uint32_t step,
+                         const kcoll_bufmap_t *map, int nmap, int sync, const char *need)
+{
+    const int n0 = s->n;
+    kcoll_phase_append(s, b, build, members, base, map, nmap, sync, need);
+    for (int i = n0; i < s->n && !s->err; i++) {
+        const kcoll_step_t *st = &s->steps[i];
+        if ((st->kind == KCOLL_STEP_SIGNAL || st->kind == KCOLL_STEP_WAIT) &&
+            st->value - base >= step)
+            s->err = KCOLL_ERR_UNSUPPORTED; /* values past the phase's range */
+    }
 }

@@ -22,6 +22,11 @@
  *     root reads each share once it is final.
  * A node of one rank reduces nothing on the node: its SEND (its RECV when
  * in place) goes to the lanes' host Reduce as it is.
+ * Pipelined (a vector longer than the segment, with more than one lane):
+ * in pieces, as allreduce_lanes.c (kcoll_cluster_lanes_pieces): step 1 of
+ * piece i, its lanes begun, piece i - 1's ended and gathered. A carrier's
+ * TMP stays exposed from the piece before, so there the root first waits
+ * for every carrier's AUX, raised after its lanes of the piece.
  *
  * Order: as allreduce_lanes.c, MPI's order for a user (non-commutative)
  * operation only where every node's ranks are consecutive; elsewhere
@@ -35,7 +40,9 @@
  *   T = sum_j T_rs^part(pn, n_j) + R * T_host(N, n/L) + [root's node]
  *       sum_j T_gather^seq(pn, n_j)
  * with n_j = pn*n/L. Each rank moves n/L bytes between nodes, all at once;
- * the root's gather is serial (one core copies n bytes).
+ * the root's gather is serial (one core copies n bytes). In pieces the
+ * lanes of a piece run while the node reduces the next and gathers the
+ * one before (model/nodes.c, kcoll_nodes_pipe).
  */
 #include <stdlib.h>
 
@@ -51,85 +58,108 @@ size_t kcoll_cluster_reduce_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster
     return kcoll_cluster_lanes_scratch(a, cl, -1) + a->count * a->esize;
 }
 
+/* What the steps of one call share. */
+typedef struct {
+    size_t T;       /* the rounds' scratch: the shares lie in TMP from T on */
+    int root_local; /* the root on its node */
+    int home;       /* this rank is on the root's node */
+    size_t *counts, *rc, *rd;
+    kcoll_bufmap_t *maps;
+    kcoll_layout_t *lay;
+    char *need; /* a non-root's sync waits for nobody */
+} kcoll_rl_room_t;
+
+/* Step 1 of the piece a (its vector from byte `at` on): the rounds'
+ * Reduce_scatters, each rank's block to its TMP. */
+static void kcoll_rl_scatter(void *ctx, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                             size_t at, uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s)
+{
+    const kcoll_rl_room_t *r = ctx;
+    const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn;
+    (void)pieces;
+    for (int j = 0; pn > 1 && j < R; j++) {
+        kcoll_args_t b;
+        const size_t start = kcoll_cluster_lanes_round(a, cl, j, &b, r->counts);
+        size_t to = start;
+        b.in_place = 0; /* an in-place root's SEND is its RECV; RECV is not written */
+        for (int i = 0; i < pn; i++) {
+            kcoll_bufmap_init(&r->maps[i], 0);
+            r->maps[i].off[KCOLL_BUF_SEND] = at + start * a->esize;
+            r->maps[i].buf[KCOLL_BUF_RECV] = KCOLL_BUF_TMP;
+            r->maps[i].off[KCOLL_BUF_RECV] = r->T + at + to * a->esize;
+            to += r->counts[i];
+        }
+        kcoll_cluster_phase(s, &b, kcoll_reduce_partitioned, cl->peer_of, (*ph)++ * step, step,
+                            r->maps, pn, 0, NULL);
+    }
+}
+
+/* Step 3 of the piece a, on the root's node: the rounds' shares gathered
+ * from their carriers' TMP into the root's RECV. In one piece a carrier
+ * exposes its TMP only after its lanes, which orders the root's reads; in
+ * several, TMP stays exposed from the piece before, so the root first
+ * waits until every carrier has raised AUX (after its lanes of the piece). */
+static void kcoll_rl_gather(void *ctx, const kcoll_args_t *a, const kcoll_cluster_t *cl,
+                            size_t at, uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s)
+{
+    const kcoll_rl_room_t *r = ctx;
+    const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn;
+    for (int j = 0; r->home && pn > 1 && j < R; j++) {
+        kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_GATHERV, r->root_local);
+        b.in_place = 0;
+        b.lay = r->lay;
+        kcoll_cluster_lanes_shares(a, cl, j, r->rc, r->rd, r->lay);
+        for (int i = 0; i < pn; i++) {
+            kcoll_bufmap_init(&r->maps[i], 0);
+            r->maps[i].buf[KCOLL_BUF_SEND] = KCOLL_BUF_TMP; /* i's block: its share */
+            r->maps[i].off[KCOLL_BUF_SEND] = r->T + at + r->rd[i];
+            r->maps[i].off[KCOLL_BUF_RECV] = at; /* the root's: the piece's place */
+        }
+        kcoll_cluster_phase(s, &b, kcoll_gather_sequential_read, cl->peer_of, (*ph)++ * step,
+                            step, r->maps, pn, pieces && j == 0,
+                            cl->me == r->root_local ? NULL : r->need);
+    }
+}
+
 kcoll_status_t kcoll_cluster_reduce_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                           int root_node, int root_local, kcoll_sched_t *s)
 {
-    const int pn = cl->pn, L = cl->lanes, R = (L + pn - 1) / pn;
+    const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn;
     const int home = cl->node == root_node, is_root = home && cl->me == root_local;
-    const size_t es = a->esize;
-    size_t first, len;
     if (!kcoll_cluster_keeps_order(a, cl) || (pn > 1 && R > KCOLL_CLUSTER_MAX_ROUNDS))
         return KCOLL_ERR_UNSUPPORTED;
     if (!kcoll_cluster_root_ok(cl, root_node, root_local))
         return KCOLL_ERR_ARG;
-    const size_t T = pn > 1 ? kcoll_cluster_lanes_scratch(a, cl, -1) : 0;
-    size_t *counts = malloc((size_t)pn * sizeof *counts);
-    size_t *rc = malloc(2 * (size_t)pn * sizeof *rc), *rd = rc ? rc + pn : NULL;
-    kcoll_bufmap_t *maps = malloc((size_t)pn * sizeof *maps);
-    kcoll_layout_t *lay = malloc((size_t)pn * sizeof *lay);
-    if (!counts || !rc || !maps || !lay) {
-        free(counts);
-        free(rc);
-        free(maps);
-        free(lay);
-        return KCOLL_ERR_NOMEM;
-    }
-
-    /* 1: reduce-scatter the rounds' ranges, each block to its owner's TMP */
-    for (int j = 0; pn > 1 && j < R; j++) {
-        kcoll_args_t b;
-        const size_t start = kcoll_cluster_lanes_round(a, cl, j, &b, counts);
-        size_t at = start;
-        b.in_place = 0; /* an in-place root's SEND is its RECV; RECV is not written */
-        for (int i = 0; i < pn; i++) {
-            kcoll_bufmap_init(&maps[i], 0);
-            maps[i].off[KCOLL_BUF_SEND] = start * es;
-            maps[i].buf[KCOLL_BUF_RECV] = KCOLL_BUF_TMP;
-            maps[i].off[KCOLL_BUF_RECV] = T + at * es;
-            at += counts[i];
-        }
-        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of,
-                           (uint32_t)j * KCOLL_PHASE_VALUES, maps, pn, 0, NULL);
-    }
-
-    /* 2: every lane this rank carries, to the root's node */
-    const kcoll_buf_t part = pn > 1 ? KCOLL_BUF_TMP : is_root && a->in_place ? KCOLL_BUF_RECV
-                                                                             : KCOLL_BUF_SEND;
-    for (int l = cl->me; l < L; l += pn) {
-        kcoll_cluster_share(a->count, L, l, &first, &len);
-        if (len == 0)
-            continue;
-        const size_t off = (pn > 1 ? T : 0) + first * es;
-        if (cl->nodes == 1) { /* no host: a root alone copies */
-            if (is_root && part == KCOLL_BUF_SEND)
-                kcoll_sched_copy(s, KCOLL_BUF_RECV, off, KCOLL_BUF_SEND, off, len * es);
-            continue;
-        }
-        kcoll_xcoll_t x = {.coll = KCOLL_XC_REDUCE, .sbuf = (uint8_t)part, .soff = off,
-                           .rbuf = (uint8_t)part, .roff = off, .group = KCOLL_CLUSTER_LANE(l),
-                           .root = root_node, .len = len * es, .esize = es};
+    kcoll_rl_room_t r = {.T = pn > 1 ? kcoll_cluster_lanes_scratch(a, cl, -1) : 0,
+                         .root_local = root_local, .home = home,
+                         .counts = malloc((size_t)pn * sizeof *r.counts),
+                         .rc = malloc(2 * (size_t)pn * sizeof *r.rc),
+                         .maps = malloc((size_t)pn * sizeof *r.maps),
+                         .lay = malloc((size_t)pn * sizeof *r.lay),
+                         .need = calloc((size_t)pn, 1)};
+    kcoll_status_t rc = KCOLL_ERR_NOMEM;
+    if (r.counts && r.rc && r.maps && r.lay && r.need) {
+        r.rd = r.rc + pn;
+        /* step 2: on a node of several, the node's sums in TMP; alone, the
+         * rank's own vector (SEND, or an in-place root's RECV) */
+        const kcoll_buf_t part = pn > 1                   ? KCOLL_BUF_TMP
+                                 : is_root && a->in_place ? KCOLL_BUF_RECV
+                                                          : KCOLL_BUF_SEND;
+        kcoll_lanes_stages_t st = {.before = kcoll_rl_scatter, .after = kcoll_rl_gather,
+                                   .ctx = &r,
+                                   .x = {.coll = KCOLL_XC_REDUCE, .sbuf = (uint8_t)part,
+                                         .soff = r.T, .rbuf = (uint8_t)part, .roff = r.T,
+                                         .root = root_node}};
         if (is_root && part == KCOLL_BUF_SEND)
-            x.rbuf = KCOLL_BUF_RECV; /* a root alone on its node, not in place */
-        kcoll_sched_xcoll(s, &x);
+            st.x.rbuf = KCOLL_BUF_RECV; /* a root alone on its node, not in place */
+        if (cl->nodes == 1 && is_root && part == KCOLL_BUF_SEND) /* no host: a root alone */
+            kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, 0, a->count * a->esize);
+        rc = kcoll_cluster_lanes_pieces(a, cl, &st, s);
     }
-
-    /* 3: the shares to the root */
-    for (int j = 0; home && pn > 1 && j < R; j++) {
-        kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_GATHERV, root_local);
-        b.in_place = 0;
-        b.lay = lay;
-        kcoll_cluster_lanes_shares(a, cl, j, rc, rd, lay);
-        for (int i = 0; i < pn; i++) {
-            kcoll_bufmap_init(&maps[i], 0);
-            maps[i].buf[KCOLL_BUF_SEND] = KCOLL_BUF_TMP; /* i's block: its share */
-            maps[i].off[KCOLL_BUF_SEND] = T + rd[i];
-        }
-        kcoll_phase_append(s, &b, kcoll_gather_sequential_read, cl->peer_of,
-                           (uint32_t)(R + j) * KCOLL_PHASE_VALUES, maps, pn, 0, NULL);
-    }
-    free(counts);
-    free(rc);
-    free(maps);
-    free(lay);
-    return s->err;
+    free(r.counts);
+    free(r.rc);
+    free(r.maps);
+    free(r.lay);
+    free(r.need);
+    return rc;
 }

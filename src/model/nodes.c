@@ -54,14 +54,20 @@
  *                nothing where the node has none (a v form), so no phase
  *                follows; on uneven nodes the lanes past the smallest
  *                node's carry fewer blocks than priced
- *   Allgather(v) lanes(Allgather, b) + on(Allgather, N m b); blocks past
- *                the segment s go in k = ceil(b / s) pieces, each piece's
- *                lanes while the node shares the piece before: h(s) +
- *                (k - 2) max(h(s), r(s)) + max(h(l), r(s)) + r(l), h(x) =
- *                lanes(Allgather, x), r(x) = on(Allgather, N m x), l the
- *                last piece's bytes (the network's messages move while
- *                the node copies: the executor lets the host drive them
- *                between its batches of copies)
+ *   Allgather(v) lanes(Allgather, b) + on(Allgather, N m b)
+ *   In pieces: an Allgather(v)'s blocks, the vector of an Allreduce, a
+ *                Reduce or a Bcast longer than the segment s go in k = ceil(b / s)
+ *                pieces (the last one l bytes), each a call of the plan
+ *                above at its size, overlapped (kcoll_nodes_pipe): the
+ *                node runs its phases before and after one after another
+ *                (before of piece i, then after of piece i - 1), the
+ *                network the pieces' lanes one after another, each once
+ *                its before is done. An Allgather (nothing before) so
+ *                costs h(s) + (k - 2) max(h(s), r(s)) + max(h(l), r(s)) +
+ *                r(l), h the lanes', r the node's allgather of a piece
+ *                (the network's messages move while the node copies: the
+ *                executor lets the host drive them between its batches of
+ *                copies)
  *   Bcast        on0(Scatter, m s) + lanes(Bcast, s) + on(Allgather, m s),
  *                s = n / L
  *   Alltoall     on(Alltoall, m N b) + lanes(Alltoall, L b): a rank
@@ -224,6 +230,30 @@ static double kcoll_nodes_lanes_net(const kcoll_nshape_t *s, kcoll_coll_t c, dou
     return t;
 }
 
+/* A layout in k pieces (k - 1 of seg bytes, then the last):
+ * per piece a phase on the node before (b), the host collectives between
+ * the nodes (h) and a phase on the node after (a); full[] a whole piece's three,
+ * last[] the last's. Each rank runs b(0), then for i = 1 .. k - 1: b(i),
+ * begins piece i's lanes, waits for piece i - 1's and runs a(i - 1); then
+ * a(k - 1) once the last piece is in (allreduce_lanes.c; the Allgather,
+ * b = 0, is the same order). The node's phases run one after another;
+ * the network takes the pieces one after another, piece i once its b(i)
+ * is done (the leaders' Bcast, b = 0, likewise). Returns the time from
+ * the first b to the last a. */
+static double kcoll_nodes_pipe(size_t k, const double full[3], const double last[3])
+{
+    double node = 0, net = 0; /* when the node, the network are free */
+    for (size_t i = 0; i < k; i++) {
+        const double *w = i + 1 < k ? full : last;
+        node += w[0];                               /* b(i) */
+        const double prev = net;                    /* piece i - 1 in */
+        net = (node > net ? node : net) + w[1];     /* piece i crosses */
+        if (i > 0)                                  /* a(i - 1) */
+            node = (node > prev ? node : prev) + full[2];
+    }
+    return (node > net ? node : net) + last[2];
+}
+
 /* The leaders' compositions of src/cluster/ (the walk-through's list, but
  * the pipelined Bcast): before on each node, between the leaders, after
  * on each node; each phase a collective at a size. */
@@ -271,11 +301,12 @@ static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t 
         const size_t b = bytes;
         size_t seg = segment && segment < b && q > 1 ? segment : b;
         double k = seg ? ceil((double)b / (double)seg) : 1;
-        double ts = kcoll_nodes_net(m, c, N, seg), os = kcoll_nodes_on_max(s, c, (double)seg, 0);
-        out->net = ts + (k - 1) * (ts > os ? ts : os);
-        out->after = os;
+        const double ph[3] = {0, kcoll_nodes_net(m, c, N, seg),
+                              kcoll_nodes_on_max(s, c, (double)seg, 0)};
+        out->after = ph[2];
+        out->net = kcoll_nodes_pipe((size_t)k, ph, ph) - out->after;
         double root = kcoll_nodes_on(m, c, s->q0, b); /* the root's node, meanwhile */
-        out->t = out->net + os > root ? out->net + os : root;
+        out->t = out->net + out->after > root ? out->net + out->after : root;
         out->coll[1] = out->coll[2] = c;
         out->priced = 1;
         return;
@@ -405,22 +436,39 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
      * first (reduce_scatter_lanes.c, step 0) */
     if (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK || c == KCOLL_COLL_REDUCE_SCATTER)
         out->before += s->p * s->m->copy_alpha + s->p * b * s->m->copy_beta;
-    /* Allgather(v) in pieces of the segment (allgather_lanes.c, as it cuts
-     * them): piece i + 1 crosses the network while the node shares piece
-     * i, k - 1 pieces of seg bytes and a last one of the rest:
-     * h(seg) + (k - 2) max(h(seg), r(seg)) + max(h(last), r(seg)) + r(last) */
+    /* in pieces of the segment (allgather_lanes.c, and allreduce_lanes.c,
+     * reduce_lanes.c and bcast_lanes.c, as they cut them): piece i
+     * crosses the network while the node works on the pieces before and
+     * after it (kcoll_nodes_pipe) */
     const double seg = (double)segment;
-    if ((c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV) && segment && L > 1 && seg < b) {
+    if ((c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV || c == KCOLL_COLL_ALLREDUCE ||
+         c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_BCAST) &&
+        segment && L > 1 && seg < b) {
         const double k = ceil(b / seg), last = b - (k - 1) * seg;
-        const kcoll_lanes_phase_t *ph = &plan->ph[2];
-        int r;
-        const double hs = kcoll_nodes_lanes_net(s, c, seg, &r);
-        const double hl = kcoll_nodes_lanes_net(s, c, last, &r);
-        const double rs = kcoll_lanes_on(s, ph, s->N * seg);
-        const double rl = kcoll_lanes_on(s, ph, s->N * last);
-        out->net = hs + (k - 2) * (hs > rs ? hs : rs) + (hl > rs ? hl : rs);
-        out->after = rl;
-        out->pieces = (int)k;
+        /* a piece's phases at x bytes of the call (the plan's sizes scale
+         * with the call's bytes) */
+        double ph[2][3];
+        for (int w = 0; w < 2; w++) {
+            const double x = w ? last : seg, r = x / b;
+            for (int i = 0; i < 3; i++) {
+                const kcoll_lanes_phase_t *pp = &plan->ph[i];
+                int rr;
+                ph[w][i] = pp->sz == KCOLL_LSZ_NONE ? 0
+                           : i == 1 ? kcoll_nodes_lanes_net(s, c, size[pp->sz] * r, &rr)
+                                    : kcoll_lanes_on(s, pp, size[pp->sz] * r);
+            }
+        }
+        /* only where the pieces pay: each costs its phases' and host
+         * calls' fixed costs, which a node whose phases dominate (many
+         * ranks) does not win back (alike on every rank: the runtime asks
+         * kcoll_nodes_lanes_segment) */
+        const double cut = kcoll_nodes_pipe((size_t)k, ph[0], ph[1]);
+        if (cut < out->before + out->net + out->after) {
+            out->before = ph[0][0];
+            out->after = ph[1][2];
+            out->net = cut - out->before - out->after;
+            out->pieces = (int)k;
+        }
     }
     out->t = out->before + out->net + out->after;
     out->priced = 1;
@@ -494,6 +542,17 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
             bar = np.lay[l].t;
         }
     return best;
+}
+
+size_t kcoll_nodes_lanes_segment(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
+                                 int nodes, size_t bytes, size_t segment)
+{
+    kcoll_nodes_price_t np;
+    if (!segment || kcoll_nodes_price_some(m, c, ppn, nodes, kcoll_class_bytes(bytes), segment,
+                                           KCOLL_NODES_BIT(KCOLL_NODES_LANES), &np))
+        return segment;
+    return np.lay[KCOLL_NODES_LANES].pieces > 1 || !np.lay[KCOLL_NODES_LANES].priced ? segment
+                                                                                     : 0;
 }
 
 unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)

@@ -90,7 +90,14 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
 kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
                                 int nodes, size_t bytes, size_t segment, unsigned allowed);
 
-/* The leaders' Bcast segment between nodes for KCOLL_HIER_SEGMENT's value
+/* The segment the lanes layout of c runs with at `bytes`' size class (as
+ * kcoll_nodes_pick prices it): `segment` where the model prices the call
+ * in pieces of it (Allgather(v), Allreduce, Reduce, Bcast) below the call
+ * whole, else 0 (whole). Alike on every rank. */
+size_t kcoll_nodes_lanes_segment(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
+                                 int nodes, size_t bytes, size_t segment);
+
+/* The segment of the pipelined layouts between nodes for KCOLL_HIER_SEGMENT's value
  * v, one for the runtime and the model: v bytes; auto (-1): 512 KiB, where
  * one more host call costs little beside the segment's time on the
  * network and the first segment's wait is short; 0: the whole message at

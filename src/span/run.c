@@ -406,7 +406,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                                                                 : (double)bytes * h->p;
     if (whole > INT_MAX)
         return kcoll_across_decline(c, mode, why);
-    x.layout = (int)kcoll_span_layout(h, c->coll, bytes);
+    size_t segment;
+    x.layout = (int)kcoll_span_layout(h, c->coll, bytes, &segment);
     if (x.layout == KCOLL_NODES_HOST) {
         kcoll_across_host(c, mode);
         *why = KCOLL_R_MULTINODE;
@@ -414,8 +415,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     }
     x.cl = (kcoll_cluster_t){.nodes = h->nn, .node = h->me, .pn = h->pn, .me = h->lr,
                              .peer_of = h->xpeer, .lanes = h->maxpn, .ordered = h->blocked,
-                             .rank_of = h->xrank_of,
-                             .segment = kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT))};
+                             .rank_of = h->xrank_of, .segment = segment};
     /* what the layouts cannot run, alike on every rank: a non-commutative
      * user operation on nodes whose ranks are not consecutive (the layouts
      * combine per node, then over the nodes: not MPI's rank order there)

@@ -151,9 +151,11 @@ kcoll_span_t *kcoll_span_make(MPI_Comm comm)
     return h;
 }
 
-kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes)
+kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes,
+                                       size_t *segment)
 {
     const int mode = kcoll_call_across_mode();
+    *segment = kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT));
     if (mode == 0)
         return KCOLL_NODES_HOST;
     if (mode == 2)
@@ -168,13 +170,20 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
     const int sc = kcoll_size_class(bytes);
     if (h->pick_gen != gen) {
         memset(h->pick, -1, sizeof h->pick);
+        memset(h->cut, -1, sizeof h->cut);
         h->pick_gen = gen;
     }
     if (h->pick[c][sc] < 0)
-        h->pick[c][sc] = (signed char)kcoll_nodes_pick(
-            &kcoll_tuning()->m, c, h->nsize, h->nn, bytes,
-            kcoll_nodes_segment(kcoll_param_int(KCOLL_P_HIER_SEGMENT)),
-            kcoll_nodes_runs(c, h->nsize, h->nn));
+        h->pick[c][sc] = (signed char)kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn,
+                                                       bytes, *segment,
+                                                       kcoll_nodes_runs(c, h->nsize, h->nn));
+    if (h->pick[c][sc] == KCOLL_NODES_LANES) {
+        if (h->cut[c][sc] < 0)
+            h->cut[c][sc] = kcoll_nodes_lanes_segment(&kcoll_tuning()->m, c, h->nsize, h->nn,
+                                                      bytes, *segment) != 0;
+        if (!h->cut[c][sc])
+            *segment = 0;
+    }
     return (kcoll_nodes_layout_t)h->pick[c][sc];
 }
 

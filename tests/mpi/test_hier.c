@@ -885,12 +885,19 @@ static void shape_cases(const shape_t *sh, int shi)
                     }
         }
     }
-    /* the lanes' Allgather(v) pipelined: blocks cut into pieces of 1 KiB
-     * (1003 ints in 4, the large blocks in tens), each piece's host
-     * collectives begun before the node shares the piece before it */
-    static const int piece_rows[] = {ROW_ALLGATHER,  ROW_ALLGATHERV,  ROW_IALLGATHER,
-                                     ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV};
-    static const int piece_kinds[] = {K_INT, K_HOLES};
+    /* the lanes' Allgather(v), Allreduce, Reduce and Bcast pipelined:
+     * blocks (vectors) cut into pieces of 1 KiB (1003 ints in 4, the large
+     * blocks in tens), each piece's host collectives begun before the node
+     * shares the piece before it (and, the reductions, reduces the next;
+     * the Bcast, scatters the next on the root's node); the reductions
+     * also with the non-commutative product, the rooted ones to roots 0
+     * and p - 1 */
+    static const int piece_rows[] = {ROW_ALLGATHER,   ROW_ALLGATHERV, ROW_IALLGATHER,
+                                     ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV,
+                                     ROW_ALLREDUCE,   ROW_IALLREDUCE, ROW_PALLREDUCE,
+                                     ROW_REDUCE,      ROW_IREDUCE,    ROW_PREDUCE,
+                                     ROW_BCAST,       ROW_IBCAST,     ROW_PBCAST};
+    static const int piece_kinds[] = {K_INT, K_HOLES, R_INT_SUM, R_MAT};
     kcoll_param_set("HIER_SEGMENT", "1KiB");
     for (size_t i = 0; hier_lanes && i < sizeof piece_rows / sizeof piece_rows[0]; i++) {
         const int c = piece_rows[i];
@@ -898,22 +905,36 @@ static void shape_cases(const shape_t *sh, int shi)
         if (colls[c].flags & F_PERS)
             continue;
 #endif
-        for (size_t k = 0; k < sizeof piece_kinds / sizeof piece_kinds[0]; k++)
-            for (int si = 2; si < 4; si++)
-                for (int ip = 0; ip < 2; ip++)
-                    if (kind_fits(c, piece_kinds[k]) && (k == 0 || (si == 2 && !ip)))
-                        run_case(sh, shi, c, 0, piece_kinds[k],
-                                 count_of(c, piece_kinds[k], si, p), 0, ip, 0, salt++);
+        const int red = colls[c].base == ALLREDUCE || colls[c].base == REDUCE ||
+                        colls[c].base == BCAST;
+        for (size_t k = 0; k < sizeof piece_kinds / sizeof piece_kinds[0]; k++) {
+            const int first = piece_kinds[k] == K_INT || piece_kinds[k] == R_INT_SUM;
+            for (int si = 2; si < (red ? 3 : 4); si++) /* (a large vector: below) */
+                for (int root = 0; root < ((colls[c].flags & F_ROOTED) ? p : 1);
+                     root += (p > 1 ? p - 1 : 1))
+                    for (int ip = 0; ip < 2; ip++)
+                        if (kind_fits(c, piece_kinds[k]) && (first || (si == 2 && !ip)) &&
+                            !(ip && colls[c].base == BCAST))
+                            run_case(sh, shi, c, 0, piece_kinds[k],
+                                     count_of(c, piece_kinds[k], si, p), root, ip, 0, salt++);
+        }
     }
-    /* ...and in pieces of 128 KiB, blocks of 375 KiB: every piece past
-     * the host's eager size, so a member's part of a piece moves only
-     * while it is in the host's calls (as it waits for its node, too) */
-    static const int big_rows[] = {ROW_ALLGATHER, ROW_IALLGATHER, ROW_ALLGATHERV};
+    /* ...and in pieces of 128 KiB, blocks of 375 KiB and vectors of 300
+     * KiB: every piece past the host's eager size, so a member's part of a
+     * piece moves only while it is in the host's calls (as it waits for
+     * its node, too) */
+    static const int big_rows[] = {ROW_ALLGATHER,  ROW_IALLGATHER, ROW_ALLGATHERV, ROW_ALLREDUCE,
+                                   ROW_IALLREDUCE, ROW_REDUCE,     ROW_BCAST};
     kcoll_param_set("HIER_SEGMENT", "128KiB");
     for (size_t i = 0; hier_lanes && shi == SH_WORLD && i < sizeof big_rows / sizeof big_rows[0];
          i++)
-        for (int ip = 0; ip < 2; ip++)
-            run_case(sh, shi, big_rows[i], 0, K_INT, PIECE_INTS, 0, ip, 0, salt++);
+        for (int ip = 0; ip < (colls[big_rows[i]].base == BCAST ? 1 : 2); ip++) {
+            const int c = big_rows[i], kind = (colls[c].flags & F_RED) ? R_INT_SUM : K_INT;
+            const int blocks = colls[c].base == ALLGATHER || colls[c].base == ALLGATHERV;
+            /* a vector of 300 KiB: 3 pieces */
+            run_case(sh, shi, c, 0, kind, blocks ? PIECE_INTS : count_of(c, kind, 3, p), 0, ip, 0,
+                     salt++);
+        }
     kcoll_param_set("HIER_SEGMENT", "auto");
     hier_lanes = 0;
     kcoll_param_set("HIER", "on");

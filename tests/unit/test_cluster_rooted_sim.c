@@ -18,7 +18,9 @@
  * a leader starting another kind of host collective, a rank alone on
  * its node starting its lanes in another order, and in Bcast's lanes a
  * rank of the root's node reading a carrier's shares before the carrier
- * has them. */
+ * has them, and in Reduce's lanes cut in pieces (the segment is 64 bytes
+ * here, so the larger vectors run in pieces throughout) a root that
+ * gathers a piece's shares before their carriers' lanes are done. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,17 +95,32 @@ static void mut_shape(kcoll_sim_t *sim, int p, const int *node_of)
     kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 1, 0));
     s->xc[0].coll = KCOLL_XC_BCAST;
 }
+/* rank r's schedule without its WAITs on flag */
+static void drop_waits(kcoll_sim_t *sim, int r, kcoll_flag_t flag)
+{
+    kcoll_sched_t *s = kcoll_sim_sched(sim, r);
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->steps[i].kind != KCOLL_STEP_WAIT || s->steps[i].flag != flag)
+            s->steps[n++] = s->steps[i];
+    s->n = n;
+}
+
 /* on the root's node (node 0), local rank 1 reads its next carrier's
  * shares without waiting for the carrier to have them: its waits for a
  * carrier's DATA dropped (Bcast lanes) */
 static void mut_no_carrier_wait(kcoll_sim_t *sim, int p, const int *node_of)
 {
-    kcoll_sched_t *s = kcoll_sim_sched(sim, first_of_node(p, node_of, 0, 1));
-    int n = 0;
-    for (int i = 0; i < s->n; i++)
-        if (s->steps[i].kind != KCOLL_STEP_WAIT || s->steps[i].flag != KCOLL_FLAG_DATA)
-            s->steps[n++] = s->steps[i];
-    s->n = n;
+    drop_waits(sim, first_of_node(p, node_of, 0, 1), KCOLL_FLAG_DATA);
+}
+
+/* the root (node 0's first rank) of a Reduce in pieces gathers each
+ * piece's shares without waiting for its carriers' lanes of the piece:
+ * its waits for AUX dropped (the carriers' TMP is exposed from the piece
+ * before) */
+static void mut_no_piece_sync(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    drop_waits(sim, first_of_node(p, node_of, 0, 0), KCOLL_FLAG_AUX);
 }
 
 static void expect_caught(const layout_t *ly, const shape_t *sh, int root, mutant_fn m,
@@ -134,6 +151,9 @@ static void test_mutants(void)
     /* root: rank 0, node 0's first rank */
     expect_caught(layout_at(1), &uneven, 0, mut_no_carrier_wait,
                   "a reader on the root's node that does not wait for its carrier", "race");
+    /* 64 ints in 4 pieces of the tests' 64-byte segment */
+    expect_caught(layout_at(3), &two, 0, mut_no_piece_sync,
+                  "a Reduce's root that gathers a piece before its carriers' lanes", "race");
 }
 
 int main(void)

@@ -239,11 +239,49 @@ static void lanes(const kcoll_machine_t *m)
     CHECK(np.rounds == 3 && near(w->net, r), "8 + 3: rounds of 3, 3, 2 lanes: %.3f, want %.3f us",
           w->net * 1e6, r * 1e6);
 
+    /* in pieces of 3 n / 8 (two and a last of n / 4): per piece the
+     * node's reduce-scatter b, the lanes' h and the node's allgather a;
+     * the node runs b0, b1, a0 (once h0 is in), b2, a1, a2 and the
+     * network h0, h1, h2, each once its b is done */
+    {
+        const double s = 3.0 * n / 8, l = n / 4.0;
+        double full[3] = {on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, (size_t)(s / 8)),
+                          lane(m, KCOLL_COLL_ALLREDUCE, 4, s / 8, 8),
+                          on_node(m, KCOLL_COLL_ALLGATHER, 8, (size_t)(s / 8))};
+        double last[3] = {on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, (size_t)(l / 8)),
+                          lane(m, KCOLL_COLL_ALLREDUCE, 4, l / 8, 8),
+                          on_node(m, KCOLL_COLL_ALLGATHER, 8, (size_t)(l / 8))};
+        double node = full[0], h0 = node + full[1];                   /* b0, h0 */
+        node += full[0];                                              /* b1 */
+        const double h1 = fmax(node, h0) + full[1];                   /* h1 */
+        node = fmax(node, h0) + full[2];                              /* a0 */
+        node += last[0];                                              /* b2 */
+        const double h2 = fmax(node, h1) + last[1];                   /* h2 */
+        node = fmax(node, h1) + full[2];                              /* a1 */
+        const double want = fmax(node, h2) + last[2];                 /* a2 */
+        kcoll_price_nodes(m, KCOLL_COLL_ALLREDUCE, 4, 8, n, (size_t)s, &np);
+        CHECK(w->pieces == 3 && near(w->t, want) && near(w->before, full[0]) &&
+                  near(w->after, last[2]) && near(w->before + w->net + w->after, want),
+              "lanes Allreduce 4 x 8 in 3 pieces: %.2f us, want %.2f", w->t * 1e6, want * 1e6);
+        kcoll_price_nodes(m, KCOLL_COLL_ALLREDUCE, 4, 8, n, 0, &np);
+        CHECK(w->pieces == 0 && w->t > want, "whole: %.2f us, more than in pieces", w->t * 1e6);
+    }
+
     /* Reduce: the shares to the root on its node */
     kcoll_price_nodes(m, KCOLL_COLL_REDUCE, 4, 8, n, 0, &np);
     CHECK(w->priced && near(w->net, lane(m, KCOLL_COLL_REDUCE, 4, n / 8.0, 8)) &&
               near(w->after, on_node(m, KCOLL_COLL_GATHER, 8, n / 8)) && w->rootnode == 4u,
           "lanes Reduce 4 x 8");
+    /* ...in pieces as the Allreduce, the gather on the root's node after */
+    {
+        const double whole = w->t;
+        kcoll_price_nodes(m, KCOLL_COLL_REDUCE, 4, 8, n, n / 4, &np);
+        CHECK(w->pieces == 4 && w->t < whole &&
+                  near(w->before, on_node(m, KCOLL_COLL_REDUCE_SCATTER_BLOCK, 8, n / 32)) &&
+                  near(w->after, on_node(m, KCOLL_COLL_GATHER, 8, n / 32)) && w->rootnode == 4u,
+              "lanes Reduce 4 x 8 in 4 pieces: %.2f us (whole %.2f us)", w->t * 1e6,
+              whole * 1e6);
+    }
     /* Bcast: scatter on the root's node, lanes, allgather on every node */
     kcoll_price_nodes(m, KCOLL_COLL_BCAST, 4, 8, n, 0, &np);
     CHECK(w->priced && near(w->before, on_node(m, KCOLL_COLL_SCATTER, 8, n / 8)) &&
@@ -531,9 +569,53 @@ static void measured(const kcoll_machine_t *m0)
           k, flat1, flat0);
 }
 
+/* Pieces only where they pay: the lanes' price is the cheaper of the
+ * call whole and in pieces of the segment, and the runtime's segment
+ * (kcoll_nodes_lanes_segment) says which, at the size class's middle as
+ * the pick. With both (the built-in defaults): 4 x 16 gains from pieces,
+ * 2 x 32's 16 MiB Allreduce, whose on-node phases dominate, loses. */
+static void cut(const kcoll_machine_t *m, const char *what, int both)
+{
+    static const kcoll_coll_t cs[] = {KCOLL_COLL_ALLREDUCE, KCOLL_COLL_REDUCE, KCOLL_COLL_BCAST,
+                                      KCOLL_COLL_ALLGATHER};
+    static const int shapes[][2] = {{4, 16}, {2, 32}, {16, 128}, {8, 8}};
+    static const size_t sizes[] = {1u << 20, 16u << 20};
+    const size_t seg = 512u << 10;
+    int whole = 0, cut_ = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (size_t j = 0; j < sizeof shapes / sizeof shapes[0]; j++)
+            for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                const int N = shapes[j][0];
+                int ppn[16];
+                for (int q = 0; q < N; q++)
+                    ppn[q] = shapes[j][1];
+                kcoll_nodes_price_t a, b;
+                const size_t bytes = kcoll_class_bytes(sizes[k]);
+                kcoll_price_nodes_counts(m, cs[i], ppn, N, bytes, 0, &a);
+                kcoll_price_nodes_counts(m, cs[i], ppn, N, bytes, seg, &b);
+                const kcoll_nodes_lprice_t *wa = &a.lay[LANE], *wb = &b.lay[LANE];
+                const size_t got = kcoll_nodes_lanes_segment(m, cs[i], ppn, N, sizes[k], seg);
+                const int pieces = wb->pieces > 1;
+                CHECK(wb->t <= wa->t * (1 + 1e-12) && (got == seg) == pieces &&
+                          (pieces ? wb->t < wa->t : near(wb->t, wa->t)),
+                      "%s: %s %d x %d at %zu: whole %.2f us, with the segment %.2f us in %d "
+                      "pieces, runs with segment %zu",
+                      what, kcoll_coll_name(cs[i]), N, shapes[j][1], sizes[k], wa->t * 1e6,
+                      wb->t * 1e6, wb->pieces, got);
+                whole += !pieces;
+                cut_ += pieces;
+            }
+    CHECK(cut_ > 0 && (whole > 0 || !both), "%s: pieces in %d, whole in %d of the long calls",
+          what, cut_, whole);
+}
+
 int main(void)
 {
     const kcoll_machine_t m = hand();
+    kcoll_machine_t builtin;
+    kcoll_machine_defaults(&builtin);
+    cut(&m, "hand machine", 0);
+    cut(&builtin, "built-in defaults", 1);
     leaders(&m);
     lanes(&m);
     pick(&m, "hand machine");
