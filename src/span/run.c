@@ -195,8 +195,13 @@ static kcoll_status_t kcoll_xrun_start(void *data, int id, const kcoll_xcoll_t *
         break;
     case KCOLL_XC_REDUCE:
         what = "MPI_Reduce";
-        rc = KCOLL_XRUN(Reduce, Ireduce, in_place && root ? MPI_IN_PLACE : s, r, n, dt, d->op,
-                        x->root, g);
+        /* a member that is not the group's root gives no receive buffer:
+         * MPI does not read it there, but a host may use it as scratch
+         * for its tree (Intel MPI 2021 on Intel CPUs does), and the
+         * layouts name the send side for it (a rank alone on its node
+         * sends its own SEND, which the host would then overwrite) */
+        rc = KCOLL_XRUN(Reduce, Ireduce, in_place && root ? MPI_IN_PLACE : s, root ? r : NULL, n,
+                        dt, d->op, x->root, g);
         break;
     case KCOLL_XC_REDUCE_SCATTER_BLOCK:
         what = "MPI_Reduce_scatter_block";
