@@ -79,28 +79,14 @@ typedef struct {
     kcoll_bufmap_t *maps;
 } kcoll_arl_room_t;
 
-/* Step 1 of the piece a (its vector from byte `at` on): the rounds'
- * Reduce_scatters, as phases *ph, *ph + 1, ... */
+/* Step 1 of the piece a (its vector from byte `at` on): each rank's
+ * lanes' shares reduced over the node into its RECV, at their places. */
 static void kcoll_arl_scatter(void *ctx, const kcoll_args_t *a, const kcoll_cluster_t *cl,
                               size_t at, uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s)
 {
-    const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn;
-    size_t *counts = ((kcoll_arl_room_t *)ctx)->counts;
-    kcoll_bufmap_t *maps = ((kcoll_arl_room_t *)ctx)->maps;
+    kcoll_arl_room_t *r = ctx;
     (void)pieces;
-    for (int j = 0; pn > 1 && j < R; j++) {
-        kcoll_args_t b;
-        const size_t start = kcoll_cluster_lanes_round(a, cl, j, &b, counts);
-        size_t to = start;
-        for (int i = 0; i < pn; i++) {
-            kcoll_bufmap_init(&maps[i], a->in_place);
-            maps[i].off[KCOLL_BUF_SEND] = at + start * a->esize; /* the round's range */
-            maps[i].off[KCOLL_BUF_RECV] = at + to * a->esize;    /* i's block: its lane's share */
-            to += counts[i];
-        }
-        kcoll_cluster_phase(s, &b, kcoll_reduce_partitioned, cl->peer_of, (*ph)++ * step, step,
-                            maps, pn, 0, NULL);
-    }
+    kcoll_cluster_lanes_scatter(a, cl, at, KCOLL_BUF_RECV, 0, ph, step, r->counts, r->maps, s);
 }
 
 /* Step 3 of the piece a: the rounds' Allgatherv of the lanes' shares. */

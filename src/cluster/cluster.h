@@ -200,6 +200,15 @@ typedef struct {
 } kcoll_lanes_stages_t;
 kcoll_status_t kcoll_cluster_lanes_pieces(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                           const kcoll_lanes_stages_t *st, kcoll_sched_t *s);
+/* Step 1 of the reducing lanes layouts for a's vector (or piece), which
+ * lies from byte `at` on: the rounds' partitioned Reduce_scatters over the
+ * node, each rank's block (its lanes' shares) going to its dst buffer at
+ * dst_off + at + the share's place (RECV: in place as the call says; TMP:
+ * never in place), as phases *ph, *ph + 1, ... (values `step` apart).
+ * counts, maps: room for the node's ranks. Nothing on a node of one rank. */
+void kcoll_cluster_lanes_scatter(const kcoll_args_t *a, const kcoll_cluster_t *cl, size_t at,
+                                 kcoll_buf_t dst, size_t dst_off, uint32_t *ph, uint32_t step,
+                                 size_t *counts, kcoll_bufmap_t *maps, kcoll_sched_t *s);
 /* Round j's lane shares as a v-layout over the node's pn ranks: local
  * rank i holds lane j*pn + i's share, rc[i] bytes at byte rd[i] of the
  * vector (0 bytes past the last lane); lay[i] points every rank at rc, rd.

@@ -132,6 +132,31 @@ kcoll_status_t kcoll_cluster_lanes_pieces(const kcoll_args_t *a, const kcoll_clu
     return s->err;
 }
 
+void kcoll_cluster_lanes_scatter(const kcoll_args_t *a, const kcoll_cluster_t *cl, size_t at,
+                                 kcoll_buf_t dst, size_t dst_off, uint32_t *ph, uint32_t step,
+                                 size_t *counts, kcoll_bufmap_t *maps, kcoll_sched_t *s)
+{
+    const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn;
+    /* into RECV: MPI_IN_PLACE as the call says; into TMP: an in-place
+     * root's SEND is its RECV, which is not written */
+    const int in_place = dst == KCOLL_BUF_RECV && a->in_place;
+    for (int j = 0; pn > 1 && j < R; j++) {
+        kcoll_args_t b;
+        const size_t start = kcoll_cluster_lanes_round(a, cl, j, &b, counts);
+        size_t to = start;
+        b.in_place = in_place;
+        for (int i = 0; i < pn; i++) {
+            kcoll_bufmap_init(&maps[i], in_place);
+            maps[i].off[KCOLL_BUF_SEND] = at + start * a->esize; /* the round's range */
+            maps[i].buf[KCOLL_BUF_RECV] = (uint8_t)dst;         /* i's block: its lane's share */
+            maps[i].off[KCOLL_BUF_RECV] = dst_off + at + to * a->esize;
+            to += counts[i];
+        }
+        kcoll_cluster_phase(s, &b, kcoll_reduce_partitioned, cl->peer_of, (*ph)++ * step, step,
+                            maps, pn, 0, NULL);
+    }
+}
+
 void kcoll_cluster_lanes_shares(const kcoll_args_t *a, const kcoll_cluster_t *cl, int j,
                                 size_t *rc, size_t *rd, kcoll_layout_t *lay)
 {

@@ -75,23 +75,8 @@ static void kcoll_rl_scatter(void *ctx, const kcoll_args_t *a, const kcoll_clust
                              size_t at, uint32_t *ph, uint32_t step, int pieces, kcoll_sched_t *s)
 {
     const kcoll_rl_room_t *r = ctx;
-    const int pn = cl->pn, R = (cl->lanes + pn - 1) / pn;
     (void)pieces;
-    for (int j = 0; pn > 1 && j < R; j++) {
-        kcoll_args_t b;
-        const size_t start = kcoll_cluster_lanes_round(a, cl, j, &b, r->counts);
-        size_t to = start;
-        b.in_place = 0; /* an in-place root's SEND is its RECV; RECV is not written */
-        for (int i = 0; i < pn; i++) {
-            kcoll_bufmap_init(&r->maps[i], 0);
-            r->maps[i].off[KCOLL_BUF_SEND] = at + start * a->esize;
-            r->maps[i].buf[KCOLL_BUF_RECV] = KCOLL_BUF_TMP;
-            r->maps[i].off[KCOLL_BUF_RECV] = r->T + at + to * a->esize;
-            to += r->counts[i];
-        }
-        kcoll_cluster_phase(s, &b, kcoll_reduce_partitioned, cl->peer_of, (*ph)++ * step, step,
-                            r->maps, pn, 0, NULL);
-    }
+    kcoll_cluster_lanes_scatter(a, cl, at, KCOLL_BUF_TMP, r->T, ph, step, r->counts, r->maps, s);
 }
 
 /* Step 3 of the piece a, on the root's node: the rounds' shares gathered
