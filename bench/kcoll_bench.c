@@ -282,9 +282,9 @@ static void usage(FILE *out, const char *prog)
             "                         KCOLL_ENGINE=ENGINE (cma, shm, vmsplice, direct, auto)\n"
             "      --alloc-mem        take the buffers from MPI_Alloc_mem (kcoll's shared\n"
             "                         memory when preloaded, which the direct engine needs)\n"
-            "      --cache hot|cold   cold (default): off-cache, each call on the next of\n"
-            "                         rotating buffers that total at least twice the last-\n"
-            "                         level cache; hot: on-cache, one buffer for every call,\n"
+            "      --cache hot|cold   cold (default): off-cache, each call on a buffer drawn\n"
+            "                         at random from buffers that total at least twice the\n"
+            "                         last-level cache; hot: on-cache, one buffer for every call,\n"
             "                         as the OSU micro-benchmarks measure\n"
             "      --csv FILE         append one row per size and variant to FILE (rank 0):\n"
             "                         mpi,collective,np,bytes,variant,median_us,min_us,p90_us,\n"
@@ -690,7 +690,7 @@ typedef struct {
     size_t send_capacity, recv_capacity;
     size_t send_stride, recv_stride;
     size_t nbufs;
-    size_t next_slot;   /* rotation position, reset per size */
+    uint64_t slot_state; /* next_slot's random sequence, reset per size */
     /* Non-blocking: the compute loop's duration per variant, in seconds
      * (the variant's pure median of the size, the same on every rank). */
     double *compute_s;
@@ -712,16 +712,6 @@ static size_t round_up(size_t x, size_t to)
     return (x + to - 1) / to * to;
 }
 
-static size_t gcd(size_t a, size_t b)
-{
-    while (b) {
-        size_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 /* Buffer layout for one size: strides and number of rotated slots. */
 static void layout_for(const bench_ctx_t *ctx, size_t bytes, size_t *send_stride,
                        size_t *recv_stride, size_t *nbufs)
@@ -737,17 +727,33 @@ static void layout_for(const bench_ctx_t *ctx, size_t bytes, size_t *send_stride
         *nbufs = 1;
         return;
     }
-    /* Off-cache: calls take the slots in turn, in the order they run, so every call
-     * follows its predecessor's buffer alike. The variant order repeats
-     * every nvariants iterations, so with nbufs and nvariants coprime every
-     * variant visits every buffer: none is tied to a few buffers whose
-     * placement (pages, huge pages) could favour it. */
+    /* Off-cache: every call takes a slot drawn at random (next_slot), so
+     * that no variant is tied to a place in a page. Taken in turn, slots of
+     * a few hundred bytes gave each variant the same places in every page
+     * for the whole of a size's timed calls (two variants alternating first:
+     * the host the first and last KiB of a page, kcoll the middle two at 1
+     * KiB), and the hardware prefetcher, which streams ahead of the call
+     * before within a page but never across one, favoured one side by up to
+     * 20%, alike with kcoll disabled. A random slot also follows no
+     * neighbour whose lines were prefetched with it: off-cache is then off
+     * cache for every variant. */
     size_t nv = (size_t)ctx->nvariants;
     *nbufs = (2 * ctx->llc + slot - 1) / slot;
     if (*nbufs < nv + 1)
         *nbufs = nv + 1;
-    while (gcd(*nbufs, nv) != 1)
-        (*nbufs)++;
+}
+
+/* The next call's slot: every rank draws the same sequence (reset per
+ * size), so the ranks of a call use the same slot index. splitmix64. */
+static size_t next_slot(bench_ctx_t *ctx)
+{
+    if (ctx->nbufs == 1)
+        return 0;
+    uint64_t z = (ctx->slot_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (size_t)(z % ctx->nbufs);
 }
 
 static void *alloc_region(size_t bytes, int alloc_mem)
@@ -932,9 +938,8 @@ static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, int overlap
     for (int j = 0; j < ctx->nvariants; j++) {
         int v = (first + j) % ctx->nvariants;
         select_variant(ctx, v);
-        bench_args_t a = args_for_slot(ctx, bytes, ctx->next_slot);
+        bench_args_t a = args_for_slot(ctx, bytes, next_slot(ctx));
         a.comm = ctx->comms[v];
-        ctx->next_slot = (ctx->next_slot + 1) % ctx->nbufs;
         double computed = 0.0;
         /* on-cache: first untimed calls of the same variant, so that the
          * timed one finds the data where calls of its own left it, as in
@@ -1129,7 +1134,7 @@ static void time_pass(bench_ctx_t *ctx, size_t bytes, int iters, int overlap, do
 static int run_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
 {
     layout_for(ctx, bytes, &ctx->send_stride, &ctx->recv_stride, &ctx->nbufs);
-    ctx->next_slot = 0;
+    ctx->slot_state = 0;
 
     int iters = warm_up(ctx, bytes);
     if (ctx->rank == 0)
@@ -1254,7 +1259,9 @@ static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const
         snprintf(cache, sizeof cache, "cache hot: on-cache, 1 buffer for every call as OSU");
     else
         snprintf(cache, sizeof cache,
-                 "cache cold: off-cache, >= 2 rotating buffers, >= 2 x LLC %s in all", llc);
+                 "cache cold: off-cache, each call on a random one of >= 2 buffers, "
+                 ">= 2 x LLC %s in all",
+                 llc);
     if (opts->iters > 0)
         snprintf(iters, sizeof iters, "median of %d iterations", opts->iters);
     else
