@@ -87,6 +87,14 @@ static kcoll_select_t kcoll_adapt_apply(kcoll_req_t *r, const kcoll_dentry_t *e,
     return kcoll_adapt_side(e, which, &r->choice);
 }
 
+int kcoll_adapt_winner(const double med[2], int host)
+{
+    /* kcoll's side runs where it is faster by more than the margin, the
+     * host's everywhere else: a tie is the host's (never slower), whichever
+     * side ran before, so a pattern cannot flap either */
+    return med[!host] < med[host] * (1 - KCOLL_ADAPT_MARGIN) ? !host : host;
+}
+
 int kcoll_adapt_key(const kcoll_req_t *r)
 {
     return kcoll_decision_key(r->call.coll, r->policy_bytes,
@@ -282,10 +290,8 @@ int kcoll_adapt_share(kcoll_req_t *r)
     e = &t->decisions.e[slot];
     const int was = e->cur;
     int cur = was;
-    if (complete && med[1] < med[0] * (1 - KCOLL_ADAPT_MARGIN))
-        cur = 1;
-    else if (complete && med[0] < med[1] * (1 - KCOLL_ADAPT_MARGIN))
-        cur = 0;
+    if (complete)
+        cur = kcoll_adapt_winner(med, e->result == KCOLL_SELECT_HOST ? 0 : 1);
     e->cur = (int8_t)cur;
     e->phase = KCOLL_ADAPT_SET;
     e->again = 1;

@@ -16,8 +16,9 @@
  * the team's control segment (sched/share.h: no MPI message) and every
  * rank computes the same numbers: each call's completion (its time on the
  * slowest rank), and their median per candidate, as kcoll-bench measures.
- * The runner-up takes over where its median is lower by more than
- * KCOLL_ADAPT_MARGIN, and the decision is then kept. Every rank counts the
+ * kcoll's side then runs where its median is lower than the host's by more
+ * than KCOLL_ADAPT_MARGIN, the host's otherwise (ties are the host's), and
+ * the decision is kept. Every rank counts the
  * calls of a pattern alike (MPI orders a communicator's collectives alike
  * on every rank), so all switch at the same call, whatever each measured.
  * After KCOLL_ADAPT_RECHECK calls of a kept decision it is checked again.
@@ -44,8 +45,8 @@ enum {
     KCOLL_ADAPT_OFF      /* not checked (no runner-up, too large, off) */
 };
 
-/* How much faster (a fraction) the other candidate must be for a switch:
- * closer times are noise, and a pattern must not flap. */
+/* How much faster (a fraction) kcoll's side must be than the host's to
+ * run: closer times are noise, which the host wins. */
 #define KCOLL_ADAPT_MARGIN 0.03
 /* Calls of a pattern that run the model's choice before its first check
  * begins: the program, and the host's own set-up for the size, settle. */
@@ -68,6 +69,10 @@ enum {
  * check (then call kcoll_adapt_share without the lock). A timed call is
  * remembered until kcoll_adapt_end. */
 kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share);
+/* A check's outcome from the two sides' median completion times (med[0]
+ * the model's choice, med[1] its runner-up; host: which of them is the
+ * host MPI): the side that runs from then on. */
+int kcoll_adapt_winner(const double med[2], int host);
 /* The key of r's decision in its team's decision cache (its pattern). */
 int kcoll_adapt_key(const kcoll_req_t *r);
 /* After the team's lock is dropped: a timed call begins (the ranks line
