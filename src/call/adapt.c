@@ -9,9 +9,10 @@
  *   .. L + 2K + W - 1      the runner-up, timed
  *   L + 2K + W             the sharing: every rank's times shared, the
  *                          winner runs this call and the ones after
- * with K = KCOLL_ADAPT_CALLS, W = L for a first check of a pattern up to
- * KCOLL_ADAPT_WARM_BYTES whose runner-up is the host MPI (it settles as
- * the choice did), KCOLL_ADAPT_WARM_KCOLL where it is kcoll's algorithm,
+ * with K = KCOLL_ADAPT_CALLS, W = KCOLL_ADAPT_WARM_HOST for a first check
+ * of a pattern up to KCOLL_ADAPT_WARM_BYTES whose runner-up is the host MPI
+ * (it settles as the choice did, and longer: adapt.h),
+ * KCOLL_ADAPT_WARM_KCOLL where it is kcoll's algorithm,
  * else 1. A call's time is this rank's, from the line-up to the call's return
  * (host or kcoll), and for kcoll's candidate also from the call's entry to
  * the line-up (adapt.h): what kcoll spends describing, deciding and
@@ -146,7 +147,7 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
      * in a few (adapt.h) */
     const uint32_t warm = e->again || r->policy_bytes > KCOLL_ADAPT_WARM_BYTES ? 1
                           : e->alt_result == KCOLL_SELECT_KCOLL         ? KCOLL_ADAPT_WARM_KCOLL
-                                                                        : KCOLL_ADAPT_SETTLE;
+                                                                        : KCOLL_ADAPT_WARM_HOST;
     /* relaxed: a count of calls (adapt.h), ordering nothing */
     atomic_store_explicit(&kcoll_adapt_watch, KCOLL_ADAPT_WATCH, memory_order_relaxed);
     const uint32_t i = e->calls++;

@@ -51,10 +51,18 @@ enum {
 /* Calls of a pattern that run the model's choice before its first check
  * begins: the program, and the host's own set-up for the size, settle. */
 #define KCOLL_ADAPT_SETTLE 64
-/* A first check of a pattern up to this size warms its runner-up with as
- * many untimed calls before timing it (larger ones: one call), where the
- * runner-up is the host MPI; ... */
+/* A first check of a pattern up to KCOLL_ADAPT_WARM_BYTES warms its
+ * runner-up with untimed calls before timing it (larger ones: one call):
+ * KCOLL_ADAPT_WARM_HOST of them where the runner-up is the host MPI. A
+ * host's first calls of a size can be many times slower than its later
+ * ones, and for more calls than the choice's settling: MPICH 4.0.2's 8 KiB
+ * Bcast at 2 ranks takes 8-20 us for its first 64 calls and 2 us after,
+ * but 64 warm-up calls right after 72 calls of kcoll's split_rw still
+ * left half of its 8 timed calls at 8-17 us (the check kept split_rw,
+ * 2.8 us a call where the host takes 2.3). With 128 it times the warmed
+ * host. ... */
 #define KCOLL_ADAPT_WARM_BYTES (256u * 1024)
+#define KCOLL_ADAPT_WARM_HOST 128
 /* ... where it is kcoll's own algorithm, with this many: its first call
  * builds the schedule and touches the scratch. 64 calls of it (most often
  * the slower side below a few KiB) cost a program's first 1000 calls up

@@ -13,7 +13,7 @@
  *  - with KCOLL_ADAPT=0 every call took one path: the model's choice;
  *  - by default the first calls tried both kinds (the choice and its
  *    runner-up), one check was closed, at the call its counts say (the
- *    runner-up warmed with 64 calls where it is the host MPI, 8 where it
+ *    runner-up warmed with 128 calls where it is the host MPI, 8 where it
  *    is kcoll's algorithm), and the calls after it took one path;
  *  - with KCOLL_TEST_ADAPT_SLOW making the choice slow on one rank
  *    (3 ms per call, 30 ms on a crowded node), the runner-up (the
@@ -27,13 +27,13 @@
 
 #include "mpitest.h"
 
-#define NCALLS 200
+#define NCALLS 260
 /* the calls of a first check with KCOLL_ADAPT_CALLS=8 (every pattern here
  * is small enough for the runner-up's warm-up): 64 to settle, 8 timed,
- * 64 (the host) or 8 (kcoll) + 8 timed, then the one that closes it; the
+ * 128 (the host) or 8 (kcoll) + 8 timed, then the one that closes it; the
  * loop's calls after SETTLED are all past it (a call before the loop may
  * belong to the pattern) */
-#define SETTLED 147
+#define SETTLED 211
 
 typedef struct {
     const char *name; /* statistics row */
@@ -200,10 +200,10 @@ static void run_case(int ci, int mode)
     if (p > 1 && mode != 2) {
         /* the check closes at its call L + 2K + W of the pattern (one
          * call before the loop may be the pattern's first): W, the
-         * runner-up's warm-up, 64 calls where it is the host MPI, 8 where
+         * runner-up's warm-up, 128 calls where it is the host MPI, 8 where
          * it is kcoll's algorithm (the model's choice the host), 1 for a
          * call of no size (the Barrier) */
-        const int warm = !c->bytes ? 1 : model_kind[ci] == 'h' ? 8 : 64, at = 64 + 2 * 8 + warm;
+        const int warm = !c->bytes ? 1 : model_kind[ci] == 'h' ? 8 : 128, at = 64 + 2 * 8 + warm;
         if (closed_at != at && closed_at != at - 1)
             mt_fail("%s %d bytes (%s): the check closed at call %d of the loop, not %d "
                     "(the runner-up, %s, warmed with %d calls)",
