@@ -90,10 +90,11 @@ static kcoll_select_t kcoll_adapt_apply(kcoll_req_t *r, const kcoll_dentry_t *e,
 
 int kcoll_adapt_winner(const double med[2], int host)
 {
-    /* kcoll's side runs where it is faster by more than the margin, the
+    /* kcoll's side runs where it is faster by more than the margins, the
      * host's everywhere else: a tie is the host's (never slower), whichever
      * side ran before, so a pattern cannot flap either */
-    return med[!host] < med[host] * (1 - KCOLL_ADAPT_MARGIN) ? !host : host;
+    const double k = med[!host], h = med[host];
+    return k < h * (1 - KCOLL_ADAPT_MARGIN) && k < h - KCOLL_ADAPT_MARGIN_S ? !host : host;
 }
 
 int kcoll_adapt_key(const kcoll_req_t *r)

@@ -45,9 +45,19 @@ enum {
     KCOLL_ADAPT_OFF      /* not checked (no runner-up, too large, off) */
 };
 
-/* How much faster (a fraction) kcoll's side must be than the host's to
- * run: closer times are noise, which the host wins. */
+/* How much faster kcoll's side must be than the host's to run: by this
+ * fraction of the host's time, closer times being noise, which the host
+ * wins; ... */
 #define KCOLL_ADAPT_MARGIN 0.03
+/* ... and by this many seconds. A check lines the ranks up before each
+ * timed call, so every call starts with all ranks there; after a host
+ * barrier (kcoll-bench, OSU's loops) or in a program the ranks arrive
+ * apart, and a rooted host call's message is often sent before its
+ * receiver comes: the check read the host 0.3-0.6 us slower than
+ * kcoll-bench did (MPICH 4.0.2's 8 KiB Bcast 2.15-2.42 us against 1.95,
+ * MPICH 5.0.2's 4 KiB Scatter 2.2-2.4 against 1.5-1.9, on-cache), enough
+ * to hand kcoll calls it then ran at 0.7-0.8x. */
+#define KCOLL_ADAPT_MARGIN_S 0.25e-6
 /* Calls of a pattern that run the model's choice before its first check
  * begins: the program, and the host's own set-up for the size, settle. */
 #define KCOLL_ADAPT_SETTLE 64
@@ -77,9 +87,9 @@ enum {
  * check (then call kcoll_adapt_share without the lock). A timed call is
  * remembered until kcoll_adapt_end. */
 kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share);
-/* A check's outcome from the two sides' median completion times (med[0]
- * the model's choice, med[1] its runner-up; host: which of them is the
- * host MPI): the side that runs from then on. */
+/* A check's outcome from the two sides' median completion times in
+ * seconds (med[0] the model's choice, med[1] its runner-up; host: which
+ * of them is the host MPI): the side that runs from then on. */
 int kcoll_adapt_winner(const double med[2], int host);
 /* The key of r's decision in its team's decision cache (its pattern). */
 int kcoll_adapt_key(const kcoll_req_t *r);
