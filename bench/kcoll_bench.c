@@ -732,9 +732,9 @@ static void layout_for(const bench_ctx_t *ctx, size_t bytes, size_t *send_stride
      * a few hundred bytes gave each variant the same places in every page
      * for the whole of a size's timed calls (two variants alternating first:
      * the host the first and last KiB of a page, kcoll the middle two at 1
-     * KiB), and the hardware prefetcher, which streams ahead of the call
-     * before within a page but never across one, favoured one side by up to
-     * 20%, alike with kcoll disabled. A random slot also follows no
+     * KiB), and the hardware prefetcher, which streams on from the previous
+     * call's lines within a page but never across one, favoured one side by
+     * up to 20%, alike with kcoll disabled. A random slot also follows no
      * neighbour whose lines were prefetched with it: off-cache is then off
      * cache for every variant. */
     size_t nv = (size_t)ctx->nvariants;
