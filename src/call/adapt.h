@@ -17,8 +17,8 @@
  * rank computes the same numbers: each call's completion (its time on the
  * slowest rank), and their median per candidate, as kcoll-bench measures.
  * kcoll's side then runs where its median is lower than the host's by more
- * than KCOLL_ADAPT_MARGIN, the host's otherwise (ties are the host's), and
- * the decision is kept. Every rank counts the
+ * than KCOLL_ADAPT_MARGIN and KCOLL_ADAPT_MARGIN_S, the host's otherwise
+ * (ties are the host's: kcoll_adapt_winner), and the decision is kept. Every rank counts the
  * calls of a pattern alike (MPI orders a communicator's collectives alike
  * on every rank), so all switch at the same call, whatever each measured.
  * After KCOLL_ADAPT_RECHECK calls of a kept decision it is checked again.
