@@ -6,7 +6,7 @@
 #   <libdir>/pkgconfig/kcoll-<mpi>.pc          pkg-config --libs kcoll-<mpi>
 #   bin/kcoll-info.<mpi>, kcoll-bench.<mpi>,   the tools, named like the
 #   kcoll-bench-dtype.<mpi>, kcoll-calibrate.<mpi>,  MPI's own (mpirun.openmpi)
-#   kcoll-overhead.<mpi>
+#   kcoll-overhead.<mpi>, kcoll-init-cost.<mpi>
 #   bin/kcoll-run                              preloads the matching library
 #
 # <mpi> is KCOLL_MPI_FLAVOR ("openmpi", "mpich"). The build tree keeps its
@@ -21,7 +21,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/include/kcoll.h DESTINATION ${CMAKE_INSTALL_IN
 
 # The tools link no library of the build tree (they carry the core), so
 # they are copied as built, under their MPI's name.
-foreach(tool kcoll-info kcoll-bench kcoll-bench-dtype kcoll-calibrate kcoll-overhead)
+foreach(tool kcoll-info kcoll-bench kcoll-bench-dtype kcoll-calibrate kcoll-overhead
+             kcoll-init-cost)
   install(PROGRAMS $<TARGET_FILE:${tool}> DESTINATION ${CMAKE_INSTALL_BINDIR}
           RENAME ${tool}.${KCOLL_MPI_FLAVOR})
 endforeach()

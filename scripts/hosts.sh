@@ -24,3 +24,34 @@ kcoll_host_env() {
   IFS=, read -ra kv <<<"$1"
   for p in "${kv[@]}"; do export "${p?}"; done
 }
+# kcoll_host_run NAME NP LIB PROGRAM [ARGS...]: run PROGRAM on NP ranks of
+# this machine, each bound to a core, under host NAME's launcher (the one
+# its build found: build/NAME/CMakeCache.txt) and environment, with LIB
+# preloaded on every rank (- for none). The ranks inherit the caller's
+# environment (a local launch), so KCOLL_* variables set by the caller
+# reach them; LD_PRELOAD goes to the ranks only, never to the launcher.
+kcoll_host_run() {
+  local name=$1 np=$2 lib=$3 env launcher
+  shift 3
+  env=$(kcoll_hosts | awk -v n="$name" '$1 == n { print $3 }')
+  launcher=$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "build/$name/CMakeCache.txt")
+  (
+    kcoll_host_env "${env:--}"
+    # (the whole output first: grep closing the pipe early would make the
+    # launcher die of SIGPIPE)
+    local version pre=() bind=()
+    version=$("$launcher" --version 2>&1 || true)
+    # (Open MPI 4.1's mpirun calls itself OpenRTE, 5.0's prterun PRRTE)
+    if [[ $version == *"Open MPI"* || $version == *OpenRTE* || $version == *PRRTE* ||
+          $version == *open-mpi* ]]; then
+      [ "$lib" = - ] || pre=(-x "LD_PRELOAD=$lib")
+      "$launcher" -np "$np" --bind-to core "${pre[@]}" "$@"
+    else
+      # hydra binds with -bind-to; Intel MPI's pins each rank to a core of
+      # its own by itself (I_MPI_PIN) and knows no -bind-to
+      [[ $version == *"Intel(R) MPI"* ]] || bind=(-bind-to core)
+      [ "$lib" = - ] || pre=(-genv LD_PRELOAD "$lib")
+      "$launcher" -np "$np" "${bind[@]}" "${pre[@]}" "$@"
+    fi
+  )
+}

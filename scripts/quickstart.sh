@@ -28,8 +28,6 @@ echo
 build/openmpi/kcoll-info
 mkdir -p bench-results/hot
 . scripts/hosts.sh
-declare -A host_env=()
-while read -r name _ env _; do host_env[$name]=$env; done < <(kcoll_hosts)
 mpis=
 for mpi in ${KCOLL_QUICKSTART_MPIS:-openmpi mpich openmpi5 mpich5}; do
   if [ -f "build/$mpi/libkcoll.so" ]; then mpis="$mpis $mpi"; else echo "quickstart: no build/$mpi: left out"; fi
@@ -48,27 +46,9 @@ for coll in $colls; do
   rm -f "$csv"
   for rep in $(seq "${KCOLL_QUICKSTART_REPS:-1}"); do
   for mpi in $mpis; do
-    lib=$PWD/build/$mpi/libkcoll.so
-    bench=build/$mpi/kcoll-bench
-    launcher=$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "build/$mpi/CMakeCache.txt")
     echo
-    (
-      kcoll_host_env "${host_env[$mpi]}"
-      # (the whole output first: grep -q closing the pipe early would make
-      # the launcher die of SIGPIPE, and pipefail call it no Open MPI)
-      version=$("$launcher" --version 2>&1 || true)
-      # (Open MPI 4.1's mpirun calls itself OpenRTE, 5.0's prterun PRRTE)
-      if [[ $version == *"Open MPI"* || $version == *OpenRTE* || $version == *PRRTE* ||
-            $version == *open-mpi* ]]; then
-        "$launcher" -np 2 --bind-to core -x LD_PRELOAD="$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
-      else
-        # hydra binds with -bind-to; Intel MPI's pins each rank to a core
-        # of its own by itself (I_MPI_PIN) and knows no -bind-to
-        bind=(-bind-to core)
-        [[ $version == *"Intel(R) MPI"* ]] && bind=()
-        "$launcher" -np 2 "${bind[@]}" -genv LD_PRELOAD "$lib" "$bench" -c "$coll" -a "$algos" --cache "$cache" --csv "$csv" "$@"
-      fi
-    )
+    kcoll_host_run "$mpi" 2 "$PWD/build/$mpi/libkcoll.so" "build/$mpi/kcoll-bench" -c "$coll" \
+      -a "$algos" --cache "$cache" --csv "$csv" "$@"
   done
   done
   /usr/bin/python3 scripts/plot_bench.py "$csv" -o "${csv%.csv}.png" >/dev/null || true

@@ -37,7 +37,7 @@ pc=$(find "$prefix" -name "kcoll-$mpi.pc" | head -n 1)
 [ -n "$lib" ] || bad "no <libdir>/kcoll/$mpi/libkcoll.so"
 [ -n "$pc" ] || bad "no kcoll-$mpi.pc"
 [ -f "$prefix/include/kcoll.h" ] || bad "no include/kcoll.h"
-for tool in kcoll-info kcoll-bench kcoll-bench-dtype kcoll-calibrate kcoll-overhead; do
+for tool in kcoll-info kcoll-bench kcoll-bench-dtype kcoll-calibrate kcoll-overhead kcoll-init-cost; do
   [ -x "$prefix/bin/$tool.$mpi" ] || bad "no bin/$tool.$mpi"
 done
 [ -x "$prefix/bin/kcoll-run" ] || bad "no bin/kcoll-run"
