@@ -90,8 +90,10 @@ static inline int kcoll_shortcut_take(kcoll_coll_t c, const uint64_t key[KCOLL_S
                                       const void *counts, const void *displs)
 {
     kcoll_shortcut_t *s = &kcoll_shortcuts[c];
-    if (!s->left || memcmp(s->key, key, sizeof s->key) != 0 ||
-        kcoll_params_generation() != s->gen)
+    uint64_t differ = 0; /* (the words compared inline: no call before the host's) */
+    for (int i = 0; i < KCOLL_SHORTCUT_WORDS; i++)
+        differ |= s->key[i] ^ key[i];
+    if (!s->left || differ || kcoll_params_generation() != s->gen)
         return 0;
     if (s->vlen) {
         const size_t len = s->vlen / (unsigned)s->vn;
@@ -136,7 +138,9 @@ void kcoll_shortcut_forget(void);
  * call with the same communicator handle reads the team's streak itself
  * (its calls left, root, reason, parameter generation: every rank takes
  * exactly what the slow path would) and counts into the two statistics
- * cells the slow path counts into. Kept under the shortcut's rules: not
+ * cells the slow path counts into, with the size of the datatype its
+ * previous call counted (a predefined one: kept with it), so the entry
+ * point makes no call before the host's (pmpi/pmpi.h). Kept under the shortcut's rules: not
  * with MPI_THREAD_MULTIPLE or once a helper thread advances requests (the
  * call layer then locks), not with KCOLL_TRACE, forgotten with the
  * shortcuts (a communicator's record going, MPI_Finalize). */
@@ -146,6 +150,10 @@ typedef struct {
     int why;                    /* the reason the cells count (the streak's when kept) */
     int p, rank;                /* the team's size and this rank in it (its comm's) */
     _Atomic uint64_t *cells[2]; /* statistics: the reason's path, then "host_streak" */
+    /* the datatype (its handle word) the entry point last counted a call
+     * of it with, a predefined one (never freed), and its size (0: none) */
+    uint64_t type;
+    size_t size;
 } kcoll_streak_fast_t;
 
 extern kcoll_streak_fast_t kcoll_streak_fasts[KCOLL_NCOLL];

@@ -3,13 +3,11 @@
  * receive buffer already, and the send arguments are not looked at. */
 #include "pmpi/pmpi.h"
 
-KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Allgather past its shortcut */
+KCOLL_SLOW int kcoll_allgather_slow(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, recvcount, 0);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLGATHER, key))
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
@@ -22,15 +20,23 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                                        comm));
 }
 
-KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, const int recvcounts[], const int displs[],
-                                MPI_Datatype recvtype, MPI_Comm comm)
+KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, 0, 0);
-    if (kcoll_pmpi_shortcut_v(KCOLL_COLL_ALLGATHERV, key, recvcounts, displs))
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                               recvtype, comm);
+                                              MPI_OP_NULL, sendcount, recvcount, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLGATHER, key))
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return kcoll_allgather_slow(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                key);
+}
+
+/* MPI_Allgatherv past its shortcut */
+KCOLL_SLOW int kcoll_allgatherv_slow(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm,
+                                     const uint64_t key[KCOLL_SHORTCUT_WORDS])
+{
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
@@ -41,6 +47,19 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                             sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype, recvtype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                         recvtype, comm));
+}
+
+KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, 0, 0);
+    if (kcoll_pmpi_shortcut_v(KCOLL_COLL_ALLGATHERV, key, recvcounts, displs))
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, comm);
+    return kcoll_allgatherv_slow(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, comm, key);
 }
 
 KCOLL_PUBLIC int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

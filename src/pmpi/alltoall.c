@@ -4,13 +4,11 @@
  * at. */
 #include "pmpi/pmpi.h"
 
-KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Alltoall past its shortcut */
+KCOLL_SLOW int kcoll_alltoall_slow(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, recvcount, 0);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLTOALL, key))
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
@@ -23,13 +21,27 @@ KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype s
                                       comm));
 }
 
-KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, recvcount, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLTOALL, key))
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return kcoll_alltoall_slow(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               key);
+}
+
+/* MPI_Alltoallv past its kept streak (took: it took the call, and a kcoll
+ * request is pending) */
+KCOLL_SLOW int kcoll_alltoallv_slow(int took, const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm)
 {
     kcoll_call_t c;
     int rc;
-    if (kcoll_pmpi_streak(KCOLL_COLL_ALLTOALLV, comm, 0, recvcounts, recvtype, 0, MPI_BYTE))
+    if (took || kcoll_pmpi_streak(KCOLL_COLL_ALLTOALLV, comm, 0, recvcounts, recvtype, 0, MPI_BYTE))
         KCOLL_RETURN_DRIVEN(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                            recvcounts, rdispls, recvtype, comm));
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
@@ -38,6 +50,19 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                        rdispls, recvtype, comm));
+}
+
+KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const int took = kcoll_pmpi_streak_quick(KCOLL_COLL_ALLTOALLV, comm, 0, recvcounts, recvtype, 0,
+                                             MPI_BYTE);
+    if (took && !kcoll_pending())
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm);
+    return kcoll_alltoallv_slow(took, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
 }
 
 KCOLL_PUBLIC int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

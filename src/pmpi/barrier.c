@@ -2,12 +2,9 @@
  * (call/fam_allcoll.c decides; across nodes cluster/barrier_leaders.c). */
 #include "pmpi/pmpi.h"
 
-KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
+/* MPI_Barrier past its shortcut */
+KCOLL_SLOW int kcoll_barrier_slow(MPI_Comm comm, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, NULL, NULL, MPI_BYTE, MPI_BYTE, MPI_OP_NULL,
-                                              0, 0, 0);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_BARRIER, key))
-        return PMPI_Barrier(comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_describe(&c, KCOLL_COLL_BARRIER, 0, comm);
@@ -15,6 +12,15 @@ KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
         return rc;
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_BARRIER, key, MPI_BYTE, MPI_BYTE, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Barrier(comm));
+}
+
+KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
+{
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, NULL, NULL, MPI_BYTE, MPI_BYTE, MPI_OP_NULL,
+                                              0, 0, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_BARRIER, key))
+        return PMPI_Barrier(comm);
+    return kcoll_barrier_slow(comm, key);
 }
 
 KCOLL_PUBLIC int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)

@@ -10,12 +10,10 @@ void kcoll_pmpi_bcast_call(kcoll_call_t *c, void *buffer, int64_t count, MPI_Dat
     kcoll_pmpi_side(&c->recv, buffer, count, NULL, NULL, 0, datatype, NULL);
 }
 
-KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+/* MPI_Bcast past its shortcut */
+KCOLL_SLOW int kcoll_bcast_slow(void *buffer, int count, MPI_Datatype datatype, int root,
+                                MPI_Comm comm, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, buffer, buffer, datatype, datatype,
-                                              MPI_OP_NULL, count, count, root);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_BCAST, key))
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_bcast_call(&c, buffer, count, datatype, root, comm);
@@ -23,6 +21,15 @@ KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
         return rc;
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_BCAST, key, datatype, datatype, MPI_OP_NULL);
     KCOLL_RETURN_DRIVEN(PMPI_Bcast(buffer, count, datatype, root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, buffer, buffer, datatype, datatype,
+                                              MPI_OP_NULL, count, count, root);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_BCAST, key))
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return kcoll_bcast_slow(buffer, count, datatype, root, comm, key);
 }
 
 KCOLL_PUBLIC int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,

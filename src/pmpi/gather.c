@@ -21,14 +21,11 @@ void kcoll_pmpi_gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *send
                          c->p && c->rank == root ? recvtype : MPI_DATATYPE_NULL);
 }
 
-KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                            MPI_Comm comm)
+/* MPI_Gather past its shortcut */
+KCOLL_SLOW int kcoll_gather_slow(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                 MPI_Comm comm, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, recvcount, root);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_GATHER, key))
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -41,14 +38,29 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
                                     root, comm));
 }
 
-KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, int root, MPI_Comm comm)
+KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm)
+{
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, recvcount, root);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_GATHER, key))
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return kcoll_gather_slow(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                             key);
+}
+
+/* MPI_Gatherv past its kept streak (took: it took the call, and a kcoll
+ * request is pending) */
+KCOLL_SLOW int kcoll_gatherv_slow(int took, const void *sendbuf, int sendcount,
+                                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                  const int displs[], MPI_Datatype recvtype, int root,
+                                  MPI_Comm comm)
 {
     kcoll_call_t c;
     int rc;
-    if (kcoll_pmpi_streak(KCOLL_COLL_GATHERV, comm, root, recvcounts, recvtype,
-                          sendbuf == MPI_IN_PLACE ? 0 : sendcount, sendtype))
+    if (took || kcoll_pmpi_streak(KCOLL_COLL_GATHERV, comm, root, recvcounts, recvtype,
+                                  sendbuf == MPI_IN_PLACE ? 0 : sendcount, sendtype))
         KCOLL_RETURN_DRIVEN(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                          displs, recvtype, root, comm));
     kcoll_pmpi_gather_call(&c, KCOLL_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
@@ -57,6 +69,19 @@ KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype se
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                      recvtype, root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const int took = kcoll_pmpi_streak_quick(KCOLL_COLL_GATHERV, comm, root, recvcounts, recvtype,
+                                             sendbuf == MPI_IN_PLACE ? 0 : sendcount, sendtype);
+    if (took && !kcoll_pending())
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            root, comm);
+    return kcoll_gatherv_slow(took, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, root, comm);
 }
 
 KCOLL_PUBLIC int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -9,10 +9,12 @@
  *
  * The shape of every intercepted collective:
  *
- *   MPI_Bcast:  kcoll_call_t c; describe c (sides from the datatypes);
+ *   MPI_Bcast:  the shortcut (a kept streak for Gatherv, Scatterv,
+ *               Alltoallv) asked inline: return PMPI_Bcast(...), a tail
+ *               call; else kcoll_bcast_slow (KCOLL_SLOW, below):
+ *               kcoll_call_t c; describe c (sides from the datatypes);
  *               if (kcoll_pmpi_blocking(&c, comm, &rc)) return rc;
- *               host: PMPI_Bcast, or while kcoll requests are pending its
- *               non-blocking form waited for with kcoll_pmpi_host_wait;
+ *               host: PMPI_Bcast, driven while kcoll requests are pending;
  *   MPI_Ibcast: the same description;
  *               if (kcoll_pmpi_nonblocking(&c, comm, request, &rc)) return rc;
  *               return PMPI_Ibcast(...);
@@ -104,6 +106,24 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
                              int64_t sendcount, const void *sendcounts, const void *displs,
                              int wide, MPI_Datatype sendtype, void *recvbuf, int64_t recvcount,
                              MPI_Datatype recvtype, int root, MPI_Comm comm);
+/* The blocking wrappers' shape. Below the crossover the host MPI does
+ * the call, and what the wrapper adds is all kcoll costs there: so each
+ * blocking MPI_* entry point that has a shortcut or a kept streak is a
+ * few lines that ask it (inline, loads and compares only) and then call
+ * the host's PMPI_* as their tail call, so that the compiler sets up no
+ * frame for them (no register saved, no room for the call's
+ * description); everything else, the call described, agreed, run or
+ * handed over driven, is a function of its own, KCOLL_SLOW. */
+#define KCOLL_SLOW static __attribute__((noinline))
+/* An MPI handle as a 64-bit word, whatever the MPI makes it (an int, a
+ * pointer): what the fast paths compare. */
+#define KCOLL_HANDLE_WORD(h)                                                             \
+    __extension__({                                                                      \
+        uint64_t w_ = 0;                                                                 \
+        __typeof__(h) h_ = (h);                                                          \
+        memcpy(&w_, &h_, sizeof h_ < sizeof w_ ? sizeof h_ : sizeof w_);                 \
+        w_;                                                                              \
+    })
 /* A blocking MPI_Gatherv, MPI_Scatterv or MPI_Alltoallv (collective c,
  * root; 0 for the all-to-all) on comm: 1 when its team's host streak
  * (call/call.c) sends it to the host MPI now, counted with this rank's
@@ -112,6 +132,33 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * even described; the caller then runs the host's call, driven. */
 int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
                       MPI_Datatype vtype, int count, MPI_Datatype type);
+/* The same, inline, for the entry point's tail call: 1 when the kept
+ * streak (call/shortcut.h) takes the call and its bytes count with the
+ * datatype size the kept streak holds (the type its previous call
+ * counted, a predefined one); 0, with nothing taken, where anything else
+ * is needed (then kcoll_pmpi_streak decides). */
+static inline int kcoll_pmpi_streak_quick(kcoll_coll_t c, MPI_Comm comm, int root,
+                                          const int *vcounts, MPI_Datatype vtype, int count,
+                                          MPI_Datatype type)
+{
+    kcoll_streak_fast_t *f = &kcoll_streak_fasts[c];
+    /* (f->rank is read before the take checks f: a streak not kept
+     * takes nothing, whatever it read) */
+    const int v = vcounts && (c == KCOLL_COLL_ALLTOALLV || f->rank == root);
+    const int none = !v && count <= 0; /* no bytes, whatever the type */
+    if ((!none && (!f->size || KCOLL_HANDLE_WORD(v ? vtype : type) != f->type)) ||
+        !kcoll_streak_fast_take(c, KCOLL_HANDLE_WORD(comm), root))
+        return 0;
+    size_t bytes = 0;
+    if (v) {
+        for (int q = 0; q < f->p; q++)
+            bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * f->size : 0;
+    } else if (!none) {
+        bytes = (size_t)count * f->size;
+    }
+    kcoll_streak_fast_count(f, bytes);
+    return 1;
+}
 /* Complete a host MPI request q started in place of a blocking
  * point-to-point call (rc: the result of starting it), advancing kcoll's
  * requests meanwhile (pmpi/blocking.c). */
@@ -145,13 +192,6 @@ void kcoll_plans_finalize(void);
  * reads as 8 words (handles by value, whatever the MPI makes them; of the
  * buffers only whether they are MPI_IN_PLACE, as the memo's key:
  * call/call.c), ... */
-#define KCOLL_HANDLE_WORD(h)                                                             \
-    __extension__({                                                                      \
-        uint64_t w_ = 0;                                                                 \
-        __typeof__(h) h_ = (h);                                                          \
-        memcpy(&w_, &h_, sizeof h_ < sizeof w_ ? sizeof h_ : sizeof w_);                 \
-        w_;                                                                              \
-    })
 #define KCOLL_SHORTCUT_KEY(comm, sbuf, rbuf, stype, rtype, op, scount, rcount, root)     \
     {KCOLL_HANDLE_WORD(comm),                                                            \
      (uint64_t)((sbuf) == MPI_IN_PLACE) | (uint64_t)((rbuf) == MPI_IN_PLACE) << 1,       \

@@ -23,13 +23,11 @@ void kcoll_pmpi_reduce_call(kcoll_call_t *c, kcoll_op_t *op, kcoll_coll_t coll, 
         c->op = op;
 }
 
-KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                            MPI_Op op, int root, MPI_Comm comm)
+/* MPI_Reduce past its shortcut */
+KCOLL_SLOW int kcoll_reduce_slow(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                 const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
-                                              count, count, root);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_REDUCE, key))
-        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
@@ -41,13 +39,21 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     KCOLL_RETURN_DRIVEN(PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
 
-KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, int root, MPI_Comm comm)
 {
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
-                                              count, count, 0);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLREDUCE, key))
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+                                              count, count, root);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_REDUCE, key))
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return kcoll_reduce_slow(sendbuf, recvbuf, count, datatype, op, root, comm, key);
+}
+
+/* MPI_Allreduce past its shortcut */
+KCOLL_SLOW int kcoll_allreduce_slow(const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    const uint64_t key[KCOLL_SHORTCUT_WORDS])
+{
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
@@ -59,13 +65,21 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     KCOLL_RETURN_DRIVEN(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
 }
 
-KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
-                                              recvcount, recvcount, 0);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_REDUCE_SCATTER_BLOCK, key))
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+                                              count, count, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLREDUCE, key))
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return kcoll_allreduce_slow(sendbuf, recvbuf, count, datatype, op, comm, key);
+}
+
+/* MPI_Reduce_scatter_block past its shortcut */
+KCOLL_SLOW int kcoll_reduce_scatter_block_slow(const void *sendbuf, void *recvbuf, int recvcount,
+                                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                               const uint64_t key[KCOLL_SHORTCUT_WORDS])
+{
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
@@ -75,6 +89,16 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
         return rc;
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_REDUCE_SCATTER_BLOCK, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm));
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
+                                              recvcount, recvcount, 0);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_REDUCE_SCATTER_BLOCK, key))
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return kcoll_reduce_scatter_block_slow(sendbuf, recvbuf, recvcount, datatype, op, comm, key);
 }
 
 KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],

@@ -128,8 +128,12 @@ static size_t kcoll_pmpi_streak_bytes(kcoll_coll_t c, int p, int rank, int root,
     const MPI_Datatype dt = v ? vtype : type;
     size_t size = kcoll_dtype_plain(dt); /* a predefined type's, without asking */
     int asked = 0;
-    if (!size && PMPI_Type_size(dt, &asked) == MPI_SUCCESS && asked > 0)
+    if (size && kcoll_shortcut_allowed) { /* kept for kcoll_pmpi_streak_quick */
+        kcoll_streak_fasts[c].type = KCOLL_HANDLE_WORD(dt);
+        kcoll_streak_fasts[c].size = size;
+    } else if (PMPI_Type_size(dt, &asked) == MPI_SUCCESS && asked > 0) {
         size = (size_t)asked;
+    }
     if (!v)
         return (size_t)count * size;
     for (int q = 0; q < p; q++)

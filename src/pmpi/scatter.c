@@ -21,14 +21,11 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
                          c->in_place ? MPI_DATATYPE_NULL : recvtype);
 }
 
-KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                             MPI_Comm comm)
+/* MPI_Scatter past its shortcut */
+KCOLL_SLOW int kcoll_scatter_slow(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                  MPI_Comm comm, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, recvcount, root);
-    if (kcoll_pmpi_shortcut(KCOLL_COLL_SCATTER, key))
-        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     kcoll_call_t c;
     int rc;
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, 0, sendtype,
@@ -42,14 +39,28 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
                                      root, comm));
 }
 
-KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                              MPI_Datatype recvtype, int root, MPI_Comm comm)
+KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                             MPI_Comm comm)
+{
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
+                                              MPI_OP_NULL, sendcount, recvcount, root);
+    if (kcoll_pmpi_shortcut(KCOLL_COLL_SCATTER, key))
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return kcoll_scatter_slow(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm, key);
+}
+
+/* MPI_Scatterv past its kept streak (took: it took the call, and a kcoll
+ * request is pending) */
+KCOLL_SLOW int kcoll_scatterv_slow(int took, const void *sendbuf, const int sendcounts[],
+                                   const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     kcoll_call_t c;
     int rc;
-    if (kcoll_pmpi_streak(KCOLL_COLL_SCATTERV, comm, root, sendcounts, sendtype,
-                          recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype))
+    if (took || kcoll_pmpi_streak(KCOLL_COLL_SCATTERV, comm, root, sendcounts, sendtype,
+                                  recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype))
         KCOLL_RETURN_DRIVEN(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
                                           recvcount, recvtype, root, comm));
     kcoll_pmpi_scatter_call(&c, KCOLL_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, 0, sendtype,
@@ -58,6 +69,19 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
         return rc;
     KCOLL_RETURN_DRIVEN(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                       recvtype, root, comm));
+}
+
+KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const int took = kcoll_pmpi_streak_quick(KCOLL_COLL_SCATTERV, comm, root, sendcounts, sendtype,
+                                             recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
+    if (took && !kcoll_pending())
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                             root, comm);
+    return kcoll_scatterv_slow(took, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                               recvtype, root, comm);
 }
 
 KCOLL_PUBLIC int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
