@@ -34,6 +34,9 @@
  *     128 KiB per rank (the same addresses every call): every 128 KiB call
  *     takes the path a fresh communicator's first such call takes, with
  *     and without the shortcut.
+ *  7. with kcoll disabled (KCOLL_DISABLE=1), repeats take the shortcut,
+ *     every one counted under mpi:disabled, and the call after
+ *     KCOLL_DISABLE=0 is decided again (not counted as disabled).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,6 +452,30 @@ static void part5(void)
     }
 }
 
+static void part7(void)
+{
+    MPI_Comm comm;
+    kcoll_param_set("DISABLE", "1");
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const uint64_t d0 = mt_calls("MPI_Allreduce", "mpi:disabled");
+    const uint64_t s0 = mt_calls("MPI_Allreduce", "shortcut");
+    for (int i = 0; i < 30; i++)
+        one_call(0, comm, 5);
+    if (mt_calls("MPI_Allreduce", "mpi:disabled") - d0 != 30)
+        mt_fail("30 Allreduces with kcoll disabled, %llu counted as disabled",
+                (unsigned long long)(mt_calls("MPI_Allreduce", "mpi:disabled") - d0));
+    kcoll_param_set("DISABLE", "0");
+    one_call(0, comm, 5); /* decided again: not disabled */
+    if (mt_calls("MPI_Allreduce", "mpi:disabled") - d0 != 30)
+        mt_fail("the Allreduce after KCOLL_DISABLE=0 was counted as disabled");
+    MPI_Comm_free(&comm);
+    /* (the calls the shortcut took are counted by the time the call after
+     * the change reached the call layer) */
+    if (mt_calls("MPI_Allreduce", "shortcut") - s0 < 28)
+        mt_fail("with kcoll disabled the shortcut took %llu of 29 repeats",
+                (unsigned long long)(mt_calls("MPI_Allreduce", "shortcut") - s0));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -457,8 +484,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     v_counts = calloc((size_t)p, sizeof *v_counts);
     v_displs = calloc((size_t)p, sizeof *v_displs);
-    void (*const parts[])(void) = {part1, part2, part3, part4, part5};
-    for (int i = 0; i < 5; i++) {
+    void (*const parts[])(void) = {part1, part2, part3, part4, part5, part7};
+    for (int i = 0; i < 6; i++) {
         const long failed = mt_failures();
         parts[i]();
         if (mt_failures() == failed)
