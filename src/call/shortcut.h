@@ -140,10 +140,11 @@ void kcoll_shortcut_forget(void);
  * exactly what the slow path would) and counts into the two statistics
  * cells the slow path counts into, with the size of the datatype its
  * previous call counted (a predefined one: kept with it), so the entry
- * point makes no call before the host's (pmpi/pmpi.h). Kept under the shortcut's rules: not
- * with MPI_THREAD_MULTIPLE or once a helper thread advances requests (the
- * call layer then locks), not with KCOLL_TRACE, forgotten with the
- * shortcuts (a communicator's record going, MPI_Finalize). */
+ * point makes no call before the host's (pmpi/pmpi.h). Kept under the
+ * shortcut's rules: not with MPI_THREAD_MULTIPLE or once a helper thread
+ * advances requests (the call layer then locks), not with KCOLL_TRACE,
+ * forgotten with the shortcuts (a communicator's record going,
+ * MPI_Finalize). */
 typedef struct {
     uint64_t comm;              /* the communicator's handle, as a word */
     kcoll_streak_t *k;          /* its team's streak of the collective (NULL: none kept) */
