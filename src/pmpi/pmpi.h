@@ -111,9 +111,10 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * blocking MPI_* entry point that has a shortcut or a kept streak is a
  * few lines that ask it (inline, loads and compares only) and then call
  * the host's PMPI_* as their tail call, so that the compiler sets up no
- * frame for them (no register saved, no room for the call's
- * description); everything else, the call described, agreed, run or
- * handed over driven, is a function of its own, KCOLL_SLOW. */
+ * room for the call's description there (a shortcut's wrapper saves no
+ * register either; a kept streak's, holding nine arguments, a few);
+ * everything else, the call described, agreed, run or handed over
+ * driven, is a function of its own, KCOLL_SLOW. */
 #define KCOLL_SLOW static __attribute__((noinline))
 /* An MPI handle as a 64-bit word, whatever the MPI makes it (an int, a
  * pointer): what the fast paths compare. */
@@ -132,6 +133,25 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * even described; the caller then runs the host's call, driven. */
 int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
                       MPI_Datatype vtype, int count, MPI_Datatype type);
+/* The side of a streak's call the statistics count on this rank (rank of
+ * its communicator): its v side's blocks (1: a root's, an all-to-all's
+ * receive counts) or its own block (0) ... */
+static inline int kcoll_pmpi_streak_v(kcoll_coll_t c, int rank, int root, const int *vcounts)
+{
+    return vcounts && (c == KCOLL_COLL_ALLTOALLV || rank == root);
+}
+/* ... and its bytes in elements of size bytes: the p blocks of vcounts
+ * (v), else count elements. */
+static inline size_t kcoll_pmpi_streak_sum(int v, int p, const int *vcounts, int count,
+                                           size_t size)
+{
+    size_t bytes = 0;
+    if (!v)
+        return count > 0 ? (size_t)count * size : 0;
+    for (int q = 0; q < p; q++)
+        bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * size : 0;
+    return bytes;
+}
 /* The same, inline, for the entry point's tail call: 1 when the kept
  * streak (call/shortcut.h) takes the call and its bytes count with the
  * datatype size the kept streak holds (the type its previous call
@@ -144,19 +164,12 @@ static inline int kcoll_pmpi_streak_quick(kcoll_coll_t c, MPI_Comm comm, int roo
     kcoll_streak_fast_t *f = &kcoll_streak_fasts[c];
     /* (f->rank is read before the take checks f: a streak not kept
      * takes nothing, whatever it read) */
-    const int v = vcounts && (c == KCOLL_COLL_ALLTOALLV || f->rank == root);
+    const int v = kcoll_pmpi_streak_v(c, f->rank, root, vcounts);
     const int none = !v && count <= 0; /* no bytes, whatever the type */
     if ((!none && (!f->size || KCOLL_HANDLE_WORD(v ? vtype : type) != f->type)) ||
         !kcoll_streak_fast_take(c, KCOLL_HANDLE_WORD(comm), root))
         return 0;
-    size_t bytes = 0;
-    if (v) {
-        for (int q = 0; q < f->p; q++)
-            bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * f->size : 0;
-    } else if (!none) {
-        bytes = (size_t)count * f->size;
-    }
-    kcoll_streak_fast_count(f, bytes);
+    kcoll_streak_fast_count(f, kcoll_pmpi_streak_sum(v, f->p, vcounts, count, f->size));
     return 1;
 }
 /* Complete a host MPI request q started in place of a blocking

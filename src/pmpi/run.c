@@ -121,8 +121,7 @@ static size_t kcoll_pmpi_streak_bytes(kcoll_coll_t c, int p, int rank, int root,
                                       const int *vcounts, MPI_Datatype vtype, int count,
                                       MPI_Datatype type)
 {
-    size_t bytes = 0;
-    const int v = vcounts && (c == KCOLL_COLL_ALLTOALLV || rank == root);
+    const int v = kcoll_pmpi_streak_v(c, rank, root, vcounts);
     if (!v && (count <= 0 || type == MPI_DATATYPE_NULL))
         return 0;
     const MPI_Datatype dt = v ? vtype : type;
@@ -134,11 +133,7 @@ static size_t kcoll_pmpi_streak_bytes(kcoll_coll_t c, int p, int rank, int root,
     } else if (PMPI_Type_size(dt, &asked) == MPI_SUCCESS && asked > 0) {
         size = (size_t)asked;
     }
-    if (!v)
-        return (size_t)count * size;
-    for (int q = 0; q < p; q++)
-        bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * size : 0;
-    return bytes;
+    return kcoll_pmpi_streak_sum(v, p, vcounts, count, size);
 }
 
 int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
