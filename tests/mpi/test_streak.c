@@ -252,6 +252,8 @@ int main(int argc, char **argv)
         MPI_Comm comm;
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
         const uint64_t s0 = mt_calls(row_of[k], "host_streak");
+        uint64_t n0 = 0, b0 = 0, n1 = 0, b1 = 0;
+        kcoll_stats_get(row_of[k], "host_streak", &n0, &b0);
         int left, kc = 0;
         const int want = rule_taken(NSMALL, cap, &left);
         for (int i = 0; i < NSMALL; i++) {
@@ -262,6 +264,14 @@ int main(int argc, char **argv)
         if (kc || got != (uint64_t)want)
             mt_fail("%s: %d of %d small calls in kcoll, the streak took %llu (the rule: %d)",
                     row_of[k], kc, NSMALL, (unsigned long long)got, want);
+        /* each call the streak took counted with this rank's own bytes: the
+         * root's (rank 0) and an all-to-all's p blocks, else one */
+        kcoll_stats_get(row_of[k], "host_streak", &n1, &b1);
+        const uint64_t per = (uint64_t)SMALL * (k == ALLTOALLV || me == 0 ? (uint64_t)p : 1);
+        if (b1 - b0 != (n1 - n0) * per)
+            mt_fail("%s: the streak's %llu calls counted %llu bytes on rank %d (%llu each)",
+                    row_of[k], (unsigned long long)(n1 - n0), (unsigned long long)(b1 - b0), me,
+                    (unsigned long long)per);
         /* 2: growth: the calls left go to the host, then kcoll */
         int host_large = 0;
         for (int i = 0; i < cap + 2; i++) {
