@@ -603,12 +603,18 @@ void kcoll_streak_fast_keep(kcoll_team_t *t, kcoll_coll_t c, uint64_t comm)
     f->k = &t->streak[c];
 }
 
-void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes)
+void kcoll_call_host_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes)
 {
     const int row = kcoll_stats_row(c, KCOLL_MODE_BLOCKING);
     kcoll_stats_add(row, KCOLL_PATH_REASON(why), bytes, kcoll_team_threads);
-    kcoll_stats_add(row, KCOLL_PATH_STREAK, bytes, kcoll_team_threads);
     kcoll_call_trace_host(row, why, bytes);
+}
+
+void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes)
+{
+    kcoll_call_host_count(c, why, bytes);
+    kcoll_stats_add(kcoll_stats_row(c, KCOLL_MODE_BLOCKING), KCOLL_PATH_STREAK, bytes,
+                    kcoll_team_threads);
 }
 
 /* After blocking call r agreed: `host` (its reason) or 0 (kcoll runs it).

@@ -211,6 +211,10 @@ void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t wh
  * anything else (kcoll_call_prepare asks for calls that did not). */
 kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root);
 void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes);
+/* Count (and trace) a blocking call of c that goes to the host MPI for
+ * `why` with `bytes`, where nothing described it (the streak's calls, the
+ * v forms while kcoll is disabled: pmpi/run.c). */
+void kcoll_call_host_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes);
 
 /* Start a prepared (or, persistent, completed) request. done(r, ctx) is
  * called once it has completed (from the progress of whichever call

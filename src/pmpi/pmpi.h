@@ -130,7 +130,8 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * (call/call.c) sends it to the host MPI now, counted with this rank's
  * own bytes (vcounts of vtype where it has them: the root's blocks, an
  * all-to-all's receive counts; else count of type), before the call is
- * even described; the caller then runs the host's call, driven. */
+ * even described; the caller then runs the host's call, driven. So does a
+ * call while kcoll is disabled (KCOLL_DISABLE), counted as such. */
 int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
                       MPI_Datatype vtype, int count, MPI_Datatype type);
 /* The side of a streak's call the statistics count on this rank (rank of

@@ -8,9 +8,22 @@
 #include "pmpi/request.h"
 #include "span/span.h"
 
-void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm)
+/* This rank's place in comm: *p ranks (0 where kcoll cannot use comm: not
+ * set up, an invalid or an inter-communicator), this one *rank. */
+static void kcoll_pmpi_where(MPI_Comm comm, int *p, int *rank)
 {
     int inter = 1;
+    *p = *rank = 0;
+    if (!kcoll_ready() || kcoll_comm_known(comm, p, rank))
+        return;
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
+        PMPI_Comm_size(comm, p);
+        PMPI_Comm_rank(comm, rank);
+    }
+}
+
+void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm)
+{
     kcoll_adapt_note_entry(); /* while a check runs: call/adapt.h */
     c->coll = coll;
     c->root = root;
@@ -19,12 +32,7 @@ void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm 
     c->op = NULL;
     c->send = c->recv = (kcoll_side_t){0};
     kcoll_set_handles(c, MPI_DATATYPE_NULL, MPI_OP_NULL);
-    if (!kcoll_ready() || kcoll_comm_known(comm, &c->p, &c->rank))
-        return;
-    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
-        PMPI_Comm_size(comm, &c->p);
-        PMPI_Comm_rank(comm, &c->rank);
-    }
+    kcoll_pmpi_where(comm, &c->p, &c->rank);
 }
 
 #ifdef KCOLL_HAVE_LARGE_COUNT
@@ -144,6 +152,21 @@ int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcount
     if (f) { /* the kept streak took it (call/shortcut.h) */
         kcoll_streak_fast_count(
             f, kcoll_pmpi_streak_bytes(c, f->p, f->rank, root, vcounts, vtype, count, type));
+        return 1;
+    }
+    /* kcoll disabled (KCOLL_DISABLE: alike on every rank, as every
+     * parameter): the host MPI at once, counted, and not described first:
+     * the p counts and displacements of a v form make describing a call
+     * the costliest part of handing it over, and a disabled kcoll has no
+     * team to keep a streak in */
+    if (kcoll_param_int(KCOLL_P_DISABLE)) {
+        int p, rank;
+        kcoll_pmpi_where(comm, &p, &rank);
+        if (p < 1) /* described: the host does it (and reports what is wrong) */
+            return 0;
+        kcoll_call_host_count(c, KCOLL_R_DISABLED, kcoll_pmpi_streak_bytes(c, p, rank, root,
+                                                                           vcounts, vtype,
+                                                                           count, type));
         return 1;
     }
     kcoll_reason_t why;
