@@ -51,8 +51,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -516,8 +514,11 @@ static void *kcoll_topo_ahead_main(void *arg)
 {
     kcoll_topo_facts_t *facts;
     (void)arg;
-    /* the host's start-up first: this thread takes what it leaves idle */
-    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+    /* at the process's own priority: the start-up it overlaps (kcoll's,
+     * after the host's) waits in host collectives, which spin under
+     * several MPIs, and Intel MPI has threads of its own beside it; at the
+     * lowest priority this thread got almost none of the core there, and
+     * its 4-9 ms of work took up to 110 ms (docs/tuning.md) */
     if (kcoll_topo_load("", &facts, NULL, 0) == 0)
         kcoll_topo_ahead.facts = facts;
     return NULL;
