@@ -12,7 +12,9 @@ several runs of the same size the medians of times and speedups are shown.
 
 --summary prints instead one row per collective: per MPI the speed-up at
 1 MiB, its range over all sizes and the smallest size from which every
-size is at least 0.95x (the README's table). With --hot, the
+size is at least 0.95x (the README's table), then per MPI and cache state
+how many cells (collective, size) are at least 0.95x and the lowest
+three. With --hot, the
 files before it are off-cache runs (kcoll-bench --cache cold, the default)
 and the files after it on-cache runs (--cache hot, as OSU measures): each
 MPI then has both cache states side by side.
@@ -104,6 +106,31 @@ def summary(states, mpis, colls):
                     start = size_label(n)
                 line += f" {one} | {rng} | {start} |"
         print(line)
+    counts(states, mpis, colls)
+
+
+def counts(states, mpis, colls):
+    """How many cells (collective, size) are at least 0.95x, per MPI and
+    cache state, and the lowest three of each."""
+    print()
+    print("| cells >= 0.95x |" + "".join(f" {(st or 'all sizes').strip()} |" for st, _ in states)
+          + " lowest |")
+    print("|---|" + "---:|" * len(states) + "---|")
+    total = [0, 0]
+    for m in mpis:
+        line, low = f"| {m} |", []
+        for st, ratio in states:
+            med = [(statistics.median(v), coll, k[3]) for k, v in ratio.items()
+                   for coll, np in colls if k[:3] == (coll, np, m) and v]
+            good = sum(r >= 0.95 for r, _, _ in med)
+            total[0] += good
+            total[1] += len(med)
+            line += f" {good} of {len(med)} |"
+            low += [(r, f"{r:.2f}x {c} {size_label(b)} {st.strip() or ''}".rstrip())
+                    for r, c, b in med]
+        low.sort()
+        print(line + " " + ", ".join(t for _, t in low[:3]) + " |")
+    print(f"\nAll: {total[0]} of {total[1]} cells at least 0.95x (medians over the runs).")
 
 
 def tables(host, kcoll, ratio, mpis, colls, variant):

@@ -19,6 +19,9 @@
 #   KCOLL_QUICKSTART_CACHE=cold scripts/quickstart.sh   (one cache state)
 #   KCOLL_QUICKSTART_REPS=3 scripts/quickstart.sh   (repeat each run; the
 #   summary then shows medians over the runs)
+#   KCOLL_QUICKSTART_KCOLL=0 scripts/quickstart.sh   (kcoll not preloaded:
+#   both columns are the host MPI, and the tables show what the method
+#   reads of a library that changes nothing: their noise floor)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --plot
@@ -47,7 +50,9 @@ for coll in $colls; do
   for rep in $(seq "${KCOLL_QUICKSTART_REPS:-1}"); do
   for mpi in $mpis; do
     echo
-    kcoll_host_run "$mpi" 2 "$PWD/build/$mpi/libkcoll.so" "build/$mpi/kcoll-bench" -c "$coll" \
+    lib=$PWD/build/$mpi/libkcoll.so
+    [ "${KCOLL_QUICKSTART_KCOLL:-1}" = 0 ] && lib=-
+    kcoll_host_run "$mpi" 2 "$lib" "build/$mpi/kcoll-bench" -c "$coll" \
       -a "$algos" --cache "$cache" --csv "$csv" "$@"
   done
   done
@@ -57,15 +62,18 @@ done
 files() { for coll in $colls; do f=$(dir_of "$1")/$coll.csv; [ -f "$f" ] && echo "$f"; done; }
 cold=$(echo "$caches" | grep -qw cold && files cold || true)
 hot=$(echo "$caches" | grep -qw hot && files hot || true)
+# (kcoll-bench names its second column nokcoll:auto where kcoll is not preloaded)
+variant=kcoll:auto
+[ "${KCOLL_QUICKSTART_KCOLL:-1}" = 0 ] && variant=nokcoll:auto
 {
   # shellcheck disable=SC2086  # lists of file names without blanks
   if [ -n "$cold" ] && [ -n "$hot" ]; then
-    /usr/bin/python3 scripts/bench_table.py --summary $cold --hot $hot
+    /usr/bin/python3 scripts/bench_table.py --variant $variant --summary $cold --hot $hot
   else
-    /usr/bin/python3 scripts/bench_table.py --summary $cold $hot
+    /usr/bin/python3 scripts/bench_table.py --variant $variant --summary $cold $hot
   fi
-  for f in $cold; do echo; echo "off-cache:"; /usr/bin/python3 scripts/bench_table.py "$f"; done
-  for f in $hot; do echo; echo "on-cache:"; /usr/bin/python3 scripts/bench_table.py "$f"; done
+  for f in $cold; do echo; echo "off-cache:"; /usr/bin/python3 scripts/bench_table.py --variant $variant "$f"; done
+  for f in $hot; do echo; echo "on-cache:"; /usr/bin/python3 scripts/bench_table.py --variant $variant "$f"; done
 } >bench-results/summary.md
 echo
 cat bench-results/summary.md

@@ -247,6 +247,7 @@ void kcoll_shortcut_forget(void)
     for (int c = 0; c < KCOLL_NCOLL; c++)
         kcoll_call_shortcut_end((kcoll_coll_t)c);
     memset(kcoll_streak_fasts, 0, sizeof kcoll_streak_fasts);
+    memset(&kcoll_off_fast, 0, sizeof kcoll_off_fast);
 }
 
 void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t why)
@@ -601,6 +602,20 @@ void kcoll_streak_fast_keep(kcoll_team_t *t, kcoll_coll_t c, uint64_t comm)
     f->p = t->ctl.p;
     f->rank = t->ctl.rank;
     f->k = &t->streak[c];
+}
+
+kcoll_off_fast_t kcoll_off_fast;
+
+void kcoll_off_fast_keep(kcoll_coll_t c)
+{
+    if (!kcoll_shortcut_allowed || kcoll_team_threads || kcoll_param_int(KCOLL_P_TRACE))
+        return;
+    const uint64_t gen = kcoll_params_generation();
+    if (kcoll_off_fast.gen != gen) /* the cells kept in another generation go */
+        memset(&kcoll_off_fast, 0, sizeof kcoll_off_fast);
+    kcoll_off_fast.cells[c] = kcoll_stats_cell_of(kcoll_stats_row(c, KCOLL_MODE_BLOCKING),
+                                                  KCOLL_PATH_REASON(KCOLL_R_DISABLED));
+    kcoll_off_fast.gen = gen;
 }
 
 void kcoll_call_host_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes)

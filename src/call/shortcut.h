@@ -185,4 +185,24 @@ static inline void kcoll_streak_fast_count(const kcoll_streak_fast_t *f, size_t 
  * rules allow). */
 void kcoll_streak_fast_keep(kcoll_team_t *t, kcoll_coll_t c, uint64_t comm);
 
+/* The same fast path while kcoll is disabled (KCOLL_DISABLE): a blocking
+ * MPI_Gatherv, MPI_Scatterv or MPI_Alltoallv then goes to the host, and a
+ * disabled kcoll keeps no team to hold a streak, nor a record of the
+ * communicator whose going would say that its handle may name another
+ * one. So the entry point asks the host for the communicator's size and
+ * this rank (pmpi/run.c: kcoll_pmpi_off) and counts into the statistics
+ * cell kept here, valid while the parameter generation is the one it was
+ * kept in (any parameter changed: the slow path decides again and keeps
+ * it anew). Under the kept streak's rules. */
+typedef struct {
+    uint64_t gen;                          /* the parameter generation kept in */
+    _Atomic uint64_t *cells[KCOLL_NCOLL]; /* path mpi:disabled of each collective's row */
+} kcoll_off_fast_t;
+
+extern kcoll_off_fast_t kcoll_off_fast;
+
+/* After the slow path handed a blocking call of c to the host because
+ * kcoll is disabled: keep the fast path for c (where the rules allow). */
+void kcoll_off_fast_keep(kcoll_coll_t c);
+
 #endif

@@ -153,11 +153,18 @@ static inline size_t kcoll_pmpi_streak_sum(int v, int p, const int *vcounts, int
         bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * size : 0;
     return bytes;
 }
+/* While kcoll is disabled, with its fast path kept (call/shortcut.h:
+ * kcoll_off_fast): count such a call of c on comm, 1; 0 where the host
+ * does not know comm as an intra-communicator (the slow path describes
+ * the call then, and the host reports what is wrong). */
+int kcoll_pmpi_off(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
+                   MPI_Datatype vtype, int count, MPI_Datatype type);
 /* The same, inline, for the entry point's tail call: 1 when the kept
  * streak (call/shortcut.h) takes the call and its bytes count with the
  * datatype size the kept streak holds (the type its previous call
- * counted, a predefined one); 0, with nothing taken, where anything else
- * is needed (then kcoll_pmpi_streak decides). */
+ * counted, a predefined one), or, kcoll disabled, its fast path takes it;
+ * 0, with nothing taken, where anything else is needed (then
+ * kcoll_pmpi_streak decides). */
 static inline int kcoll_pmpi_streak_quick(kcoll_coll_t c, MPI_Comm comm, int root,
                                           const int *vcounts, MPI_Datatype vtype, int count,
                                           MPI_Datatype type)
@@ -169,7 +176,8 @@ static inline int kcoll_pmpi_streak_quick(kcoll_coll_t c, MPI_Comm comm, int roo
     const int none = !v && count <= 0; /* no bytes, whatever the type */
     if ((!none && (!f->size || KCOLL_HANDLE_WORD(v ? vtype : type) != f->type)) ||
         !kcoll_streak_fast_take(c, KCOLL_HANDLE_WORD(comm), root))
-        return 0;
+        return kcoll_off_fast.cells[c] && kcoll_off_fast.gen == kcoll_params_generation() &&
+               kcoll_pmpi_off(c, comm, root, vcounts, vtype, count, type);
     kcoll_streak_fast_count(f, kcoll_pmpi_streak_sum(v, f->p, vcounts, count, f->size));
     return 1;
 }

@@ -167,6 +167,7 @@ int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcount
         kcoll_call_host_count(c, KCOLL_R_DISABLED, kcoll_pmpi_streak_bytes(c, p, rank, root,
                                                                            vcounts, vtype,
                                                                            count, type));
+        kcoll_off_fast_keep(c);
         return 1;
     }
     kcoll_reason_t why;
@@ -177,6 +178,19 @@ int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcount
     kcoll_call_streak_count(c, why, kcoll_pmpi_streak_bytes(c, t->ctl.p, t->ctl.rank, root,
                                                             vcounts, vtype, count, type));
     kcoll_streak_fast_keep(t, c, word);
+    return 1;
+}
+
+int kcoll_pmpi_off(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
+                   MPI_Datatype vtype, int count, MPI_Datatype type)
+{
+    int inter = 1, p = 0, rank = 0;
+    if (comm == MPI_COMM_NULL || kcoll_team_threads ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(comm, &p) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return 0;
+    kcoll_stats_bump(kcoll_off_fast.cells[c],
+                     kcoll_pmpi_streak_bytes(c, p, rank, root, vcounts, vtype, count, type));
     return 1;
 }
 

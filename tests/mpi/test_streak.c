@@ -30,8 +30,10 @@
  *     per call on every rank;
  *  6. (run before 5) kcoll disabled at run time (KCOLL_DISABLE=1): every
  *     call goes to the host, counted as disabled with this rank's own
- *     bytes (the entry point hands them over undescribed: pmpi/run.c), no
- *     streak; KCOLL_DISABLE=0 is seen at the next call.
+ *     bytes (the entry point hands them over undescribed, asking each
+ *     communicator's size: pmpi/run.c; calls on a duplicate of the world
+ *     and an odd/even split in turn), no streak; KCOLL_DISABLE=0 is seen
+ *     at the next call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,8 +352,14 @@ int main(int argc, char **argv)
      * rank's own bytes and not as a streak; the first call after
      * KCOLL_DISABLE=0 runs in kcoll again */
     for (int k = 0; k < NKINDS && p > 1; k++) {
-        MPI_Comm comm;
+        /* (every third call on an odd/even split: the entry point asks
+         * each communicator's size, it keeps none) */
+        MPI_Comm comm, half;
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
+        int hp, hme;
+        MPI_Comm_size(half, &hp);
+        MPI_Comm_rank(half, &hme);
         uint64_t n0 = 0, b0 = 0, n1 = 0, b1 = 0;
         kcoll_stats_get(row_of[k], "mpi:disabled", &n0, &b0);
         const uint64_t s0 = mt_calls(row_of[k], "host_streak");
@@ -359,10 +367,11 @@ int main(int argc, char **argv)
         int kc = 0;
         uint64_t want = 0;
         for (int i = 0; i < 40; i++) {
-            const int bytes = i % 2 ? LARGE : SMALL;
-            uniform(&v, k, p, 0, bytes, call++);
-            kc += run(&v, comm, 0);
-            want += (uint64_t)bytes * (k == ALLTOALLV || me == 0 ? (uint64_t)p : 1);
+            const int bytes = i % 2 ? LARGE : SMALL, split = i % 3 == 2;
+            const int cp = split ? hp : p, cme = split ? hme : me;
+            uniform(&v, k, cp, 0, bytes, call++);
+            kc += run(&v, split ? half : comm, split);
+            want += (uint64_t)bytes * (k == ALLTOALLV || cme == 0 ? (uint64_t)cp : 1);
         }
         kcoll_stats_get(row_of[k], "mpi:disabled", &n1, &b1);
         if (kc || n1 - n0 != 40 || b1 - b0 != want)
@@ -377,6 +386,7 @@ int main(int argc, char **argv)
         if (!run(&v, comm, 0))
             mt_fail("%s: the call after KCOLL_DISABLE=0 went to the host", row_of[k]);
         MPI_Comm_free(&comm);
+        MPI_Comm_free(&half);
     }
 
     /* 5: the mix, with the model's decisions and their checks */
