@@ -174,6 +174,26 @@ static inline kcoll_streak_fast_t *kcoll_streak_fast_take(kcoll_coll_t c, uint64
     return f;
 }
 
+/* The side of a streak's call the statistics count on this rank (rank of
+ * its communicator; vcounts, the int form's array of that side): its v
+ * side's blocks (1: a root's, an all-to-all's receive counts) or its own
+ * block (0) ... */
+static inline int kcoll_streak_v(kcoll_coll_t c, int rank, int root, const int *vcounts)
+{
+    return vcounts && (c == KCOLL_COLL_ALLTOALLV || rank == root);
+}
+/* ... and its bytes in elements of size bytes: the p blocks of vcounts
+ * (v), else count elements. */
+static inline size_t kcoll_streak_sum(int v, int p, const int *vcounts, int count, size_t size)
+{
+    size_t bytes = 0;
+    if (!v)
+        return count > 0 ? (size_t)count * size : 0;
+    for (int q = 0; q < p; q++)
+        bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * size : 0;
+    return bytes;
+}
+
 static inline void kcoll_streak_fast_count(const kcoll_streak_fast_t *f, size_t bytes)
 {
     kcoll_stats_bump(f->cells[0], bytes);
@@ -190,7 +210,7 @@ void kcoll_streak_fast_keep(kcoll_team_t *t, kcoll_coll_t c, uint64_t comm);
  * disabled kcoll keeps no team to hold a streak, nor a record of the
  * communicator whose going would say that its handle may name another
  * one. So the entry point asks the host for the communicator's size and
- * this rank (pmpi/run.c: kcoll_pmpi_off) and counts into the statistics
+ * this rank (mpi/handed.c: kcoll_off_count) and counts into the statistics
  * cell kept here, valid while the parameter generation is the one it was
  * kept in (any parameter changed: the slow path decides again and keeps
  * it anew). Under the kept streak's rules. */

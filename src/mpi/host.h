@@ -9,7 +9,9 @@
  *     (mpi/greq.c);
  *   - the tuning at start-up (mpi/tuning.c, mpi/quick.c);
  *   - packing the datatypes kcoll has no map for (mpi/pack.c);
- *   - reporting a failed collective (mpi/report.c).
+ *   - reporting a failed collective (mpi/report.c);
+ *   - counting the calls an entry point hands to the host undescribed
+ *     (mpi/handed.c).
  * Nothing here knows the MPI_* entry points. The cross-node layer
  * (src/span) is below: the team records make its record of a communicator
  * that spans nodes, and give it what it asks of the host (span.h:
@@ -28,6 +30,33 @@
 #include "mpi/objects.h"
 #include "sched/wait.h"
 #include "span/span.h"
+
+/* An MPI handle as a 64-bit word, whatever the MPI makes it (an int, a
+ * pointer): what the fast paths compare. */
+#define KCOLL_HANDLE_WORD(h)                                                             \
+    __extension__({                                                                      \
+        uint64_t w_ = 0;                                                                 \
+        __typeof__(h) h_ = (h);                                                          \
+        memcpy(&w_, &h_, sizeof h_ < sizeof w_ ? sizeof h_ : sizeof w_);                 \
+        w_;                                                                              \
+    })
+
+/* ---- calls an entry point hands to the host undescribed (mpi/handed.c):
+ * a blocking MPI_Gatherv, MPI_Scatterv or MPI_Alltoallv (collective c,
+ * root; 0 for the all-to-all) of the int form that a host streak takes or
+ * that goes to the host while kcoll is disabled. */
+/* Its bytes on this rank (rank of p, as the statistics count them): the
+ * blocks of vcounts of vtype where this rank has the v side (the root's,
+ * an all-to-all's receive counts), else count of type. Keeps a predefined
+ * type's size for the kept streak (call/shortcut.h). */
+size_t kcoll_handed_bytes(kcoll_coll_t c, int p, int rank, int root, const int *vcounts,
+                          MPI_Datatype vtype, int count, MPI_Datatype type);
+/* While kcoll is disabled, with its fast path kept (call/shortcut.h:
+ * kcoll_off_fast): count such a call on comm, 1; 0 where the host does
+ * not know comm as an intra-communicator (the slow path describes the call
+ * then, and the host reports what is wrong). */
+int kcoll_off_count(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
+                    MPI_Datatype vtype, int count, MPI_Datatype type);
 
 /* ---- the MPI handles a call keeps in its description (kcoll_call_t.handles):
  * the datatype and operation a reduction across nodes hands to the host's

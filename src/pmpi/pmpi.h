@@ -116,15 +116,6 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * everything else, the call described, agreed, run or handed over
  * driven, is a function of its own, KCOLL_SLOW. */
 #define KCOLL_SLOW static __attribute__((noinline))
-/* An MPI handle as a 64-bit word, whatever the MPI makes it (an int, a
- * pointer): what the fast paths compare. */
-#define KCOLL_HANDLE_WORD(h)                                                             \
-    __extension__({                                                                      \
-        uint64_t w_ = 0;                                                                 \
-        __typeof__(h) h_ = (h);                                                          \
-        memcpy(&w_, &h_, sizeof h_ < sizeof w_ ? sizeof h_ : sizeof w_);                 \
-        w_;                                                                              \
-    })
 /* A blocking MPI_Gatherv, MPI_Scatterv or MPI_Alltoallv (collective c,
  * root; 0 for the all-to-all) on comm: 1 when its team's host streak
  * (call/call.c) sends it to the host MPI now, counted with this rank's
@@ -134,31 +125,6 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * call while kcoll is disabled (KCOLL_DISABLE), counted as such. */
 int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
                       MPI_Datatype vtype, int count, MPI_Datatype type);
-/* The side of a streak's call the statistics count on this rank (rank of
- * its communicator): its v side's blocks (1: a root's, an all-to-all's
- * receive counts) or its own block (0) ... */
-static inline int kcoll_pmpi_streak_v(kcoll_coll_t c, int rank, int root, const int *vcounts)
-{
-    return vcounts && (c == KCOLL_COLL_ALLTOALLV || rank == root);
-}
-/* ... and its bytes in elements of size bytes: the p blocks of vcounts
- * (v), else count elements. */
-static inline size_t kcoll_pmpi_streak_sum(int v, int p, const int *vcounts, int count,
-                                           size_t size)
-{
-    size_t bytes = 0;
-    if (!v)
-        return count > 0 ? (size_t)count * size : 0;
-    for (int q = 0; q < p; q++)
-        bytes += vcounts[q] > 0 ? (size_t)vcounts[q] * size : 0;
-    return bytes;
-}
-/* While kcoll is disabled, with its fast path kept (call/shortcut.h:
- * kcoll_off_fast): count such a call of c on comm, 1; 0 where the host
- * does not know comm as an intra-communicator (the slow path describes
- * the call then, and the host reports what is wrong). */
-int kcoll_pmpi_off(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
-                   MPI_Datatype vtype, int count, MPI_Datatype type);
 /* The same, inline, for the entry point's tail call: 1 when the kept
  * streak (call/shortcut.h) takes the call and its bytes count with the
  * datatype size the kept streak holds (the type its previous call
@@ -172,13 +138,13 @@ static inline int kcoll_pmpi_streak_quick(kcoll_coll_t c, MPI_Comm comm, int roo
     kcoll_streak_fast_t *f = &kcoll_streak_fasts[c];
     /* (f->rank is read before the take checks f: a streak not kept
      * takes nothing, whatever it read) */
-    const int v = kcoll_pmpi_streak_v(c, f->rank, root, vcounts);
+    const int v = kcoll_streak_v(c, f->rank, root, vcounts);
     const int none = !v && count <= 0; /* no bytes, whatever the type */
     if ((!none && (!f->size || KCOLL_HANDLE_WORD(v ? vtype : type) != f->type)) ||
         !kcoll_streak_fast_take(c, KCOLL_HANDLE_WORD(comm), root))
         return kcoll_off_fast.cells[c] && kcoll_off_fast.gen == kcoll_params_generation() &&
-               kcoll_pmpi_off(c, comm, root, vcounts, vtype, count, type);
-    kcoll_streak_fast_count(f, kcoll_pmpi_streak_sum(v, f->p, vcounts, count, f->size));
+               kcoll_off_count(c, comm, root, vcounts, vtype, count, type);
+    kcoll_streak_fast_count(f, kcoll_streak_sum(v, f->p, vcounts, count, f->size));
     return 1;
 }
 /* Complete a host MPI request q started in place of a blocking

@@ -123,27 +123,6 @@ static kcoll_reason_t kcoll_pmpi_unusable(const kcoll_call_t *c, MPI_Comm comm)
     return KCOLL_R_INVALID;
 }
 
-/* The bytes of a streak's call on this rank (rank of p, as the
- * statistics count them): its v side's blocks, else its own block. */
-static size_t kcoll_pmpi_streak_bytes(kcoll_coll_t c, int p, int rank, int root,
-                                      const int *vcounts, MPI_Datatype vtype, int count,
-                                      MPI_Datatype type)
-{
-    const int v = kcoll_pmpi_streak_v(c, rank, root, vcounts);
-    if (!v && (count <= 0 || type == MPI_DATATYPE_NULL))
-        return 0;
-    const MPI_Datatype dt = v ? vtype : type;
-    size_t size = kcoll_dtype_plain(dt); /* a predefined type's, without asking */
-    int asked = 0;
-    if (size && kcoll_shortcut_allowed) { /* kept for kcoll_pmpi_streak_quick */
-        kcoll_streak_fasts[c].type = KCOLL_HANDLE_WORD(dt);
-        kcoll_streak_fasts[c].size = size;
-    } else if (PMPI_Type_size(dt, &asked) == MPI_SUCCESS && asked > 0) {
-        size = (size_t)asked;
-    }
-    return kcoll_pmpi_streak_sum(v, p, vcounts, count, size);
-}
-
 int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
                       MPI_Datatype vtype, int count, MPI_Datatype type)
 {
@@ -151,7 +130,7 @@ int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcount
     const kcoll_streak_fast_t *f = kcoll_streak_fast_take(c, word, root);
     if (f) { /* the kept streak took it (call/shortcut.h) */
         kcoll_streak_fast_count(
-            f, kcoll_pmpi_streak_bytes(c, f->p, f->rank, root, vcounts, vtype, count, type));
+            f, kcoll_handed_bytes(c, f->p, f->rank, root, vcounts, vtype, count, type));
         return 1;
     }
     /* kcoll disabled (KCOLL_DISABLE: alike on every rank, as every
@@ -164,7 +143,7 @@ int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcount
         kcoll_pmpi_where(comm, &p, &rank);
         if (p < 1) /* described: the host does it (and reports what is wrong) */
             return 0;
-        kcoll_call_host_count(c, KCOLL_R_DISABLED, kcoll_pmpi_streak_bytes(c, p, rank, root,
+        kcoll_call_host_count(c, KCOLL_R_DISABLED, kcoll_handed_bytes(c, p, rank, root,
                                                                            vcounts, vtype,
                                                                            count, type));
         kcoll_off_fast_keep(c);
@@ -175,22 +154,9 @@ int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcount
     if (!t || (why = kcoll_call_streak_take(t, c, root)) == KCOLL_R_NONE)
         return 0;
     /* the team's ranks are comm's */
-    kcoll_call_streak_count(c, why, kcoll_pmpi_streak_bytes(c, t->ctl.p, t->ctl.rank, root,
+    kcoll_call_streak_count(c, why, kcoll_handed_bytes(c, t->ctl.p, t->ctl.rank, root,
                                                             vcounts, vtype, count, type));
     kcoll_streak_fast_keep(t, c, word);
-    return 1;
-}
-
-int kcoll_pmpi_off(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
-                   MPI_Datatype vtype, int count, MPI_Datatype type)
-{
-    int inter = 1, p = 0, rank = 0;
-    if (comm == MPI_COMM_NULL || kcoll_team_threads ||
-        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
-        PMPI_Comm_size(comm, &p) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        return 0;
-    kcoll_stats_bump(kcoll_off_fast.cells[c],
-                     kcoll_pmpi_streak_bytes(c, p, rank, root, vcounts, vtype, count, type));
     return 1;
 }
 
