@@ -453,9 +453,9 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
         }
     }
     const kcoll_nodes_layout_t all =
-        kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, KCOLL_NODES_ALL);
+        kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, KCOLL_NODES_ALL, NULL);
     const unsigned runs = kcoll_nodes_runs(c, ppn, nodes);
-    const kcoll_nodes_layout_t run = kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, runs);
+    const kcoll_nodes_layout_t run = kcoll_nodes_pick(&t->m, c, ppn, nodes, bytes, seg, runs, NULL);
     printf("pick: %s (the cheapest layout at this size class)%s\n",
            kcoll_nodes_layout_name(all),
            runs & KCOLL_NODES_BIT(all) ? ""

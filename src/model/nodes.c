@@ -460,8 +460,8 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
         }
         /* only where the pieces pay: each costs its phases' and host
          * calls' fixed costs, which a node whose phases dominate (many
-         * ranks) does not win back (alike on every rank: the runtime asks
-         * kcoll_nodes_lanes_segment) */
+         * ranks) does not win back (alike on every rank: the runtime
+         * takes the pick's, kcoll_nodes_pick) */
         const double cut = kcoll_nodes_pipe((size_t)k, ph[0], ph[1]);
         if (cut < out->before + out->net + out->after) {
             out->before = ph[0][0];
@@ -527,9 +527,12 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
 }
 
 kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
-                                int nodes, size_t bytes, size_t segment, unsigned allowed)
+                                      int nodes, size_t bytes, size_t segment, unsigned allowed,
+                                      size_t *cut)
 {
     kcoll_nodes_price_t np;
+    if (cut)
+        *cut = 0;
     if (kcoll_nodes_price_some(m, c, ppn, nodes, kcoll_class_bytes(bytes), segment, allowed, &np))
         return KCOLL_NODES_HOST;
     if (np.lanes <= 1) /* one rank on every node */
@@ -541,18 +544,9 @@ kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, 
             best = (kcoll_nodes_layout_t)l;
             bar = np.lay[l].t;
         }
+    if (cut && best == KCOLL_NODES_LANES && np.lay[KCOLL_NODES_LANES].pieces > 1)
+        *cut = segment;
     return best;
-}
-
-size_t kcoll_nodes_lanes_segment(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
-                                 int nodes, size_t bytes, size_t segment)
-{
-    kcoll_nodes_price_t np;
-    if (!segment || kcoll_nodes_price_some(m, c, ppn, nodes, kcoll_class_bytes(bytes), segment,
-                                           KCOLL_NODES_BIT(KCOLL_NODES_LANES), &np))
-        return segment;
-    return np.lay[KCOLL_NODES_LANES].pieces > 1 || !np.lay[KCOLL_NODES_LANES].priced ? segment
-                                                                                     : 0;
 }
 
 unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)

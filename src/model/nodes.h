@@ -87,15 +87,14 @@ int kcoll_price_nodes(const kcoll_machine_t *m, kcoll_coll_t c, int nodes, int p
  * (their overhead is in their phases' prices), lanes before leaders. The
  * host MPI alone also where no node has a second rank: a composition is
  * then the host's own call on the same ranks plus kcoll's bookkeeping. */
+/* With the pick, *cut (NULL: not asked) gets the segment the lanes layout
+ * runs with at that size class, as the pick priced it: `segment` where the
+ * model prices the call in pieces of it (Allgather(v), Allreduce, Reduce,
+ * Bcast) below the call whole, else 0 (whole; so too where the pick is not
+ * the lanes). Alike on every rank. */
 kcoll_nodes_layout_t kcoll_nodes_pick(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
-                                int nodes, size_t bytes, size_t segment, unsigned allowed);
-
-/* The segment the lanes layout of c runs with at `bytes`' size class (as
- * kcoll_nodes_pick prices it): `segment` where the model prices the call
- * in pieces of it (Allgather(v), Allreduce, Reduce, Bcast) below the call
- * whole, else 0 (whole). Alike on every rank. */
-size_t kcoll_nodes_lanes_segment(const kcoll_machine_t *m, kcoll_coll_t c, const int *ppn,
-                                 int nodes, size_t bytes, size_t segment);
+                                      int nodes, size_t bytes, size_t segment, unsigned allowed,
+                                      size_t *cut);
 
 /* The segment of the pipelined layouts between nodes for KCOLL_HIER_SEGMENT's value
  * v, one for the runtime and the model: v bytes; auto (-1): 512 KiB, where

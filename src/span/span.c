@@ -170,20 +170,17 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
     const int sc = kcoll_size_class(bytes);
     if (h->pick_gen != gen) {
         memset(h->pick, -1, sizeof h->pick);
-        memset(h->cut, -1, sizeof h->cut);
         h->pick_gen = gen;
     }
-    if (h->pick[c][sc] < 0)
+    if (h->pick[c][sc] < 0) {
+        size_t cut;
         h->pick[c][sc] = (signed char)kcoll_nodes_pick(&kcoll_tuning()->m, c, h->nsize, h->nn,
                                                        bytes, *segment,
-                                                       kcoll_nodes_runs(c, h->nsize, h->nn));
-    if (h->pick[c][sc] == KCOLL_NODES_LANES) {
-        if (h->cut[c][sc] < 0)
-            h->cut[c][sc] = kcoll_nodes_lanes_segment(&kcoll_tuning()->m, c, h->nsize, h->nn,
-                                                      bytes, *segment) != 0;
-        if (!h->cut[c][sc])
-            *segment = 0;
+                                                       kcoll_nodes_runs(c, h->nsize, h->nn), &cut);
+        h->cut[c][sc] = cut != 0;
     }
+    if (h->pick[c][sc] == KCOLL_NODES_LANES && !h->cut[c][sc])
+        *segment = 0;
     return (kcoll_nodes_layout_t)h->pick[c][sc];
 }
 

@@ -54,7 +54,7 @@ typedef struct kcoll_span {
      * -1 not decided; valid for one parameter generation
      * (kcoll_span_layout) */
     signed char pick[KCOLL_NCOLL][66];
-    /* and where that is lanes, whether they run in pieces (1) or whole */
+    /* and, decided with it, whether lanes run in pieces (1) or whole */
     signed char cut[KCOLL_NCOLL][66];
     uint64_t pick_gen;
 } kcoll_span_t;
@@ -95,7 +95,7 @@ void kcoll_span_release(kcoll_span_t *h);
  * on h's nodes (kcoll_nodes_runs; else the leaders), auto the model's pick
  * of those it runs; and into *segment the segment its pipelined forms run
  * with (KCOLL_HIER_SEGMENT's; under auto 0 for lanes the model prices
- * whole: kcoll_nodes_lanes_segment). Alike on every rank. */
+ * whole, as its pick says: kcoll_nodes_pick). Alike on every rank. */
 kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t bytes,
                                        size_t *segment);
 

@@ -377,10 +377,10 @@ static void pick(const kcoll_machine_t *m, const char *what)
                 const int has_lanes = (runs & KCOLL_NODES_BIT(LANE)) != 0;
                 if (has_lanes)
                     want_run = want_all;
-                int run = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, runs);
-                int any = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, KCOLL_NODES_ALL);
+                int run = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, runs, NULL);
+                int any = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19, KCOLL_NODES_ALL, NULL);
                 int host_only = kcoll_nodes_pick(m, comp[i], ppn, N, b, 1 << 19,
-                                                 KCOLL_NODES_BIT(HOST));
+                                                 KCOLL_NODES_BIT(HOST), NULL);
                 CHECK(run == want_run && any == want_all && host_only == HOST,
                       "%s: %s on %d nodes (%d...), %zu bytes: runtime %s, want %s; all %s, want "
                       "%s",
@@ -414,7 +414,8 @@ static void pick(const kcoll_machine_t *m, const char *what)
         CHECK(!(r & KCOLL_NODES_BIT(LANE)) && (r & KCOLL_NODES_BIT(LEAD)),
               "%s: %d + %d: too many lanes per rank, no lanes", what, nofit[f][0], nofit[f][1]);
         for (size_t b = 1024; b <= ((size_t)16 << 20); b *= 16)
-            CHECK(kcoll_nodes_pick(m, KCOLL_COLL_ALLREDUCE, nofit[f], 2, b, 1 << 19, r) != LANE,
+            CHECK(kcoll_nodes_pick(m, KCOLL_COLL_ALLREDUCE, nofit[f], 2, b, 1 << 19, r, NULL) !=
+                      LANE,
                   "%s: %d + %d at %zu bytes: lanes picked where they cannot run", what,
                   nofit[f][0], nofit[f][1], b);
     }
@@ -561,18 +562,19 @@ static void measured(const kcoll_machine_t *m0)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
             flat0 += kcoll_nodes_pick(m0, all[i], ppn, 4, (size_t)sizes[j], 0,
-                                      KCOLL_NODES_ALL) == HOST;
+                                      KCOLL_NODES_ALL, NULL) == HOST;
             flat1 += kcoll_nodes_pick(&m, all[i], ppn, 4, (size_t)sizes[j], 0,
-                                      KCOLL_NODES_ALL) == HOST;
+                                      KCOLL_NODES_ALL, NULL) == HOST;
         }
     CHECK(flat1 < flat0, "a host measured %gx slower keeps fewer calls whole: %d, unmeasured %d",
           k, flat1, flat0);
 }
 
 /* Pieces only where they pay: the lanes' price is the cheaper of the
- * call whole and in pieces of the segment, and the runtime's segment
- * (kcoll_nodes_lanes_segment) says which, at the size class's middle as
- * the pick. With both (the built-in defaults): 4 x 16 gains from pieces,
+ * call whole and in pieces of the segment, and the pick's segment (what
+ * the runtime runs, kcoll_nodes_pick) says which, at the size class's
+ * middle, wherever the lanes are picked. With both (the built-in
+ * defaults): 4 x 16 gains from pieces,
  * 2 x 32's 16 MiB Allreduce, whose on-node phases dominate, loses (16 x
  * 128 too, in docs/hierarchy.md's table; left out here: a minute and a
  * half of pricing). */
@@ -583,7 +585,7 @@ static void cut(const kcoll_machine_t *m, const char *what, int both)
     static const int shapes[][2] = {{4, 16}, {2, 32}, {8, 8}};
     static const size_t sizes[] = {1u << 20, 16u << 20};
     const size_t seg = 512u << 10;
-    int whole = 0, cut_ = 0;
+    int whole = 0, cut_ = 0, picked = 0;
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
         for (size_t j = 0; j < sizeof shapes / sizeof shapes[0]; j++)
             for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
@@ -596,19 +598,23 @@ static void cut(const kcoll_machine_t *m, const char *what, int both)
                 kcoll_price_nodes_counts(m, cs[i], ppn, N, bytes, 0, &a);
                 kcoll_price_nodes_counts(m, cs[i], ppn, N, bytes, seg, &b);
                 const kcoll_nodes_lprice_t *wa = &a.lay[LANE], *wb = &b.lay[LANE];
-                const size_t got = kcoll_nodes_lanes_segment(m, cs[i], ppn, N, sizes[k], seg);
+                size_t got;
+                const int lanes = kcoll_nodes_pick(m, cs[i], ppn, N, sizes[k], seg,
+                                                   KCOLL_NODES_BIT(LANE), &got) == LANE;
                 const int pieces = wb->pieces > 1;
-                CHECK(wb->t <= wa->t * (1 + 1e-12) && (got == seg) == pieces &&
+                CHECK(wb->t <= wa->t * (1 + 1e-12) && (got == seg) == (lanes && pieces) &&
                           (pieces ? wb->t < wa->t : near(wb->t, wa->t)),
                       "%s: %s %d x %d at %zu: whole %.2f us, with the segment %.2f us in %d "
-                      "pieces, runs with segment %zu",
+                      "pieces, runs %s with segment %zu",
                       what, kcoll_coll_name(cs[i]), N, shapes[j][1], sizes[k], wa->t * 1e6,
-                      wb->t * 1e6, wb->pieces, got);
+                      wb->t * 1e6, wb->pieces, lanes ? "lanes" : "the host", got);
+                picked += lanes;
                 whole += !pieces;
                 cut_ += pieces;
             }
-    CHECK(cut_ > 0 && (whole > 0 || !both), "%s: pieces in %d, whole in %d of the long calls",
-          what, cut_, whole);
+    CHECK(cut_ > 0 && (whole > 0 || !both) && picked > 0,
+          "%s: pieces in %d, whole in %d of the long calls, lanes picked in %d", what, cut_, whole,
+          picked);
 }
 
 int main(void)
@@ -628,19 +634,23 @@ int main(void)
     const int ones[] = {1, 1, 1, 1};
     kcoll_price_nodes(&m, KCOLL_COLL_ALLREDUCE, 4, 1, kcoll_class_bytes(n), 0, &np);
     CHECK(np.lay[LEAD].priced && np.lay[LEAD].t == np.lay[HOST].t &&
-              kcoll_nodes_pick(&m, KCOLL_COLL_ALLREDUCE, ones, 4, n, 0, KCOLL_NODES_ALL) == HOST,
+              kcoll_nodes_pick(&m, KCOLL_COLL_ALLREDUCE, ones, 4, n, 0, KCOLL_NODES_ALL, NULL) ==
+                  HOST,
           "4 x 1 Allreduce: a tie, handed to the host MPI (leaders %.3f, flat %.3f us)",
           np.lay[LEAD].t * 1e6, np.lay[HOST].t * 1e6);
     const int fours[] = {4, 4, 4, 4};
-    CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALLV, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST &&
-              kcoll_nodes_pick(&m, KCOLL_COLL_GATHERV, fours, 4, n, 0, KCOLL_NODES_ALL) == HOST,
+    CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALLV, fours, 4, n, 0, KCOLL_NODES_ALL, NULL) ==
+                  HOST &&
+              kcoll_nodes_pick(&m, KCOLL_COLL_GATHERV, fours, 4, n, 0, KCOLL_NODES_ALL, NULL) ==
+                  HOST,
           "Alltoallv, Gatherv: never run across nodes by kcoll");
     /* Alltoall on 4 x 16: lanes where the host's p - q message latencies
      * per rank dominate (8 B), the host alone where the network's bytes
      * do and the lanes' on-node phase only adds (1 MiB) */
     const int sixteens[] = {16, 16, 16, 16};
-    CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, sixteens, 4, 8, 0, KCOLL_NODES_ALL) == LANE &&
-              kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, sixteens, 4, n, 0, KCOLL_NODES_ALL) ==
+    CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, sixteens, 4, 8, 0, KCOLL_NODES_ALL, NULL) ==
+                  LANE &&
+              kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALL, sixteens, 4, n, 0, KCOLL_NODES_ALL, NULL) ==
                   HOST,
           "Alltoall 4 x 16: lanes at 8 B, the host at 1 MiB");
     honest(&m);
