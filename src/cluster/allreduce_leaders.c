@@ -57,7 +57,8 @@ kcoll_status_t kcoll_cluster_allreduce_leaders(const kcoll_args_t *a, const kcol
     if (cl->pn > 1) {
         kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_REDUCE, 0);
         kcoll_bufmap_init(&map, a->in_place);
-        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, &map, 1, 0, NULL);
+        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, KCOLL_PHASE_VALUES,
+                           &map, 1, 0, NULL);
     } else if (!a->in_place) {
         kcoll_sched_copy(s, KCOLL_BUF_RECV, 0, KCOLL_BUF_SEND, 0, n);
     }
@@ -75,7 +76,8 @@ kcoll_status_t kcoll_cluster_allreduce_leaders(const kcoll_args_t *a, const kcol
         kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_BCAST, 0);
         b.in_place = 0;
         kcoll_bufmap_init(&map, 0);
-        kcoll_phase_append(s, &b, kcoll_bcast_hier, cl->peer_of, KCOLL_PHASE_VALUES, &map, 1, 0,
+        kcoll_phase_append(s, &b, kcoll_bcast_hier, cl->peer_of, KCOLL_PHASE_VALUES,
+                           KCOLL_PHASE_VALUES, &map, 1, 0,
                            NULL);
     }
     return s->err;

@@ -50,7 +50,8 @@ kcoll_status_t kcoll_cluster_barrier_leaders(const kcoll_args_t *a, const kcoll_
     kcoll_bufmap_init(&map, 0);
     kcoll_args_t b = kcoll_cluster_node_view(a, cl, KCOLL_COLL_BARRIER, 0);
     if (cl->pn > 1) /* 1: the node arrives */
-        kcoll_phase_append(s, &b, kcoll_cluster_arrive, cl->peer_of, 0, &map, 1, 0, NULL);
+        kcoll_phase_append(s, &b, kcoll_cluster_arrive, cl->peer_of, 0, KCOLL_PHASE_VALUES, &map,
+                           1, 0, NULL);
     if (cl->me == 0 && cl->nodes > 1) { /* 2: the leaders meet */
         kcoll_xcoll_t x = {.coll = KCOLL_XC_BARRIER, .sbuf = KCOLL_BUF_RECV,
                            .rbuf = KCOLL_BUF_RECV, .group = KCOLL_CLUSTER_LEADERS,
@@ -58,7 +59,8 @@ kcoll_status_t kcoll_cluster_barrier_leaders(const kcoll_args_t *a, const kcoll_
         kcoll_sched_xcoll(s, &x);
     }
     if (cl->pn > 1) /* 3: the node leaves */
-        kcoll_phase_append(s, &b, kcoll_cluster_leave, cl->peer_of, KCOLL_PHASE_VALUES, &map, 1,
+        kcoll_phase_append(s, &b, kcoll_cluster_leave, cl->peer_of, KCOLL_PHASE_VALUES,
+                           KCOLL_PHASE_VALUES, &map, 1,
                            0, NULL);
     return s->err;
 }

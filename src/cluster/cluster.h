@@ -230,11 +230,6 @@ void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t 
  * (kcoll_cluster_lanes_pieces bounds the pieces by L + 8 a phase, L >= pn:
  * alike on every node). */
 #define KCOLL_CLUSTER_PIECE_VALUES(pn) ((uint32_t)(pn) + 8u)
-/* kcoll_phase_append (coll.h) for a phase whose values lie in [base,
- * base + step): a value past that fails the build (s->err). */
-void kcoll_cluster_phase(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_fn build,
-                         const int *members, uint32_t base, uint32_t step,
-                         const kcoll_bufmap_t *map, int nmap, int sync, const char *need);
 
 /* MPI_Reduce_scatter(_block) in the lanes layout, any node sizes:
  * cl->rank_of given, else KCOLL_ERR_UNSUPPORTED (reduce_scatter_lanes.c). */

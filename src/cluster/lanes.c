@@ -152,8 +152,8 @@ void kcoll_cluster_lanes_scatter(const kcoll_args_t *a, const kcoll_cluster_t *c
             maps[i].off[KCOLL_BUF_RECV] = dst_off + at + to * a->esize;
             to += counts[i];
         }
-        kcoll_cluster_phase(s, &b, kcoll_reduce_partitioned, cl->peer_of, (*ph)++ * step, step,
-                            maps, pn, 0, NULL);
+        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, (*ph)++ * step, step,
+                           maps, pn, 0, NULL);
     }
 }
 
@@ -202,23 +202,9 @@ void kcoll_cluster_lanes_allgather(const kcoll_args_t *a, const kcoll_cluster_t 
         kcoll_bufmap_init(&map, 0);
         map.off[KCOLL_BUF_RECV] = at;
         /* before the first round, wait for the node's lanes */
-        kcoll_cluster_phase(s, &b, kcoll_allgather_ring_source_read, cl->peer_of,
-                            base + (uint32_t)j * step, step, &map, 1, j == 0, NULL);
+        kcoll_phase_append(s, &b, kcoll_allgather_ring_source_read, cl->peer_of,
+                           base + (uint32_t)j * step, step, &map, 1, j == 0, NULL);
     }
     free(lay);
     free(rc);
-}
-
-void kcoll_cluster_phase(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_fn build,
-                         const int *members, uint32_t base, uint32_t step,
-                         const kcoll_bufmap_t *map, int nmap, int sync, const char *need)
-{
-    const int n0 = s->n;
-    kcoll_phase_append(s, b, build, members, base, map, nmap, sync, need);
-    for (int i = n0; i < s->n && !s->err; i++) {
-        const kcoll_step_t *st = &s->steps[i];
-        if ((st->kind == KCOLL_STEP_SIGNAL || st->kind == KCOLL_STEP_WAIT) &&
-            st->value - base >= step)
-            s->err = KCOLL_ERR_UNSUPPORTED; /* values past the phase's range */
-    }
 }

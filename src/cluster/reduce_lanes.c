@@ -100,9 +100,9 @@ static void kcoll_rl_gather(void *ctx, const kcoll_args_t *a, const kcoll_cluste
             r->maps[i].off[KCOLL_BUF_SEND] = r->T + at + r->rd[i];
             r->maps[i].off[KCOLL_BUF_RECV] = at; /* the root's: the piece's place */
         }
-        kcoll_cluster_phase(s, &b, kcoll_gather_sequential_read, cl->peer_of, (*ph)++ * step,
-                            step, r->maps, pn, pieces && j == 0,
-                            cl->me == r->root_local ? NULL : r->need);
+        kcoll_phase_append(s, &b, kcoll_gather_sequential_read, cl->peer_of, (*ph)++ * step,
+                           step, r->maps, pn, pieces && j == 0,
+                           cl->me == r->root_local ? NULL : r->need);
     }
 }
 

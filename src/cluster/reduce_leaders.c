@@ -93,7 +93,8 @@ kcoll_status_t kcoll_cluster_reduce_leaders(const kcoll_args_t *a, const kcoll_c
             part = KCOLL_BUF_TMP;
             part_off = lt;
         }
-        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, maps, cl->pn, 0,
+        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, KCOLL_PHASE_VALUES,
+                           maps, cl->pn, 0,
                            NULL);
     } else if (!is_root || !a->in_place) {
         part = KCOLL_BUF_SEND;
@@ -123,7 +124,8 @@ kcoll_status_t kcoll_cluster_reduce_leaders(const kcoll_args_t *a, const kcoll_c
         kcoll_bufmap_init(&maps[1], 0);
         maps[0].buf[KCOLL_BUF_RECV] = (uint8_t)part;
         maps[0].off[KCOLL_BUF_RECV] = part_off;
-        kcoll_phase_append(s, &b, kcoll_bcast_hier, two, KCOLL_PHASE_VALUES, maps, 2, 0, NULL);
+        kcoll_phase_append(s, &b, kcoll_bcast_hier, two, KCOLL_PHASE_VALUES, KCOLL_PHASE_VALUES,
+                           maps, 2, 0, NULL);
     }
     free(maps);
     return s->err;

@@ -213,7 +213,8 @@ kcoll_status_t kcoll_cluster_rs_lanes(const kcoll_args_t *a, const kcoll_cluster
             maps[i].off[KCOLL_BUF_RECV] = B;
         }
         kcoll_args_t b = kcoll_rsl_node(a, cl, &w, cl->me);
-        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, maps, q, 0, NULL);
+        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, KCOLL_PHASE_VALUES,
+                           maps, q, 0, NULL);
         free(maps);
         mine = B;
     }

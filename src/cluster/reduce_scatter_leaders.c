@@ -124,7 +124,8 @@ kcoll_status_t kcoll_cluster_rs_leaders(const kcoll_args_t *a, const kcoll_clust
             kcoll_bufmap_init(&maps[i], 0);
         maps[0].buf[KCOLL_BUF_RECV] = KCOLL_BUF_TMP; /* the leader's result */
         maps[0].off[KCOLL_BUF_RECV] = vec;
-        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, maps, cl->pn, 0,
+        kcoll_phase_append(s, &b, kcoll_reduce_partitioned, cl->peer_of, 0, KCOLL_PHASE_VALUES,
+                           maps, cl->pn, 0,
                            NULL);
         free(maps);
     }

@@ -381,13 +381,15 @@ void kcoll_tree_blocks_move(const kcoll_args_t *a, kcoll_sched_t *s, const kcoll
 
 /* Append one phase of a composed schedule: build runs for the view b (a
  * group's: b->p members, this rank is member b->rank), its peers mapped
- * to team ranks members[], its flag values above base, its buffers placed
- * by map (kcoll_sched_append_mapped). With sync, this rank first raises
+ * to team ranks members[], its flag values in [base, base + values)
+ * (KCOLL_PHASE_VALUES for a phase of its own; one past that fails the
+ * build, s->err), its buffers placed by map (kcoll_sched_append_mapped).
+ * With sync, this rank first raises
  * AUX to base and waits until every other member i with need[i] (need
  * NULL: every member) has raised it: those members' buffers hold an
  * earlier phase's result, which this phase reads. */
 void kcoll_phase_append(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_fn build,
-                        const int *members, uint32_t base, const kcoll_bufmap_t *map, int nmap,
-                        int sync, const char *need);
+                        const int *members, uint32_t base, uint32_t values,
+                        const kcoll_bufmap_t *map, int nmap, int sync, const char *need);
 
 #endif

@@ -73,8 +73,8 @@ void kcoll_tree_blocks_move(const kcoll_args_t *a, kcoll_sched_t *s, const kcoll
 }
 
 void kcoll_phase_append(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_fn build,
-                        const int *members, uint32_t base, const kcoll_bufmap_t *map, int nmap,
-                        int sync, const char *need)
+                        const int *members, uint32_t base, uint32_t values,
+                        const kcoll_bufmap_t *map, int nmap, int sync, const char *need)
 {
     kcoll_sched_t sub;
     if (sync && b->p > 1) {
@@ -86,6 +86,6 @@ void kcoll_phase_append(kcoll_sched_t *s, const kcoll_args_t *b, kcoll_builder_f
     kcoll_sched_init(&sub);
     if (build(b, &sub) != KCOLL_OK && !s->err)
         s->err = sub.err ? sub.err : KCOLL_ERR_ARG;
-    kcoll_sched_append_mapped(s, &sub, members, base, map, nmap, b->rank);
+    kcoll_sched_append_mapped(s, &sub, members, base, values, map, nmap, b->rank);
     kcoll_sched_free(&sub);
 }

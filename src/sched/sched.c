@@ -288,7 +288,8 @@ void kcoll_bufmap_init(kcoll_bufmap_t *m, int send_is_recv)
 }
 
 void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
-                               uint32_t base, const kcoll_bufmap_t *map, int nmap, int me)
+                               uint32_t base, uint32_t values, const kcoll_bufmap_t *map,
+                               int nmap, int me)
 {
     kcoll_bufmap_t id;
     kcoll_bufmap_init(&id, 0);
@@ -302,8 +303,8 @@ void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, con
         switch ((kcoll_step_kind_t)st->kind) {
         case KCOLL_STEP_SIGNAL:
         case KCOLL_STEP_WAIT:
-            if (st->value >= KCOLL_PHASE_VALUES || base > KCOLL_FLAG_VALUE_MAX - st->value) {
-                dst->err = KCOLL_ERR_ARG; /* too many values for one phase */
+            if (st->value >= values || base > KCOLL_FLAG_VALUE_MAX - st->value) {
+                dst->err = KCOLL_ERR_ARG; /* values past the phase's range */
                 break;
             }
             st->value += base;

@@ -349,8 +349,10 @@ void kcoll_bufmap_init(kcoll_bufmap_t *m, int send_is_recv);
 
 /* Append src, built for a subgroup, as one phase of a composed schedule:
  * peer i of src is team rank peer_of[i]; every SIGNAL and WAIT value v
- * becomes base + v (phases of one collective take increasing bases, so
- * each phase's values lie above the last's: flags keep growing); the
+ * becomes base + v, v below `values`, the phase's range (phases of one
+ * collective take increasing bases, each a range of its own, so each
+ * phase's values lie above the last's: flags keep growing; a value past
+ * the range fails the append, dst->err); the
  * buffers of subgroup rank i lie as map[i] says (nmap == 1: map[0] for
  * every rank; map NULL: where they are), those of this rank as map[me]:
  * a step's local buffer and offset follow this rank's map, the peer's
@@ -359,7 +361,8 @@ void kcoll_bufmap_init(kcoll_bufmap_t *m, int send_is_recv);
  * this rank's map (group ids and group ranks are the composer's already). */
 #define KCOLL_PHASE_VALUES (1u << 20) /* values a phase may use; bases step by this */
 void kcoll_sched_append_mapped(kcoll_sched_t *dst, const kcoll_sched_t *src, const int *peer_of,
-                               uint32_t base, const kcoll_bufmap_t *map, int nmap, int me);
+                               uint32_t base, uint32_t values, const kcoll_bufmap_t *map,
+                               int nmap, int me);
 
 /* One line per step, prefixed with "rank R:" (KCOLL_TRACE). */
 void kcoll_sched_print(const kcoll_sched_t *s, int rank, FILE *out);

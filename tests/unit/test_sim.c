@@ -173,7 +173,7 @@ int main(void)
         m.buf[KCOLL_BUF_SEND] = KCOLL_BUF_TMP;
         m.off[KCOLL_BUF_SEND] = 100;
         int peer_of[1] = {0};
-        kcoll_sched_append_mapped(&a, &ph, peer_of, 0, &m, 1, 0);
+        kcoll_sched_append_mapped(&a, &ph, peer_of, 0, KCOLL_PHASE_VALUES, &m, 1, 0);
         CHECK(a.err == KCOLL_OK && a.nxc == 2 && a.n == 3, "descriptors carried");
         CHECK(a.steps[1].kind == KCOLL_STEP_EXTERN && a.steps[1].flag == 0 &&
                   a.steps[1].value == 0,
@@ -197,6 +197,26 @@ int main(void)
         CHECK(b.err == KCOLL_ERR_ARG, "a length not a whole number of elements is refused");
         kcoll_sched_free(&a);
         kcoll_sched_free(&b);
+        kcoll_sched_free(&ph);
+    }
+    /* a phase's values lie in its range: base + v for v below `values`,
+     * and one at the range's end fails the append (the pieces of a lanes
+     * layout give each phase a range of its own: cluster/lanes.c) */
+    for (uint32_t v = 6; v <= 8; v++) {
+        kcoll_sched_t a, ph;
+        kcoll_sched_init(&a);
+        kcoll_sched_init(&ph);
+        kcoll_sched_signal(&ph, KCOLL_FLAG_DATA, 1);
+        kcoll_sched_wait(&ph, 0, KCOLL_FLAG_DATA, v);
+        int peer_of[1] = {3};
+        kcoll_sched_append_mapped(&a, &ph, peer_of, 40, 8, NULL, 1, 0);
+        if (v < 8)
+            CHECK(a.err == KCOLL_OK && a.n == 2 && a.steps[0].value == 41 &&
+                      a.steps[1].value == 40 + v && a.steps[1].peer == 3,
+                  "a phase of 8 values at base 40: value %u becomes %u", v, 40 + v);
+        else
+            CHECK(a.err == KCOLL_ERR_ARG, "a phase of 8 values refuses value 8");
+        kcoll_sched_free(&a);
         kcoll_sched_free(&ph);
     }
 

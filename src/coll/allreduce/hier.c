@@ -60,7 +60,7 @@ static void kcoll_allreduce_hier_phase(const kcoll_args_t *a, kcoll_sched_t *s, 
     b.in_place = send_is_recv || a->in_place;
     b.bytes = a->count * a->esize;
     kcoll_bufmap_init(&map, send_is_recv);
-    kcoll_phase_append(s, &b, build, members, base, &map, 1, sync, NULL);
+    kcoll_phase_append(s, &b, build, members, base, KCOLL_PHASE_VALUES, &map, 1, sync, NULL);
 }
 
 kcoll_status_t kcoll_allreduce_hier(const kcoll_args_t *a, kcoll_sched_t *s)

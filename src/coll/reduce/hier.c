@@ -136,7 +136,8 @@ void kcoll_red_up(const kcoll_args_t *a, kcoll_sched_t *s, int root, int res_tmp
                                     (a->in_place && mine->buf[KCOLL_BUF_SEND] == KCOLL_BUF_SEND &&
                                      mine->buf[KCOLL_BUF_RECV] == KCOLL_BUF_RECV));
         kcoll_phase_append(s, &b, kcoll_reduce_partitioned, members,
-                           (uint32_t)k * KCOLL_PHASE_VALUES, map, m, k > 0, need);
+                           (uint32_t)k * KCOLL_PHASE_VALUES, KCOLL_PHASE_VALUES, map, m, k > 0,
+                           need);
     }
 out:
     free(members);

@@ -92,7 +92,7 @@ kcoll_status_t kcoll_reduce_scatter_hier(const kcoll_args_t *a, kcoll_sched_t *s
         kcoll_sched_wait(s, 0, KCOLL_FLAG_AUX, base);
     if (kcoll_scatter_hier(&b, &sub) != KCOLL_OK && !s->err)
         s->err = sub.err ? sub.err : KCOLL_ERR_NOMEM;
-    kcoll_sched_append_mapped(s, &sub, ranks, base, map, p, r);
+    kcoll_sched_append_mapped(s, &sub, ranks, base, KCOLL_PHASE_VALUES, map, p, r);
 out:
     kcoll_sched_free(&sub);
     kcoll_tree_free(&t);
