@@ -400,6 +400,17 @@ static double kcoll_lanes_on(const kcoll_nshape_t *s, const kcoll_lanes_phase_t 
     return kcoll_nodes_on_max(s, ph->coll, x, 1);
 }
 
+/* Phase i (0 before, 1 between nodes, 2 after) of a lanes plan for c,
+ * ph, at x bytes of its size (0 where the plan has no such phase); the
+ * phase between nodes sets *rounds. */
+static double kcoll_lanes_phase(const kcoll_nshape_t *s, kcoll_coll_t c,
+                                const kcoll_lanes_phase_t *ph, int i, double x, int *rounds)
+{
+    if (ph->sz == KCOLL_LSZ_NONE)
+        return 0;
+    return i == 1 ? kcoll_nodes_lanes_net(s, c, x, rounds) : kcoll_lanes_on(s, ph, x);
+}
+
 /* The lanes' layout (priced: 0 where it is not a candidate). */
 static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t bytes,
                               size_t segment, kcoll_nodes_lprice_t *out, int *rounds)
@@ -422,14 +433,9 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
         const kcoll_lanes_phase_t *ph = &plan->ph[i];
         if (ph->sz == KCOLL_LSZ_NONE)
             continue;
-        if (i == 1) {
-            *t[i] = kcoll_nodes_lanes_net(s, c, size[ph->sz], rounds);
-            out->coll[i] = c;
-            continue;
-        }
-        *t[i] = kcoll_lanes_on(s, ph, size[ph->sz]);
-        out->coll[i] = ph->coll;
-        if (ph->on == KCOLL_LON_ROOT)
+        *t[i] = kcoll_lanes_phase(s, c, ph, i, size[ph->sz], rounds);
+        out->coll[i] = i == 1 ? c : ph->coll;
+        if (i != 1 && ph->on == KCOLL_LON_ROOT)
             out->rootnode |= 1u << i;
     }
     /* the reduce-scatters' copy of the vector (p blocks) in lane order
@@ -451,11 +457,8 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
         for (int w = 0; w < 2; w++) {
             const double x = w ? last : seg, r = x / b;
             for (int i = 0; i < 3; i++) {
-                const kcoll_lanes_phase_t *pp = &plan->ph[i];
                 int rr;
-                ph[w][i] = pp->sz == KCOLL_LSZ_NONE ? 0
-                           : i == 1 ? kcoll_nodes_lanes_net(s, c, size[pp->sz] * r, &rr)
-                                    : kcoll_lanes_on(s, pp, size[pp->sz] * r);
+                ph[w][i] = kcoll_lanes_phase(s, c, &plan->ph[i], i, size[plan->ph[i].sz] * r, &rr);
             }
         }
         /* only where the pieces pay: each costs its phases' and host
