@@ -29,13 +29,11 @@ size_t kcoll_handed_bytes(kcoll_coll_t c, int p, int rank, int root, const int *
 int kcoll_off_count(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcounts,
                     MPI_Datatype vtype, int count, MPI_Datatype type)
 {
-    int inter = 1, p = 0, rank = 0;
+    int p, rank;
     /* the communicator's size and this rank asked every call: a disabled
      * kcoll keeps no record of a communicator, so a size kept here could
      * be a freed one's whose handle now names another */
-    if (comm == MPI_COMM_NULL || kcoll_team_threads ||
-        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
-        PMPI_Comm_size(comm, &p) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+    if (kcoll_team_threads || !kcoll_comm_place(comm, &p, &rank))
         return 0;
     kcoll_stats_bump(kcoll_off_fast.cells[c],
                      kcoll_handed_bytes(c, p, rank, root, vcounts, vtype, count, type));

@@ -108,6 +108,10 @@ void kcoll_teams_later(void);
 /* comm is an intra-communicator kcoll keeps a record for: 1 with its size
  * and this process's rank, from that record (no host call), or 0. */
 int kcoll_comm_known(MPI_Comm comm, int *p, int *rank);
+/* The same asked of the host (three calls, no record): 1 for an
+ * intra-communicator, with its size and this process's rank; 0, both 0,
+ * for MPI_COMM_NULL, an inter-communicator or one the host refuses. */
+int kcoll_comm_place(MPI_Comm comm, int *p, int *rank);
 /* A communicator was just made: set its team up while all its ranks are in
  * the call that made it, so that its first non-blocking collective finds
  * one. Nothing before kcoll is set up (kcoll_teams_init) or after. */

@@ -576,6 +576,16 @@ int kcoll_comm_known(MPI_Comm comm, int *p, int *rank)
     return 1;
 }
 
+int kcoll_comm_place(MPI_Comm comm, int *p, int *rank)
+{
+    int inter = 1;
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
+        PMPI_Comm_size(comm, p) == MPI_SUCCESS && PMPI_Comm_rank(comm, rank) == MPI_SUCCESS)
+        return 1;
+    *p = *rank = 0;
+    return 0;
+}
+
 kcoll_team_t *kcoll_comm_team(MPI_Comm comm, int create, kcoll_reason_t *why)
 {
     if (kcoll_keyval == MPI_KEYVAL_INVALID) {

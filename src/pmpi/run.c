@@ -12,14 +12,9 @@
  * set up, an invalid or an inter-communicator), this one *rank. */
 static void kcoll_pmpi_where(MPI_Comm comm, int *p, int *rank)
 {
-    int inter = 1;
     *p = *rank = 0;
-    if (!kcoll_ready() || kcoll_comm_known(comm, p, rank))
-        return;
-    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
-        PMPI_Comm_size(comm, p);
-        PMPI_Comm_rank(comm, rank);
-    }
+    if (kcoll_ready() && !kcoll_comm_known(comm, p, rank))
+        kcoll_comm_place(comm, p, rank);
 }
 
 void kcoll_pmpi_describe(kcoll_call_t *c, kcoll_coll_t coll, int root, MPI_Comm comm)
