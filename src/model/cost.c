@@ -483,7 +483,18 @@ static double kcoll_core_book(kcoll_core_t *cores, int nc, double t, double dur)
     for (int c = 0; c < nc; c++) {
         const kcoll_core_t *k = &cores[c];
         double s = t;
-        int i = 0;
+        /* a core's intervals never overlap and are kept by start, so their
+         * ends rise too: those that end by t are a prefix, found by
+         * bisection (a scan from the first made a walk of S data steps
+         * cost S^2 / nc: 88% of a crowded price at 16 MiB) */
+        int i = 0, hi = k->n;
+        while (i < hi) {
+            const int mid = i + (hi - i) / 2;
+            if (k->e[mid] <= s)
+                i = mid + 1;
+            else
+                hi = mid;
+        }
         for (; i < k->n; i++) { /* the first gap from s that holds dur */
             if (k->e[i] <= s)
                 continue;
