@@ -1,5 +1,6 @@
 /* Selection through a team's decision cache (see select.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -228,10 +229,20 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
     return n;
 }
 
-/* The model's choice, priced now (cands: room for the candidates). */
+static _Atomic uint64_t kcoll_model_priced;
+
+uint64_t kcoll_model_pricings(void)
+{
+    /* relaxed: a count for tests, ordering nothing */
+    return atomic_load_explicit(&kcoll_model_priced, memory_order_relaxed);
+}
+
+/* The model's choice, priced now (cands: room for the candidates; *n:
+ * how many were priced, sorted, the cheapest first). */
 static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
                                           int host_ok, size_t bytes, int engine,
-                                          kcoll_cand_t *cands, kcoll_choice_t *out, double *t)
+                                          kcoll_cand_t *cands, int *n, kcoll_choice_t *out,
+                                          double *t)
 {
     if (bytes == KCOLL_BYTES_UNKNOWN) {
         /* no size: a barrier moves no bytes; the v-variants' sizes are not
@@ -246,24 +257,34 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
     }
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv,
                         .cores = kcoll_wait_cores(), .engine = engine};
-    int n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
-    *t = n ? cands[0].t : 0;
-    if (!n || !cands[0].ch.algo)
+    /* relaxed: a count for tests, ordering nothing */
+    atomic_fetch_add_explicit(&kcoll_model_priced, 1, memory_order_relaxed);
+    *n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
+    *t = *n ? cands[0].t : 0;
+    if (!*n || !cands[0].ch.algo)
         return KCOLL_SELECT_HOST;
     *out = cands[0].ch;
     out->engine = -1; /* the caller says which engine it priced */
     return KCOLL_SELECT_KCOLL;
 }
 
-/* The model's decisions for teams without levels, process-wide. Such a
- * decision depends only on (collective, p, size class, host_ok), the
- * machine and the parameters other than the algorithm choices
- * (kcoll_params_generation_model), so it outlives a team and a change of
- * KCOLL_<FAMILY>_ALGO: kcoll-bench sets that before every call it times,
- * and its 'auto' column must not pay for pricing every candidate again. */
+/* The model's decisions, process-wide. A decision depends only on
+ * (collective, p, size class, host_ok), the team's levels, the crowding,
+ * the engine priced, the machine and the parameters other than the
+ * algorithm choices (kcoll_params_generation_model), so it outlives a team
+ * and a change of KCOLL_<FAMILY>_ALGO: kcoll-bench sets that before every
+ * call it times, and its 'auto' column must not pay for pricing every
+ * candidate again; nor does a team pay again for the other cache state of
+ * a size class (its rules may differ, the model's price does not), nor a
+ * new communicator of the same ranks' placement. Pricing with the host MPI
+ * among the candidates also keeps the decision without it (kcoll's
+ * cheapest: the runner-up the check of a host decision needs), which is
+ * the same candidates priced again. What the first call of a size class
+ * pays: docs/model.md, "What a decision costs". */
 #define KCOLL_MODEL_MEMO 256
 static struct {
     uint64_t gen; /* 0: empty */
+    uint64_t lvh; /* the levels' hash (kcoll_levels_hash) */
     int p;
     int cores;    /* the crowding it was priced with (kcoll_wait_cores) */
     int engine;
@@ -274,6 +295,33 @@ static struct {
 } kcoll_model_memo[KCOLL_MODEL_MEMO];
 static pthread_mutex_t kcoll_model_memo_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A hash of levels lv (FNV-1a over their shape and every rank's groups);
+ * flat (NULL or no level kept): 0. Two teams whose ranks sit alike get
+ * the same. */
+static uint64_t kcoll_levels_hash(const kcoll_levels_t *lv)
+{
+    if (!lv || lv->n == 0)
+        return 0;
+    uint64_t h = 1469598103934665603ull;
+#define KCOLL_LV_MIX(x) (h = (h ^ (uint64_t)(uint32_t)(x)) * 1099511628211ull)
+    KCOLL_LV_MIX(lv->n);
+    KCOLL_LV_MIX(lv->p);
+    for (int l = 0; l < lv->n; l++) {
+        KCOLL_LV_MIX(lv->ngroups[l]);
+        for (int q = 0; q < lv->p; q++)
+            KCOLL_LV_MIX(lv->group[l][q]);
+    }
+#undef KCOLL_LV_MIX
+    return h | 1; /* never the flat teams' 0 */
+}
+
+/* The memo's entry for one decision. */
+static __typeof__(kcoll_model_memo[0]) *kcoll_model_memo_at(int key, int p, int engine)
+{
+    return &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p * 7u + (unsigned)engine) %
+                             KCOLL_MODEL_MEMO];
+}
+
 /* The model's choice for a call with steps on `engine`: the cheapest
  * candidate, its predicted time in *t. */
 static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
@@ -281,41 +329,57 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
                                          double *t)
 {
     static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
-    const int memo = !lv || lv->n == 0;
-    const int key = ((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok + 1;
-    const uint64_t gen = kcoll_params_generation_model();
+    const int base = (int)c * 65 + kcoll_size_class(bytes);
+    const int key = base * 2 + !!host_ok + 1;
+    const uint64_t gen = kcoll_params_generation_model(), lvh = kcoll_levels_hash(lv);
     const int cores = kcoll_wait_cores();
-    __typeof__(kcoll_model_memo[0]) *e =
-        &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p * 7u + (unsigned)engine) %
-                          KCOLL_MODEL_MEMO];
-    if (memo) {
-        int hit = 0;
-        pthread_mutex_lock(&kcoll_model_memo_lock);
-        if (e->gen == gen && e->p == p && e->key == key && e->cores == cores && e->engine == engine) {
-            hit = 1;
-            out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
-            out->prm = e->prm;
-            out->forced = 0;
-            out->engine = -1;
-            *t = e->t;
-        }
-        pthread_mutex_unlock(&kcoll_model_memo_lock);
-        if (hit)
-            return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
+    __typeof__(kcoll_model_memo[0]) *e = kcoll_model_memo_at(key, p, engine);
+    int hit = 0;
+    pthread_mutex_lock(&kcoll_model_memo_lock);
+    if (e->gen == gen && e->lvh == lvh && e->p == p && e->key == key && e->cores == cores &&
+        e->engine == engine) {
+        hit = 1;
+        out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
+        out->prm = e->prm;
+        out->forced = 0;
+        out->engine = -1;
+        *t = e->t;
     }
-    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, engine, cands, out, t);
-    if (memo) {
-        pthread_mutex_lock(&kcoll_model_memo_lock);
-        e->gen = gen;
-        e->p = p;
-        e->cores = cores;
-        e->engine = engine;
-        e->key = (int16_t)key;
-        e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
-        e->prm = out->prm;
-        e->t = *t;
-        pthread_mutex_unlock(&kcoll_model_memo_lock);
+    pthread_mutex_unlock(&kcoll_model_memo_lock);
+    if (hit)
+        return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
+    int n;
+    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, engine, cands, &n, out, t);
+    /* kcoll's cheapest of the same candidates: the decision without the
+     * host, where the host was among them and no candidate was left out */
+    int best = -1;
+    if (host_ok && bytes != KCOLL_BYTES_UNKNOWN && n < KCOLL_MAX_CANDS)
+        for (int i = 0; i < n && best < 0; i++)
+            if (cands[i].ch.algo)
+                best = i;
+    pthread_mutex_lock(&kcoll_model_memo_lock);
+    e->gen = gen;
+    e->lvh = lvh;
+    e->p = p;
+    e->cores = cores;
+    e->engine = engine;
+    e->key = (int16_t)key;
+    e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
+    e->prm = out->prm;
+    e->t = *t;
+    if (best >= 0) {
+        __typeof__(kcoll_model_memo[0]) *o = kcoll_model_memo_at(base * 2 + 1, p, engine);
+        o->gen = gen;
+        o->lvh = lvh;
+        o->p = p;
+        o->cores = cores;
+        o->engine = engine;
+        o->key = (int16_t)(base * 2 + 1);
+        o->algo = (int16_t)kcoll_algo_index(cands[best].ch.algo);
+        o->prm = cands[best].ch.prm;
+        o->t = cands[best].t;
     }
+    pthread_mutex_unlock(&kcoll_model_memo_lock);
     return res;
 }
 

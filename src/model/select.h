@@ -173,6 +173,10 @@ typedef struct {
 } kcoll_cand_t;
 
 #define KCOLL_MAX_CANDS 128
+/* How many decisions the model has priced in this process (each prices
+ * every candidate; a decision it already knows is not priced again:
+ * select.c, the memo). For tests. */
+uint64_t kcoll_model_pricings(void);
 /* Every candidate for call c on machine m, priced, cheapest first (ties:
  * registry order, then smaller parameters); the host MPI among them when
  * host_ok. Returns how many (at most max). */

@@ -13,6 +13,7 @@
 #include "model/machine.h"
 #include "model/select.h"
 #include "xfer/engine.h"
+#include "levels_fixture.h"
 
 int main(void)
 {
@@ -274,6 +275,84 @@ int main(void)
                   KCOLL_SELECT_KCOLL && ch.algo == model.algo,
           "auto again: the model");
     free(d);
+
+    /* the model's memo (select.c): a decision priced once per process.
+     * The other cache state of a size class, a second team with the same
+     * levels and, where the host MPI won, the runner-up without it price
+     * nothing again, and each answers what pricing afresh answers; other
+     * levels, another size class price anew. */
+    {
+        static kcoll_tuning_t plain; /* the built-in machine, no rules: the model decides */
+        kcoll_machine_defaults(&plain.m);
+        kcoll_tuning_set(&plain);
+        kcoll_levels_t lv1, lv2, lv3;
+        levels_fixture(&lv1, 16, 1);
+        levels_fixture(&lv2, 16, 1); /* the same placement, another team's copy */
+        levels_fixture(&lv3, 16, 2);
+        kcoll_decisions_t *t1 = calloc(1, sizeof *t1), *t2 = calloc(1, sizeof *t2),
+                          *t3 = calloc(1, sizeof *t3);
+        CHECK(t1 && t2 && t3 && lv1.n > 0 && lv3.n > 0, "memory, levels");
+        const size_t n = 3 << 20;
+        kcoll_choice_t c1, c2, c3;
+        uint64_t k0 = kcoll_model_pricings();
+        kcoll_select_t r1 = kcoll_select_cache(t1, KCOLL_COLL_ALLREDUCE, 16, &lv1, 1, n,
+                                               KCOLL_CACHE_COLD, &c1);
+        const uint64_t k1 = kcoll_model_pricings();
+        CHECK(k1 > k0, "a first decision is priced");
+        CHECK(kcoll_select_cache(t1, KCOLL_COLL_ALLREDUCE, 16, &lv1, 1, n, KCOLL_CACHE_HOT,
+                                 &c2) == r1 &&
+                  kcoll_model_pricings() == k1 && c2.algo == c1.algo &&
+                  !memcmp(&c2.prm, &c1.prm, sizeof c1.prm),
+              "the other cache state: the same, not priced again (%llu pricings)",
+              (unsigned long long)(kcoll_model_pricings() - k1));
+        CHECK(kcoll_select(t2, KCOLL_COLL_ALLREDUCE, 16, &lv2, 1, n, &c2) == r1 &&
+                  kcoll_model_pricings() == k1 && c2.algo == c1.algo &&
+                  !memcmp(&c2.prm, &c1.prm, sizeof c1.prm),
+              "another team with the same levels: the same, not priced again");
+        /* priced afresh: the cheapest candidate at these levels */
+        static kcoll_cand_t cand[KCOLL_MAX_CANDS];
+        kcoll_pcall_t pc = {.coll = KCOLL_COLL_ALLREDUCE, .p = 16, .bytes = kcoll_class_bytes(n),
+                            .lv = &lv1};
+        int nc = kcoll_model_rank(&kcoll_tuning()->m, &pc, 1, cand, KCOLL_MAX_CANDS);
+        CHECK(nc > 1 && (r1 == KCOLL_SELECT_HOST ? !cand[0].ch.algo
+                                                 : cand[0].ch.algo == c1.algo &&
+                                                       !memcmp(&cand[0].ch.prm, &c1.prm,
+                                                               sizeof c1.prm)),
+              "the memo's decision is the cheapest candidate priced afresh");
+        kcoll_select(t3, KCOLL_COLL_ALLREDUCE, 16, &lv3, 1, n, &c3);
+        const uint64_t k2 = kcoll_model_pricings();
+        CHECK(k2 > k1, "other levels are priced anew");
+        kcoll_select(t3, KCOLL_COLL_ALLREDUCE, 16, &lv3, 1, 2 * n, &c3);
+        CHECK(kcoll_model_pricings() > k2, "another size class is priced anew");
+        /* where the host MPI wins, its runner-up (kcoll's cheapest) comes
+         * from the same pricing; it is kcoll's cheapest candidate afresh */
+        int host_won = 0;
+        for (size_t b = 8; b <= (1 << 20) && !host_won; b *= 4) {
+            memset(t1, 0, sizeof *t1);
+            const uint64_t before = kcoll_model_pricings();
+            if (kcoll_select(t1, KCOLL_COLL_ALLREDUCE, 16, &lv1, 1, b, &c1) != KCOLL_SELECT_HOST)
+                continue;
+            host_won = 1;
+            CHECK(kcoll_model_pricings() == before + 1,
+                  "a host decision and its runner-up: one pricing (%llu)",
+                  (unsigned long long)(kcoll_model_pricings() - before));
+            kcoll_pcall_t hc = {.coll = KCOLL_COLL_ALLREDUCE, .p = 16,
+                                .bytes = kcoll_class_bytes(b), .lv = &lv1};
+            int hn = kcoll_model_rank(&kcoll_tuning()->m, &hc, 0, cand, KCOLL_MAX_CANDS);
+            CHECK(kcoll_select(t2, KCOLL_COLL_ALLREDUCE, 16, &lv2, 0, b, &c2) ==
+                          KCOLL_SELECT_KCOLL &&
+                      hn > 0 && cand[0].ch.algo == c2.algo &&
+                      !memcmp(&cand[0].ch.prm, &c2.prm, sizeof c2.prm),
+                  "the runner-up kept is kcoll's cheapest candidate priced afresh");
+        }
+        CHECK(host_won, "the host MPI wins some small Allreduce at 16 ranks");
+        kcoll_levels_free(&lv1);
+        kcoll_levels_free(&lv2);
+        kcoll_levels_free(&lv3);
+        free(t1);
+        free(t2);
+        free(t3);
+    }
 
     /* kcoll_split covers [0, n) exactly, in order */
     for (size_t n = 0; n < 200000; n = n * 3 + 1)
