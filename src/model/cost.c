@@ -483,9 +483,12 @@ static int kcoll_contention(kcoll_pricer_t *P)
     if (kcoll_owner_load(P, conc, two))
         goto fail;
     /* CMA copies, grouped by the process whose pages they lock: how far
-     * their accessors are */
-    int m = 0;
-    for (int i = 0; i < n && !two; i++)
+     * their accessors are (none where every rank is on one package: far
+     * stays 0, and the grouping is skipped) */
+    int m = 0, packages = 0;
+    for (int r = 1; r < P->p && !packages; r++)
+        packages = kcoll_pkg(P, r) != kcoll_pkg(P, 0);
+    for (int i = 0; i < n && !two && packages; i++)
         if (P->iv[i].target >= 0)
             idx[m++] = i;
     qsort_r(idx, (size_t)m, sizeof *idx, kcoll_ival_by_target, P->iv);
