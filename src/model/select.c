@@ -177,19 +177,22 @@ static int kcoll_cand_cmp(const void *x, const void *y)
     return memcmp(&a->ch.prm, &b->ch.prm, sizeof a->ch.prm);
 }
 
-int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_ok,
-                     kcoll_cand_t *out, int max)
+/* Calls fn(ctx, ch) for every candidate for call c, unpriced, in the
+ * model's order: the host MPI first (ch->algo NULL) when host_ok, then
+ * each algorithm of the family that is valid for p, with the cross product
+ * of its parameters' sweeps (the first parameter turning fastest). Stops
+ * where fn returns nonzero. */
+static void kcoll_model_each(const kcoll_pcall_t *c, int host_ok,
+                             int (*fn)(void *ctx, const kcoll_choice_t *ch), void *ctx)
 {
     const kcoll_coll_t family = kcoll_coll_family(c->coll);
     const int flat = !c->lv || c->lv->n == 0;
-    int n = 0;
-    if (host_ok && n < max) {
-        memset(&out[n], 0, sizeof out[n]);
-        out[n].ch.engine = -1;
-        out[n].t = kcoll_price_host(m, c);
-        n++;
-    }
-    for (int i = 0; i < kcoll_nalgos && n < max; i++) {
+    kcoll_choice_t ch;
+    memset(&ch, 0, sizeof ch);
+    ch.engine = -1;
+    if (host_ok && fn(ctx, &ch))
+        return;
+    for (int i = 0; i < kcoll_nalgos; i++) {
         const kcoll_algo_t *a = &kcoll_algos[i];
         if (a->family != family)
             continue;
@@ -201,23 +204,13 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
             nv[np] = kcoll_sweep_values(&a->params[np], c->p, vals[np]);
         int at[KCOLL_ALGO_MAX_PARAMS] = {0};
         for (;;) {
-            kcoll_aparam_t prm;
             char why[160];
-            kcoll_algo_defaults(a, &prm);
+            kcoll_algo_defaults(a, &ch.prm);
             for (int q = 0; q < np; q++)
-                *kcoll_aparam_field(&prm, &a->params[q]) = vals[q][at[q]];
-            if ((!a->check || !a->check(c->p, &prm, why, sizeof why)) && n < max) {
-                kcoll_price_t pr;
-                if (!kcoll_price_capped(m, a, &prm, c, &pr)) {
-                    out[n].ch.algo = a;
-                    out[n].ch.prm = prm;
-                    out[n].ch.forced = 0;
-                    out[n].ch.engine = -1;
-                    out[n].pr = pr;
-                    out[n].t = pr.t;
-                    n++;
-                }
-            }
+                *kcoll_aparam_field(&ch.prm, &a->params[q]) = vals[q][at[q]];
+            ch.algo = a;
+            if ((!a->check || !a->check(c->p, &ch.prm, why, sizeof why)) && fn(ctx, &ch))
+                return;
             int q = 0;
             while (q < np && ++at[q] == nv[q])
                 at[q++] = 0;
@@ -225,8 +218,49 @@ int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_
                 break;
         }
     }
-    qsort(out, (size_t)n, sizeof out[0], kcoll_cand_cmp);
-    return n;
+}
+
+/* One candidate priced: ch at price *pr, or the host MPI (ch->algo NULL,
+ * pr unused). Returns 0, -1 where the model cannot price it. */
+static int kcoll_model_price_one(const kcoll_machine_t *m, const kcoll_pcall_t *c,
+                                 const kcoll_choice_t *ch, kcoll_cand_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ch = *ch;
+    if (!ch->algo) {
+        out->t = kcoll_price_host(m, c);
+        return 0;
+    }
+    if (kcoll_price_capped(m, ch->algo, &ch->prm, c, &out->pr))
+        return -1;
+    out->t = out->pr.t;
+    return 0;
+}
+
+typedef struct {
+    const kcoll_machine_t *m;
+    const kcoll_pcall_t *c;
+    kcoll_cand_t *out;
+    int n, max;
+} kcoll_rank_ctx_t;
+
+static int kcoll_rank_one(void *ctx, const kcoll_choice_t *ch)
+{
+    kcoll_rank_ctx_t *x = ctx;
+    if (x->n >= x->max)
+        return 1;
+    if (!kcoll_model_price_one(x->m, x->c, ch, &x->out[x->n]))
+        x->n++;
+    return x->n >= x->max;
+}
+
+int kcoll_model_rank(const kcoll_machine_t *m, const kcoll_pcall_t *c, int host_ok,
+                     kcoll_cand_t *out, int max)
+{
+    kcoll_rank_ctx_t x = {.m = m, .c = c, .out = out, .max = max};
+    kcoll_model_each(c, host_ok, kcoll_rank_one, &x);
+    qsort(out, (size_t)x.n, sizeof out[0], kcoll_cand_cmp);
+    return x.n;
 }
 
 static _Atomic uint64_t kcoll_model_priced;
@@ -237,12 +271,10 @@ uint64_t kcoll_model_pricings(void)
     return atomic_load_explicit(&kcoll_model_priced, memory_order_relaxed);
 }
 
-/* The model's choice, priced now (cands: room for the candidates; *n:
- * how many were priced, sorted, the cheapest first). */
-static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                          int host_ok, size_t bytes, int engine,
-                                          kcoll_cand_t *cands, int *n, kcoll_choice_t *out,
-                                          double *t)
+/* The call the model prices for a decision of (c, p, lv, bytes) on
+ * `engine`; *host_ok cleared where the host MPI cannot be a candidate. */
+static kcoll_pcall_t kcoll_select_pcall(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                                        int *host_ok, size_t bytes, int engine)
 {
     if (bytes == KCOLL_BYTES_UNKNOWN) {
         /* no size: a barrier moves no bytes; the v-variants' sizes are not
@@ -252,20 +284,12 @@ static kcoll_select_t kcoll_select_priced(kcoll_coll_t c, int p, const kcoll_lev
             bytes = 0;
         } else {
             bytes = (size_t)64 << 20;
-            host_ok = 0;
+            *host_ok = 0;
         }
     }
     kcoll_pcall_t pc = {.coll = c, .p = p, .bytes = kcoll_class_bytes(bytes), .lv = lv,
                         .cores = kcoll_wait_cores(), .engine = engine};
-    /* relaxed: a count for tests, ordering nothing */
-    atomic_fetch_add_explicit(&kcoll_model_priced, 1, memory_order_relaxed);
-    *n = kcoll_model_rank(&kcoll_tuning()->m, &pc, host_ok, cands, KCOLL_MAX_CANDS);
-    *t = *n ? cands[0].t : 0;
-    if (!*n || !cands[0].ch.algo)
-        return KCOLL_SELECT_HOST;
-    *out = cands[0].ch;
-    out->engine = -1; /* the caller says which engine it priced */
-    return KCOLL_SELECT_KCOLL;
+    return pc;
 }
 
 /* The model's decisions, process-wide. A decision depends only on
@@ -315,77 +339,285 @@ static uint64_t kcoll_levels_hash(const kcoll_levels_t *lv)
     return h | 1; /* never the flat teams' 0 */
 }
 
+typedef __typeof__(kcoll_model_memo[0]) kcoll_memo_t;
+
+/* A decision's identity in the memo. */
+typedef struct {
+    uint64_t gen, lvh;
+    int p, cores, engine, key;
+} kcoll_memo_key_t;
+
 /* The memo's entry for one decision. */
-static __typeof__(kcoll_model_memo[0]) *kcoll_model_memo_at(int key, int p, int engine)
+static kcoll_memo_t *kcoll_model_memo_at(const kcoll_memo_key_t *k)
 {
-    return &kcoll_model_memo[((unsigned)key * 31u + (unsigned)p * 7u + (unsigned)engine) %
+    return &kcoll_model_memo[((unsigned)k->key * 31u + (unsigned)k->p * 7u +
+                              (unsigned)k->engine) %
                              KCOLL_MODEL_MEMO];
 }
 
+/* Under the memo's lock: the decision k as a candidate in *out, if the
+ * memo holds it (returns 1; else 0). */
+static int kcoll_model_memo_get(const kcoll_memo_key_t *k, kcoll_cand_t *out)
+{
+    const kcoll_memo_t *e = kcoll_model_memo_at(k);
+    if (e->gen != k->gen || e->lvh != k->lvh || e->p != k->p || e->key != k->key ||
+        e->cores != k->cores || e->engine != k->engine)
+        return 0;
+    memset(out, 0, sizeof *out);
+    out->ch.algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
+    out->ch.prm = e->prm;
+    out->ch.engine = -1;
+    out->t = e->t;
+    return 1;
+}
+
+/* Under the memo's lock: decision k is candidate c. */
+static void kcoll_model_memo_put(const kcoll_memo_key_t *k, const kcoll_cand_t *c)
+{
+    kcoll_memo_t *e = kcoll_model_memo_at(k);
+    e->gen = k->gen;
+    e->lvh = k->lvh;
+    e->p = k->p;
+    e->cores = k->cores;
+    e->engine = k->engine;
+    e->key = (int16_t)k->key;
+    e->algo = c->ch.algo ? (int16_t)kcoll_algo_index(c->ch.algo) : -1;
+    e->prm = c->ch.prm;
+    e->t = c->t;
+}
+
+/* ---- pricing shared by the ranks of a team (select.h) ----
+ *
+ * The candidates are numbered in the model's order (kcoll_model_each) and
+ * rank r of q prices those numbered r, r + q, r + 2q, ...: its cheapest,
+ * and its cheapest of kcoll's own, go to every rank, and every rank takes
+ * the cheapest of the cheapest. kcoll_cand_cmp orders the candidates
+ * totally (price, then algorithm, then parameters), and a price is the
+ * same double on every rank (the same machine, call and code), so that is
+ * the candidate the sort of all of them puts first, the one a rank pricing
+ * alone finds. Where the model would cut the list (more than
+ * KCOLL_MAX_CANDS) nobody shares. A rank whose memo knows the decision
+ * already (another team of the same shape decided it) prices nothing and
+ * shares the decision, and every rank takes it. */
+
+/* A candidate in a sharing: present, algorithm (-1: the host), k, j,
+ * chunk, and the price's 64 bits in four 16-bit pieces (a float holds
+ * each exactly: every rank reads the very double priced). */
+#define KCOLL_SPLIT_CAND 9
+_Static_assert(2 + 2 * KCOLL_SPLIT_CAND <= KCOLL_SPLIT_VALS, "a sharing holds two candidates");
+
+static void kcoll_split_put(float *v, const kcoll_cand_t *c)
+{
+    memset(v, 0, KCOLL_SPLIT_CAND * sizeof *v);
+    if (!c)
+        return;
+    uint64_t b;
+    memcpy(&b, &c->t, sizeof b);
+    v[0] = 1;
+    v[1] = c->ch.algo ? (float)kcoll_algo_index(c->ch.algo) : -1;
+    v[2] = (float)c->ch.prm.k;
+    v[3] = (float)c->ch.prm.j;
+    v[4] = (float)c->ch.prm.chunk;
+    for (int i = 0; i < 4; i++)
+        v[5 + i] = (float)((b >> (16 * i)) & 0xffff);
+}
+
+static int kcoll_split_get(const float *v, kcoll_cand_t *c)
+{
+    const int a = (int)v[1];
+    if (v[0] != 1 || a < -1 || a >= kcoll_nalgos)
+        return 0;
+    memset(c, 0, sizeof *c);
+    c->ch.algo = a >= 0 ? &kcoll_algos[a] : NULL;
+    c->ch.prm.k = (int)v[2];
+    c->ch.prm.j = (int)v[3];
+    c->ch.prm.chunk = (int)v[4];
+    c->ch.engine = -1;
+    uint64_t b = 0;
+    for (int i = 0; i < 4; i++)
+        b |= (uint64_t)v[5 + i] << (16 * i);
+    memcpy(&c->t, &b, sizeof b);
+    return 1;
+}
+
+/* What one rank's share of the candidates came to. */
+typedef struct {
+    const kcoll_machine_t *m;
+    const kcoll_pcall_t *c;
+    int q, me, i; /* ranks, this one, the next candidate's number */
+    int n;        /* candidates priced */
+    int has_best, has_alt;
+    kcoll_cand_t best, alt; /* the cheapest, the cheapest of kcoll's */
+} kcoll_split_ctx_t;
+
+/* Keep c in *best where it is cheaper (kcoll_cand_cmp). */
+static void kcoll_cand_keep(const kcoll_cand_t *c, kcoll_cand_t *best, int *has)
+{
+    if (!*has || kcoll_cand_cmp(c, best) < 0) {
+        *best = *c;
+        *has = 1;
+    }
+}
+
+static int kcoll_split_one(void *ctx, const kcoll_choice_t *ch)
+{
+    kcoll_split_ctx_t *x = ctx;
+    kcoll_cand_t c;
+    if (x->i++ % x->q != x->me || kcoll_model_price_one(x->m, x->c, ch, &c))
+        return 0;
+    x->n++;
+    kcoll_cand_keep(&c, &x->best, &x->has_best);
+    if (ch->algo)
+        kcoll_cand_keep(&c, &x->alt, &x->has_alt);
+    return 0;
+}
+
+static int kcoll_count_one(void *ctx, const kcoll_choice_t *ch)
+{
+    (void)ch;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+static _Atomic uint64_t kcoll_model_split_n;
+
+uint64_t kcoll_model_shared(void)
+{
+    /* relaxed: a count for the statistics, ordering nothing */
+    return atomic_load_explicit(&kcoll_model_split_n, memory_order_relaxed);
+}
+
+/* The decision for pc priced by split's ranks together (known: this
+ * rank's memo's decision, known_alt its runner-up, or NULL): the
+ * cheapest candidate in *best (*has_best 0: none priced), kcoll's in *alt,
+ * how many were priced in *n (-1: a known decision was taken). 0, or -1
+ * where the sharing failed (split->failed set). */
+static int kcoll_split_price(kcoll_split_t *split, const kcoll_pcall_t *pc, int host_ok,
+                             const kcoll_cand_t *known, const kcoll_cand_t *known_alt,
+                             kcoll_cand_t *best, int *has_best, kcoll_cand_t *alt, int *has_alt,
+                             int *n)
+{
+    const int V = KCOLL_SPLIT_VALS, q = split->q;
+    float mine[KCOLL_SPLIT_VALS] = {0};
+    if (known) {
+        mine[0] = 1;
+        kcoll_split_put(mine + 2, known);
+        kcoll_split_put(mine + 2 + KCOLL_SPLIT_CAND, known_alt);
+    } else {
+        kcoll_split_ctx_t x = {.m = &kcoll_tuning()->m, .c = pc, .q = q, .me = split->me};
+        /* relaxed: counts for tests and the statistics, ordering nothing */
+        atomic_fetch_add_explicit(&kcoll_model_priced, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&kcoll_model_split_n, 1, memory_order_relaxed);
+        kcoll_model_each(pc, host_ok, kcoll_split_one, &x);
+        mine[1] = (float)x.n;
+        kcoll_split_put(mine + 2, x.has_best ? &x.best : NULL);
+        kcoll_split_put(mine + 2 + KCOLL_SPLIT_CAND, x.has_alt ? &x.alt : NULL);
+    }
+    float *all = malloc((size_t)q * (size_t)V * sizeof *all);
+    if (!all || split->share(split->ctx, mine, all)) {
+        free(all);
+        split->failed = 1;
+        return -1;
+    }
+    int from = -1; /* the first rank that knew the decision */
+    for (int r = 0; r < q && from < 0; r++)
+        if (all[r * V] == 1)
+            from = r;
+    *has_best = *has_alt = 0;
+    *n = 0;
+    for (int r = 0; r < q; r++) {
+        const float *v = all + (size_t)r * V;
+        kcoll_cand_t c;
+        if (from >= 0 && r != from)
+            continue;
+        *n += (int)v[1];
+        if (kcoll_split_get(v + 2, &c))
+            kcoll_cand_keep(&c, best, has_best);
+        if (kcoll_split_get(v + 2 + KCOLL_SPLIT_CAND, &c))
+            kcoll_cand_keep(&c, alt, has_alt);
+    }
+    if (from >= 0)
+        *n = -1;
+    free(all);
+    return 0;
+}
+
 /* The model's choice for a call with steps on `engine`: the cheapest
- * candidate, its predicted time in *t. */
+ * candidate, its predicted time in *t; priced with split's ranks where
+ * split is not NULL (every one of them calls this alike), else alone. */
 static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
-                                         int host_ok, size_t bytes, int engine, kcoll_choice_t *out,
-                                         double *t)
+                                         int host_ok, size_t bytes, int engine,
+                                         kcoll_split_t *split, kcoll_choice_t *out, double *t)
 {
     static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
     const int base = (int)c * 65 + kcoll_size_class(bytes);
-    const int key = base * 2 + !!host_ok + 1;
-    const uint64_t gen = kcoll_params_generation_model(), lvh = kcoll_levels_hash(lv);
-    const int cores = kcoll_wait_cores();
-    __typeof__(kcoll_model_memo[0]) *e = kcoll_model_memo_at(key, p, engine);
-    int hit = 0;
+    const kcoll_memo_key_t k = {.gen = kcoll_params_generation_model(),
+                                .lvh = kcoll_levels_hash(lv),
+                                .p = p,
+                                .cores = kcoll_wait_cores(),
+                                .engine = engine,
+                                .key = base * 2 + !!host_ok + 1};
+    kcoll_memo_key_t ko = k; /* kcoll's cheapest: the decision without the host */
+    ko.key = base * 2 + 1;
+    kcoll_cand_t best, alt, known, known_alt;
+    int has_best = 0, has_alt = 0, n = 0;
     pthread_mutex_lock(&kcoll_model_memo_lock);
-    if (e->gen == gen && e->lvh == lvh && e->p == p && e->key == key && e->cores == cores &&
-        e->engine == engine) {
-        hit = 1;
-        out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
-        out->prm = e->prm;
-        out->forced = 0;
-        out->engine = -1;
-        *t = e->t;
-    }
+    const int hit = kcoll_model_memo_get(&k, &known);
+    const int hit_alt = hit && host_ok && kcoll_model_memo_get(&ko, &known_alt);
     pthread_mutex_unlock(&kcoll_model_memo_lock);
-    if (hit)
+    int hok = host_ok;
+    const kcoll_pcall_t pc = kcoll_select_pcall(c, p, lv, &hok, bytes, engine);
+    int shared = 0;
+    if (split && split->q > 1 && !split->failed) {
+        int all = 0;
+        kcoll_model_each(&pc, hok, kcoll_count_one, &all);
+        shared = all <= KCOLL_MAX_CANDS &&
+                 !kcoll_split_price(split, &pc, hok, hit ? &known : NULL,
+                                    hit_alt ? &known_alt : NULL, &best, &has_best, &alt,
+                                    &has_alt, &n);
+    }
+    if (!shared && hit) {
+        *out = known.ch;
+        *t = known.t;
         return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
-    int n;
-    kcoll_select_t res = kcoll_select_priced(c, p, lv, host_ok, bytes, engine, cands, &n, out, t);
-    /* kcoll's cheapest of the same candidates: the decision without the
-     * host, where the host was among them and no candidate was left out */
-    int best = -1;
-    if (host_ok && bytes != KCOLL_BYTES_UNKNOWN && n < KCOLL_MAX_CANDS)
-        for (int i = 0; i < n && best < 0; i++)
-            if (cands[i].ch.algo)
-                best = i;
-    pthread_mutex_lock(&kcoll_model_memo_lock);
-    e->gen = gen;
-    e->lvh = lvh;
-    e->p = p;
-    e->cores = cores;
-    e->engine = engine;
-    e->key = (int16_t)key;
-    e->algo = res == KCOLL_SELECT_KCOLL ? (int16_t)kcoll_algo_index(out->algo) : -1;
-    e->prm = out->prm;
-    e->t = *t;
-    if (best >= 0) {
-        __typeof__(kcoll_model_memo[0]) *o = kcoll_model_memo_at(base * 2 + 1, p, engine);
-        o->gen = gen;
-        o->lvh = lvh;
-        o->p = p;
-        o->cores = cores;
-        o->engine = engine;
-        o->key = (int16_t)(base * 2 + 1);
-        o->algo = (int16_t)kcoll_algo_index(cands[best].ch.algo);
-        o->prm = cands[best].ch.prm;
-        o->t = cands[best].t;
     }
+    if (!shared) {
+        /* relaxed: a count for tests, ordering nothing */
+        atomic_fetch_add_explicit(&kcoll_model_priced, 1, memory_order_relaxed);
+        n = kcoll_model_rank(&kcoll_tuning()->m, &pc, hok, cands, KCOLL_MAX_CANDS);
+        if ((has_best = n > 0))
+            best = cands[0];
+        for (int i = 0; i < n && !has_alt; i++)
+            if (cands[i].ch.algo) {
+                alt = cands[i];
+                has_alt = 1;
+            }
+    }
+    if (!has_best) { /* nothing priced: the host */
+        memset(&best, 0, sizeof best);
+        best.ch.engine = -1;
+    }
+    /* kcoll's cheapest of the same candidates is kept where the host was
+     * among them and no candidate was left out */
+    const int keep_alt = has_alt && host_ok && bytes != KCOLL_BYTES_UNKNOWN && n < KCOLL_MAX_CANDS;
+    pthread_mutex_lock(&kcoll_model_memo_lock);
+    kcoll_model_memo_put(&k, &best);
+    if (keep_alt)
+        kcoll_model_memo_put(&ko, &alt);
     pthread_mutex_unlock(&kcoll_model_memo_lock);
-    return res;
+    *out = best.ch;
+    out->forced = 0;
+    out->engine = -1; /* the caller says which engine it priced */
+    *t = best.t;
+    return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
 }
 
-kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv, int host_ok,
-                                     size_t bytes, kcoll_cache_t cache, const kcoll_decisions_t *d,
-                                     kcoll_choice_t *out)
+/* kcoll_select_unforced, the model's pricing shared by split's ranks
+ * where split is not NULL. */
+static kcoll_select_t kcoll_select_split(kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                                         int host_ok, size_t bytes, kcoll_cache_t cache,
+                                         const kcoll_decisions_t *d, kcoll_split_t *split,
+                                         kcoll_choice_t *out)
 {
     const kcoll_coll_t family = kcoll_coll_family(c);
     const int hot = cache == KCOLL_CACHE_HOT;
@@ -399,7 +631,7 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
             host_ok && kcoll_select_sized(c, bytes), d, &res,
             out)) {
         double t;
-        res = kcoll_select_model(c, p, lv, host_ok, bytes, d->engine, out, &t);
+        res = kcoll_select_model(c, p, lv, host_ok, bytes, d->engine, split, out, &t);
         /* the same call on each engine the team may switch to: its best
          * runs where it undercuts the team's engine's (the host MPI, among
          * both, costs the same in each) */
@@ -409,7 +641,8 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
             if (e == d->engine || !(d->percall & KCOLL_ENGINE_BIT(e)))
                 continue;
             const int kcoll =
-                kcoll_select_model(c, p, lv, host_ok, bytes, e, &alt, &te) == KCOLL_SELECT_KCOLL;
+                kcoll_select_model(c, p, lv, host_ok, bytes, e, split, &alt, &te) ==
+                KCOLL_SELECT_KCOLL;
             if (kcoll_percall_takes(kcoll, te, t)) {
                 *out = alt;
                 out->engine = e;
@@ -425,6 +658,13 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
     return res;
 }
 
+kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t *lv, int host_ok,
+                                     size_t bytes, kcoll_cache_t cache, const kcoll_decisions_t *d,
+                                     kcoll_choice_t *out)
+{
+    return kcoll_select_split(c, p, lv, host_ok, bytes, cache, d, NULL, out);
+}
+
 kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                             const kcoll_levels_t *lv, int host_ok, size_t bytes,
                             kcoll_choice_t *out)
@@ -432,14 +672,11 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     return kcoll_select_cache(d, c, p, lv, host_ok, bytes, KCOLL_CACHE_COLD, out);
 }
 
-kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
-                                  const kcoll_levels_t *lv, int host_ok, size_t bytes,
-                                  kcoll_cache_t cache, kcoll_choice_t *out)
+/* d's decisions, emptied where they are for another parameter generation
+ * or process count. */
+static void kcoll_decisions_fresh(kcoll_decisions_t *d, int p)
 {
-    const kcoll_coll_t family = kcoll_coll_family(c);
     const uint64_t gen = kcoll_params_generation();
-    const int hot = cache == KCOLL_CACHE_HOT;
-    const int key = kcoll_decision_key(c, bytes, host_ok, hot);
     if (d->gen != gen || d->p != p) {
         const int engine = d->engine;
         const unsigned percall = d->percall;
@@ -449,19 +686,15 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
         d->engine = engine;
         d->percall = percall;
     }
-    __typeof__(d->e[0]) *e = &d->e[key % KCOLL_DECISIONS];
-    if (e->key == key) {
-        out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
-        out->prm = e->prm;
-        out->engine = e->engine;
-        out->forced = d->forced[family].state == 2;
-        return (kcoll_select_t)e->result;
-    }
+}
 
-    kcoll_select_t res;
+/* The forced spec of family in d, parsed if it was not yet. */
+static __typeof__(((kcoll_decisions_t *)0)->forced[0]) *kcoll_decisions_forced(
+    kcoll_decisions_t *d, kcoll_coll_t family)
+{
     __typeof__(d->forced[0]) *f = &d->forced[family];
-    const char *spec = kcoll_param_str(kcoll_algo_param_of(family));
     if (!f->state) {
+        const char *spec = kcoll_param_str(kcoll_algo_param_of(family));
         const kcoll_algo_t *a;
         char err[256];
         if (kcoll_algo_parse(family, spec, &a, &f->prm, err, sizeof err)) {
@@ -472,6 +705,51 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
             f->algo = a ? (int16_t)kcoll_algo_index(a) : -1;
         }
     }
+    return f;
+}
+
+int kcoll_select_decided(kcoll_decisions_t *d, kcoll_coll_t c, int p, int host_ok, size_t bytes,
+                         kcoll_cache_t cache)
+{
+    const int key = kcoll_decision_key(c, bytes, host_ok, cache == KCOLL_CACHE_HOT);
+    kcoll_decisions_fresh(d, p);
+    return d->e[key % KCOLL_DECISIONS].key == key ||
+           kcoll_decisions_forced(d, kcoll_coll_family(c))->state != 1;
+}
+
+int kcoll_select_warm(const kcoll_decisions_t *d, kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                      int host_ok, size_t bytes, kcoll_cache_t cache, kcoll_split_t *split)
+{
+    /* what kcoll_select_cache prices for a family left to the model: the
+     * choice, and where that is the host MPI, the runner-up its check
+     * needs (most often the same pricing's, from the memo; shared all the
+     * same, since another rank's memo may not have it) */
+    kcoll_choice_t ch;
+    if (kcoll_select_split(c, p, lv, host_ok, bytes, cache, d, split, &ch) == KCOLL_SELECT_HOST &&
+        host_ok && kcoll_select_sized(c, bytes) && kcoll_param_int(KCOLL_P_ADAPT))
+        kcoll_select_split(c, p, lv, 0, bytes, cache, d, split, &ch);
+    return split->failed ? -1 : 0;
+}
+
+kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
+                                  const kcoll_levels_t *lv, int host_ok, size_t bytes,
+                                  kcoll_cache_t cache, kcoll_choice_t *out)
+{
+    const kcoll_coll_t family = kcoll_coll_family(c);
+    const int hot = cache == KCOLL_CACHE_HOT;
+    const int key = kcoll_decision_key(c, bytes, host_ok, hot);
+    kcoll_decisions_fresh(d, p);
+    __typeof__(d->e[0]) *e = &d->e[key % KCOLL_DECISIONS];
+    if (e->key == key) {
+        out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
+        out->prm = e->prm;
+        out->engine = e->engine;
+        out->forced = d->forced[family].state == 2;
+        return (kcoll_select_t)e->result;
+    }
+
+    kcoll_select_t res;
+    __typeof__(d->forced[0]) *f = kcoll_decisions_forced(d, family);
     out->algo = NULL;
     memset(&out->prm, 0, sizeof out->prm);
     out->forced = f->state == 2;
@@ -484,7 +762,7 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
         out->prm = f->prm;
         res = KCOLL_SELECT_KCOLL;
         if (out->algo->check && out->algo->check(p, &out->prm, why, sizeof why)) {
-            kcoll_select_warn(family, spec, p, why);
+            kcoll_select_warn(family, kcoll_param_str(kcoll_algo_param_of(family)), p, why);
             out->algo = NULL;
             res = KCOLL_SELECT_BAD;
         }

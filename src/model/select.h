@@ -144,6 +144,41 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
                                      size_t bytes, kcoll_cache_t cache, const kcoll_decisions_t *d,
                                      kcoll_choice_t *out);
 
+/* Pricing shared by the ranks of a team. Every rank of a node prices the
+ * same candidates for a decision and finds the same one; on a node of many
+ * ranks a reduction's first call of a size class waited for all of them
+ * on every rank (docs/model.md, "What a decision costs"). Shared, each of
+ * the q ranks prices every q-th candidate and the ranks exchange their
+ * cheapest (select.c says why that is the decision each would find
+ * alone). share(ctx, mine, all) posts this rank's KCOLL_SPLIT_VALS values
+ * and fills all[r * KCOLL_SPLIT_VALS + i] with rank r's (0 on success);
+ * every rank of the team must reach it at the same point, so a sharing
+ * happens only where each decides to share alike (kcoll_select_decided). */
+#define KCOLL_SPLIT_VALS 20
+typedef struct {
+    int q, me; /* ranks pricing together, this one's number among them */
+    int (*share)(void *ctx, const float *mine, float *all);
+    void *ctx;
+    int failed; /* set where a sharing failed (then the rest is priced alone) */
+} kcoll_split_t;
+
+/* Under the team's lock: will kcoll_select_cache answer a call (c, p,
+ * host_ok, bytes, cache) without the model: from d's cache, or a forced
+ * spec (a rule of the tuning file is not looked at: a decision that a rule
+ * makes prices nothing, shared or not)? The same on every rank of a team
+ * at the same call (every rank fills its cache at the same calls). */
+int kcoll_select_decided(kcoll_decisions_t *d, kcoll_coll_t c, int p, int host_ok, size_t bytes,
+                         kcoll_cache_t cache);
+/* Without the team's lock, every rank of split's team at the same call
+ * where kcoll_select_decided said 0: prices what kcoll_select_cache will
+ * price for the call, the work shared among the ranks, into the model's
+ * memo, so that kcoll_select_cache then finds it there. Returns 0, or -1
+ * where a sharing failed (a peer gone; the share callback's message). */
+int kcoll_select_warm(const kcoll_decisions_t *d, kcoll_coll_t c, int p, const kcoll_levels_t *lv,
+                      int host_ok, size_t bytes, kcoll_cache_t cache, kcoll_split_t *split);
+/* Decisions this process priced shared with other ranks (the statistics). */
+uint64_t kcoll_model_shared(void);
+
 /* How much cheaper (a fraction of the price) another engine's best must
  * be priced than the team's engine's for a call to run on it: prices
  * within a few percent are the model's noise, and a call switching
