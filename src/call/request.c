@@ -35,6 +35,7 @@
 #include "call/adapt.h"
 #include "call/request.h"
 #include "model/nodes.h"
+#include "sched/share.h"
 
 static kcoll_req_t *kcoll_active; /* started, not completed */
 static pthread_mutex_t kcoll_active_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -247,15 +248,64 @@ static void kcoll_req_fail(kcoll_req_t *r, kcoll_status_t st, const char *why)
     kcoll_req_finish(r, st);
 }
 
+_Static_assert(KCOLL_SPLIT_VALS <= KCOLL_SHARE_VALS, "a sharing holds a pricing's values");
+
+/* One sharing of a decision the team's ranks price together (the share
+ * of model/select.h's kcoll_split_t; ctx: the call). */
+static int kcoll_call_price_share(void *ctx, const float *mine, float *all)
+{
+    kcoll_req_t *r = ctx;
+    kcoll_team_t *t = r->team;
+    const int p = r->call.p;
+    float post[KCOLL_SHARE_VALS] = {0};
+    memcpy(post, mine, KCOLL_SPLIT_VALS * sizeof *post);
+    float *got = malloc((size_t)p * KCOLL_SHARE_VALS * sizeof *got);
+    if (!got) {
+        snprintf(r->errmsg, sizeof r->errmsg, "out of memory for the pricing of a decision");
+        return -1;
+    }
+    kcoll_team_lock(t);
+    const uint64_t ticket = ++t->share_ticket;
+    kcoll_team_unlock(t);
+    if (kcoll_share(&t->ctl, ticket, post, got, kcoll_progress, r->errmsg, sizeof r->errmsg) !=
+        KCOLL_OK) {
+        free(got);
+        return -1;
+    }
+    for (int q = 0; q < p; q++)
+        memcpy(all + (size_t)q * KCOLL_SPLIT_VALS, got + (size_t)q * KCOLL_SHARE_VALS,
+               KCOLL_SPLIT_VALS * sizeof *all);
+    free(got);
+    return 0;
+}
+
 int kcoll_call_select(kcoll_req_t *r)
 {
     /* the decision cache is the team's: under its lock when threads may
      * select at once (MPI_THREAD_MULTIPLE, the drive thread) */
     int share;
+    const int host_ok = kcoll_param_int(KCOLL_P_MIN_BYTES) < 0;
     kcoll_team_lock(r->team);
+    /* A decision the model prices, at a blocking call: every rank of the
+     * node is in this call (and waits there for the others in any case),
+     * so they price it together (model/select.h), outside the lock (the
+     * sharing advances other calls while it waits). A non-blocking call
+     * may not wait for the others to start it: each rank prices alone. */
+    if (r->mode == KCOLL_MODE_BLOCKING && r->call.p > 1 &&
+        kcoll_param_int(KCOLL_P_SHARED_PRICING) &&
+        !kcoll_select_decided(&r->team->decisions, r->call.coll, r->call.p, host_ok,
+                              r->policy_bytes, r->cache)) {
+        kcoll_split_t split = {.q = r->call.p, .me = r->call.rank,
+                               .share = kcoll_call_price_share, .ctx = r};
+        kcoll_team_unlock(r->team);
+        if (kcoll_select_warm(&r->team->decisions, r->call.coll, r->call.p, &r->team->levels,
+                              host_ok, r->policy_bytes, r->cache, &split) < 0)
+            return -1;
+        kcoll_team_lock(r->team);
+    }
     kcoll_select_t s = kcoll_select_cache(&r->team->decisions, r->call.coll, r->call.p,
-                                          &r->team->levels, kcoll_param_int(KCOLL_P_MIN_BYTES) < 0,
-                                          r->policy_bytes, r->cache, &r->choice);
+                                          &r->team->levels, host_ok, r->policy_bytes, r->cache,
+                                          &r->choice);
     /* the decision's check by measurement (call/adapt.h) */
     s = kcoll_adapt_select(r, s, &share);
     kcoll_team_unlock(r->team);

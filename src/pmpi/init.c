@@ -11,6 +11,7 @@
  * that call PMPI_Finalize (Open MPI's, MPICH's mpi_f08), a program that
  * calls PMPI_Finalize itself. Such programs also start kcoll lazily, on
  * its first call after a PMPI_Init it did not see (kcoll_ready). */
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
+#include "model/select.h"
 #include "pmpi/pmpi.h"
 #include "topo/topo.h"
 #include "xfer/direct.h"
@@ -132,6 +134,11 @@ static void kcoll_stats_report(void)
         printf("# prices: %s%s%s\n", t->m.source, t->file[0] ? ", file " : "", t->file);
         if (kcoll_quick_report()[0])
             printf("# %s\n", kcoll_quick_report());
+        const uint64_t priced = kcoll_model_pricings();
+        if (priced)
+            printf("# cost model: %" PRIu64 " decisions priced on rank 0, %" PRIu64
+                   " of them shared with the ranks of its node (KCOLL_SHARED_PRICING)\n",
+                   priced, kcoll_model_shared());
         kcoll_adapt_report(stdout);
     }
 }
