@@ -262,18 +262,14 @@ static int kcoll_ev_before(const kcoll_ev_t *a, const kcoll_ev_t *b)
  * at one moment a step of no length may give its start before its end,
  * against kcoll_ev_cmp, which the sweep does not mind: it reads the
  * level and its integral only after the last event of a moment, and
- * those are the same in any order within it. 0, or -1 when out of
- * memory. */
-static int kcoll_events_merged(const kcoll_pricer_t *P, kcoll_iev_t *all)
+ * those are the same in any order within it. work: room for 3 (p + 1)
+ * + n + 1 ints, head for p + 1 events (the owner load's scratch). */
+static void kcoll_events_merged(const kcoll_pricer_t *P, kcoll_iev_t *all, int *work,
+                                kcoll_ev_t *head)
 {
     const int n = P->niv, p = P->p;
-    int *first = calloc((size_t)p + 1, sizeof *first);
-    int *byrank = malloc((size_t)(n + 1) * sizeof *byrank);
-    int *pos = calloc((size_t)p + 1, sizeof *pos), *heap = malloc((size_t)(p + 1) * sizeof *heap);
-    kcoll_ev_t *head = malloc((size_t)(p + 1) * sizeof *head);
-    int rc = -1;
-    if (!first || !byrank || !pos || !heap || !head)
-        goto out;
+    int *first = work, *pos = first + p + 1, *heap = pos + p + 1, *byrank = heap + p + 1;
+    memset(first, 0, 2 * ((size_t)p + 1) * sizeof *first); /* first and pos */
     for (int i = 0; i < n; i++)
         first[P->iv[i].rank + 1]++;
     for (int r = 0; r < p; r++)
@@ -328,14 +324,6 @@ static int kcoll_events_merged(const kcoll_pricer_t *P, kcoll_iev_t *all)
         }
         heap[c] = x;
     }
-    rc = 0;
-out:
-    free(first);
-    free(byrank);
-    free(pos);
-    free(heap);
-    free(head);
-    return rc;
 }
 
 /* The load on each process over each copy that targets it, into conc,
@@ -357,9 +345,11 @@ static int kcoll_owner_load(kcoll_pricer_t *P, double *conc, int own)
     /* one block for the arrays that grow with the steps, kept for the
      * next walk (the same steps): fresh pages every walk cost a fifth of
      * the time */
-    const size_t nall = (size_t)(2 * n + 1), nev = (size_t)(4 * n + 1);
+    const size_t nall = (size_t)(2 * n + 1), nev = (size_t)(4 * n + 1), np1 = (size_t)p + 1;
+    /* ints: lev, at, fill, and the merge's (kcoll_events_merged) */
+    const size_t nint = nev + 2 * np1 + 3 * np1 + (size_t)n + 1;
     const size_t need = (nev + nall) * sizeof(double) + (nall + nev) * sizeof(kcoll_iev_t) +
-                        nev * sizeof(int);
+                        np1 * sizeof(kcoll_ev_t) + nint * sizeof(int);
     if (P->scratch_len < need) {
         free(P->scratch);
         P->scratch_len = 0;
@@ -369,11 +359,9 @@ static int kcoll_owner_load(kcoll_pricer_t *P, double *conc, int own)
     }
     double *cum = P->scratch, *F = cum + nev; /* F[2 i]: at i's start, [2 i + 1]: end */
     kcoll_iev_t *all = (kcoll_iev_t *)(void *)(F + nall), *ev = all + nall;
-    int *lev = (int *)(void *)(ev + nev);
-    int *at = calloc((size_t)p + 1, sizeof *at), *fill = malloc((size_t)(p + 1) * sizeof *fill);
-    int rc = -1;
-    if (!at || !fill)
-        goto out;
+    kcoll_ev_t *head = (kcoll_ev_t *)(void *)(ev + nev);
+    int *lev = (int *)(void *)(head + np1), *at = lev + nev, *fill = at + np1, *work = fill + np1;
+    memset(at, 0, np1 * sizeof *at);
     /* each owner's room: two events per interval it touches */
     for (int i = 0; i < n; i++) {
         const kcoll_ival_t *v = &P->iv[i];
@@ -384,8 +372,7 @@ static int kcoll_owner_load(kcoll_pricer_t *P, double *conc, int own)
     }
     for (int o = 0; o < p; o++)
         at[o + 1] += at[o];
-    if (kcoll_events_merged(P, all))
-        goto out;
+    kcoll_events_merged(P, all, work, head);
     for (int o = 0; o < p; o++)
         fill[o] = at[o];
     for (int k = 0; k < 2 * n; k++) {
@@ -423,11 +410,7 @@ static int kcoll_owner_load(kcoll_pricer_t *P, double *conc, int own)
         if (v->target >= 0)
             conc[i] = v->e > v->s ? (F[2 * i + 1] - F[2 * i]) / (v->e - v->s) : 1;
     }
-    rc = 0;
-out:
-    free(at);
-    free(fill);
-    return rc;
+    return 0;
 }
 
 static int kcoll_ival_by_target(const void *a, const void *b, void *ctx)
