@@ -303,9 +303,15 @@ static kcoll_pcall_t kcoll_select_pcall(kcoll_coll_t c, int p, const kcoll_level
  * new communicator of the same ranks' placement. Pricing with the host MPI
  * among the candidates also keeps the decision without it (kcoll's
  * cheapest: the runner-up the check of a host decision needs), which is
- * the same candidates priced again. What the first call of a size class
- * pays: docs/model.md, "What a decision costs". */
-#define KCOLL_MODEL_MEMO 256
+ * the same candidates priced again. A job's end keeps the memo for the
+ * next job of the same build, machine terms and parameters (model/keep.h).
+ * What the first call of a size class pays: docs/model.md, "What a
+ * decision costs". 1024 entries in sets of KCOLL_MODEL_WAYS (a decision's
+ * set by a hash of its key; a full set gives up its entries in turn): a
+ * direct-mapped table of 256 lost some 10 of a job's 70 decisions to
+ * collisions. */
+#define KCOLL_MODEL_MEMO 1024
+#define KCOLL_MODEL_WAYS 4
 static struct {
     uint64_t gen; /* 0: empty */
     uint64_t lvh; /* the levels' hash (kcoll_levels_hash) */
@@ -315,7 +321,8 @@ static struct {
     int16_t key;  /* as a team's decision key */
     int16_t algo; /* index in kcoll_algos, or -1: the host MPI */
     kcoll_aparam_t prm;
-    double t; /* its predicted time */
+    double t;     /* its predicted time */
+    int8_t kept;  /* read from the decisions kept by an earlier job (model/keep.h) */
 } kcoll_model_memo[KCOLL_MODEL_MEMO];
 static pthread_mutex_t kcoll_model_memo_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -347,21 +354,38 @@ typedef struct {
     int p, cores, engine, key;
 } kcoll_memo_key_t;
 
-/* The memo's entry for one decision. */
-static kcoll_memo_t *kcoll_model_memo_at(const kcoll_memo_key_t *k)
+/* Is memo entry e decision k? */
+static int kcoll_model_memo_is(const kcoll_memo_t *e, const kcoll_memo_key_t *k)
 {
-    return &kcoll_model_memo[((unsigned)k->key * 31u + (unsigned)k->p * 7u +
-                              (unsigned)k->engine) %
-                             KCOLL_MODEL_MEMO];
+    return e->gen == k->gen && e->lvh == k->lvh && e->p == k->p && e->key == k->key &&
+           e->cores == k->cores && e->engine == k->engine;
+}
+
+/* The first entry of decision k's set. */
+static kcoll_memo_t *kcoll_model_memo_set(const kcoll_memo_key_t *k)
+{
+    uint64_t h = k->lvh ^ ((uint64_t)(uint32_t)k->key << 32 | (uint32_t)k->p);
+    h = (h ^ ((uint64_t)(uint32_t)k->engine << 16 | (uint32_t)k->cores)) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    return &kcoll_model_memo[(h % (KCOLL_MODEL_MEMO / KCOLL_MODEL_WAYS)) * KCOLL_MODEL_WAYS];
+}
+
+/* Under the memo's lock: the entry that holds decision k, or NULL. */
+static kcoll_memo_t *kcoll_model_memo_find(const kcoll_memo_key_t *k)
+{
+    kcoll_memo_t *set = kcoll_model_memo_set(k);
+    for (int w = 0; w < KCOLL_MODEL_WAYS; w++)
+        if (kcoll_model_memo_is(&set[w], k))
+            return &set[w];
+    return NULL;
 }
 
 /* Under the memo's lock: the decision k as a candidate in *out, if the
  * memo holds it (returns 1; else 0). */
 static int kcoll_model_memo_get(const kcoll_memo_key_t *k, kcoll_cand_t *out)
 {
-    const kcoll_memo_t *e = kcoll_model_memo_at(k);
-    if (e->gen != k->gen || e->lvh != k->lvh || e->p != k->p || e->key != k->key ||
-        e->cores != k->cores || e->engine != k->engine)
+    const kcoll_memo_t *e = kcoll_model_memo_find(k);
+    if (!e)
         return 0;
     memset(out, 0, sizeof *out);
     out->ch.algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
@@ -371,10 +395,18 @@ static int kcoll_model_memo_get(const kcoll_memo_key_t *k, kcoll_cand_t *out)
     return 1;
 }
 
-/* Under the memo's lock: decision k is candidate c. */
-static void kcoll_model_memo_put(const kcoll_memo_key_t *k, const kcoll_cand_t *c)
+/* Under the memo's lock: decision k is candidate c (in its entry, else in
+ * one of its set that holds another parameter generation's, else in the
+ * set's next in turn). Returns the entry. */
+static kcoll_memo_t *kcoll_model_memo_put(const kcoll_memo_key_t *k, const kcoll_cand_t *c)
 {
-    kcoll_memo_t *e = kcoll_model_memo_at(k);
+    static unsigned turn;
+    kcoll_memo_t *e = kcoll_model_memo_find(k), *set = kcoll_model_memo_set(k);
+    for (int w = 0; w < KCOLL_MODEL_WAYS && !e; w++)
+        if (set[w].gen != k->gen)
+            e = &set[w];
+    if (!e)
+        e = &set[turn++ % KCOLL_MODEL_WAYS];
     e->gen = k->gen;
     e->lvh = k->lvh;
     e->p = k->p;
@@ -384,6 +416,53 @@ static void kcoll_model_memo_put(const kcoll_memo_key_t *k, const kcoll_cand_t *
     e->algo = c->ch.algo ? (int16_t)kcoll_algo_index(c->ch.algo) : -1;
     e->prm = c->ch.prm;
     e->t = c->t;
+    e->kept = 0;
+    return e;
+}
+
+int kcoll_model_memo_export(kcoll_memo_rec_t *out, int max, int *fresh)
+{
+    const uint64_t gen = kcoll_params_generation_model();
+    int n = 0;
+    *fresh = 0;
+    pthread_mutex_lock(&kcoll_model_memo_lock);
+    for (int i = 0; i < KCOLL_MODEL_MEMO && n < max; i++) {
+        const kcoll_memo_t *e = &kcoll_model_memo[i];
+        if (e->gen != gen)
+            continue;
+        out[n++] = (kcoll_memo_rec_t){.lvh = e->lvh, .p = e->p, .cores = e->cores,
+                                      .engine = e->engine, .key = e->key, .algo = e->algo,
+                                      .prm = e->prm, .t = e->t};
+        *fresh += !e->kept;
+    }
+    pthread_mutex_unlock(&kcoll_model_memo_lock);
+    return n;
+}
+
+int kcoll_model_memo_import(const kcoll_memo_rec_t *in, int n)
+{
+    const uint64_t gen = kcoll_params_generation_model();
+    int taken = 0;
+    pthread_mutex_lock(&kcoll_model_memo_lock);
+    for (int i = 0; i < n; i++) {
+        const kcoll_memo_rec_t *r = &in[i];
+        if (r->algo < -1 || r->algo >= kcoll_nalgos || r->p < 1 || r->key <= 0 ||
+            r->key > INT16_MAX || r->engine < 0 || r->engine >= KCOLL_NENGINES)
+            continue;
+        const kcoll_memo_key_t k = {.gen = gen, .lvh = r->lvh, .p = r->p, .cores = r->cores,
+                                    .engine = r->engine, .key = r->key};
+        if (kcoll_model_memo_find(&k))
+            continue; /* this process's own (or an earlier record's) */
+        kcoll_cand_t c;
+        memset(&c, 0, sizeof c);
+        c.ch.algo = r->algo >= 0 ? &kcoll_algos[r->algo] : NULL;
+        c.ch.prm = r->prm;
+        c.t = r->t;
+        kcoll_model_memo_put(&k, &c)->kept = 1;
+        taken++;
+    }
+    pthread_mutex_unlock(&kcoll_model_memo_lock);
+    return taken;
 }
 
 /* ---- pricing shared by the ranks of a team (select.h) ----

@@ -176,6 +176,23 @@ int kcoll_select_decided(kcoll_decisions_t *d, kcoll_coll_t c, int p, int host_o
  * where a sharing failed (a peer gone; the share callback's message). */
 int kcoll_select_warm(const kcoll_decisions_t *d, kcoll_coll_t c, int p, const kcoll_levels_t *lv,
                       int host_ok, size_t bytes, kcoll_cache_t cache, kcoll_split_t *split);
+/* A decision of the model's memo as kept between jobs (model/keep.h):
+ * its key (as the memo's, but the parameter generation, which the kept
+ * file's hash stands for) and the candidate. */
+typedef struct {
+    uint64_t lvh;
+    int32_t p, cores, engine, key;
+    int32_t algo; /* index in kcoll_algos, -1: the host MPI */
+    kcoll_aparam_t prm;
+    double t;
+} kcoll_memo_rec_t;
+/* The memo's decisions for the present parameters into out (at most max):
+ * how many; *fresh: how many of them this process priced (not read). */
+int kcoll_model_memo_export(kcoll_memo_rec_t *out, int max, int *fresh);
+/* Kept decisions into the memo, for the present parameters, where their
+ * entry holds none of them: how many were taken. */
+int kcoll_model_memo_import(const kcoll_memo_rec_t *in, int n);
+
 /* Decisions this process priced shared with other ranks (the statistics). */
 uint64_t kcoll_model_shared(void);
 

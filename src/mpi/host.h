@@ -118,6 +118,9 @@ int kcoll_comm_place(MPI_Comm comm, int *p, int *rank);
 void kcoll_comm_created(MPI_Comm comm);
 /* Map the nodes of MPI_COMM_WORLD (collective over it: at MPI_Init). */
 void kcoll_nodes_init(void);
+/* This process's rank among the world's ranks on its node (0: the lowest
+ * world rank there), -1 where the node map is not known. */
+int kcoll_node_rank(void);
 /* Create the attribute keyval (after PMPI_Init) and give the cross-node
  * layer what it asks of the host. Returns 0 or -1. */
 int kcoll_teams_init(void);

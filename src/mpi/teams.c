@@ -250,6 +250,11 @@ void kcoll_nodes_init(void)
         kcoll_node_index += kcoll_node_of[q] == kcoll_node_of[wr];
 }
 
+int kcoll_node_rank(void)
+{
+    return kcoll_node_of ? kcoll_node_index : -1;
+}
+
 /* Do all p processes of comm share one node? Without a collective call
  * where the node map is known; otherwise with MPI_Comm_split_type on comm
  * (collective: every rank of comm is in this call). Every rank gets the

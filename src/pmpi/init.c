@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
+#include "model/keep.h"
 #include "model/select.h"
 #include "pmpi/pmpi.h"
 #include "topo/topo.h"
@@ -29,6 +30,7 @@
 static _Atomic int kcoll_state;
 
 static int kcoll_end_fn(MPI_Comm comm, int keyval, void *attr, void *extra);
+static int kcoll_kept; /* decisions read from those kept by earlier jobs (model/keep.h) */
 
 /* collective: called by every rank at once (from MPI_Init), so the
  * tuning file can be read once and shared */
@@ -39,6 +41,7 @@ static void kcoll_startup(int collective)
     kcoll_params_load();
     PMPI_Comm_rank(MPI_COMM_WORLD, &kcoll_world_rank);
     kcoll_tuning_startup(collective);
+    kcoll_kept = kcoll_keep_load(); /* the decisions of earlier jobs, priced alike */
     PMPI_Query_thread(&level);
     kcoll_team_threads = level == MPI_THREAD_MULTIPLE;
     kcoll_shortcut_allowed = level != MPI_THREAD_MULTIPLE; /* call/shortcut.h */
@@ -135,10 +138,11 @@ static void kcoll_stats_report(void)
         if (kcoll_quick_report()[0])
             printf("# %s\n", kcoll_quick_report());
         const uint64_t priced = kcoll_model_pricings();
-        if (priced)
+        if (priced || kcoll_kept)
             printf("# cost model: %" PRIu64 " decisions priced on rank 0, %" PRIu64
-                   " of them shared with the ranks of its node (KCOLL_SHARED_PRICING)\n",
-                   priced, kcoll_model_shared());
+                   " of them shared with the ranks of its node (KCOLL_SHARED_PRICING); %d "
+                   "read from those kept by earlier jobs (KCOLL_KEEP_DECISIONS)\n",
+                   priced, kcoll_model_shared(), kcoll_kept);
         kcoll_adapt_report(stdout);
     }
 }
@@ -161,6 +165,11 @@ static void kcoll_end(void)
     kcoll_shortcut_forget(); /* its calls counted, and none taken after this */
     if (kcoll_param_int(KCOLL_P_STATS))
         kcoll_stats_report();
+    /* the decisions this job priced, for the next: one process per node
+     * writes (its node's ranks priced the same ones) */
+    const int node_rank = kcoll_node_rank();
+    if (node_rank == 0 || (node_rank < 0 && kcoll_world_rank == 0))
+        kcoll_keep_save();
     kcoll_progress_hook_finalize();
     kcoll_host_poke_finalize();
     kcoll_drive_finalize();
