@@ -308,8 +308,9 @@ static kcoll_pcall_t kcoll_select_pcall(kcoll_coll_t c, int p, const kcoll_level
  * What the first call of a size class pays: docs/model.md, "What a
  * decision costs". 1024 entries in sets of KCOLL_MODEL_WAYS (a decision's
  * set by a hash of its key; a full set gives up its entries in turn): a
- * direct-mapped table of 256 lost some 10 of a job's 70 decisions to
- * collisions. */
+ * direct-mapped table of 256 lost entries to collisions (kcoll-bench's
+ * Allreduce job from 8 B to 4 MiB, 34 decisions in about 70 entries, then
+ * priced 6 of them again after reading the kept ones). */
 #define KCOLL_MODEL_MEMO 1024
 #define KCOLL_MODEL_WAYS 4
 static struct {
