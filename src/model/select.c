@@ -450,6 +450,16 @@ int kcoll_model_memo_import(const kcoll_memo_rec_t *in, int n)
         if (r->algo < -1 || r->algo >= kcoll_nalgos || r->p < 1 || r->key <= 0 ||
             r->key > INT16_MAX || r->engine < 0 || r->engine >= KCOLL_NENGINES)
             continue;
+        /* an algorithm of the key's collective (key: (c * 65 + class) * 2
+         * + host_ok + 1) that can run with its parameters */
+        const int coll = (r->key - 1) / 2 / 65;
+        char why[160];
+        if (coll >= KCOLL_NCOLL ||
+            (r->algo >= 0 &&
+             (kcoll_algos[r->algo].family != kcoll_coll_family((kcoll_coll_t)coll) ||
+              (kcoll_algos[r->algo].check &&
+               kcoll_algos[r->algo].check(r->p, &r->prm, why, sizeof why)))))
+            continue;
         const kcoll_memo_key_t k = {.gen = gen, .lvh = r->lvh, .p = r->p, .cores = r->cores,
                                     .engine = r->engine, .key = r->key};
         if (kcoll_model_memo_find(&k))
