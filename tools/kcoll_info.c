@@ -28,6 +28,7 @@
 #include <strings.h>
 
 #include "coll/coll.h"
+#include "model/keep.h"
 #include "model/nodes.h"
 #include "model/select.h"
 #include "model/quick.h"
@@ -705,6 +706,18 @@ int main(int argc, char **argv)
         printf("topology: %s (%s)\n", topo, kcoll_topo_source(src, sizeof src));
     } else
         printf("topology: unavailable: %s\n", topo);
+    {
+        char kept[4200];
+        const int n = kcoll_keep_file(kept, sizeof kept);
+        if (n >= 0)
+            printf("decisions: %d kept in %s (the cost model's, from the last job; a job reads "
+                   "them where kcoll's build, the tuning and the parameters are theirs: "
+                   "KCOLL_KEEP_DECISIONS)\n",
+                   n, kept);
+        else
+            printf("decisions: none kept%s\n",
+                   kcoll_param_int(KCOLL_P_KEEP_DECISIONS) ? "" : " (KCOLL_KEEP_DECISIONS=0)");
+    }
 
     kcoll_info_levels();
     kcoll_info_modes();

@@ -172,6 +172,19 @@ static int keep_read(const char *path, uint64_t h, kcoll_memo_rec_t *recs)
     return n;
 }
 
+int kcoll_keep_file(char *path, size_t len)
+{
+    if (keep_path(path, len))
+        return -1;
+    FILE *f = fopen(path, "rb");
+    keep_header_t hd;
+    const int ok = f && fread(&hd, sizeof hd, 1, f) == 1 && hd.magic == KEEP_MAGIC &&
+                   hd.format == KEEP_FORMAT && hd.n <= KEEP_MAX;
+    if (f)
+        fclose(f);
+    return ok ? (int)hd.n : -1;
+}
+
 int kcoll_keep_load(void)
 {
     char path[4200];

@@ -16,6 +16,8 @@
 #ifndef KCOLL_MODEL_KEEP_H
 #define KCOLL_MODEL_KEEP_H
 
+#include <stddef.h>
+
 /* At start-up, once the tuning is in force: the memo starts with the
  * kept decisions whose hash is this process's. Returns how many were
  * read (0: none, or no file). */
@@ -24,5 +26,9 @@ int kcoll_keep_load(void);
  * the file holds already) are written, if there are new ones. Returns how
  * many were written, 0 for none, -1 where the file could not be written. */
 int kcoll_keep_save(void);
+
+/* The kept file's path into path, and how many decisions it holds (for
+ * whichever hash), or -1 where there is none (or keeping is off). */
+int kcoll_keep_file(char *path, size_t len);
 
 #endif

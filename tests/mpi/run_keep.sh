@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# usage: run_keep.sh KCOLL_BENCH LIBKCOLL LAUNCHER [FLAGS...] NP_FLAG
+# usage: run_keep.sh KCOLL_BENCH LIBKCOLL KCOLL_INFO LAUNCHER [FLAGS...] NP_FLAG
 # Decisions kept between jobs (KCOLL_KEEP_DECISIONS, docs/model.md): in a
 # fresh cache folder, a job of kcoll-bench (MPI_Allreduce, 8 B - 4 MiB, 2
 # ranks, preloaded, without the run-time checks, whose switches follow
@@ -7,10 +7,10 @@
 # them, prices none and runs every call on the same path; a job with
 # another model parameter (KCOLL_SHM_CELL) or with keeping off reads
 # none; a file that is not one of ours is not read, and the next job's
-# end writes a good one.
+# end writes a good one. kcoll-info says how many the folder keeps.
 set -uo pipefail
-bench=$1 lib=$2
-shift 2
+bench=$1 lib=$2 info=$3
+shift 3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
@@ -33,6 +33,10 @@ job first
 [ "${priced:-0}" -gt 0 ] && [ "$read_" = 0 ] || say "first job: priced '$priced', read '$read_'"
 [ -s "$dir/cache/decisions.bin" ] || say "no decisions.bin after the first job"
 first=$priced
+kept=$(KCOLL_CACHE_DIR="$dir/cache" KCOLL_KEEP_DECISIONS=1 "$info" | grep '^decisions:')
+echo "kcoll-info: $kept"
+grep -q "^decisions: [1-9][0-9]* kept in $dir/cache/decisions.bin" <<<"$kept" ||
+  say "kcoll-info does not name the kept decisions"
 job again
 [ "$priced" = 0 ] && [ "${read_:-0}" -ge "$first" ] ||
   say "the same job again: priced '$priced' (expected 0), read '$read_' (expected >= $first)"
