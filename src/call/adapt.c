@@ -251,15 +251,13 @@ int kcoll_adapt_share(kcoll_req_t *r)
             mine[c * S + i] = e->t[c][i];
         mine[2 * S + c] = e->n[c];
     }
-    const uint64_t ticket = ++t->share_ticket;
     kcoll_team_unlock(t);
     float *all = malloc((size_t)p * KCOLL_SHARE_VALS * sizeof *all);
     if (!all) {
         snprintf(r->errmsg, sizeof r->errmsg, "out of memory for the check of a decision");
         return -1;
     }
-    if (kcoll_share(&t->ctl, ticket, mine, all, kcoll_progress, r->errmsg, sizeof r->errmsg) !=
-        KCOLL_OK) {
+    if (kcoll_req_share(r, mine, all)) {
         free(all);
         return -1;
     }

@@ -248,35 +248,23 @@ static void kcoll_req_fail(kcoll_req_t *r, kcoll_status_t st, const char *why)
     kcoll_req_finish(r, st);
 }
 
-_Static_assert(KCOLL_SPLIT_VALS <= KCOLL_SHARE_VALS, "a sharing holds a pricing's values");
+int kcoll_req_share(kcoll_req_t *r, const float *mine, float *all)
+{
+    kcoll_team_t *t = r->team;
+    kcoll_team_lock(t);
+    const uint64_t ticket = ++t->share_ticket;
+    kcoll_team_unlock(t);
+    return kcoll_share(&t->ctl, ticket, mine, all, kcoll_progress, r->errmsg, sizeof r->errmsg) ==
+                   KCOLL_OK
+               ? 0
+               : -1;
+}
 
 /* One sharing of a decision the team's ranks price together (the share
  * of model/select.h's kcoll_split_t; ctx: the call). */
 static int kcoll_call_price_share(void *ctx, const float *mine, float *all)
 {
-    kcoll_req_t *r = ctx;
-    kcoll_team_t *t = r->team;
-    const int p = r->call.p;
-    float post[KCOLL_SHARE_VALS] = {0};
-    memcpy(post, mine, KCOLL_SPLIT_VALS * sizeof *post);
-    float *got = malloc((size_t)p * KCOLL_SHARE_VALS * sizeof *got);
-    if (!got) {
-        snprintf(r->errmsg, sizeof r->errmsg, "out of memory for the pricing of a decision");
-        return -1;
-    }
-    kcoll_team_lock(t);
-    const uint64_t ticket = ++t->share_ticket;
-    kcoll_team_unlock(t);
-    if (kcoll_share(&t->ctl, ticket, post, got, kcoll_progress, r->errmsg, sizeof r->errmsg) !=
-        KCOLL_OK) {
-        free(got);
-        return -1;
-    }
-    for (int q = 0; q < p; q++)
-        memcpy(all + (size_t)q * KCOLL_SPLIT_VALS, got + (size_t)q * KCOLL_SHARE_VALS,
-               KCOLL_SPLIT_VALS * sizeof *all);
-    free(got);
-    return 0;
+    return kcoll_req_share(ctx, mine, all);
 }
 
 int kcoll_call_select(kcoll_req_t *r)

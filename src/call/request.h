@@ -160,6 +160,11 @@ void kcoll_call_stat(kcoll_req_t *r, int path, size_t bytes);
 /* Selection for r: 0, the reason for the host MPI, or -1 when the check of
  * a decision failed (call/adapt.h; r->errmsg says why). */
 int kcoll_call_select(kcoll_req_t *r);
+/* One sharing of r's team's control segment (sched/share.h), numbered by
+ * the team's next ticket (every rank of the team shares at the same
+ * calls): post mine, fill all (KCOLL_SHARE_VALS per rank). 0, or -1 with
+ * r->errmsg when a peer is gone. */
+int kcoll_req_share(kcoll_req_t *r, const float *mine, float *all);
 /* Build r's schedule and start executing it: state RUN. */
 void kcoll_req_build(kcoll_req_t *r);
 /* Advance everything until r has reached `state` (or DONE). */

@@ -156,19 +156,24 @@ static int keep_path(char *path, size_t len)
     return snprintf(path, len, "%s/decisions.bin", dir) < (int)len ? 0 : -1;
 }
 
+/* The header of an open kept file into *hd: 1 where it is one of ours. */
+static int keep_header(FILE *f, keep_header_t *hd)
+{
+    return fread(hd, sizeof *hd, 1, f) == 1 && hd->magic == KEEP_MAGIC &&
+           hd->format == KEEP_FORMAT && hd->n <= KEEP_MAX;
+}
+
 /* The records of the file at path for hash h into recs (room for
  * KEEP_MAX): how many (0: none, another hash, or not a file of ours). */
 static int keep_read(const char *path, uint64_t h, kcoll_memo_rec_t *recs)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
     keep_header_t hd;
     int n = 0;
-    if (fread(&hd, sizeof hd, 1, f) == 1 && hd.magic == KEEP_MAGIC && hd.format == KEEP_FORMAT &&
-        hd.hash == h && hd.n <= KEEP_MAX && fread(recs, sizeof *recs, hd.n, f) == hd.n)
+    if (f && keep_header(f, &hd) && hd.hash == h && fread(recs, sizeof *recs, hd.n, f) == hd.n)
         n = (int)hd.n;
-    fclose(f);
+    if (f)
+        fclose(f);
     return n;
 }
 
@@ -178,8 +183,7 @@ int kcoll_keep_file(char *path, size_t len)
         return -1;
     FILE *f = fopen(path, "rb");
     keep_header_t hd;
-    const int ok = f && fread(&hd, sizeof hd, 1, f) == 1 && hd.magic == KEEP_MAGIC &&
-                   hd.format == KEEP_FORMAT && hd.n <= KEEP_MAX;
+    const int ok = f && keep_header(f, &hd);
     if (f)
         fclose(f);
     return ok ? (int)hd.n : -1;

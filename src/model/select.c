@@ -530,12 +530,14 @@ static int kcoll_split_get(const float *v, kcoll_cand_t *c)
     return 1;
 }
 
-/* What one rank's share of the candidates came to. */
+/* What one rank's share of the candidates came to (q = 1: all of them,
+ * pricing alone). */
 typedef struct {
     const kcoll_machine_t *m;
     const kcoll_pcall_t *c;
     int q, me, i; /* ranks, this one, the next candidate's number */
     int n;        /* candidates priced */
+    int max;      /* at most (the model's cut, pricing alone); 0: all */
     int has_best, has_alt;
     kcoll_cand_t best, alt; /* the cheapest, the cheapest of kcoll's */
 } kcoll_split_ctx_t;
@@ -553,6 +555,8 @@ static int kcoll_split_one(void *ctx, const kcoll_choice_t *ch)
 {
     kcoll_split_ctx_t *x = ctx;
     kcoll_cand_t c;
+    if (x->max && x->n >= x->max)
+        return 1;
     if (x->i++ % x->q != x->me || kcoll_model_price_one(x->m, x->c, ch, &c))
         return 0;
     x->n++;
@@ -639,7 +643,6 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
                                          int host_ok, size_t bytes, int engine,
                                          kcoll_split_t *split, kcoll_choice_t *out, double *t)
 {
-    static __thread kcoll_cand_t cands[KCOLL_MAX_CANDS];
     const int base = (int)c * 65 + kcoll_size_class(bytes);
     const kcoll_memo_key_t k = {.gen = kcoll_params_generation_model(),
                                 .lvh = kcoll_levels_hash(lv),
@@ -672,16 +675,17 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
         return out->algo ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
     }
     if (!shared) {
+        /* alone: every candidate up to the model's cut, the cheapest kept
+         * as the sort of them all would put it first (kcoll_model_rank) */
+        kcoll_split_ctx_t x = {.m = &kcoll_tuning()->m, .c = &pc, .q = 1, .max = KCOLL_MAX_CANDS};
         /* relaxed: a count for tests, ordering nothing */
         atomic_fetch_add_explicit(&kcoll_model_priced, 1, memory_order_relaxed);
-        n = kcoll_model_rank(&kcoll_tuning()->m, &pc, hok, cands, KCOLL_MAX_CANDS);
-        if ((has_best = n > 0))
-            best = cands[0];
-        for (int i = 0; i < n && !has_alt; i++)
-            if (cands[i].ch.algo) {
-                alt = cands[i];
-                has_alt = 1;
-            }
+        kcoll_model_each(&pc, hok, kcoll_split_one, &x);
+        n = x.n;
+        has_best = x.has_best;
+        best = x.best;
+        has_alt = x.has_alt;
+        alt = x.alt;
     }
     if (!has_best) { /* nothing priced: the host */
         memset(&best, 0, sizeof best);

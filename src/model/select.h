@@ -27,6 +27,7 @@
 
 #include "coll/coll.h"
 #include "model/cost.h"
+#include "sched/ctl.h"
 
 /* A choice: an algorithm and its parameters, or the host MPI (algo NULL);
  * forced: the algorithm was forced (KCOLL_<FAMILY>_ALGO), not chosen for
@@ -151,10 +152,11 @@ kcoll_select_t kcoll_select_unforced(kcoll_coll_t c, int p, const kcoll_levels_t
  * the q ranks prices every q-th candidate and the ranks exchange their
  * cheapest (select.c says why that is the decision each would find
  * alone). share(ctx, mine, all) posts this rank's KCOLL_SPLIT_VALS values
- * and fills all[r * KCOLL_SPLIT_VALS + i] with rank r's (0 on success);
+ * and fills all[r * KCOLL_SPLIT_VALS + i] with rank r's (0 on success):
+ * a sharing of the team's control segment (sched/share.h) as it is;
  * every rank of the team must reach it at the same point, so a sharing
  * happens only where each decides to share alike (kcoll_select_decided). */
-#define KCOLL_SPLIT_VALS 20
+#define KCOLL_SPLIT_VALS KCOLL_SHARE_VALS
 typedef struct {
     int q, me; /* ranks pricing together, this one's number among them */
     int (*share)(void *ctx, const float *mine, float *all);
