@@ -3,7 +3,7 @@
 the host MPI alone, kcoll's leaders' layout (on-node kcoll phases, the
 host MPI between one leader per node) and lanes (every local rank carries a
 share between nodes; run for Allreduce, Reduce, Bcast, Allgather(v),
-Reduce_scatter(_block) and Alltoall, priced only for the others), for
+Reduce_scatter(_block) and Alltoall(v), priced only for the others), for
 4 x 16, 8 x 8, 2 x 32, 16 x 128 and 3 nodes of 16, 16 and 12 ranks, the
 cheapest layout, and what KCOLL_HIER=auto runs (the tables of
 docs/hierarchy.md, "What to expect").
@@ -23,10 +23,11 @@ import subprocess
 
 SHAPES = [[16] * 4, [8] * 8, [32] * 2, [128] * 16, [16, 16, 12]]
 COLLS = ["MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Scatter",
-         "MPI_Allgather", "MPI_Reduce_scatter_block", "MPI_Barrier", "MPI_Alltoall"]
+         "MPI_Allgather", "MPI_Reduce_scatter_block", "MPI_Barrier", "MPI_Alltoall",
+         "MPI_Alltoallv"]
 SIZES = [1 << 10, 64 << 10, 1 << 20, 16 << 20]
 # Alltoall's lanes pay where message latencies do: its small blocks too
-SMALL = {"MPI_Alltoall": [64]}
+SMALL = {"MPI_Alltoall": [64], "MPI_Alltoallv": [64]}
 
 
 def label(b):
@@ -96,7 +97,7 @@ def main():
     print("Machine: %s; network: %s; node memory: %s. Each cell: host / leaders / lanes in "
           "us, then the cheapest layout; \"(runs leaders)\": what KCOLL_HIER=auto runs where "
           "that differs (lanes run for Allreduce, Reduce, Bcast, Allgather(v), "
-          "Reduce_scatter(_block) and Alltoall; elsewhere it chooses between host and "
+          "Reduce_scatter(_block) and Alltoall(v); elsewhere it chooses between host and "
           "leaders). "
           "Bytes as kcoll sizes a call (per block for the blocked collectives, the vector for "
           "reductions, the message for Bcast); \"-\": not a candidate.\n" % (src, net, mem))

@@ -868,6 +868,7 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
      * without an agreement across nodes, a rank that cannot take part
      * cannot tell the others, and handing its part alone to the host would
      * leave them waiting. It fails with what it cannot do */
+    r->xa = *x; /* (an Alltoallv's layouts) */
     const int own = reason == KCOLL_R_NONE && r->fam->across ? r->fam->across(r) : 0;
     if (own) {
         snprintf(err, errlen, "%s across nodes: %s (KCOLL_HIER=off has the host MPI do such "
@@ -884,7 +885,6 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
         return res;
     }
     r->across = 1;
-    r->xa = *x;
     r->choice.engine = -1; /* the team's */
     kcoll_req_commit(r, team, mode);
     *req = r;

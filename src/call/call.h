@@ -176,6 +176,10 @@ typedef struct {
      * request is given back */
     const kcoll_xhost_t *xhost;
     void (*drop)(void *data);
+    /* MPI_Alltoallv: the node's layouts by local rank (cluster.h), the
+     * caller's until drop, and the largest block of any rank's (agreed) */
+    const kcoll_layout_t *lay;
+    size_t largest;
     _Alignas(16) unsigned char data[96];
 } kcoll_across_t;
 /* Take a call across nodes in layout x on the node's team: KCOLL_CALL_KCOLL
@@ -185,6 +189,13 @@ typedef struct {
  * KCOLL_CALL_FAILED (err; a rank of a blocked collective whose own
  * arguments kcoll cannot run: kcoll_family_t.across). The collectives
  * src/cluster/registry.c has a layout of. */
+/* MPI_Alltoallv across nodes: this rank's layout in bytes, by
+ * communicator rank (tab: room for 4 c->p values; send counts and
+ * displacements, the receive side's in place, then the receive side's) and
+ * its largest block; 0, or why kcoll cannot take part (KCOLL_R_INVALID:
+ * its arguments are wrong, which the host MPI reports; KCOLL_R_NONCONTIG:
+ * a layout kcoll cannot address). */
+int kcoll_alltoallv_sides(const kcoll_call_t *c, size_t *tab, size_t *largest);
 kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_t mode,
                                               kcoll_team_t *team, const kcoll_across_t *x,
                                               kcoll_req_t **req, kcoll_reason_t *why, char *err,

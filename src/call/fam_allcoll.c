@@ -237,15 +237,58 @@ static void allgatherv_fill(void *ctx, size_t *tab)
         v_side(&r->call.recv, p, tab + 2 * (size_t)p, tab + 3 * (size_t)p, &len, &largest);
 }
 
-/* Across nodes, MPI_Allgather(v) and MPI_Alltoall: this rank's own vote
- * says whether it can take part; an Allgatherv's blocks are given as this
- * rank's one layout (every rank's counts, its own displacements, in
+int kcoll_alltoallv_sides(const kcoll_call_t *c, size_t *tab, size_t *largest)
+{
+    const int p = c->p, ip = c->in_place;
+    size_t len[2] = {0, 0};
+    *largest = 0;
+    if (!(c->recv.type & KCOLL_TYPE_VALID) || !v_counts_ok(&c->recv, p) ||
+        (!ip && (!(c->send.type & KCOLL_TYPE_VALID) || !v_counts_ok(&c->send, p))))
+        return KCOLL_R_INVALID;
+    if (!kcoll_side_blocked(&c->recv) || (!ip && !kcoll_side_blocked(&c->send)))
+        return KCOLL_R_NONCONTIG;
+    if (v_side(ip ? &c->recv : &c->send, p, tab, tab + p, &len[0], largest) ||
+        v_side(&c->recv, p, tab + 2 * (size_t)p, tab + 3 * (size_t)p, &len[1], largest))
+        return KCOLL_R_NONCONTIG;
+    if ((len[1] && !c->recv.buf) || (len[0] && !ip && !c->send.buf))
+        return KCOLL_R_INVALID;
+    return *largest > ((size_t)1 << 55) ? KCOLL_R_NONCONTIG : 0;
+}
+
+/* The length of a side of a layout in bytes: its last block's end. */
+static size_t side_span(const size_t *cnt, const size_t *dsp, int p)
+{
+    size_t len = 0;
+    for (int q = 0; q < p; q++)
+        if (cnt[q] && dsp[q] + cnt[q] > len)
+            len = dsp[q] + cnt[q];
+    return len;
+}
+
+/* Across nodes, MPI_Allgather(v) and MPI_Alltoall(v): this rank's own
+ * vote says whether it can take part; an Allgatherv's blocks are given as
+ * this rank's one layout (every rank's counts, its own displacements, in
  * bytes: src/cluster/cluster.h). An Alltoall's sides are judged as an
- * Allgather's: blocks of one size (MPI_Alltoallv has no layout across
- * nodes: kcoll_call_prepare_across never asks). */
+ * Allgather's: blocks of one size. An Alltoallv's were judged and agreed
+ * on before (span/run.c, kcoll_alltoallv_sides): its layouts are the
+ * node's, given with the call (kcoll_across_t.lay). */
 static int blocks_across(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
+    if (c->coll == KCOLL_COLL_ALLTOALLV) {
+        const kcoll_layout_t *own = r->xa.lay ? &r->xa.lay[r->xa.cl.me] : NULL;
+        if (!own)
+            return KCOLL_R_INVALID;
+        r->span[0] = c->in_place ? 0 : side_span(own->scount, own->sdispl, c->p);
+        r->span[1] = side_span(own->rcount, own->rdispl, c->p);
+        r->stat_bytes = 0;
+        for (int q = 0; q < c->p; q++)
+            r->stat_bytes += own->rcount[q];
+        r->args.lay = r->xa.lay;
+        r->args.bytes = r->xa.largest;
+        r->args.in_place = c->in_place;
+        return 0;
+    }
     const int v = kcoll_coll_is_v(c->coll), ip = c->in_place;
     const size_t own = v ? (size_t)kcoll_side_vcount(&c->recv, c->rank) * c->recv.size
                          : r->args.bytes;

@@ -1,8 +1,9 @@
-/* MPI_Alltoall across nodes, lanes layout: every local rank carries, on
- * its lane, what its whole node sends to the ranks of its own local rank
- * on the other nodes, so that each rank exchanges N - 1 messages between
- * nodes instead of p - q (the node-aware all-to-all of Bienz, Gropp and
- * Olson, 2019; UCC's split_rail for the gather-type collectives).
+/* MPI_Alltoall and MPI_Alltoallv across nodes, lanes layout: every local
+ * rank carries, on its lane, what its whole node sends to the ranks of its
+ * own local rank on the other nodes, so that each rank exchanges N - 1
+ * messages between nodes instead of p - q (the node-aware all-to-all of
+ * Bienz, Gropp and Olson, 2019; UCC's split_rail for the gather-type
+ * collectives).
  *
  * Lane l is local rank l of every node (cluster.h); on a node with fewer
  * ranks than lanes, local rank i also carries lanes i + pn, i + 2pn, ...
@@ -11,34 +12,45 @@
  *     for each lane l it carries, a rank collects from every rank s of its
  *     node (itself included) the blocks s sends to the ranks of lane l,
  *     into its TMP in the order the lane's host call sends them: for node
- *     d (in node order) a run of its node's pn blocks to (d, l), by local
+ *     d (in node order) a run of its node's blocks to (d, l), by local
  *     rank s (nothing for a node that has no rank l); it READs them from
  *     s's send buffer, copies its own, and raises DONE;
  *  2. between nodes: for each lane it carries, in increasing lane order,
- *     the host's Alltoall on the lane's group (Alltoallv where nodes
- *     differ in size: a run is pn_e blocks from node e, and nothing to a
- *     node without rank l): member d receives from every node e the run of
- *     e's blocks for it, in node order, by local rank: node-major order;
+ *     the host's Alltoall on the lane's group (Alltoallv where the runs
+ *     differ: nodes of other sizes, or MPI_Alltoallv's counts): member d
+ *     receives from every node e the run of e's blocks for it, in node
+ *     order, by local rank: node-major order;
  *  3. the rank places the blocks of its own lane, each at its sender's
  *     place in its receive buffer (kcoll_cluster_move_blocks). Where
- *     node-major order is rank order (every node's ranks consecutive,
- *     cl->ordered) the host call receives straight into the receive
- *     buffer and there is nothing to place;
+ *     node-major order is where the blocks go (every node's ranks
+ *     consecutive, cl->ordered, and, for MPI_Alltoallv, this rank's
+ *     receive displacements back to back in rank order) the host call
+ *     receives straight into the receive buffer and there is nothing to
+ *     place;
  *  4. a rank waits for every other rank's DONE before its send buffer
  *     goes (in place, before its receive buffer is written: the blocks
  *     the others read from lie there).
  * Every block crosses the network once, as with the host alone, but in
- * runs of a node's blocks: per rank N - 1 messages of pn b bytes (m of
- * them on a rank that carries m lanes) instead of p - pn of b. Any node
- * sizes and placement, in place (the send blocks are read from the
- * receive buffer), zero-length blocks (nothing moves).
+ * runs of a node's blocks: per rank N - 1 messages of a node's blocks (m of
+ * them on a rank that carries m lanes) instead of p - pn. Any node sizes
+ * and placement, in place (the send blocks are read from the receive
+ * buffer), zero-length blocks (nothing moves for them).
  *
- * Cost (b bytes a block, N nodes, pn ranks on the node, L lanes, m =
- * ceil(L / pn) lanes on the busiest rank; T_host(N, x) the host's Alltoall
- * among N processes of x-byte blocks, the node's lanes running at once and
- * sharing its link):
+ * MPI_Alltoallv: a carrier must know what each rank of its node sends to
+ * each rank of its lanes, and a rank what it receives from every rank,
+ * which its own counts say; a->lay holds the node's send layouts by local
+ * rank (cluster.h), which the runtime exchanges inside the node before
+ * the call (span/run.c). The same steps, each block at its own length and
+ * displacement.
+ *
+ * Cost (b bytes a block, the largest of an Alltoallv's; N nodes, pn ranks
+ * on the node, L lanes, m = ceil(L / pn) lanes on the busiest rank;
+ * T_host(N, x) the host's Alltoall among N processes of x-byte blocks, the
+ * node's lanes running at once and sharing its link):
  *   T = T_a2a(pn, m N b) + m T_host(N, L b) [+ T_copy(p b) placed]
- * against the host alone's (p - pn) message latencies per rank.
+ * against the host alone's (p - pn) message latencies per rank; an
+ * Alltoallv adds the exchange of its send layouts inside the node
+ * (model/nodes.c).
  */
 #include <stdlib.h>
 
@@ -59,25 +71,74 @@ static int kcoll_a2l_size(const kcoll_cluster_t *cl, int e)
     return n;
 }
 
+/* The bytes local rank i of this node sends to communicator rank q, and
+ * where they start in its send buffer (its receive buffer in place). */
+static size_t kcoll_a2l_count(const kcoll_args_t *a, int i, int q)
+{
+    return a->lay ? a->lay[i].scount[q] : a->bytes;
+}
+static size_t kcoll_a2l_displ(const kcoll_args_t *a, int i, int q)
+{
+    return a->lay ? a->lay[i].sdispl[q] : (size_t)q * a->bytes;
+}
+
+/* This rank's receive side as kcoll_cluster_blen and _place read it: an
+ * Alltoallv's own layout. */
+static kcoll_args_t kcoll_a2l_own(const kcoll_args_t *a, const kcoll_cluster_t *cl)
+{
+    kcoll_args_t o = *a;
+    if (a->lay)
+        o.lay = &a->lay[cl->me];
+    return o;
+}
+
+/* Where node d's run to lane l's rank q starts the block of local rank i:
+ * the blocks of the ranks before it. */
+static size_t kcoll_a2l_before(const kcoll_args_t *a, int i, int q)
+{
+    size_t at = 0;
+    for (int j = 0; j < i; j++)
+        at += kcoll_a2l_count(a, j, q);
+    return at;
+}
+
 /* Lane l's host call as this rank makes it: the bytes it sends each node
  * into len[0..N) and receives from each into len[N..2N); returns the bytes
  * sent. */
 static size_t kcoll_a2l_lens(const kcoll_args_t *a, const kcoll_cluster_t *cl, int l, size_t *len)
 {
-    const int N = cl->nodes;
+    const int N = cl->nodes, L = cl->lanes;
+    const kcoll_args_t o = kcoll_a2l_own(a, cl);
     size_t sent = 0;
     for (int d = 0; d < N; d++) {
-        len[d] = kcoll_a2l_has(cl, d, l) ? (size_t)cl->pn * a->bytes : 0;
-        len[N + d] = l == cl->me ? (size_t)kcoll_a2l_size(cl, d) * a->bytes : 0;
+        const int q = cl->rank_of[(size_t)d * (size_t)L + (size_t)l];
+        len[d] = q >= 0 ? kcoll_a2l_before(a, cl->pn, q) : 0;
+        len[N + d] = 0;
+        for (int s = 0; l == cl->me && s < L; s++) {
+            const int from = cl->rank_of[(size_t)d * (size_t)L + (size_t)s];
+            len[N + d] += from >= 0 ? kcoll_cluster_blen(&o, from) : 0;
+        }
         sent += len[d];
     }
     return sent;
 }
 
-/* Does this rank's own lane receive straight into RECV? */
-static int kcoll_a2l_direct(const kcoll_cluster_t *cl)
+/* Does this rank's own lane receive straight into RECV: node-major order
+ * is rank order, and every block's place is its node-major offset? */
+static int kcoll_a2l_direct(const kcoll_args_t *a, const kcoll_cluster_t *cl)
 {
-    return cl->ordered;
+    if (!cl->ordered || !a->lay)
+        return cl->ordered;
+    const kcoll_args_t o = kcoll_a2l_own(a, cl);
+    size_t at = 0;
+    for (size_t i = 0; i < (size_t)cl->nodes * (size_t)cl->lanes; i++) {
+        const int q = cl->rank_of[i];
+        const size_t len = q >= 0 ? kcoll_cluster_blen(&o, q) : 0;
+        if (len && kcoll_cluster_place(&o, q) != at)
+            return 0;
+        at += len;
+    }
+    return 1;
 }
 
 /* The TMP lane l takes on the rank that carries it: the runs it sends
@@ -89,7 +150,7 @@ static size_t kcoll_a2l_area(const kcoll_args_t *a, const kcoll_cluster_t *cl, i
                              size_t *sent)
 {
     size_t t = *sent = kcoll_a2l_lens(a, cl, l, len);
-    for (int e = 0; l == cl->me && !kcoll_a2l_direct(cl) && e < cl->nodes; e++)
+    for (int e = 0; l == cl->me && !kcoll_a2l_direct(a, cl) && e < cl->nodes; e++)
         t += len[cl->nodes + e];
     return t;
 }
@@ -118,12 +179,13 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
 {
     if (!cl->rank_of)
         return KCOLL_ERR_UNSUPPORTED;
-    if (!a->bytes) /* nothing moves (the block size is alike on every rank) */
+    if (!a->bytes) /* nothing moves (the block size, an Alltoallv's largest, is alike on
+                    * every rank) */
         return KCOLL_OK;
     const int N = cl->nodes, L = cl->lanes, pn = cl->pn;
     const size_t b = a->bytes;
     const kcoll_buf_t src = a->in_place ? KCOLL_BUF_RECV : KCOLL_BUF_SEND;
-    const int direct = kcoll_a2l_direct(cl);
+    const int direct = kcoll_a2l_direct(a, cl);
     size_t *len = malloc(2 * (size_t)N * sizeof *len);
     size_t *at = malloc(((size_t)N * (size_t)L + (size_t)N) * sizeof *at);
     if (!len || !at) {
@@ -131,7 +193,7 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
         free(at);
         return KCOLL_ERR_NOMEM;
     }
-    int even = 1;
+    int even = !a->lay; /* one run length everywhere: the uniform host call */
     for (int e = 0; e < N; e++)
         even &= kcoll_a2l_size(cl, e) == L;
 
@@ -153,11 +215,14 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
                 const int q = cl->rank_of[(size_t)d * (size_t)L + (size_t)l];
                 if (q < 0)
                     continue;
-                const size_t to = area + run + (size_t)i * b;
+                const size_t to = area + run + kcoll_a2l_before(a, i, q);
+                const size_t n = kcoll_a2l_count(a, i, q), from = kcoll_a2l_displ(a, i, q);
+                if (!n)
+                    continue;
                 if (i == cl->me)
-                    kcoll_sched_copy(s, KCOLL_BUF_TMP, to, src, (size_t)q * b, b);
+                    kcoll_sched_copy(s, KCOLL_BUF_TMP, to, src, from, n);
                 else
-                    kcoll_sched_read(s, cl->peer_of[i], src, (size_t)q * b, KCOLL_BUF_TMP, to, b);
+                    kcoll_sched_read(s, cl->peer_of[i], src, from, KCOLL_BUF_TMP, to, n);
             }
             area += next;
         }
@@ -196,8 +261,9 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
 
     /* 3: my lane's blocks to their senders' places */
     if (!direct) {
-        kcoll_cluster_blocks(a, cl, at, at + (size_t)N * (size_t)L);
-        kcoll_cluster_move_blocks(s, a, cl, at, -1, -1, 1, KCOLL_BUF_TMP, rarea, KCOLL_BUF_RECV);
+        const kcoll_args_t o = kcoll_a2l_own(a, cl);
+        kcoll_cluster_blocks(&o, cl, at, at + (size_t)N * (size_t)L);
+        kcoll_cluster_move_blocks(s, &o, cl, at, -1, -1, 1, KCOLL_BUF_TMP, rarea, KCOLL_BUF_RECV);
     }
     /* 4: the others have read my send buffer */
     if (pn > 1 && !a->in_place)

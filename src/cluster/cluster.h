@@ -281,8 +281,14 @@ size_t kcoll_cluster_allgather_leaders_tmp(const kcoll_args_t *a, const kcoll_cl
 kcoll_status_t kcoll_cluster_allgather_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                              kcoll_sched_t *s);
 size_t kcoll_cluster_allgather_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);
-/* MPI_Alltoall in the lanes layout (alltoall_lanes.c): any node sizes
- * and placement; cl->rank_of given, else KCOLL_ERR_UNSUPPORTED. */
+/* MPI_Alltoall and MPI_Alltoallv in the lanes layout (alltoall_lanes.c):
+ * any node sizes and placement; cl->rank_of given, else
+ * KCOLL_ERR_UNSUPPORTED. An Alltoallv's a->lay holds the node's layouts
+ * by local rank (cl->pn of them): entry i's scount and sdispl, by
+ * communicator rank, in bytes, say where local rank i's blocks lie in its
+ * send buffer (in its receive buffer in place), and this rank's own
+ * entry's rcount and rdispl where it receives each rank's block; its
+ * a->bytes is the largest block of any rank (alike on every rank). */
 kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_cluster_t *cl,
                                             kcoll_sched_t *s);
 size_t kcoll_cluster_alltoall_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl);

@@ -75,6 +75,8 @@ static const kcoll_cluster_algo_t kcoll_cluster_algos[] = {
      kcoll_cluster_allgather_lanes_tmp_r},
     {KCOLL_COLL_ALLTOALL, 1, "alltoall lanes", kcoll_cluster_alltoall_lanes_r,
      kcoll_cluster_alltoall_lanes_tmp_r},
+    {KCOLL_COLL_ALLTOALLV, 1, "alltoallv lanes", kcoll_cluster_alltoall_lanes_r,
+     kcoll_cluster_alltoall_lanes_tmp_r},
 };
 
 const kcoll_cluster_algo_t *kcoll_cluster_find(kcoll_coll_t c, int lanes)

@@ -315,7 +315,7 @@ static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t 
     for (size_t i = 0; i < sizeof kcoll_nodes_plans / sizeof kcoll_nodes_plans[0]; i++)
         if (kcoll_nodes_plans[i].c == c)
             plan = &kcoll_nodes_plans[i];
-    if (!plan) /* Alltoall (lanes only), Alltoallv, Gatherv, Scatterv */
+    if (!plan) /* Alltoall(v) (lanes only), Gatherv, Scatterv */
         return;
     /* a node's run between the leaders: what the root's node receives
      * (sends) from (to) each other node on average, and for Allgather(v)
@@ -386,6 +386,8 @@ static const kcoll_lanes_plan_t kcoll_lanes_plans[] = {
     {KCOLL_COLL_BCAST,
      {KCOLL_LP(SCATTER, SHARE, ROOT), KCOLL_LP_NET(SHARE), KCOLL_LP(ALLGATHER, SHARE, EACH)}},
     {KCOLL_COLL_ALLTOALL, {KCOLL_LP(ALLTOALL, NB, EACH), KCOLL_LP_NET(LB), KCOLL_LP_NONE}},
+    /* (at its largest block, an upper bound; plus its agreement, below) */
+    {KCOLL_COLL_ALLTOALLV, {KCOLL_LP(ALLTOALL, NB, EACH), KCOLL_LP_NET(LB), KCOLL_LP_NONE}},
 };
 #undef KCOLL_LP
 #undef KCOLL_LP_NET
@@ -442,6 +444,14 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
      * first (reduce_scatter_lanes.c, step 0) */
     if (c == KCOLL_COLL_REDUCE_SCATTER_BLOCK || c == KCOLL_COLL_REDUCE_SCATTER)
         out->before += s->p * s->m->copy_alpha + s->p * b * s->m->copy_beta;
+    /* an Alltoallv's agreement (span/run.c): the host's Allreduce of two
+     * words over every rank, then its Allgather of every rank's send
+     * layout (2 p words) on the fullest node */
+    if (c == KCOLL_COLL_ALLTOALLV)
+        out->agree = kcoll_host_formula_nodes(s->m, KCOLL_COLL_ALLREDUCE, s->N, s->ppn, 16,
+                                                KCOLL_RCLASS_DOUBLE, 1) +
+                       kcoll_host_formula_nodes(s->m, KCOLL_COLL_ALLGATHER, 1, &s->qmax,
+                                                16.0 * s->p, KCOLL_RCLASS_DOUBLE, 1);
     /* in pieces of the segment (allgather_lanes.c, and allreduce_lanes.c,
      * reduce_lanes.c and bcast_lanes.c, as they cut them): piece i
      * crosses the network while the node works on the pieces before and
@@ -473,7 +483,7 @@ static void kcoll_nodes_lanes(const kcoll_nshape_t *s, kcoll_coll_t c, size_t by
             out->pieces = (int)k;
         }
     }
-    out->t = out->before + out->net + out->after;
+    out->t = out->agree + out->before + out->net + out->after;
     out->priced = 1;
 }
 
@@ -560,7 +570,7 @@ unsigned kcoll_nodes_runs(kcoll_coll_t c, const int *ppn, int nodes)
                                    c == KCOLL_COLL_ALLGATHER || c == KCOLL_COLL_ALLGATHERV ||
                                    c == KCOLL_COLL_BCAST || c == KCOLL_COLL_REDUCE_SCATTER ||
                                    c == KCOLL_COLL_REDUCE_SCATTER_BLOCK ||
-                                   c == KCOLL_COLL_ALLTOALL
+                                   c == KCOLL_COLL_ALLTOALL || c == KCOLL_COLL_ALLTOALLV
                                ? KCOLL_NODES_BIT(KCOLL_NODES_LANES)
                                : 0u;
     return KCOLL_NODES_BIT(KCOLL_NODES_HOST) | KCOLL_NODES_BIT(KCOLL_NODES_LEADERS) | lanes;

@@ -50,6 +50,9 @@ typedef struct {
     int priced;
     double t;
     double before, net, after;
+    /* first, before any phase: an agreement (MPI_Alltoallv's, span/run.c:
+     * the host's Allreduce over every rank, its Allgather on each node) */
+    double agree;
     kcoll_coll_t coll[3]; /* before, net, after */
     unsigned rootnode;    /* bit i: phase i runs on the root's node only */
     int pieces;           /* lanes' Allgather(v) in pieces (> 1): net is the pipeline

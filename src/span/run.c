@@ -32,8 +32,22 @@
  * (src/cluster/ combines per node, then over the nodes), while the host
  * collectives between nodes fit their int counts.
  * Where a layout cannot run a call of theirs the host MPI does it whole,
- * as it does the collectives without a layout (MPI_Alltoallv, Gatherv,
- * Scatterv).
+ * as it does the collectives without a layout (MPI_Gatherv, Scatterv) and
+ * the non-blocking and persistent MPI_Alltoallv.
+ *
+ * A blocking MPI_Alltoallv (lanes) agrees first, since every rank knows
+ * only its own counts: the host's MPI_Iallreduce (MAX) on the call's
+ * communicator of every rank's largest block and of whether it can take
+ * part (kcoll_alltoallv_sides) gives every rank the same size to decide
+ * at; where the lanes run, the node's ranks then exchange their send
+ * layouts (MPI_Iallgather on the node communicator), which the carriers
+ * read (src/cluster/alltoall_lanes.c). Both are made inside the blocking
+ * call, at the same place on every rank, so in the order of the program's
+ * own collectives on those communicators (kcoll's between nodes use
+ * others: the groups); while they run this rank's other requests advance,
+ * whose host collectives another rank may be waiting for. Where the lanes
+ * cannot pay at any size (the model's pick for a 1-byte block), there is
+ * no agreement: the host MPI does the call whole, as before.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -41,6 +55,7 @@
 #include <string.h>
 
 #include "base/params.h"
+#include "sched/wait.h"
 #include "span/span.h"
 
 /* One host collective of a run as the host has it: its request while it
@@ -64,6 +79,7 @@ typedef struct {
                       * request goes */
     MPI_Datatype pdt[2]; /* the send and receive datatypes the packer packs (below), or null */
     int blocking;    /* a blocking call's: the host's blocking collectives */
+    void *vlay;      /* an Alltoallv's layouts (kcoll_across_t.lay), freed with the request */
 } kcoll_xrun_t;
 
 _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
@@ -325,6 +341,7 @@ static void kcoll_xrun_drop(void *data)
         if (d->slot[id].q == MPI_REQUEST_NULL)
             free(d->slot[id].v);
     free(d->slot);
+    free(d->vlay);
     if (d->held)
         kcoll_xrun_hold(d, 0);
     kcoll_span_release(d->h);
@@ -350,6 +367,99 @@ static kcoll_call_result_t kcoll_across_decline(const kcoll_call_t *c, kcoll_mod
     return KCOLL_CALL_HOST;
 }
 
+/* Wait for the host's request q, advancing kcoll's requests meanwhile
+ * (and pausing where nothing moves): 0, or an MPI error (err). */
+static int kcoll_across_wait(MPI_Request *q, const char *what, char *err, size_t errlen)
+{
+    kcoll_pause_t pause;
+    kcoll_pause_init(&pause);
+    for (;;) {
+        int flag = 0;
+        const int rc = PMPI_Test(q, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            kcoll_xrun_failed(rc, what, err, errlen);
+            return -1;
+        }
+        if (flag)
+            return 0;
+        kcoll_pause_unless(&pause, kcoll_progress() > 0);
+    }
+}
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "layouts travel as MPI_UINT64_T");
+
+/* A blocking MPI_Alltoallv (see the header): the layout every rank runs
+ * it in (KCOLL_NODES_HOST: the host whole), with *bytes the largest
+ * block; for the lanes *lay the node's layouts (kcoll_across_t.lay, one
+ * allocation the caller frees). -1 with err where the host's calls
+ * failed. */
+static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t *w,
+                                  size_t *bytes, kcoll_layout_t **lay, char *err, size_t errlen)
+{
+    kcoll_span_t *h = w->h;
+    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
+    size_t segment;
+    *lay = NULL;
+    *bytes = 0;
+    /* no agreement where the lanes cannot pay (KCOLL_HIER=auto: one rank
+     * on every node, too few on a node...), alike on every rank (the
+     * nodes' shape and the parameters are) */
+    if (kcoll_span_layout(h, c->coll, 1, &segment) != KCOLL_NODES_LANES)
+        return KCOLL_NODES_HOST;
+    /* the node's layouts, then this rank's table: send side (for every
+     * rank of the node), receive side (its own) */
+    kcoll_layout_t *l = malloc(pn * sizeof *l + (2 * pn + 2) * p * sizeof(size_t));
+    size_t *tab = l ? malloc(4 * p * sizeof *tab) : NULL;
+    if (!tab) {
+        free(l);
+        snprintf(err, errlen, "out of memory for an MPI_Alltoallv's layouts");
+        return -1;
+    }
+    size_t largest = 0;
+    const int why = kcoll_alltoallv_sides(c, tab, &largest);
+    uint64_t vote[2] = {why ? 0 : largest, why != 0}; /* (MAX) the largest block; can't */
+    MPI_Request q = MPI_REQUEST_NULL;
+    int rc = PMPI_Iallreduce(MPI_IN_PLACE, vote, 2, MPI_UINT64_T, MPI_MAX, w->comm, &q);
+    if (rc != MPI_SUCCESS) {
+        kcoll_xrun_failed(rc, "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen);
+        goto fail;
+    }
+    if (kcoll_across_wait(&q, "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen))
+        goto fail;
+    /* the host's runs between nodes count bytes in ints: a lane carries at
+     * most N runs of the fullest node's blocks each way */
+    const int layout = vote[1] || (double)vote[0] * h->nn * h->maxpn > INT_MAX
+                           ? KCOLL_NODES_HOST
+                           : (int)kcoll_span_layout(h, c->coll, (size_t)vote[0], &segment);
+    if (layout != KCOLL_NODES_LANES) {
+        free(tab);
+        free(l);
+        return KCOLL_NODES_HOST;
+    }
+    size_t *all = (size_t *)(l + pn); /* [pn][2p] the send sides, then [2p] mine received */
+    memcpy(all + 2 * pn * p, tab + 2 * p, 2 * p * sizeof *tab);
+    rc = PMPI_Iallgather(tab, (int)(2 * p), MPI_UINT64_T, all, (int)(2 * p), MPI_UINT64_T,
+                         h->xnode, &q);
+    if (rc != MPI_SUCCESS) {
+        kcoll_xrun_failed(rc, "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen);
+        goto fail;
+    }
+    if (kcoll_across_wait(&q, "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen))
+        goto fail;
+    for (size_t i = 0; i < pn; i++)
+        l[i] = (kcoll_layout_t){.scount = all + 2 * i * p, .sdispl = all + 2 * i * p + p};
+    l[h->lr].rcount = all + 2 * pn * p;
+    l[h->lr].rdispl = all + 2 * pn * p + p;
+    free(tab);
+    *lay = l;
+    *bytes = (size_t)vote[0];
+    return KCOLL_NODES_LANES;
+fail:
+    free(tab);
+    free(l);
+    return -1;
+}
+
 kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
                                          const kcoll_span_call_t *w, kcoll_req_t **r,
                                          kcoll_reason_t *why, char *err, size_t errlen)
@@ -361,6 +471,12 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     kcoll_across_t x;
     if (!kcoll_call_across_has(c->coll))
         return KCOLL_CALL_ACROSS;
+    /* an Alltoallv needs its agreement, which a call that may not wait
+     * for the others cannot make: the host's, as the collectives without
+     * a layout */
+    const int v = c->coll == KCOLL_COLL_ALLTOALLV;
+    if (v && mode != KCOLL_MODE_BLOCKING)
+        return KCOLL_CALL_ACROSS;
     if (!h || !h->xok)
         return kcoll_across_decline(c, mode, why);
     /* a reduction's host collectives take its datatype and operation; the
@@ -370,7 +486,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * judges them (a rank that cannot take part fails, saying why) */
     const int gather = c->coll == KCOLL_COLL_GATHER, scatter = c->coll == KCOLL_COLL_SCATTER;
     const int blocks = gather || scatter || c->coll == KCOLL_COLL_ALLGATHER ||
-                       c->coll == KCOLL_COLL_ALLGATHERV || c->coll == KCOLL_COLL_ALLTOALL;
+                       c->coll == KCOLL_COLL_ALLGATHERV || c->coll == KCOLL_COLL_ALLTOALL || v;
     if (c->coll != KCOLL_COLL_BARRIER && !blocks &&
         ((reduces && dt == MPI_DATATYPE_NULL) || !(c->recv.type & KCOLL_TYPE_VALID) ||
          c->recv.count < 0))
@@ -409,10 +525,16 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                          : c->coll == KCOLL_COLL_ALLTOALL
                              ? (double)bytes * h->nn * h->maxpn
                                                                 : (double)bytes * h->p;
-    if (whole > INT_MAX)
+    if (whole > INT_MAX && !v)
         return kcoll_across_decline(c, mode, why);
-    size_t segment;
-    x.layout = (int)kcoll_span_layout(h, c->coll, bytes, &segment);
+    size_t segment = 0;
+    kcoll_layout_t *vlay = NULL;
+    x.layout = v ? kcoll_across_alltoallv(c, w, &bytes, &vlay, err, errlen)
+                 : (int)kcoll_span_layout(h, c->coll, bytes, &segment);
+    if (x.layout < 0)
+        return KCOLL_CALL_FAILED;
+    x.lay = vlay;
+    x.largest = bytes;
     if (x.layout == KCOLL_NODES_HOST) {
         kcoll_across_host(c, mode);
         *why = KCOLL_R_MULTINODE;
@@ -427,7 +549,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
      * goes to the host whole */
     if (c->op && c->op->kind == KCOLL_OP_USER && !c->op->commute && !h->blocked)
         return kcoll_across_decline(c, mode, why);
-    /* a layout src/cluster/ has no builder for: the host */
+    /* a layout src/cluster/ has no builder for: the host (an Alltoallv's
+     * lanes are there: it runs them or the host) */
     if (!kcoll_cluster_find(c->coll, x.layout == KCOLL_NODES_LANES))
         return kcoll_across_decline(c, mode, why);
     x.root_node = x.root_local = 0;
@@ -437,6 +560,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         x.root_local = h->lrank_of[c->root];
     }
     if (!team) { /* xok says every rank has it */
+        free(vlay);
         snprintf(err, errlen, "the node team of a call across nodes is gone");
         return KCOLL_CALL_FAILED;
     }
@@ -447,7 +571,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                       .op = reduces ? op : MPI_OP_NULL,
                       .held = mode != KCOLL_MODE_BLOCKING, .blocking = mode == KCOLL_MODE_BLOCKING,
                       .pdt = {c->send.type & KCOLL_TYPE_HOSTPACK ? dt : MPI_DATATYPE_NULL,
-                              c->recv.type & KCOLL_TYPE_HOSTPACK ? rdt : MPI_DATATYPE_NULL}};
+                              c->recv.type & KCOLL_TYPE_HOSTPACK ? rdt : MPI_DATATYPE_NULL},
+                      .vlay = vlay};
     MPI_Aint extent;
     d.tlb = 0;
     if (d.dt != MPI_DATATYPE_NULL)
@@ -461,6 +586,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         kcoll_span_hold(h);
         if (d.held)
             kcoll_xrun_hold(&d, 1);
+    } else {
+        free(vlay);
     }
     return res;
 }

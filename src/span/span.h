@@ -111,10 +111,13 @@ typedef struct {
     kcoll_team_t *team;
     MPI_Datatype dt, rdt;
     MPI_Op op;
+    MPI_Comm comm; /* the call's communicator (an Alltoallv's agreement) */
 } kcoll_span_call_t;
 
 /* Prepare call c (mode) on a communicator that spans nodes, as one
- * schedule on its node team (w: what the glue looked up).
+ * schedule on its node team (w: what the glue looked up). A blocking
+ * MPI_Alltoallv agrees first (span/run.c), with the host's collectives on
+ * w->comm and the node communicator.
  * KCOLL_CALL_KCOLL (*r to start), KCOLL_CALL_HOST (counted, *why),
  * KCOLL_CALL_FAILED (err), or KCOLL_CALL_ACROSS: not a collective this
  * path runs (kcoll_call_across_has: the caller hands it to the host MPI).

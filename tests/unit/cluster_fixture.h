@@ -196,6 +196,26 @@ static inline long written(kcoll_sim_t *sim, int r, kcoll_buf_t buf, size_t n)
     return -1;
 }
 
+/* The simulator's nodes and groups (the leaders and every lane) for p
+ * ranks on nodes node_of: returns rank_of as kcoll_cluster_t.rank_of
+ * takes it, for the caller to free. */
+static inline int *cluster_sim_nodes(kcoll_sim_t *sim, int p, const int *node_of)
+{
+    kcoll_cluster_t cl;
+    int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
+    kcoll_sim_set_nodes(sim, node_of);
+    kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
+    int *rank_of = malloc((size_t)(cl.nodes * cl.lanes) * sizeof *rank_of);
+    kcoll_cluster_ranks(p, node_of, cl.lanes, rank_of);
+    for (int g = 0; g <= cl.lanes; g++) { /* the leaders and every lane */
+        int m = kcoll_cluster_group(p, node_of, g, members);
+        kcoll_sim_set_group(sim, g, m, members);
+    }
+    free(peer_of);
+    free(members);
+    return rank_of;
+}
+
 /* One simulated call with root `root` (a communicator rank; an Allreduce's
  * every rank is one): 0 all good, 1 refused by the builder, -1 a finding
  * (its text in why). Bcast moves count bytes, Reduce and Allreduce count
@@ -220,21 +240,14 @@ static inline int cluster_run(const layout_t *ly, int p, const int *node_of, int
     const size_t vn = rsb ? first[p] * es : n, vcount = rsb ? first[p] : count;
     kcoll_sim_t *sim = kcoll_sim_new(p);
     rank_bufs_t *b = calloc((size_t)p, sizeof *b);
-    int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
+    int *peer_of = malloc((size_t)p * sizeof *peer_of);
     int result = 0, rnode, rlocal;
     uint8_t *want = malloc(n + 8);
-    kcoll_sim_set_nodes(sim, node_of);
     if (!bc)
         kcoll_sim_set_op(sim, op);
     kcoll_cluster_t cl;
-    kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
-    int *rank_of = malloc((size_t)(cl.nodes * cl.lanes) * sizeof *rank_of);
-    kcoll_cluster_ranks(p, node_of, cl.lanes, rank_of);
+    int *rank_of = cluster_sim_nodes(sim, p, node_of);
     kcoll_cluster_locate(p, node_of, root, &rnode, &rlocal);
-    for (int g = 0; g <= cl.lanes; g++) { /* the leaders and every lane */
-        int m = kcoll_cluster_group(p, node_of, g, members);
-        kcoll_sim_set_group(sim, g, m, members);
-    }
     for (int r = 0; r < p; r++) {
         kcoll_cluster_make(&cl, peer_of, p, node_of, r);
         cl.rank_of = rank_of;
@@ -307,7 +320,6 @@ out:
     free(first);
     free(rank_of);
     free(peer_of);
-    free(members);
     free(want);
     kcoll_sim_free(sim);
     return result;

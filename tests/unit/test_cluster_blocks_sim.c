@@ -76,7 +76,7 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
     kcoll_sim_t *sim = kcoll_sim_new(p);
     bufs_t *bf = calloc((size_t)p, sizeof *bf);
     size_t *cnt = calloc((size_t)p, sizeof *cnt);
-    int *peer_of = malloc((size_t)p * sizeof *peer_of), *members = malloc((size_t)p * sizeof *members);
+    int *peer_of = malloc((size_t)p * sizeof *peer_of);
     int result = 0, rnode = 0, rlocal = 0;
     if (!ly) {
         snprintf(why, whylen, "%s has no %s layout", kcoll_coll_name(coll),
@@ -86,17 +86,10 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
     }
     for (int q = 0; q < p; q++)
         cnt[q] = v ? vcount(q, b) : b;
-    kcoll_sim_set_nodes(sim, node_of);
     kcoll_cluster_t cl;
-    kcoll_cluster_make(&cl, peer_of, p, node_of, 0);
-    int *rank_of = malloc((size_t)(cl.nodes * cl.lanes) * sizeof *rank_of);
-    kcoll_cluster_ranks(p, node_of, cl.lanes, rank_of);
+    int *rank_of = cluster_sim_nodes(sim, p, node_of);
     if (!all)
         kcoll_cluster_locate(p, node_of, root, &rnode, &rlocal);
-    for (int g = 0; g <= cl.lanes; g++) {
-        int m = kcoll_cluster_group(p, node_of, g, members);
-        kcoll_sim_set_group(sim, g, m, members);
-    }
     for (int r = 0; r < p; r++) {
         kcoll_cluster_make(&cl, peer_of, p, node_of, r);
         cl.rank_of = rank_of;
@@ -202,7 +195,6 @@ out0:
     free(bf);
     free(cnt);
     free(peer_of);
-    free(members);
     kcoll_sim_free(sim);
     return result;
 }
