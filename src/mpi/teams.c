@@ -147,10 +147,17 @@ static void kcoll_span_hold_op(MPI_Op op, int hold)
     (hold ? kcoll_retain_op : kcoll_release_op)(op);
 }
 
+static kcoll_team_t *kcoll_span_node_team(MPI_Comm node)
+{
+    kcoll_reason_t why;
+    return kcoll_comm_team(node, 0, &why);
+}
+
 int kcoll_teams_init(void)
 {
-    const kcoll_span_host_t span_host = {kcoll_drive_begin, kcoll_drive_end, kcoll_span_may_call,
-                                         kcoll_span_hold_type, kcoll_span_hold_op};
+    const kcoll_span_host_t span_host = {kcoll_drive_begin,     kcoll_drive_end,
+                                         kcoll_span_may_call,   kcoll_span_hold_type,
+                                         kcoll_span_hold_op,    kcoll_span_node_team};
     int level = MPI_THREAD_MULTIPLE, n = 0;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     kcoll_span_set_host(&span_host);

@@ -161,11 +161,9 @@ static kcoll_call_result_t kcoll_pmpi_across(const kcoll_call_t *c, kcoll_mode_t
                                              MPI_Comm comm, kcoll_req_t **r, kcoll_reason_t *why,
                                              char *err, size_t errlen)
 {
-    kcoll_reason_t team_why;
     const kcoll_handles_t hd = kcoll_handles_of(c);
     kcoll_span_call_t w = {.h = kcoll_comm_span(comm), .dt = hd.dt, .rdt = hd.rdt, .op = hd.op,
                            .comm = comm};
-    w.team = w.h ? kcoll_comm_team(w.h->xnode, 0, &team_why) : NULL;
     return kcoll_across_prepare(c, mode, &w, r, why, err, errlen);
 }
 

@@ -465,7 +465,6 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                                          kcoll_reason_t *why, char *err, size_t errlen)
 {
     kcoll_span_t *h = w->h;
-    kcoll_team_t *team = w->team;
     const MPI_Datatype dt = w->dt, rdt = w->rdt;
     const MPI_Op op = w->op;
     kcoll_across_t x;
@@ -559,6 +558,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         x.root_node = h->node_of[c->root];
         x.root_local = h->lrank_of[c->root];
     }
+    kcoll_team_t *team = kcoll_span_host.node_team(h->xnode);
     if (!team) { /* xok says every rank has it */
         free(vlay);
         snprintf(err, errlen, "the node team of a call across nodes is gone");

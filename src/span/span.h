@@ -68,13 +68,17 @@ typedef struct kcoll_span {
  *     advances kcoll's requests while the host blocks);
  *   hold_type/hold_op: keep (1) or let go of (0) a handle a pending
  *     request still uses after its call returned (MPI lets the program
- *     free it meanwhile); null handles are left alone. */
+ *     free it meanwhile); null handles are left alone;
+ *   node_team: the team of a record's node communicator (NULL: gone),
+ *     asked only by a call that runs a layout (a call the host does whole
+ *     looks up nothing more than its own communicator's record). */
 typedef struct {
     int (*drive_begin)(void);
     void (*drive_end)(int began);
     int (*may_call)(void);
     void (*hold_type)(MPI_Datatype dt, int hold);
     void (*hold_op)(MPI_Op op, int hold);
+    kcoll_team_t *(*node_team)(MPI_Comm node);
 } kcoll_span_host_t;
 void kcoll_span_set_host(const kcoll_span_host_t *host);
 /* what was given (span.c; for span/run.c) */
@@ -102,13 +106,11 @@ kcoll_nodes_layout_t kcoll_span_layout(kcoll_span_t *h, kcoll_coll_t c, size_t b
 /* -- calls run as one schedule across nodes (span/run.c) -- */
 
 /* What the MPI glue looks up for a call on a communicator that spans
- * nodes: its record h (NULL: it has none), h's node team (NULL: it is
- * gone), and the call's MPI handles: a reduction's datatype dt and
+ * nodes: its record h (NULL: it has none), and the call's MPI handles: a reduction's datatype dt and
  * operation op, and the send (dt) and receive (rdt) datatypes the packer
  * packs where the call's sides say so (KCOLL_TYPE_HOSTPACK). */
 typedef struct {
     kcoll_span_t *h;
-    kcoll_team_t *team;
     MPI_Datatype dt, rdt;
     MPI_Op op;
     MPI_Comm comm; /* the call's communicator (an Alltoallv's agreement) */
