@@ -853,8 +853,9 @@ static void shape_cases(const shape_t *sh, int shi)
      * every form, on MPI_COMM_WORLD, the reversed and the random split:
      * counts 0, 1, 1003 and the large one, roots 0 and p-1, in place or
      * not, the int32 sum and MPI_INT; the long minimum, the
-     * non-commutative product and the darray (packed by the host) at
-     * count 1003 (blocking) */
+     * non-commutative product, the darray (packed by the host) and, for
+     * the Alltoallv, the 3-int type and the vector at count 1003
+     * (blocking) */
     static const int lane_rows[] = {ROW_BCAST,      ROW_IBCAST,     ROW_PBCAST,
                                     ROW_REDUCE,     ROW_ALLREDUCE,  ROW_RSB,
                                     ROW_RS,         ROW_IREDUCE,    ROW_IALLREDUCE,
@@ -864,7 +865,8 @@ static void shape_cases(const shape_t *sh, int shi)
                                     ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV,
                                     ROW_ALLTOALL,   ROW_IALLTOALL,  ROW_PALLTOALL,
                                     ROW_ALLTOALLV};
-    static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT, K_INT, K_HOLES};
+    static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT, K_INT, K_HOLES, K_CONTIG,
+                                     K_VECTOR};
     tb = now_s();
     kcoll_param_set("HIER", "lanes");
     hier_lanes = shi == SH_WORLD || shi == SH_RANDOM || shi == SH_REVERSED;
@@ -876,7 +878,11 @@ static void shape_cases(const shape_t *sh, int shi)
 #endif
         for (size_t k = 0; k < sizeof lane_kinds / sizeof lane_kinds[0]; k++) {
             const int first = lane_kinds[k] == R_INT_SUM || lane_kinds[k] == K_INT;
-            if (!kind_fits(c, lane_kinds[k]))
+            /* the derived types (3 ints; a vector kcoll moves through its
+             * map) for the Alltoallv, whose lanes read each block at its
+             * own displacement */
+            const int derived = lane_kinds[k] == K_CONTIG || lane_kinds[k] == K_VECTOR;
+            if (derived ? c != ROW_ALLTOALLV : !kind_fits(c, lane_kinds[k]))
                 continue;
             for (int si = 0; si < 4; si++)
                 for (int root = 0; root < ((colls[c].flags & F_ROOTED) ? p : 1);
