@@ -614,7 +614,10 @@ static int kind_fits(int c, int kind)
     if (kind == K_HOLES)
         return colls[c].base == GATHER || colls[c].base == SCATTER ||
                colls[c].base == ALLGATHER || colls[c].base == ALLGATHERV ||
-               colls[c].base == ALLTOALL || colls[c].base == ALLTOALLV;
+               colls[c].base == ALLTOALL ||
+               /* (Open MPI 5.0's own in-place MPI_Ialltoallv with it differs
+                * from its blocking one: the blocking form only) */
+               (colls[c].base == ALLTOALLV && !(colls[c].flags & (F_NB | F_PERS)));
     if (kind == K_VECTOR)
         return (colls[c].flags & F_VEC) != 0;
     return kind == K_INT || !(colls[c].flags & (F_NB | F_PERS));
