@@ -189,13 +189,15 @@ typedef struct {
  * KCOLL_CALL_FAILED (err; a rank of a blocked collective whose own
  * arguments kcoll cannot run: kcoll_family_t.across). The collectives
  * src/cluster/registry.c has a layout of. */
-/* MPI_Alltoallv across nodes: this rank's layout in bytes, by
- * communicator rank (tab: room for 4 c->p values; send counts and
- * displacements, the receive side's in place, then the receive side's) and
- * its largest block; 0, or why kcoll cannot take part (KCOLL_R_INVALID:
- * its arguments are wrong, which the host MPI reports; KCOLL_R_NONCONTIG:
- * a layout kcoll cannot address). */
-int kcoll_alltoallv_sides(const kcoll_call_t *c, size_t *tab, size_t *largest);
+/* MPI_Alltoallv (on one node its vote and layout table, across nodes its
+ * agreement): this rank's layout in bytes, by communicator rank (tab: room
+ * for 4 c->p values, or NULL: measure only; send counts and displacements,
+ * the receive side's in place, then the receive side's), the lengths of
+ * its send and receive buffers (len[0]: 0 in place) and its largest block;
+ * 0, or why kcoll cannot take part (KCOLL_R_INVALID: its arguments are
+ * wrong, which the host MPI reports; KCOLL_R_NONCONTIG: a layout kcoll
+ * cannot address). */
+int kcoll_alltoallv_sides(const kcoll_call_t *c, size_t *tab, size_t len[2], size_t *largest);
 kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_t mode,
                                               kcoll_team_t *team, const kcoll_across_t *x,
                                               kcoll_req_t **req, kcoll_reason_t *why, char *err,

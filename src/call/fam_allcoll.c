@@ -237,32 +237,36 @@ static void allgatherv_fill(void *ctx, size_t *tab)
         v_side(&r->call.recv, p, tab + 2 * (size_t)p, tab + 3 * (size_t)p, &len, &largest);
 }
 
-int kcoll_alltoallv_sides(const kcoll_call_t *c, size_t *tab, size_t *largest)
+int kcoll_alltoallv_sides(const kcoll_call_t *c, size_t *tab, size_t len[2], size_t *largest)
 {
     const int p = c->p, ip = c->in_place;
-    size_t len[2] = {0, 0};
-    *largest = 0;
+    const size_t up = (size_t)p;
+    len[0] = len[1] = *largest = 0;
     if (!(c->recv.type & KCOLL_TYPE_VALID) || !v_counts_ok(&c->recv, p) ||
         (!ip && (!(c->send.type & KCOLL_TYPE_VALID) || !v_counts_ok(&c->send, p))))
         return KCOLL_R_INVALID;
     if (!kcoll_side_blocked(&c->recv) || (!ip && !kcoll_side_blocked(&c->send)))
         return KCOLL_R_NONCONTIG;
-    if (v_side(ip ? &c->recv : &c->send, p, tab, tab + p, &len[0], largest) ||
-        v_side(&c->recv, p, tab + 2 * (size_t)p, tab + 3 * (size_t)p, &len[1], largest))
-        return KCOLL_R_NONCONTIG;
-    if ((len[1] && !c->recv.buf) || (len[0] && !ip && !c->send.buf))
+    /* the receive side, then the send side (the receive side's in place,
+     * whose buffer is not the send buffer's: no length of its own) */
+    int bad = v_side(&c->recv, p, tab ? tab + 2 * up : NULL, tab ? tab + 3 * up : NULL, &len[1],
+                     largest);
+    if (!bad && ip && tab)
+        memcpy(tab, tab + 2 * up, 2 * up * sizeof *tab);
+    else if (!bad && !ip)
+        bad = v_side(&c->send, p, tab, tab ? tab + up : NULL, &len[0], largest);
+    if ((len[1] && !c->recv.buf) || (len[0] && !c->send.buf))
         return KCOLL_R_INVALID;
-    return *largest > ((size_t)1 << 55) ? KCOLL_R_NONCONTIG : 0;
+    return bad || *largest > ((size_t)1 << 55) ? KCOLL_R_NONCONTIG : 0;
 }
 
-/* The length of a side of a layout in bytes: its last block's end. */
-static size_t side_span(const size_t *cnt, const size_t *dsp, int p)
+/* The bytes this rank receives (its statistics' bytes). */
+static size_t alltoallv_received(const kcoll_call_t *c)
 {
-    size_t len = 0;
-    for (int q = 0; q < p; q++)
-        if (cnt[q] && dsp[q] + cnt[q] > len)
-            len = dsp[q] + cnt[q];
-    return len;
+    size_t n = 0;
+    for (int q = 0; q < c->p; q++)
+        n += (size_t)kcoll_side_vcount(&c->recv, q) * c->recv.size;
+    return n;
 }
 
 /* Across nodes, MPI_Allgather(v) and MPI_Alltoall(v): this rank's own
@@ -279,11 +283,9 @@ static int blocks_across(kcoll_req_t *r)
         const kcoll_layout_t *own = r->xa.lay ? &r->xa.lay[r->xa.cl.me] : NULL;
         if (!own)
             return KCOLL_R_INVALID;
-        r->span[0] = c->in_place ? 0 : side_span(own->scount, own->sdispl, c->p);
-        r->span[1] = side_span(own->rcount, own->rdispl, c->p);
-        r->stat_bytes = 0;
-        for (int q = 0; q < c->p; q++)
-            r->stat_bytes += own->rcount[q];
+        size_t largest;
+        kcoll_alltoallv_sides(c, NULL, r->span, &largest); /* (agreed: valid) */
+        r->stat_bytes = alltoallv_received(c);
         r->args.lay = r->xa.lay;
         r->args.bytes = r->xa.largest;
         r->args.in_place = c->in_place;
@@ -350,39 +352,23 @@ static void alltoallv_shared(kcoll_req_t *r)
 static uint64_t alltoallv_vote(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
-    const int p = c->p, ip = c->in_place;
-    uint64_t vote = VOTE_OK | (ip ? VOTE_IN_PLACE : 0);
     size_t mine = 0;
-    r->span[0] = r->span[1] = 0;
     r->stat_bytes = 0;
-    if (!(c->recv.type & KCOLL_TYPE_VALID) || !v_counts_ok(&c->recv, p) ||
-        (!ip && (!(c->send.type & KCOLL_TYPE_VALID) || !v_counts_ok(&c->send, p))))
+    const int why = kcoll_alltoallv_sides(c, NULL, r->span, &mine);
+    if (why == KCOLL_R_INVALID)
         return VOTE_INVALID;
-    if (r->noncontig || v_side(&c->recv, p, NULL, NULL, &r->span[1], &mine) ||
-        (!ip && v_side(&c->send, p, NULL, NULL, &r->span[0], &mine)))
-        vote &= ~(uint64_t)VOTE_OK;
-    if ((r->span[1] && !c->recv.buf) || (r->span[0] && !ip && !c->send.buf))
-        return VOTE_INVALID;
-    for (int q = 0; q < p && (vote & VOTE_OK); q++)
-        r->stat_bytes += (size_t)kcoll_side_vcount(&c->recv, q) * c->recv.size;
-    if (mine > ((uint64_t)1 << 55))
-        vote &= ~(uint64_t)VOTE_OK;
-    return vote | (uint64_t)mine << VOTE_SHIFT;
+    if (why)
+        return c->in_place ? VOTE_IN_PLACE : 0;
+    r->stat_bytes = alltoallv_received(c);
+    return VOTE_OK | (c->in_place ? VOTE_IN_PLACE : 0) | (uint64_t)mine << VOTE_SHIFT;
 }
 
 static void alltoallv_fill(void *ctx, size_t *tab)
 {
     kcoll_req_t *r = ctx;
-    const kcoll_call_t *c = &r->call;
-    const size_t p = (size_t)c->p;
-    size_t len = 0, largest = 0;
-    if (!(r->ag.vote & VOTE_OK))
-        return;
-    v_side(&c->recv, c->p, tab + 2 * p, tab + 3 * p, &len, &largest);
-    if (c->in_place)
-        v_side(&c->recv, c->p, tab, tab + p, &len, &largest);
-    else
-        v_side(&c->send, c->p, tab, tab + p, &len, &largest);
+    size_t len[2], largest;
+    if (r->ag.vote & VOTE_OK)
+        kcoll_alltoallv_sides(&r->call, tab, len, &largest);
 }
 
 static void alltoall_shared(kcoll_req_t *r)

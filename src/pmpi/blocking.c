@@ -11,7 +11,7 @@
  *    MPI_Recv, MPI_Sendrecv, MPI_Sendrecv_replace where MPI-4 offers its
  *    non-blocking form, MPI_Probe, MPI_Mprobe, MPI_Mrecv) runs as its
  *    non-blocking form waited for in a loop that also advances kcoll's
- *    requests (kcoll_pmpi_host_wait): point-to-point matching does not care
+ *    requests (kcoll_host_wait): point-to-point matching does not care
  *    whether either side blocks;
  *  - a blocking collective (MPI_Scan, MPI_Exscan, MPI_Alltoallw, the
  *    neighbour collectives here; the collectives kcoll hands to the host;
@@ -30,7 +30,7 @@ KCOLL_PUBLIC int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int
     MPI_Request q;
     if (!kcoll_must_loop())
         return PMPI_Send(buf, count, datatype, dest, tag, comm);
-    return kcoll_pmpi_host_wait(PMPI_Isend(buf, count, datatype, dest, tag, comm, &q), &q,
+    return kcoll_host_wait(PMPI_Isend(buf, count, datatype, dest, tag, comm, &q), &q,
                                 MPI_STATUS_IGNORE);
 }
 
@@ -40,7 +40,7 @@ KCOLL_PUBLIC int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, in
     MPI_Request q;
     if (!kcoll_must_loop())
         return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
-    return kcoll_pmpi_host_wait(PMPI_Issend(buf, count, datatype, dest, tag, comm, &q), &q,
+    return kcoll_host_wait(PMPI_Issend(buf, count, datatype, dest, tag, comm, &q), &q,
                                 MPI_STATUS_IGNORE);
 }
 
@@ -50,7 +50,7 @@ KCOLL_PUBLIC int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, in
     MPI_Request q;
     if (!kcoll_must_loop())
         return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
-    return kcoll_pmpi_host_wait(PMPI_Irsend(buf, count, datatype, dest, tag, comm, &q), &q,
+    return kcoll_host_wait(PMPI_Irsend(buf, count, datatype, dest, tag, comm, &q), &q,
                                 MPI_STATUS_IGNORE);
 }
 
@@ -60,7 +60,7 @@ KCOLL_PUBLIC int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
     MPI_Request q;
     if (!kcoll_must_loop())
         return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
-    return kcoll_pmpi_host_wait(PMPI_Irecv(buf, count, datatype, source, tag, comm, &q), &q,
+    return kcoll_host_wait(PMPI_Irecv(buf, count, datatype, source, tag, comm, &q), &q,
                                 status);
 }
 
@@ -83,9 +83,9 @@ KCOLL_PUBLIC int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype s
         PMPI_Request_free(&q[0]);
         return rc;
     }
-    if ((rc = kcoll_pmpi_host_wait(MPI_SUCCESS, &q[1], MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+    if ((rc = kcoll_host_wait(MPI_SUCCESS, &q[1], MPI_STATUS_IGNORE)) != MPI_SUCCESS)
         return rc;
-    return kcoll_pmpi_host_wait(MPI_SUCCESS, &q[0], status);
+    return kcoll_host_wait(MPI_SUCCESS, &q[0], status);
 }
 
 #if MPI_VERSION >= 4
@@ -97,7 +97,7 @@ KCOLL_PUBLIC int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatyp
     if (!kcoll_must_loop())
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                      status);
-    return kcoll_pmpi_host_wait(PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag,
+    return kcoll_host_wait(PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag,
                                                        source, recvtag, comm, &q),
                                 &q, status);
 }
@@ -140,7 +140,7 @@ KCOLL_PUBLIC int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Mess
     MPI_Request q;
     if (!kcoll_must_loop())
         return PMPI_Mrecv(buf, count, datatype, message, status);
-    return kcoll_pmpi_host_wait(PMPI_Imrecv(buf, count, datatype, message, &q), &q, status);
+    return kcoll_host_wait(PMPI_Imrecv(buf, count, datatype, message, &q), &q, status);
 }
 
 KCOLL_PUBLIC int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

@@ -147,10 +147,6 @@ static inline int kcoll_pmpi_streak_quick(kcoll_coll_t c, MPI_Comm comm, int roo
     kcoll_streak_fast_count(f, kcoll_streak_sum(v, f->p, vcounts, count, f->size));
     return 1;
 }
-/* Complete a host MPI request q started in place of a blocking
- * point-to-point call (rc: the result of starting it), advancing kcoll's
- * requests meanwhile (pmpi/blocking.c). */
-int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status);
 /* Return the blocking host call `call` (an int expression), driven. */
 #define KCOLL_RETURN_DRIVEN(call)                                                        \
     do {                                                                                 \

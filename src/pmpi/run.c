@@ -239,7 +239,7 @@ static MPI_Comm kcoll_pmpi_private(MPI_Comm comm)
 {
     MPI_Comm own = MPI_COMM_NULL;
     MPI_Request q = MPI_REQUEST_NULL;
-    if (kcoll_pmpi_host_wait(PMPI_Comm_idup(comm, &own, &q), &q, MPI_STATUS_IGNORE) !=
+    if (kcoll_host_wait(PMPI_Comm_idup(comm, &own, &q), &q, MPI_STATUS_IGNORE) !=
         MPI_SUCCESS)
         return MPI_COMM_NULL;
     kcoll_comm_created(own);
@@ -306,17 +306,4 @@ int kcoll_pmpi_persistent(const kcoll_call_t *c, MPI_Comm comm, MPI_Request requ
     return r ? KCOLL_PMPI_DONE : KCOLL_PMPI_HOST;
 }
 
-int kcoll_pmpi_host_wait(int rc, MPI_Request *q, MPI_Status *status)
-{
-    kcoll_pause_t pause;
-    int flag = 0;
-    if (rc != MPI_SUCCESS)
-        return rc;
-    kcoll_pause_init(&pause);
-    for (;;) {
-        int moved = kcoll_progress();
-        if ((rc = PMPI_Test(q, &flag, status)) != MPI_SUCCESS || flag)
-            return rc;
-        kcoll_pause_unless(&pause, moved);
-    }
-}
+

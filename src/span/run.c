@@ -55,7 +55,6 @@
 #include <string.h>
 
 #include "base/params.h"
-#include "sched/wait.h"
 #include "span/span.h"
 
 /* One host collective of a run as the host has it: its request while it
@@ -367,23 +366,14 @@ static kcoll_call_result_t kcoll_across_decline(const kcoll_call_t *c, kcoll_mod
     return KCOLL_CALL_HOST;
 }
 
-/* Wait for the host's request q, advancing kcoll's requests meanwhile
- * (and pausing where nothing moves): 0, or an MPI error (err). */
-static int kcoll_across_wait(MPI_Request *q, const char *what, char *err, size_t errlen)
+/* The host's request q started with result rc, done (kcoll_host_wait):
+ * 0, or -1 with err naming what failed. */
+static int kcoll_across_wait(int rc, MPI_Request *q, const char *what, char *err, size_t errlen)
 {
-    kcoll_pause_t pause;
-    kcoll_pause_init(&pause);
-    for (;;) {
-        int flag = 0;
-        const int rc = PMPI_Test(q, &flag, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) {
-            kcoll_xrun_failed(rc, what, err, errlen);
-            return -1;
-        }
-        if (flag)
-            return 0;
-        kcoll_pause_unless(&pause, kcoll_progress() > 0);
-    }
+    if ((rc = kcoll_host_wait(rc, q, MPI_STATUS_IGNORE)) == MPI_SUCCESS)
+        return 0;
+    kcoll_xrun_failed(rc, what, err, errlen);
+    return -1;
 }
 
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "layouts travel as MPI_UINT64_T");
@@ -415,16 +405,13 @@ static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t
         snprintf(err, errlen, "out of memory for an MPI_Alltoallv's layouts");
         return -1;
     }
-    size_t largest = 0;
-    const int why = kcoll_alltoallv_sides(c, tab, &largest);
+    size_t largest = 0, len[2];
+    const int why = kcoll_alltoallv_sides(c, tab, len, &largest);
     uint64_t vote[2] = {why ? 0 : largest, why != 0}; /* (MAX) the largest block; can't */
     MPI_Request q = MPI_REQUEST_NULL;
-    int rc = PMPI_Iallreduce(MPI_IN_PLACE, vote, 2, MPI_UINT64_T, MPI_MAX, w->comm, &q);
-    if (rc != MPI_SUCCESS) {
-        kcoll_xrun_failed(rc, "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen);
-        goto fail;
-    }
-    if (kcoll_across_wait(&q, "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen))
+    if (kcoll_across_wait(
+            PMPI_Iallreduce(MPI_IN_PLACE, vote, 2, MPI_UINT64_T, MPI_MAX, w->comm, &q), &q,
+            "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen))
         goto fail;
     /* the host's runs between nodes count bytes in ints: a lane carries at
      * most N runs of the fullest node's blocks each way */
@@ -438,13 +425,9 @@ static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t
     }
     size_t *all = (size_t *)(l + pn); /* [pn][2p] the send sides, then [2p] mine received */
     memcpy(all + 2 * pn * p, tab + 2 * p, 2 * p * sizeof *tab);
-    rc = PMPI_Iallgather(tab, (int)(2 * p), MPI_UINT64_T, all, (int)(2 * p), MPI_UINT64_T,
-                         h->xnode, &q);
-    if (rc != MPI_SUCCESS) {
-        kcoll_xrun_failed(rc, "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen);
-        goto fail;
-    }
-    if (kcoll_across_wait(&q, "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen))
+    if (kcoll_across_wait(PMPI_Iallgather(tab, (int)(2 * p), MPI_UINT64_T, all, (int)(2 * p),
+                                          MPI_UINT64_T, h->xnode, &q),
+                          &q, "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen))
         goto fail;
     for (size_t i = 0; i < pn; i++)
         l[i] = (kcoll_layout_t){.scount = all + 2 * i * p, .sdispl = all + 2 * i * p + p};

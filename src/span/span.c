@@ -7,11 +7,27 @@
 #include "cluster/cluster.h"
 #include "model/nodes.h"
 #include "model/select.h"
+#include "sched/wait.h"
 #include "span/span.h"
 
 static void kcoll_span_destroy(kcoll_span_t *h);
 
 kcoll_span_host_t kcoll_span_host;
+
+int kcoll_host_wait(int rc, MPI_Request *q, MPI_Status *status)
+{
+    kcoll_pause_t pause;
+    int flag = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    kcoll_pause_init(&pause);
+    for (;;) {
+        int moved = kcoll_progress();
+        if ((rc = PMPI_Test(q, &flag, status)) != MPI_SUCCESS || flag)
+            return rc;
+        kcoll_pause_unless(&pause, moved);
+    }
+}
 
 void kcoll_span_set_host(const kcoll_span_host_t *host)
 {

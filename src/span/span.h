@@ -81,6 +81,12 @@ typedef struct {
     kcoll_team_t *(*node_team)(MPI_Comm node);
 } kcoll_span_host_t;
 void kcoll_span_set_host(const kcoll_span_host_t *host);
+/* Complete a host MPI request q (rc: the result of starting it; not
+ * MPI_SUCCESS: returned as it is), advancing kcoll's requests meanwhile and
+ * pausing where nothing moves: what a blocking call made of a host
+ * request waits with (a point-to-point call, pmpi/blocking.c; an
+ * Alltoallv's agreement, span/run.c). Returns the host's result. */
+int kcoll_host_wait(int rc, MPI_Request *q, MPI_Status *status);
 /* what was given (span.c; for span/run.c) */
 extern kcoll_span_host_t kcoll_span_host;
 
