@@ -92,37 +92,6 @@ static kcoll_args_t kcoll_a2l_own(const kcoll_args_t *a, const kcoll_cluster_t *
     return o;
 }
 
-/* Where node d's run to lane l's rank q starts the block of local rank i:
- * the blocks of the ranks before it. */
-static size_t kcoll_a2l_before(const kcoll_args_t *a, int i, int q)
-{
-    size_t at = 0;
-    for (int j = 0; j < i; j++)
-        at += kcoll_a2l_count(a, j, q);
-    return at;
-}
-
-/* Lane l's host call as this rank makes it: the bytes it sends each node
- * into len[0..N) and receives from each into len[N..2N); returns the bytes
- * sent. */
-static size_t kcoll_a2l_lens(const kcoll_args_t *a, const kcoll_cluster_t *cl, int l, size_t *len)
-{
-    const int N = cl->nodes, L = cl->lanes;
-    const kcoll_args_t o = kcoll_a2l_own(a, cl);
-    size_t sent = 0;
-    for (int d = 0; d < N; d++) {
-        const int q = cl->rank_of[(size_t)d * (size_t)L + (size_t)l];
-        len[d] = q >= 0 ? kcoll_a2l_before(a, cl->pn, q) : 0;
-        len[N + d] = 0;
-        for (int s = 0; l == cl->me && s < L; s++) {
-            const int from = cl->rank_of[(size_t)d * (size_t)L + (size_t)s];
-            len[N + d] += from >= 0 ? kcoll_cluster_blen(&o, from) : 0;
-        }
-        sent += len[d];
-    }
-    return sent;
-}
-
 /* Does this rank's own lane receive straight into RECV: node-major order
  * is rank order, and every block's place is its node-major offset? */
 static int kcoll_a2l_direct(const kcoll_args_t *a, const kcoll_cluster_t *cl)
@@ -141,28 +110,74 @@ static int kcoll_a2l_direct(const kcoll_args_t *a, const kcoll_cluster_t *cl)
     return 1;
 }
 
-/* The TMP lane l takes on the rank that carries it: the runs it sends
- * (their lengths into len, as kcoll_a2l_lens; their sum into *sent), and
- * on this rank's own lane, where the host call does not receive into
- * RECV, the runs it receives after them. The lanes a rank carries lie
- * one after another. */
-static size_t kcoll_a2l_area(const kcoll_args_t *a, const kcoll_cluster_t *cl, int l, size_t *len,
-                             size_t *sent)
+/* The lanes this rank carries (l = me, me + pn, ...), worked out once for
+ * the whole build: for lane number t, at kcoll_a2l_lane(plan, cl, t),
+ *   pre[d (pn + 1) + i]  where node d's run for lane l's rank starts the
+ *                        block of local rank i (i = pn: the run's length);
+ *   len[0..2N)           the lane's host call: the bytes sent to each
+ *                        node, then received from each (own lane only);
+ *   sent, area           the bytes sent, and where the lane's TMP starts:
+ *                        the runs it sends, then, on this rank's own lane
+ *                        where the host call does not receive into RECV,
+ *                        the runs it receives; the lanes one after another.
+ * Returns the plan (NULL: out of memory) and the TMP of all into *tmp. */
+typedef struct {
+    size_t *pre, *len, sent, area;
+} kcoll_a2l_lane_t;
+
+static size_t kcoll_a2l_stride(const kcoll_cluster_t *cl)
 {
-    size_t t = *sent = kcoll_a2l_lens(a, cl, l, len);
-    for (int e = 0; l == cl->me && !kcoll_a2l_direct(a, cl) && e < cl->nodes; e++)
-        t += len[cl->nodes + e];
-    return t;
+    return (size_t)cl->nodes * ((size_t)cl->pn + 1) + 2 * (size_t)cl->nodes;
+}
+
+static kcoll_a2l_lane_t kcoll_a2l_lane(size_t *plan, const kcoll_cluster_t *cl, int t)
+{
+    size_t *b = plan + (size_t)t * (kcoll_a2l_stride(cl) + 2);
+    const size_t *tail = b + kcoll_a2l_stride(cl);
+    kcoll_a2l_lane_t ln = {.pre = b, .len = b + (size_t)cl->nodes * ((size_t)cl->pn + 1),
+                           .sent = tail[0], .area = tail[1]};
+    return ln;
+}
+
+static size_t *kcoll_a2l_plan(const kcoll_args_t *a, const kcoll_cluster_t *cl, size_t *tmp)
+{
+    const int N = cl->nodes, L = cl->lanes, pn = cl->pn;
+    const int lanes = (L - cl->me + pn - 1) / pn, direct = kcoll_a2l_direct(a, cl);
+    const kcoll_args_t o = kcoll_a2l_own(a, cl);
+    size_t *plan = malloc((size_t)lanes * (kcoll_a2l_stride(cl) + 2) * sizeof *plan);
+    *tmp = 0;
+    for (int t = 0; plan && t < lanes; t++) {
+        const int l = cl->me + t * pn;
+        kcoll_a2l_lane_t ln = kcoll_a2l_lane(plan, cl, t);
+        size_t sent = 0, got = 0;
+        for (int d = 0; d < N; d++) {
+            const int q = cl->rank_of[(size_t)d * (size_t)L + (size_t)l];
+            size_t *pre = ln.pre + (size_t)d * ((size_t)pn + 1);
+            pre[0] = 0;
+            for (int i = 0; i < pn; i++)
+                pre[i + 1] = pre[i] + (q >= 0 ? kcoll_a2l_count(a, i, q) : 0);
+            ln.len[d] = pre[pn];
+            ln.len[N + d] = 0;
+            for (int s = 0; l == cl->me && s < L; s++) {
+                const int from = cl->rank_of[(size_t)d * (size_t)L + (size_t)s];
+                ln.len[N + d] += from >= 0 ? kcoll_cluster_blen(&o, from) : 0;
+            }
+            sent += ln.len[d];
+            got += ln.len[N + d];
+        }
+        size_t *tail = ln.len + 2 * (size_t)N;
+        tail[0] = sent;
+        tail[1] = *tmp;
+        *tmp += sent + (direct ? 0 : got);
+    }
+    return plan;
 }
 
 size_t kcoll_cluster_alltoall_lanes_tmp(const kcoll_args_t *a, const kcoll_cluster_t *cl)
 {
-    size_t *len = cl->rank_of ? malloc(2 * (size_t)cl->nodes * sizeof *len) : NULL, t = 0, sent;
-    if (!len)
-        return 0;
-    for (int l = cl->me; l < cl->lanes; l += cl->pn)
-        t += kcoll_a2l_area(a, cl, l, len, &sent);
-    free(len);
+    size_t t = 0;
+    if (cl->rank_of)
+        free(kcoll_a2l_plan(a, cl, &t));
     return t;
 }
 
@@ -186,10 +201,11 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
     const size_t b = a->bytes;
     const kcoll_buf_t src = a->in_place ? KCOLL_BUF_RECV : KCOLL_BUF_SEND;
     const int direct = kcoll_a2l_direct(a, cl);
-    size_t *len = malloc(2 * (size_t)N * sizeof *len);
+    size_t tmp;
+    size_t *plan = kcoll_a2l_plan(a, cl, &tmp);
     size_t *at = malloc(((size_t)N * (size_t)L + (size_t)N) * sizeof *at);
-    if (!len || !at) {
-        free(len);
+    if (!plan || !at) {
+        free(plan);
         free(at);
         return KCOLL_ERR_NOMEM;
     }
@@ -207,15 +223,14 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
         const int i = (cl->me + k) % pn;
         if (i != cl->me)
             kcoll_sched_wait(s, cl->peer_of[i], KCOLL_FLAG_AUX, 1);
-        size_t area = 0, sent; /* lane l's area in my TMP */
-        for (int l = cl->me; l < L; l += pn) {
-            const size_t next = kcoll_a2l_area(a, cl, l, len, &sent);
-            size_t run = 0; /* node d's run in it: len[d] bytes */
-            for (int d = 0; d < N; run += len[d++]) {
+        for (int l = cl->me, t = 0; l < L; l += pn, t++) {
+            const kcoll_a2l_lane_t ln = kcoll_a2l_lane(plan, cl, t);
+            size_t run = 0; /* node d's run in the lane's area: len[d] bytes */
+            for (int d = 0; d < N; run += ln.len[d++]) {
                 const int q = cl->rank_of[(size_t)d * (size_t)L + (size_t)l];
                 if (q < 0)
                     continue;
-                const size_t to = area + run + kcoll_a2l_before(a, i, q);
+                const size_t to = ln.area + run + ln.pre[(size_t)d * ((size_t)pn + 1) + (size_t)i];
                 const size_t n = kcoll_a2l_count(a, i, q), from = kcoll_a2l_displ(a, i, q);
                 if (!n)
                     continue;
@@ -224,7 +239,6 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
                 else
                     kcoll_sched_read(s, cl->peer_of[i], src, from, KCOLL_BUF_TMP, to, n);
             }
-            area += next;
         }
     }
     if (pn > 1)
@@ -235,12 +249,11 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
         kcoll_a2l_wait_done(s, cl);
 
     /* 2: my lanes between the nodes, in lane order */
-    size_t area = 0, rarea = 0;
-    for (int l = cl->me; l < L; l += pn) {
-        size_t sent;
-        const size_t next = kcoll_a2l_area(a, cl, l, len, &sent);
-        kcoll_xcoll_t x = {.sbuf = KCOLL_BUF_TMP, .soff = area, .rbuf = KCOLL_BUF_TMP,
-                           .roff = area + sent, .group = KCOLL_CLUSTER_LANE(l),
+    size_t rarea = 0;
+    for (int l = cl->me, t = 0; l < L; l += pn, t++) {
+        const kcoll_a2l_lane_t ln = kcoll_a2l_lane(plan, cl, t);
+        kcoll_xcoll_t x = {.sbuf = KCOLL_BUF_TMP, .soff = ln.area, .rbuf = KCOLL_BUF_TMP,
+                           .roff = ln.area + ln.sent, .group = KCOLL_CLUSTER_LANE(l),
                            .len = (size_t)L * b, .esize = 1};
         if (l == cl->me) {
             rarea = x.roff;
@@ -254,9 +267,8 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
             kcoll_sched_xcoll(s, &x);
         } else {
             x.coll = KCOLL_XC_ALLTOALLV;
-            kcoll_sched_xcoll_v(s, &x, len, 2 * N);
+            kcoll_sched_xcoll_v(s, &x, ln.len, 2 * N);
         }
-        area += next;
     }
 
     /* 3: my lane's blocks to their senders' places */
@@ -268,7 +280,7 @@ kcoll_status_t kcoll_cluster_alltoall_lanes(const kcoll_args_t *a, const kcoll_c
     /* 4: the others have read my send buffer */
     if (pn > 1 && !a->in_place)
         kcoll_a2l_wait_done(s, cl);
-    free(len);
+    free(plan);
     free(at);
     return s->err;
 }
