@@ -860,7 +860,8 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
     }
     /* what sends a reduction to the host MPI here is alike on every rank
      * of the communicator (MPI: count, datatype and operation are) */
-    kcoll_reason_t reason = r->invalid                        ? KCOLL_R_INVALID
+    kcoll_reason_t reason = x->settle                         ? KCOLL_R_NONE
+                            : r->invalid                      ? KCOLL_R_INVALID
                             : r->noncontig && !r->fam->across ? KCOLL_R_NONCONTIG
                             : r->bad_op                       ? KCOLL_R_OP
                                                               : KCOLL_R_NONE;
@@ -869,7 +870,9 @@ kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_
      * cannot tell the others, and handing its part alone to the host would
      * leave them waiting. It fails with what it cannot do */
     r->xa = *x; /* (an Alltoallv's layouts) */
-    const int own = reason == KCOLL_R_NONE && r->fam->across ? r->fam->across(r) : 0;
+    /* (a call that settles later is judged there, by every rank together) */
+    const int own = reason == KCOLL_R_NONE && !x->settle && r->fam->across ? r->fam->across(r)
+                                                                            : 0;
     if (own) {
         snprintf(err, errlen, "%s across nodes: %s (KCOLL_HIER=off has the host MPI do such "
                  "calls)", kcoll_coll_name(c->coll),

@@ -167,7 +167,7 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
  * peer_of names the node team's ranks and must outlive the request);
  * layout is KCOLL_NODES_LEADERS or KCOLL_NODES_LANES (model/nodes.h);
  * a rooted call's root is (root_node, root_local). */
-typedef struct {
+typedef struct kcoll_across {
     kcoll_cluster_t cl;
     int layout;
     int root_node, root_local;
@@ -180,6 +180,15 @@ typedef struct {
      * caller's until drop, and the largest block of any rank's (agreed) */
     const kcoll_layout_t *lay;
     size_t largest;
+    /* NULL, or a call whose layout an agreement decides after the call
+     * returned (a non-blocking MPI_Alltoallv: span/run.c). Every rank takes
+     * part in it (the call is not judged when it is taken); the request
+     * asks settle(x) when it is its turn until it is no longer
+     * KCOLL_IN_PROGRESS: KCOLL_OK with x->layout decided (the lanes, with
+     * lay, largest and cl.segment; or KCOLL_NODES_HOST: the host MPI does
+     * the call whole, as one host collective KCOLL_XC_CALL in the team's
+     * order of calls), or an error (err). */
+    kcoll_status_t (*settle)(struct kcoll_across *x, char *err, size_t errlen);
     _Alignas(16) unsigned char data[96];
 } kcoll_across_t;
 /* Take a call across nodes in layout x on the node's team: KCOLL_CALL_KCOLL

@@ -198,9 +198,14 @@ static int kcoll_req_pack(kcoll_req_t *r, void *bufs[KCOLL_NBUF],
 {
     const uint64_t below = (uint64_t)kcoll_param_int(KCOLL_P_DTYPE_PACK_BELOW);
     r->unpack = r->unpack_host = 0;
+    /* the host's call whole (kcoll_across_t.settle) takes the program's
+     * buffers and datatypes as they are */
+    const int whole = r->across && r->xa.layout == KCOLL_NODES_HOST;
     for (int b = KCOLL_BUF_SEND; b <= KCOLL_BUF_RECV; b++) {
         bufs[b] = r->bufs[b];
         maps[b] = r->maps[b];
+        if (whole)
+            continue;
         const kcoll_dmap_t *m = r->maps[b];
         const kcoll_side_t *side = b == KCOLL_BUF_SEND ? &r->call.send : &r->call.recv;
         /* (the families that judge a call across nodes rank by rank: the
@@ -322,7 +327,8 @@ int kcoll_call_select(kcoll_req_t *r)
 static int kcoll_sched_key(const kcoll_req_t *r, uint64_t key[8])
 {
     const kcoll_args_t *a = &r->args;
-    if (a->lay || a->counts || r->mode == KCOLL_MODE_PERSISTENT)
+    if (a->lay || a->counts || r->mode == KCOLL_MODE_PERSISTENT ||
+        (r->across && r->xa.layout == KCOLL_NODES_HOST))
         return 0;
     const uint64_t how = r->across ? 0x80u | (uint64_t)r->xa.layout
                                    : (uint64_t)kcoll_algo_index(r->choice.algo);
@@ -344,6 +350,8 @@ static int kcoll_sched_key(const kcoll_req_t *r, uint64_t key[8])
 static size_t kcoll_req_across_tmp(const kcoll_req_t *r)
 {
     const kcoll_across_t *x = &r->xa;
+    if (x->layout == KCOLL_NODES_HOST)
+        return 0;
     const kcoll_cluster_algo_t *al =
         kcoll_cluster_find(r->args.coll, x->layout == KCOLL_NODES_LANES);
     return al && al->tmp ? al->tmp(&r->args, &x->cl, x->root_node, x->root_local) : 0;
@@ -352,6 +360,10 @@ static size_t kcoll_req_across_tmp(const kcoll_req_t *r)
 static kcoll_status_t kcoll_req_across_build(kcoll_req_t *r)
 {
     const kcoll_across_t *x = &r->xa;
+    if (x->layout == KCOLL_NODES_HOST) { /* settled so: the host's call, whole */
+        kcoll_sched_xcoll(&r->sched, &(kcoll_xcoll_t){.coll = KCOLL_XC_CALL, .esize = 1});
+        return r->sched.err;
+    }
     const kcoll_cluster_algo_t *al =
         kcoll_cluster_find(r->args.coll, x->layout == KCOLL_NODES_LANES);
     return al ? al->build(&r->args, &x->cl, x->root_node, x->root_local, &r->sched)
@@ -523,8 +535,9 @@ void kcoll_req_build(kcoll_req_t *r)
     }
     kcoll_call_stat(r,
                     !r->across                            ? kcoll_algo_index(r->choice.algo)
-                    : r->xa.layout == KCOLL_NODES_LANES ? KCOLL_PATH_LANES
-                                                          : KCOLL_PATH_LEADERS,
+                    : r->xa.layout == KCOLL_NODES_LANES   ? KCOLL_PATH_LANES
+                    : r->xa.layout == KCOLL_NODES_LEADERS ? KCOLL_PATH_LEADERS
+                                                          : KCOLL_PATH_REASON(KCOLL_R_MULTINODE),
                     r->stat_bytes);
     /* the team's engine, or the one the selector chose for this call
      * (every rank chose alike, from the same inputs) */
@@ -576,6 +589,27 @@ static int kcoll_req_admit(kcoll_req_t *r)
     }
     kcoll_team_unlock(t);
     return in;
+}
+
+/* A call across nodes whose layout an agreement of the host's decides
+ * (kcoll_across_t.settle): KCOLL_IN_PROGRESS until it is in; then, in the
+ * lanes, the call's own part judged with the node's layouts as a blocking
+ * one's is (kcoll_family_t.across: the agreement said every rank can take
+ * part). Holds the turn of the team's host collectives meanwhile (its
+ * xleft is not yet known: kcoll_req_xturn). */
+static kcoll_status_t kcoll_req_settle(kcoll_req_t *r)
+{
+    kcoll_status_t rc = r->xa.settle(&r->xa, r->errmsg, sizeof r->errmsg);
+    if (rc != KCOLL_OK)
+        return rc;
+    r->xa.settle = NULL;
+    if (r->xa.layout != KCOLL_NODES_HOST && r->fam->across && r->fam->across(r)) {
+        snprintf(r->errmsg, sizeof r->errmsg,
+                 "%s across nodes: this rank's arguments do not match the agreed call",
+                 kcoll_coll_name(r->call.coll));
+        return KCOLL_ERR_ARG;
+    }
+    return KCOLL_OK;
 }
 
 /* The agreement is in: a blocking call's caller decides; a non-blocking
@@ -632,6 +666,8 @@ int kcoll_req_advance(kcoll_req_t *r)
             r->ag.op.start(&r->ag.op, r->errmsg, sizeof r->errmsg);
         } else {
             r->state = KCOLL_REQ_AGREE; /* holds the lane */
+            if (r->across && r->xa.settle)
+                goto settle;
             kcoll_req_build(r);
             if (r->state != KCOLL_REQ_RUN)
                 return 1;
@@ -640,6 +676,20 @@ int kcoll_req_advance(kcoll_req_t *r)
             goto run;
         /* fall through */
     case KCOLL_REQ_AGREE:
+        if (r->across) { /* a layout an agreement of the host's decides */
+        settle:
+            if ((rc = kcoll_req_settle(r)) == KCOLL_IN_PROGRESS)
+                return moved;
+            if (rc != KCOLL_OK) {
+                kcoll_req_fail(r, rc, r->errmsg);
+                return 1;
+            }
+            kcoll_req_build(r);
+            if (r->state != KCOLL_REQ_RUN)
+                return 1;
+            moved = 1;
+            goto run;
+        }
         rc = r->ag.op.test(&r->ag.op, r->errmsg, sizeof r->errmsg);
         if (rc == KCOLL_IN_PROGRESS) {
             if ((rc = kcoll_watch(&r->watch, &r->team->ctl, r->ag.op.peer, r->seq, r->errmsg,

@@ -352,7 +352,8 @@ const char *kcoll_xcoll_name(int coll)
     static const char *const names[KCOLL_NXC] = {"ALLREDUCE", "REDUCE", "BCAST", "ALLGATHER",
                                                  "REDUCE_SCATTER_BLOCK", "GATHER", "SCATTER",
                                                  "BARRIER", "GATHERV", "ALLGATHERV", "SCATTERV",
-                                                 "REDUCE_SCATTER", "ALLTOALL", "ALLTOALLV"};
+                                                 "REDUCE_SCATTER", "ALLTOALL", "ALLTOALLV",
+                                                 "CALL"};
     return (unsigned)coll < KCOLL_NXC ? names[coll] : "?";
 }
 

@@ -155,6 +155,7 @@ typedef enum {
     KCOLL_XC_REDUCE_SCATTER, /* the v form of REDUCE_SCATTER_BLOCK */
     KCOLL_XC_ALLTOALL,
     KCOLL_XC_ALLTOALLV,
+    KCOLL_XC_CALL, /* the call itself, whole: its host MPI's collective with its own arguments */
     KCOLL_NXC
 } kcoll_xcoll_kind_t;
 
@@ -195,7 +196,12 @@ typedef enum {
  *    ALLTOALLV, each member's own lengths: xv[vat + i] bytes to member i
  *    and xv[vat + n + i] from it (nv = 2n), each side back to back in
  *    member order, len the sum of all 2n; member i's length to member j
- *    is member j's from member i (MPI's rule). Never in place. */
+ *    is member j's from member i (MPI's rule). Never in place;
+ *  - CALL is the call the schedule runs, done whole by the host MPI with
+ *    the call's own arguments, which the executor knows (no buffers, len
+ *    0, group ignored: every rank of the call is a member): a layout that
+ *    decided only after the call returned to give it back to the host
+ *    (span/run.c). */
 typedef struct {
     uint8_t coll; /* kcoll_xcoll_kind_t */
     uint8_t sbuf, rbuf;

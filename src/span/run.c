@@ -55,13 +55,17 @@
 #include <string.h>
 
 #include "base/params.h"
+#include "model/select.h"
 #include "span/span.h"
 
 /* One host collective of a run as the host has it: its request while it
- * is in flight (MPI_REQUEST_NULL: none, or a blocking one, done on return)
- * and a v form's counts and displacements, kept until it is done. */
+ * is in flight (MPI_REQUEST_NULL: none, or a blocking one, done on return),
+ * or a non-blocking ALLTOALLV's nq messages (qs: kcoll_xrun_a2av), and a
+ * v form's counts and displacements, kept until it is done. */
 typedef struct {
     MPI_Request q;
+    MPI_Request *qs;
+    int nq;
     int *v;
 } kcoll_xslot_t;
 
@@ -79,10 +83,37 @@ typedef struct {
     MPI_Datatype pdt[2]; /* the send and receive datatypes the packer packs (below), or null */
     int blocking;    /* a blocking call's: the host's blocking collectives */
     void *vlay;      /* an Alltoallv's layouts (kcoll_across_t.lay), freed with the request */
+    struct kcoll_xagree *ag; /* a non-blocking Alltoallv's agreement (below), or NULL */
 } kcoll_xrun_t;
+
+/* A non-blocking MPI_Alltoallv's agreement, begun in the call and settled
+ * in later progress (kcoll_across_settle), and the call's own arguments,
+ * for the host MPI to do it whole where that is the outcome. */
+typedef struct kcoll_xagree {
+    MPI_Request q[2];    /* the vote (MPI_Iallreduce), the node's layouts (MPI_Iallgather) */
+    uint64_t vote[2];    /* (MAX) the largest block; can't */
+    size_t *tab;         /* this rank's layout, sent */
+    kcoll_layout_t *lay; /* the node's layouts, with their storage */
+    int upto;            /* the lanes run blocks of size classes up to this one */
+    const void *sbuf;    /* as the program passed them */
+    void *rbuf;
+    const void *scounts, *sdispls, *rcounts, *rdispls;
+    int wide;            /* the large-count form's */
+    MPI_Datatype stype, rtype;
+} kcoll_xagree_t;
 
 _Static_assert(sizeof(kcoll_xrun_t) <= sizeof(((kcoll_across_t *)0)->data),
                "a call's host state fits its request");
+
+/* Free agreement a (NULL: none), not begun. */
+static void kcoll_across_agree_free(kcoll_xagree_t *a)
+{
+    if (a) {
+        free(a->tab);
+        free(a->lay);
+        free(a);
+    }
+}
 
 static kcoll_status_t kcoll_xrun_failed(int rc, const char *what, char *err, size_t errlen)
 {
@@ -142,11 +173,75 @@ static kcoll_xslot_t *kcoll_xrun_slot(kcoll_xrun_t *d, int id)
         if (!t)
             return NULL;
         for (int i = d->nslot; i < n; i++)
-            t[i] = (kcoll_xslot_t){MPI_REQUEST_NULL, NULL};
+            t[i] = (kcoll_xslot_t){MPI_REQUEST_NULL, NULL, 0, NULL};
         d->slot = t;
         d->nslot = n;
     }
     return &d->slot[id];
+}
+
+/* The call whole (KCOLL_XC_CALL, a non-blocking MPI_Alltoallv's agreement
+ * gave it back to the host): the host's own non-blocking call with the
+ * program's arguments, on the communicator's duplicate (span.h: xall),
+ * which only these calls use, each in the team's order of calls. */
+static kcoll_status_t kcoll_xrun_call(kcoll_xrun_t *d, kcoll_xslot_t *sl, char *err,
+                                      size_t errlen)
+{
+    const kcoll_xagree_t *a = d->ag;
+    const MPI_Comm all = d->h->xall;
+    int rc;
+    if (!a) {
+        snprintf(err, errlen, "a host call whole without the call's arguments");
+        return KCOLL_ERR_ARG;
+    }
+#ifdef KCOLL_HAVE_LARGE_COUNT
+    if (a->wide)
+        rc = PMPI_Ialltoallv_c(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcounts,
+                               a->rdispls, a->rtype, all, &sl->q);
+    else
+#endif
+        rc = PMPI_Ialltoallv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcounts,
+                             a->rdispls, a->rtype, all, &sl->q);
+    if (rc != MPI_SUCCESS) {
+        sl->q = MPI_REQUEST_NULL;
+        return kcoll_xrun_failed(rc, "MPI_Ialltoallv", err, errlen);
+    }
+    return KCOLL_OK;
+}
+
+/* The tag of kcoll_xrun_a2av's messages (its groups' communicators carry
+ * no other point-to-point traffic). */
+#define KCOLL_XRUN_TAG 1
+
+/* A non-blocking ALLTOALLV between nodes (member i's sc[i] bytes at
+ * s + sd[i] to it, rc[i] bytes from it to r + rd[i]), as the messages it
+ * is, on the group's communicator g: what the host's MPI_Ialltoallv does,
+ * but Open MPI 4.1.4's left a lane's third call between uneven fake nodes
+ * (2, 1 and 2 ranks; tests/mpi/test_hier.c) waiting for a block its
+ * sender had sent, every member's counts matching, after two calls in
+ * which the one-rank node's member moved nothing (the same three calls
+ * alone on one node completed; Open MPI 5.0's, MPICH 5.0's and the
+ * blocking MPI_Alltoallv were right). The members start a group's calls
+ * in the same order (the team's turn: call/request.c), and messages
+ * between two of them on one communicator and tag arrive in the order
+ * they were sent, so every call's blocks meet their own. The block for
+ * itself is copied. An MPI error code. */
+static int kcoll_xrun_a2av(kcoll_xslot_t *sl, const char *s, const int *sc, const int *sd,
+                           char *r, const int *rc, const int *rd, int me, int gn, MPI_Comm g)
+{
+    int err = MPI_SUCCESS;
+    if (!(sl->qs = malloc(2 * (size_t)gn * sizeof *sl->qs)))
+        return MPI_ERR_NO_MEM;
+    sl->nq = 0;
+    for (int i = 0; i < gn && err == MPI_SUCCESS; i++)
+        if (i != me && rc[i])
+            err = PMPI_Irecv(r + rd[i], rc[i], MPI_BYTE, i, KCOLL_XRUN_TAG, g, &sl->qs[sl->nq++]);
+    for (int i = 0; i < gn && err == MPI_SUCCESS; i++)
+        if (i != me && sc[i])
+            err = PMPI_Isend(s + sd[i], sc[i], MPI_BYTE, i, KCOLL_XRUN_TAG, g, &sl->qs[sl->nq++]);
+    if (err == MPI_SUCCESS && sc[me])
+        memcpy(r + rd[me], s + sd[me], (size_t)sc[me]);
+    return err;
 }
 
 static kcoll_status_t kcoll_xrun_start(void *data, int id, const kcoll_xcoll_t *x,
@@ -162,6 +257,8 @@ static kcoll_status_t kcoll_xrun_start(void *data, int id, const kcoll_xcoll_t *
         snprintf(err, errlen, "out of memory for a host collective's state");
         return KCOLL_ERR_NOMEM;
     }
+    if (x->coll == KCOLL_XC_CALL)
+        return kcoll_xrun_call(d, sl, err, errlen);
     if (x->group < 0 || x->group >= h->nxgroups || h->xgroups[x->group] == MPI_COMM_NULL) {
         snprintf(err, errlen, "a host collective names group %d, of which this rank is not a member",
                  (int)x->group);
@@ -272,7 +369,8 @@ static kcoll_status_t kcoll_xrun_start(void *data, int id, const kcoll_xcoll_t *
         break;
     case KCOLL_XC_ALLTOALLV:
         what = "MPI_Alltoallv";
-        rc = KCOLL_XRUN(Alltoallv, Ialltoallv, s, vc, vd, MPI_BYTE, r, rvc, rvd, MPI_BYTE, g);
+        rc = blocking ? PMPI_Alltoallv(s, vc, vd, MPI_BYTE, r, rvc, rvd, MPI_BYTE, g)
+                      : kcoll_xrun_a2av(sl, s, vc, vd, r, rvc, rvd, me, gn, g);
         break;
     default:
         snprintf(err, errlen, "a host collective of unknown kind %d", (int)x->coll);
@@ -296,14 +394,18 @@ static kcoll_status_t kcoll_xrun_test(void *data, int id, char *err, size_t errl
     kcoll_xrun_t *d = data;
     int flag = 0;
     kcoll_xslot_t *sl = id >= 0 && id < d->nslot ? &d->slot[id] : NULL;
-    if (!sl || sl->q == MPI_REQUEST_NULL) /* a blocking one's, done when it returned */
+    if (!sl || (sl->q == MPI_REQUEST_NULL && !sl->qs)) /* done (a blocking one's on return) */
         return KCOLL_OK;
     if (!kcoll_span_host.may_call())
         return KCOLL_IN_PROGRESS;
-    const int rc = PMPI_Test(&sl->q, &flag, MPI_STATUS_IGNORE);
+    const int rc = sl->qs ? PMPI_Testall(sl->nq, sl->qs, &flag, MPI_STATUSES_IGNORE)
+                          : PMPI_Test(&sl->q, &flag, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS || flag) {
         free(sl->v);
         sl->v = NULL;
+        free(sl->qs);
+        sl->qs = NULL;
+        sl->nq = 0;
     }
     if (rc != MPI_SUCCESS)
         return kcoll_xrun_failed(rc, "collective", err, errlen);
@@ -328,6 +430,10 @@ static void kcoll_xrun_hold(const kcoll_xrun_t *d, int hold)
     kcoll_span_host.hold_op(d->op, hold);
     kcoll_span_host.hold_type(d->pdt[0], hold);
     kcoll_span_host.hold_type(d->pdt[1], hold);
+    if (d->ag) {
+        kcoll_span_host.hold_type(d->ag->stype, hold);
+        kcoll_span_host.hold_type(d->ag->rtype, hold);
+    }
 }
 
 static void kcoll_xrun_drop(void *data)
@@ -337,12 +443,15 @@ static void kcoll_xrun_drop(void *data)
      * may still read them, and a collective's request can be neither
      * cancelled nor freed */
     for (int id = 0; id < d->nslot; id++)
-        if (d->slot[id].q == MPI_REQUEST_NULL)
+        if (d->slot[id].q == MPI_REQUEST_NULL && !d->slot[id].qs)
             free(d->slot[id].v);
     free(d->slot);
     free(d->vlay);
     if (d->held)
         kcoll_xrun_hold(d, 0);
+    /* an agreement a failed run left in flight keeps its buffers, as above */
+    if (d->ag && d->ag->q[0] == MPI_REQUEST_NULL && d->ag->q[1] == MPI_REQUEST_NULL)
+        kcoll_across_agree_free(d->ag);
     kcoll_span_release(d->h);
 }
 
@@ -443,6 +552,131 @@ fail:
     return -1;
 }
 
+/* The size class up to which a non-blocking MPI_Alltoallv on h runs in
+ * lanes (-1: none), under the parameters in force at the call (the
+ * program may change them, alike on every rank, before the agreement is
+ * in, which the ranks settle at different times): the model's picks from
+ * 1 byte up, as far as the lanes are picked, with *segment the first's. */
+static int kcoll_across_upto(kcoll_span_t *h, kcoll_coll_t coll, size_t *segment)
+{
+    int upto = -1;
+    for (int k = 1; k < 64; k++) {
+        size_t seg;
+        if (kcoll_span_layout(h, coll, (size_t)1 << (k - 1), &seg) != KCOLL_NODES_LANES)
+            break;
+        if (k == 1)
+            *segment = seg;
+        upto = k;
+    }
+    return upto;
+}
+
+/* A non-blocking MPI_Alltoallv's agreement (see the header), not begun
+ * yet: this rank's vote and layout, room for the node's layouts, and the
+ * call's arguments. NULL with err where memory ran out. */
+static kcoll_xagree_t *kcoll_across_agree_new(const kcoll_call_t *c, const kcoll_span_call_t *w,
+                                              int upto, char *err, size_t errlen)
+{
+    const kcoll_span_t *h = w->h;
+    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
+    kcoll_xagree_t *a = calloc(1, sizeof *a);
+    if (a) {
+        a->tab = malloc(4 * p * sizeof *a->tab);
+        a->lay = malloc(pn * sizeof *a->lay + (2 * pn + 2) * p * sizeof(size_t));
+    }
+    if (!a || !a->tab || !a->lay) {
+        if (a) {
+            free(a->tab);
+            free(a->lay);
+        }
+        free(a);
+        snprintf(err, errlen, "out of memory for an MPI_Alltoallv's agreement");
+        return NULL;
+    }
+    a->q[0] = a->q[1] = MPI_REQUEST_NULL;
+    size_t largest = 0, len[2];
+    const int why = kcoll_alltoallv_sides(c, a->tab, len, &largest);
+    a->vote[0] = why ? 0 : largest;
+    a->vote[1] = why != 0;
+    a->upto = upto;
+    /* the addresses the program passed (kcoll_side_t.buf has the lower
+     * bound applied) */
+    a->sbuf = c->in_place ? MPI_IN_PLACE : (const char *)c->send.buf - c->send.lb;
+    a->rbuf = (char *)c->recv.buf - c->recv.lb;
+    a->scounts = c->send.counts;
+    a->sdispls = c->send.displs;
+    a->rcounts = c->recv.counts;
+    a->rdispls = c->recv.displs;
+    a->wide = c->recv.wide;
+    a->stype = c->in_place ? MPI_DATATYPE_NULL : w->dt;
+    a->rtype = w->rdt;
+    return a;
+}
+
+/* Begin agreement a: the vote over the call's communicator, the layouts
+ * over the node's, both in the call, so in the order of the program's
+ * collectives on them (the node communicator carries only these and the
+ * blocking Alltoallv's, all made in calls). 0, or -1 with err. */
+static int kcoll_across_agree_begin(kcoll_xagree_t *a, const kcoll_span_call_t *w, char *err,
+                                    size_t errlen)
+{
+    const kcoll_span_t *h = w->h;
+    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
+    size_t *all = (size_t *)(a->lay + pn); /* [pn][2p] the send sides, then [2p] mine received */
+    memcpy(all + 2 * pn * p, a->tab + 2 * p, 2 * p * sizeof *a->tab);
+    int rc = PMPI_Iallreduce(MPI_IN_PLACE, a->vote, 2, MPI_UINT64_T, MPI_MAX, w->comm, &a->q[0]);
+    if (rc != MPI_SUCCESS) {
+        a->q[0] = MPI_REQUEST_NULL;
+        kcoll_xrun_failed(rc, "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen);
+        return -1;
+    }
+    rc = PMPI_Iallgather(a->tab, (int)(2 * p), MPI_UINT64_T, all, (int)(2 * p), MPI_UINT64_T,
+                         h->xnode, &a->q[1]);
+    if (rc != MPI_SUCCESS) {
+        a->q[1] = MPI_REQUEST_NULL;
+        kcoll_xrun_failed(rc, "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen);
+        return -1;
+    }
+    return 0;
+}
+
+/* kcoll_across_t.settle of a non-blocking MPI_Alltoallv: once both host
+ * calls are done, the lanes where every rank can take part, the largest
+ * block's size class is at most a->upto and the lanes' host calls fit
+ * their int counts; else the host MPI whole. Alike on every rank. */
+static kcoll_status_t kcoll_across_settle(kcoll_across_t *x, char *err, size_t errlen)
+{
+    kcoll_xrun_t *d = (kcoll_xrun_t *)(void *)x->data;
+    kcoll_xagree_t *a = d->ag;
+    const kcoll_span_t *h = d->h;
+    if (!kcoll_span_host.may_call())
+        return KCOLL_IN_PROGRESS; /* no MPI calls on the helper thread */
+    for (int i = 0; i < 2; i++) {
+        int flag = 0;
+        if (a->q[i] == MPI_REQUEST_NULL)
+            continue;
+        const int rc = PMPI_Test(&a->q[i], &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return kcoll_xrun_failed(rc, "agreement of an MPI_Alltoallv", err, errlen);
+        if (!flag)
+            return KCOLL_IN_PROGRESS;
+    }
+    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
+    if (a->vote[1] || kcoll_size_class((size_t)a->vote[0]) > a->upto ||
+        (double)a->vote[0] * h->nn * h->maxpn > INT_MAX) {
+        x->layout = KCOLL_NODES_HOST;
+        return KCOLL_OK;
+    }
+    size_t *all = (size_t *)(a->lay + pn);
+    for (size_t i = 0; i < pn; i++)
+        a->lay[i] = (kcoll_layout_t){.scount = all + 2 * i * p, .sdispl = all + 2 * i * p + p};
+    a->lay[h->lr].rcount = all + 2 * pn * p;
+    a->lay[h->lr].rdispl = all + 2 * pn * p + p;
+    x->lay = a->lay;
+    x->largest = (size_t)a->vote[0];
+    return KCOLL_OK;
+}
+
 kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
                                          const kcoll_span_call_t *w, kcoll_req_t **r,
                                          kcoll_reason_t *why, char *err, size_t errlen)
@@ -451,13 +685,20 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     const MPI_Datatype dt = w->dt, rdt = w->rdt;
     const MPI_Op op = w->op;
     kcoll_across_t x;
+    kcoll_xagree_t *ag = NULL;
+    size_t segment = 0;
+    int upto = -1; /* a non-blocking Alltoallv's: see kcoll_across_upto */
     if (!kcoll_call_across_has(c->coll))
         return KCOLL_CALL_ACROSS;
-    /* an Alltoallv needs its agreement, which a call that may not wait
-     * for the others cannot make: the host's, as the collectives without
-     * a layout */
+    /* an Alltoallv needs its agreement: a blocking or persistent call (its
+     * initialization, on the request's own communicator: pmpi/run.c) makes
+     * it before it returns, a non-blocking one begins it and settles it
+     * later (kcoll_across_settle), where the lanes could pay at all; the
+     * host's otherwise, as the collectives without a layout */
     const int v = c->coll == KCOLL_COLL_ALLTOALLV;
-    if (v && mode != KCOLL_MODE_BLOCKING)
+    if (v && mode == KCOLL_MODE_NONBLOCKING &&
+        (!h || !h->xok || h->xall == MPI_COMM_NULL ||
+         (upto = kcoll_across_upto(h, c->coll, &segment)) < 0))
         return KCOLL_CALL_ACROSS;
     if (!h || !h->xok)
         return kcoll_across_decline(c, mode, why);
@@ -509,10 +750,10 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                                                                 : (double)bytes * h->p;
     if (whole > INT_MAX && !v)
         return kcoll_across_decline(c, mode, why);
-    size_t segment = 0;
     kcoll_layout_t *vlay = NULL;
-    x.layout = v ? kcoll_across_alltoallv(c, w, &bytes, &vlay, err, errlen)
-                 : (int)kcoll_span_layout(h, c->coll, bytes, &segment);
+    x.layout = upto >= 0 ? KCOLL_NODES_LANES /* (or the host's whole: settled later) */
+               : v       ? kcoll_across_alltoallv(c, w, &bytes, &vlay, err, errlen)
+                         : (int)kcoll_span_layout(h, c->coll, bytes, &segment);
     if (x.layout < 0)
         return KCOLL_CALL_FAILED;
     x.lay = vlay;
@@ -547,6 +788,12 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         snprintf(err, errlen, "the node team of a call across nodes is gone");
         return KCOLL_CALL_FAILED;
     }
+    x.settle = NULL;
+    if (upto >= 0) {
+        if (!(ag = kcoll_across_agree_new(c, w, upto, err, errlen)))
+            return KCOLL_CALL_FAILED;
+        x.settle = kcoll_across_settle;
+    }
     /* a non-blocking or persistent call starts its host collectives after
      * it returned: MPI lets the program free its datatype and operation
      * meanwhile */
@@ -555,7 +802,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                       .held = mode != KCOLL_MODE_BLOCKING, .blocking = mode == KCOLL_MODE_BLOCKING,
                       .pdt = {c->send.type & KCOLL_TYPE_HOSTPACK ? dt : MPI_DATATYPE_NULL,
                               c->recv.type & KCOLL_TYPE_HOSTPACK ? rdt : MPI_DATATYPE_NULL},
-                      .vlay = vlay};
+                      .vlay = vlay, .ag = ag};
     MPI_Aint extent;
     d.tlb = 0;
     if (d.dt != MPI_DATATYPE_NULL)
@@ -569,8 +816,14 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         kcoll_span_hold(h);
         if (d.held)
             kcoll_xrun_hold(&d, 1);
+        if (ag && kcoll_across_agree_begin(ag, w, err, errlen)) {
+            kcoll_req_release(*r);
+            *r = NULL;
+            return KCOLL_CALL_FAILED;
+        }
     } else {
         free(vlay);
+        kcoll_across_agree_free(ag);
     }
     return res;
 }

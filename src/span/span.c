@@ -34,7 +34,7 @@ void kcoll_span_set_host(const kcoll_span_host_t *host)
     kcoll_span_host = *host;
 }
 
-/* The communicators of calls run as one schedule (span.h: xnode, xgroups),
+/* The communicators of calls run as one schedule (span.h: xgroups, xall),
  * made by every rank of comm. Lane l's member on a node of pn ranks is
  * local rank l % pn (src/cluster/cluster.h): on a smaller node a rank
  * carries several lanes, pn apart, and each split makes one communicator
@@ -71,7 +71,9 @@ static void kcoll_span_groups(kcoll_span_t *h, MPI_Comm comm)
     for (int k = 0; k < h->nn; k++)
         m = h->nsize[k] < m ? h->nsize[k] : m;
     const int rounds = (h->maxpn + m - 1) / m;
-    ok = 1;
+    ok = PMPI_Comm_dup(comm, &h->xall) == MPI_SUCCESS;
+    if (!ok)
+        h->xall = MPI_COMM_NULL;
     if (PMPI_Comm_split(comm, h->lr == 0 ? 0 : MPI_UNDEFINED, h->me,
                         &h->xgroups[KCOLL_CLUSTER_LEADERS]) != MPI_SUCCESS)
         ok = 0;
@@ -97,7 +99,7 @@ static kcoll_span_t *kcoll_span_build(MPI_Comm comm)
     int ok = h != NULL, *pairs = NULL, *index = NULL;
     if (h) {
         atomic_init(&h->refs, 1); /* the communicator's */
-        h->xnode = MPI_COMM_NULL;
+        h->xnode = h->xall = MPI_COMM_NULL;
         PMPI_Comm_size(comm, &h->p);
         PMPI_Comm_rank(comm, &h->rank);
     }
@@ -206,6 +208,8 @@ static void kcoll_span_destroy(kcoll_span_t *h)
 {
     if (h->xnode != MPI_COMM_NULL)
         PMPI_Comm_free(&h->xnode);
+    if (h->xall != MPI_COMM_NULL)
+        PMPI_Comm_free(&h->xall);
     for (int g = 0; g < h->nxgroups; g++)
         if (h->xgroups[g] != MPI_COMM_NULL)
             PMPI_Comm_free(&h->xgroups[g]);

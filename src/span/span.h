@@ -10,6 +10,7 @@
  *   - the groups of src/cluster/: the nodes' leaders (local rank 0 of
  *     every node, node k being the k-th node in the order of its leader's
  *     rank) and the lanes, each a host communicator;
+ *   - a duplicate of the communicator (xall, below);
  *   - the map of every rank's node and local rank.
  * A collective on it, blocking, non-blocking or persistent, is one request
  * of the call layer on the node team: a schedule whose on-node phases are
@@ -42,6 +43,12 @@ typedef struct kcoll_span {
      * node team's ranks by local rank (0..pn-1). xok: every rank of the
      * communicator has them (alike everywhere). */
     MPI_Comm xnode;
+    /* a duplicate of the communicator, kcoll's own: a call that decides
+     * after it returned (a non-blocking MPI_Alltoallv's agreement: span/
+     * run.c) and gives itself back to the host MPI starts the host's call
+     * here, in kcoll's order of calls, where the program's later calls on
+     * the communicator cannot cut in (MPI_COMM_NULL: not made) */
+    MPI_Comm xall;
     MPI_Comm *xgroups;
     int nxgroups;
     int *xpeer;

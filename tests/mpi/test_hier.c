@@ -19,8 +19,8 @@
  * MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v), MPI_Alltoall(v)), their
  * non-blocking forms (completed with MPI_Wait, compared with the host's
  * blocking call) and, where the MPI has them (MPI-4: MPICH), their
- * persistent forms but MPI_Alltoallv_init (two starts, the second on the
- * first's output, one in place; then MPI_Request_free); MPI_Barrier,
+ * persistent forms (two starts, the second on the first's output, one in
+ * place; then MPI_Request_free); MPI_Barrier,
  * MPI_Ibarrier and MPI_Barrier_init with a late rank; x communicator x
  * every root (rooted collectives; thinned
  * to roots 0 and p-1 where noted below) x MPI_IN_PLACE or not, wherever
@@ -84,15 +84,16 @@
  * kcoll:leaders or kcoll:lanes and nothing on mpi:* (the non-contiguous vector too: kcoll
  * moves it through its datatype map); Gatherv, Scatterv and Alltoallv
  * count +1 on mpi:multinode and nothing on kcoll:*, and so do Alltoall
- * and the blocking Alltoallv but with KCOLL_HIER=lanes (they have no
- * leaders' layout), where they count on kcoll:lanes (the non-blocking
- * Alltoallv stays the host's: its agreement would have to wait);
+ * and Alltoallv (every form) but with KCOLL_HIER=lanes (they have no
+ * leaders' layout), where they count on kcoll:lanes (an Alltoallv with
+ * the darray on mpi:multinode: its agreement gives it to the host; a
+ * non-blocking one's settles after the call returned);
  * reductions with the non-commutative operation are hierarchical only on a
  * blocked communicator and go to mpi:multinode where a node's ranks are
  * not contiguous (contiguous nodes in another order may take either path).
  * Below KCOLL_MIN_BYTES nothing counts on kcoll:leaders or kcoll:lanes.
  *
- * Then (outstanding_cases) fourteen non-blocking collectives on four
+ * Then (outstanding_cases) sixteen non-blocking collectives on four
  * communicators outstanding at once (four reductions on two of them), with
  * KCOLL_HIER=on and =lanes, completed in reverse (MPI_Waitall)
  * and as MPI_Testany finds them; and (progress_cases) a broadcast across
@@ -136,7 +137,8 @@ enum { ROW_BARRIER, ROW_BCAST, ROW_REDUCE, ROW_ALLREDUCE, ROW_RSB, ROW_RS, ROW_G
        ROW_ALLTOALLV, ROW_IBCAST, ROW_IREDUCE, ROW_IALLREDUCE, ROW_IRSB, ROW_IRS, ROW_IGATHER,
        ROW_IGATHERV, ROW_ISCATTER, ROW_ISCATTERV, ROW_IALLGATHER, ROW_IALLGATHERV, ROW_IALLTOALL,
        ROW_IALLTOALLV, ROW_PBCAST, ROW_PREDUCE, ROW_PALLREDUCE, ROW_PRSB, ROW_PRS, ROW_PGATHER,
-       ROW_PGATHERV, ROW_PSCATTER, ROW_PALLGATHER, ROW_PALLGATHERV, ROW_PALLTOALL, NROWS };
+       ROW_PGATHERV, ROW_PSCATTER, ROW_PALLGATHER, ROW_PALLGATHERV, ROW_PALLTOALL, ROW_PALLTOALLV,
+       NROWS };
 
 /* F_HIER: hierarchical on a multi-node communicator (of the v-variants
  * Allgatherv only); F_LANES: only in the lanes layout (Alltoall: with
@@ -202,7 +204,7 @@ static const struct {
     [ROW_IALLGATHER] = {"MPI_Iallgather", ALLGATHER, FAM_ALLGATHER, F_NB | F_HIER},
     [ROW_IALLGATHERV] = {"MPI_Iallgatherv", ALLGATHERV, FAM_ALLGATHER, F_V | F_NB | F_HIER},
     [ROW_IALLTOALL] = {"MPI_Ialltoall", ALLTOALL, FAM_ALLTOALL, F_NB | F_LANES},
-    [ROW_IALLTOALLV] = {"MPI_Ialltoallv", ALLTOALLV, FAM_ALLTOALL, F_V | F_NB},
+    [ROW_IALLTOALLV] = {"MPI_Ialltoallv", ALLTOALLV, FAM_ALLTOALL, F_V | F_NB | F_LANES},
     [ROW_PBCAST] = {"MPI_Bcast_init", BCAST, FAM_BCAST, F_ROOTED | F_PERS | F_HIER},
     [ROW_PREDUCE] = {"MPI_Reduce_init", REDUCE, FAM_REDUCE, F_ROOTED | F_RED | F_PERS | F_HIER},
     [ROW_PALLREDUCE] = {"MPI_Allreduce_init", ALLREDUCE, FAM_ALLREDUCE, F_RED | F_PERS | F_HIER},
@@ -215,6 +217,7 @@ static const struct {
     [ROW_PALLGATHERV] = {"MPI_Allgatherv_init", ALLGATHERV, FAM_ALLGATHER,
                          F_V | F_PERS | F_HIER},
     [ROW_PALLTOALL] = {"MPI_Alltoall_init", ALLTOALL, FAM_ALLTOALL, F_PERS | F_LANES},
+    [ROW_PALLTOALLV] = {"MPI_Alltoallv_init", ALLTOALLV, FAM_ALLTOALL, F_V | F_PERS | F_LANES},
 };
 
 /* Data kinds: datatypes for data movement, (datatype, operation) pairs
@@ -867,7 +870,7 @@ static void shape_cases(const shape_t *sh, int shi)
                                     ROW_ALLGATHER,  ROW_ALLGATHERV, ROW_IALLGATHER,
                                     ROW_IALLGATHERV, ROW_PALLGATHER, ROW_PALLGATHERV,
                                     ROW_ALLTOALL,   ROW_IALLTOALL,  ROW_PALLTOALL,
-                                    ROW_ALLTOALLV};
+                                    ROW_ALLTOALLV,  ROW_IALLTOALLV, ROW_PALLTOALLV};
     static const int lane_kinds[] = {R_INT_SUM, R_LONG_MIN, R_MAT, K_INT, K_HOLES, K_CONTIG,
                                      K_VECTOR};
     tb = now_s();
@@ -885,7 +888,11 @@ static void shape_cases(const shape_t *sh, int shi)
              * map) for the Alltoallv, whose lanes read each block at its
              * own displacement */
             const int derived = lane_kinds[k] == K_CONTIG || lane_kinds[k] == K_VECTOR;
-            if (derived ? c != ROW_ALLTOALLV : !kind_fits(c, lane_kinds[k]))
+            /* the darray in every form of the Alltoallv: its agreement
+             * hands the call to the host (a non-blocking one's after it
+             * returned, on the communicator's duplicate) */
+            const int holes_v = lane_kinds[k] == K_HOLES && colls[c].base == ALLTOALLV;
+            if (derived ? c != ROW_ALLTOALLV : !kind_fits(c, lane_kinds[k]) && !holes_v)
                 continue;
             for (int si = 0; si < 4; si++)
                 for (int root = 0; root < ((colls[c].flags & F_ROOTED) ? p : 1);
@@ -893,8 +900,11 @@ static void shape_cases(const shape_t *sh, int shi)
                     for (int ip = 0; ip < 2; ip++) {
                         /* thinned: the other forms with the int32 sum, the
                          * other operations at count 1003; -q fewer */
-                        if ((!first && (si != 2 || (colls[c].flags & (F_NB | F_PERS)))) ||
-                            (quick && si == 0) || (ip && colls[c].base == BCAST))
+                        if ((!first &&
+                             (si != 2 || ((colls[c].flags & (F_NB | F_PERS)) && !holes_v))) ||
+                            (quick && si == 0) || (ip && colls[c].base == BCAST) ||
+                            /* (Open MPI's own in-place MPI_Ialltoallv: wanted()) */
+                            (holes_v && ip && (colls[c].flags & (F_NB | F_PERS))))
                             continue;
                         run_case(sh, shi, c, 0, lane_kinds[k], count_of(c, lane_kinds[k], si, p),
                                  root, ip, 0, salt++);
@@ -1150,6 +1160,8 @@ static void outstanding_cases(const shape_t sh[NSHAPES])
          * starts its host collectives only after the ones before it */
         {SH_WORLD, ALLREDUCE, R_INT_SUM, 1, 0}, {SH_WORLD, REDUCE, R_LONG_SUM, 0, 1},
         {SH_WORLD, ALLREDUCE, R_LONG_MIN, 0, 0}, {SH_RANDOM, REDUCE, R_INT_SUM, 1, 1},
+        /* two Alltoallvs, whose agreements settle while the others run */
+        {SH_WORLD, ALLTOALLV, K_INT, 0, 0},     {SH_RANDOM, ALLTOALLV, K_INT, 1, 0},
     };
     enum { N = sizeof plan / sizeof plan[0] };
     own_job_t jobs[N];
