@@ -32,8 +32,7 @@
  * (src/cluster/ combines per node, then over the nodes), while the host
  * collectives between nodes fit their int counts.
  * Where a layout cannot run a call of theirs the host MPI does it whole,
- * as it does the collectives without a layout (MPI_Gatherv, Scatterv) and
- * the non-blocking and persistent MPI_Alltoallv.
+ * as it does the collectives without a layout (MPI_Gatherv, Scatterv).
  *
  * A blocking MPI_Alltoallv (lanes) agrees first, since every rank knows
  * only its own counts: the host's MPI_Iallreduce (MAX) on the call's
@@ -48,6 +47,19 @@
  * whose host collectives another rank may be waiting for. Where the lanes
  * cannot pay at any size (the model's pick for a 1-byte block), there is
  * no agreement: the host MPI does the call whole, as before.
+ * A persistent MPI_Alltoallv_init agrees the same way at its
+ * initialization, where every rank is (on the request's own communicator:
+ * pmpi/run.c); its starts run what it agreed. A non-blocking
+ * MPI_Ialltoallv may not wait: it begins both host calls in the call (so
+ * in the program's order on those communicators again) and settles them
+ * in later progress (kcoll_across_settle, the request's turn of the
+ * team's host collectives held meanwhile), deciding by the size classes
+ * up to which the model picks the lanes under the parameters of the call.
+ * Where the outcome is the host, the host's MPI_Ialltoallv with the
+ * program's own arguments runs as the request's one host collective
+ * (KCOLL_XC_CALL) on a duplicate of the communicator that only these
+ * calls use: started in the team's order of calls, where the program's
+ * later collectives on its communicator cannot come between.
  */
 #include <limits.h>
 #include <stdio.h>
