@@ -599,6 +599,8 @@ static int kcoll_req_admit(kcoll_req_t *r)
  * xleft is not yet known: kcoll_req_xturn). */
 static kcoll_status_t kcoll_req_settle(kcoll_req_t *r)
 {
+    if (!r->xa.settle)
+        return KCOLL_OK;
     kcoll_status_t rc = r->xa.settle(&r->xa, r->errmsg, sizeof r->errmsg);
     if (rc != KCOLL_OK)
         return rc;
@@ -666,34 +668,23 @@ int kcoll_req_advance(kcoll_req_t *r)
             r->ag.op.start(&r->ag.op, r->errmsg, sizeof r->errmsg);
         } else {
             r->state = KCOLL_REQ_AGREE; /* holds the lane */
-            if (r->across && r->xa.settle)
-                goto settle;
-            kcoll_req_build(r);
-            if (r->state != KCOLL_REQ_RUN)
-                return 1;
+            if (!r->across || !r->xa.settle) { /* (one that settles: below) */
+                kcoll_req_build(r);
+                if (r->state != KCOLL_REQ_RUN)
+                    return 1;
+            }
         }
         if (r->state == KCOLL_REQ_RUN)
             goto run;
         /* fall through */
     case KCOLL_REQ_AGREE:
-        if (r->across) { /* a layout an agreement of the host's decides */
-        settle:
-            if ((rc = kcoll_req_settle(r)) == KCOLL_IN_PROGRESS)
-                return moved;
-            if (rc != KCOLL_OK) {
-                kcoll_req_fail(r, rc, r->errmsg);
-                return 1;
-            }
-            kcoll_req_build(r);
-            if (r->state != KCOLL_REQ_RUN)
-                return 1;
-            moved = 1;
-            goto run;
-        }
-        rc = r->ag.op.test(&r->ag.op, r->errmsg, sizeof r->errmsg);
+        /* the node's agreement through the control segment; a call across
+         * nodes, the host's (kcoll_req_settle), whose peers the host watches */
+        rc = r->across ? kcoll_req_settle(r)
+                       : r->ag.op.test(&r->ag.op, r->errmsg, sizeof r->errmsg);
         if (rc == KCOLL_IN_PROGRESS) {
-            if ((rc = kcoll_watch(&r->watch, &r->team->ctl, r->ag.op.peer, r->seq, r->errmsg,
-                                  sizeof r->errmsg)))
+            if (!r->across && (rc = kcoll_watch(&r->watch, &r->team->ctl, r->ag.op.peer, r->seq,
+                                                r->errmsg, sizeof r->errmsg)))
                 kcoll_req_fail(r, rc, r->errmsg);
             return moved;
         }
@@ -701,7 +692,10 @@ int kcoll_req_advance(kcoll_req_t *r)
             kcoll_req_fail(r, rc, r->errmsg);
             return 1;
         }
-        kcoll_req_agreed(r);
+        if (r->across)
+            kcoll_req_build(r);
+        else
+            kcoll_req_agreed(r);
         if (r->state != KCOLL_REQ_RUN)
             return 1;
         moved = 1;

@@ -499,93 +499,12 @@ static int kcoll_across_wait(int rc, MPI_Request *q, const char *what, char *err
 
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "layouts travel as MPI_UINT64_T");
 
-/* A blocking MPI_Alltoallv (see the header): the layout every rank runs
- * it in (KCOLL_NODES_HOST: the host whole), with *bytes the largest
- * block; for the lanes *lay the node's layouts (kcoll_across_t.lay, one
- * allocation the caller frees). -1 with err where the host's calls
- * failed. */
-static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t *w,
-                                  size_t *bytes, kcoll_layout_t **lay, char *err, size_t errlen)
-{
-    kcoll_span_t *h = w->h;
-    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
-    size_t segment;
-    *lay = NULL;
-    *bytes = 0;
-    /* no agreement where the lanes cannot pay (KCOLL_HIER=auto: one rank
-     * on every node, too few on a node...), alike on every rank (the
-     * nodes' shape and the parameters are) */
-    if (kcoll_span_layout(h, c->coll, 1, &segment) != KCOLL_NODES_LANES)
-        return KCOLL_NODES_HOST;
-    /* the node's layouts, then this rank's table: send side (for every
-     * rank of the node), receive side (its own) */
-    kcoll_layout_t *l = malloc(pn * sizeof *l + (2 * pn + 2) * p * sizeof(size_t));
-    size_t *tab = l ? malloc(4 * p * sizeof *tab) : NULL;
-    if (!tab) {
-        free(l);
-        snprintf(err, errlen, "out of memory for an MPI_Alltoallv's layouts");
-        return -1;
-    }
-    size_t largest = 0, len[2];
-    const int why = kcoll_alltoallv_sides(c, tab, len, &largest);
-    uint64_t vote[2] = {why ? 0 : largest, why != 0}; /* (MAX) the largest block; can't */
-    MPI_Request q = MPI_REQUEST_NULL;
-    if (kcoll_across_wait(
-            PMPI_Iallreduce(MPI_IN_PLACE, vote, 2, MPI_UINT64_T, MPI_MAX, w->comm, &q), &q,
-            "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen))
-        goto fail;
-    /* the host's runs between nodes count bytes in ints: a lane carries at
-     * most N runs of the fullest node's blocks each way */
-    const int layout = vote[1] || (double)vote[0] * h->nn * h->maxpn > INT_MAX
-                           ? KCOLL_NODES_HOST
-                           : (int)kcoll_span_layout(h, c->coll, (size_t)vote[0], &segment);
-    if (layout != KCOLL_NODES_LANES) {
-        free(tab);
-        free(l);
-        return KCOLL_NODES_HOST;
-    }
-    size_t *all = (size_t *)(l + pn); /* [pn][2p] the send sides, then [2p] mine received */
-    memcpy(all + 2 * pn * p, tab + 2 * p, 2 * p * sizeof *tab);
-    if (kcoll_across_wait(PMPI_Iallgather(tab, (int)(2 * p), MPI_UINT64_T, all, (int)(2 * p),
-                                          MPI_UINT64_T, h->xnode, &q),
-                          &q, "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen))
-        goto fail;
-    for (size_t i = 0; i < pn; i++)
-        l[i] = (kcoll_layout_t){.scount = all + 2 * i * p, .sdispl = all + 2 * i * p + p};
-    l[h->lr].rcount = all + 2 * pn * p;
-    l[h->lr].rdispl = all + 2 * pn * p + p;
-    free(tab);
-    *lay = l;
-    *bytes = (size_t)vote[0];
-    return KCOLL_NODES_LANES;
-fail:
-    free(tab);
-    free(l);
-    return -1;
-}
-
-/* The size class up to which a non-blocking MPI_Alltoallv on h runs in
- * lanes (-1: none), under the parameters in force at the call (the
- * program may change them, alike on every rank, before the agreement is
- * in, which the ranks settle at different times): the model's picks from
- * 1 byte up, as far as the lanes are picked, with *segment the first's. */
-static int kcoll_across_upto(kcoll_span_t *h, kcoll_coll_t coll, size_t *segment)
-{
-    int upto = -1;
-    for (int k = 1; k < 64; k++) {
-        size_t seg;
-        if (kcoll_span_layout(h, coll, (size_t)1 << (k - 1), &seg) != KCOLL_NODES_LANES)
-            break;
-        if (k == 1)
-            *segment = seg;
-        upto = k;
-    }
-    return upto;
-}
-
-/* A non-blocking MPI_Alltoallv's agreement (see the header), not begun
- * yet: this rank's vote and layout, room for the node's layouts, and the
- * call's arguments. NULL with err where memory ran out. */
+/* An MPI_Alltoallv's agreement (see the header), not begun yet: this
+ * rank's vote and layout (send side, for every rank of the node; receive
+ * side, its own), room for the node's layouts, the size classes a
+ * non-blocking call runs in lanes (upto) and the call's own arguments
+ * (what such a call gives the host where that is the outcome). NULL with
+ * err where memory ran out. */
 static kcoll_xagree_t *kcoll_across_agree_new(const kcoll_call_t *c, const kcoll_span_call_t *w,
                                               int upto, char *err, size_t errlen)
 {
@@ -625,6 +544,98 @@ static kcoll_xagree_t *kcoll_across_agree_new(const kcoll_call_t *c, const kcoll
     return a;
 }
 
+/* Begin a's vote over comm (the host's request a->q[0]): an MPI result. */
+static int kcoll_across_vote(kcoll_xagree_t *a, MPI_Comm comm)
+{
+    return PMPI_Iallreduce(MPI_IN_PLACE, a->vote, 2, MPI_UINT64_T, MPI_MAX, comm, &a->q[0]);
+}
+
+/* Begin sharing the node's send layouts for a (a->q[1]): an MPI result. */
+static int kcoll_across_share(kcoll_xagree_t *a, const kcoll_span_t *h)
+{
+    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
+    size_t *all = (size_t *)(a->lay + pn); /* [pn][2p] the send sides, then [2p] mine received */
+    memcpy(all + 2 * pn * p, a->tab + 2 * p, 2 * p * sizeof *a->tab);
+    return PMPI_Iallgather(a->tab, (int)(2 * p), MPI_UINT64_T, all, (int)(2 * p), MPI_UINT64_T,
+                           h->xnode, &a->q[1]);
+}
+
+/* The node's layouts of a, shared: by local rank (kcoll_across_t.lay). */
+static void kcoll_across_fill(kcoll_xagree_t *a, const kcoll_span_t *h)
+{
+    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
+    size_t *all = (size_t *)(a->lay + pn);
+    for (size_t i = 0; i < pn; i++)
+        a->lay[i] = (kcoll_layout_t){.scount = all + 2 * i * p, .sdispl = all + 2 * i * p + p};
+    a->lay[h->lr].rcount = all + 2 * pn * p;
+    a->lay[h->lr].rdispl = all + 2 * pn * p + p;
+}
+
+/* A blocking MPI_Alltoallv (see the header): the layout every rank runs
+ * it in (KCOLL_NODES_HOST: the host whole), with *bytes the largest
+ * block; for the lanes *lay the node's layouts (kcoll_across_t.lay, one
+ * allocation the caller frees). -1 with err where the host's calls
+ * failed. */
+static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t *w,
+                                  size_t *bytes, kcoll_layout_t **lay, char *err, size_t errlen)
+{
+    kcoll_span_t *h = w->h;
+    size_t segment;
+    *lay = NULL;
+    *bytes = 0;
+    /* no agreement where the lanes cannot pay (KCOLL_HIER=auto: one rank
+     * on every node, too few on a node...), alike on every rank (the
+     * nodes' shape and the parameters are) */
+    if (kcoll_span_layout(h, c->coll, 1, &segment) != KCOLL_NODES_LANES)
+        return KCOLL_NODES_HOST;
+    kcoll_xagree_t *a = kcoll_across_agree_new(c, w, -1, err, errlen);
+    if (!a)
+        return -1;
+    if (kcoll_across_wait(kcoll_across_vote(a, w->comm), &a->q[0],
+                          "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen))
+        goto fail;
+    /* the host's runs between nodes count bytes in ints: a lane carries at
+     * most N runs of the fullest node's blocks each way */
+    const int layout = a->vote[1] || (double)a->vote[0] * h->nn * h->maxpn > INT_MAX
+                           ? KCOLL_NODES_HOST
+                           : (int)kcoll_span_layout(h, c->coll, (size_t)a->vote[0], &segment);
+    if (layout != KCOLL_NODES_LANES) {
+        kcoll_across_agree_free(a);
+        return KCOLL_NODES_HOST;
+    }
+    if (kcoll_across_wait(kcoll_across_share(a, h), &a->q[1],
+                          "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen))
+        goto fail;
+    kcoll_across_fill(a, h);
+    *lay = a->lay;
+    *bytes = (size_t)a->vote[0];
+    a->lay = NULL; /* the caller's now */
+    kcoll_across_agree_free(a);
+    return KCOLL_NODES_LANES;
+fail:
+    kcoll_across_agree_free(a);
+    return -1;
+}
+
+/* The size class up to which a non-blocking MPI_Alltoallv on h runs in
+ * lanes (-1: none), under the parameters in force at the call (the
+ * program may change them, alike on every rank, before the agreement is
+ * in, which the ranks settle at different times): the model's picks from
+ * 1 byte up, as far as the lanes are picked, with *segment the first's. */
+static int kcoll_across_upto(kcoll_span_t *h, kcoll_coll_t coll, size_t *segment)
+{
+    int upto = -1;
+    for (int k = 1; k < 64; k++) {
+        size_t seg;
+        if (kcoll_span_layout(h, coll, (size_t)1 << (k - 1), &seg) != KCOLL_NODES_LANES)
+            break;
+        if (k == 1)
+            *segment = seg;
+        upto = k;
+    }
+    return upto;
+}
+
 /* Begin agreement a: the vote over the call's communicator, the layouts
  * over the node's, both in the call, so in the order of the program's
  * collectives on them (the node communicator carries only these and the
@@ -632,19 +643,13 @@ static kcoll_xagree_t *kcoll_across_agree_new(const kcoll_call_t *c, const kcoll
 static int kcoll_across_agree_begin(kcoll_xagree_t *a, const kcoll_span_call_t *w, char *err,
                                     size_t errlen)
 {
-    const kcoll_span_t *h = w->h;
-    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
-    size_t *all = (size_t *)(a->lay + pn); /* [pn][2p] the send sides, then [2p] mine received */
-    memcpy(all + 2 * pn * p, a->tab + 2 * p, 2 * p * sizeof *a->tab);
-    int rc = PMPI_Iallreduce(MPI_IN_PLACE, a->vote, 2, MPI_UINT64_T, MPI_MAX, w->comm, &a->q[0]);
+    int rc = kcoll_across_vote(a, w->comm);
     if (rc != MPI_SUCCESS) {
         a->q[0] = MPI_REQUEST_NULL;
         kcoll_xrun_failed(rc, "MPI_Iallreduce of an MPI_Alltoallv's agreement", err, errlen);
         return -1;
     }
-    rc = PMPI_Iallgather(a->tab, (int)(2 * p), MPI_UINT64_T, all, (int)(2 * p), MPI_UINT64_T,
-                         h->xnode, &a->q[1]);
-    if (rc != MPI_SUCCESS) {
+    if ((rc = kcoll_across_share(a, w->h)) != MPI_SUCCESS) {
         a->q[1] = MPI_REQUEST_NULL;
         kcoll_xrun_failed(rc, "MPI_Iallgather of an MPI_Alltoallv's layouts", err, errlen);
         return -1;
@@ -673,17 +678,12 @@ static kcoll_status_t kcoll_across_settle(kcoll_across_t *x, char *err, size_t e
         if (!flag)
             return KCOLL_IN_PROGRESS;
     }
-    const size_t p = (size_t)h->p, pn = (size_t)h->pn;
     if (a->vote[1] || kcoll_size_class((size_t)a->vote[0]) > a->upto ||
         (double)a->vote[0] * h->nn * h->maxpn > INT_MAX) {
         x->layout = KCOLL_NODES_HOST;
         return KCOLL_OK;
     }
-    size_t *all = (size_t *)(a->lay + pn);
-    for (size_t i = 0; i < pn; i++)
-        a->lay[i] = (kcoll_layout_t){.scount = all + 2 * i * p, .sdispl = all + 2 * i * p + p};
-    a->lay[h->lr].rcount = all + 2 * pn * p;
-    a->lay[h->lr].rdispl = all + 2 * pn * p + p;
+    kcoll_across_fill(a, h);
     x->lay = a->lay;
     x->largest = (size_t)a->vote[0];
     return KCOLL_OK;
