@@ -109,7 +109,8 @@ typedef struct kcoll_xagree {
     int upto;            /* the lanes run blocks of size classes up to this one */
     const void *sbuf;    /* as the program passed them */
     void *rbuf;
-    const void *scounts, *sdispls, *rcounts, *rdispls;
+    const void *scounts, *sdispls, *rcounts, *rdispls; /* copies (in varr), or NULL */
+    void *varr;
     int wide;            /* the large-count form's */
     MPI_Datatype stype, rtype;
 } kcoll_xagree_t;
@@ -123,6 +124,7 @@ static void kcoll_across_agree_free(kcoll_xagree_t *a)
     if (a) {
         free(a->tab);
         free(a->lay);
+        free(a->varr);
         free(a);
     }
 }
@@ -534,11 +536,7 @@ static kcoll_xagree_t *kcoll_across_agree_new(const kcoll_call_t *c, const kcoll
         a->lay = malloc(pn * sizeof *a->lay + (2 * pn + 2) * p * sizeof(size_t));
     }
     if (!a || !a->tab || !a->lay) {
-        if (a) {
-            free(a->tab);
-            free(a->lay);
-        }
-        free(a);
+        kcoll_across_agree_free(a);
         snprintf(err, errlen, "out of memory for an MPI_Alltoallv's agreement");
         return NULL;
     }
@@ -552,13 +550,23 @@ static kcoll_xagree_t *kcoll_across_agree_new(const kcoll_call_t *c, const kcoll
      * bound applied) */
     a->sbuf = c->in_place ? MPI_IN_PLACE : (const char *)c->send.buf - c->send.lb;
     a->rbuf = (char *)c->recv.buf - c->recv.lb;
-    a->scounts = c->send.counts;
-    a->sdispls = c->send.displs;
-    a->rcounts = c->recv.counts;
-    a->rdispls = c->recv.displs;
     a->wide = c->recv.wide;
     a->stype = c->in_place ? MPI_DATATYPE_NULL : w->dt;
     a->rtype = w->rdt;
+    /* and its counts and displacements, copied: the host may read them
+     * after the call returned, when the program may have reused them
+     * (mpi4py lets them go then; the host MPIs read them at the start) */
+    const size_t es = a->wide ? sizeof(int64_t) : sizeof(int);
+    const void *from[4] = {c->send.counts, c->send.displs, c->recv.counts, c->recv.displs};
+    const void **to[4] = {&a->scounts, &a->sdispls, &a->rcounts, &a->rdispls};
+    if (upto >= 0 && !(a->varr = malloc(4 * p * es))) {
+        kcoll_across_agree_free(a);
+        snprintf(err, errlen, "out of memory for an MPI_Alltoallv's agreement");
+        return NULL;
+    }
+    for (int i = 0; upto >= 0 && i < 4; i++)
+        if (from[i])
+            *to[i] = memcpy((char *)a->varr + (size_t)i * p * es, from[i], p * es);
     return a;
 }
 

@@ -299,8 +299,24 @@ static int issue(job_t *j, int c, int kc)
         return job_issue(j, KB, NULL);
     MPI_Request req = MPI_REQUEST_NULL;
     int rc = job_issue(j, colls[c].flags & F_PERS ? PINIT : NB, &req);
-    if (rc != MPI_SUCCESS || !(colls[c].flags & F_PERS))
-        return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+    if (rc != MPI_SUCCESS || !(colls[c].flags & F_PERS)) {
+        /* a non-blocking Alltoallv kcoll takes across nodes (lanes) may
+         * settle, and give the host the call, after it returned: with
+         * copies of its counts and displacements, which the program may
+         * reuse then (MPI forbids it, mpi4py does it, the hosts read them
+         * at the start): here they read as garbage until the wait */
+        const int reuse = rc == MPI_SUCCESS && hier_lanes && j->c == ALLTOALLV;
+        int saved[4][MAXP];
+        int *const arr[4] = {j->sc, j->sd, j->rc, j->rd};
+        for (int i = 0; reuse && i < 4; i++) {
+            memcpy(saved[i], arr[i], sizeof saved[i]);
+            memset(arr[i], i % 2 ? 0x7f : 0, sizeof saved[i]);
+        }
+        rc = rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+        for (int i = 0; reuse && i < 4; i++)
+            memcpy(arr[i], saved[i], sizeof saved[i]);
+        return rc;
+    }
     /* persistent: two starts (the second on the first's output: the same
      * result, except in place, where the input changed: one start) */
     const int starts = j->ip ? 1 : 2;
