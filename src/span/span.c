@@ -74,6 +74,8 @@ static void kcoll_span_groups(kcoll_span_t *h, MPI_Comm comm)
     ok = PMPI_Comm_dup(comm, &h->xall) == MPI_SUCCESS;
     if (!ok)
         h->xall = MPI_COMM_NULL;
+    else /* its calls' errors are the call's, reported on the program's communicator */
+        PMPI_Comm_set_errhandler(h->xall, MPI_ERRORS_RETURN);
     if (PMPI_Comm_split(comm, h->lr == 0 ? 0 : MPI_UNDEFINED, h->me,
                         &h->xgroups[KCOLL_CLUSTER_LEADERS]) != MPI_SUCCESS)
         ok = 0;
