@@ -27,7 +27,15 @@
  *    each timed call follows BENCH_HOT_WARM untimed calls of the same
  *    variant, so the data is where that implementation's own calls left
  *    it, as in OSU's loop over one implementation, not where the variant
- *    before it in the rotation did.
+ *    before it in the rotation did. --cache swept is off-cache and more:
+ *    before every call (outside its timing) each rank sweeps a region of
+ *    its own twice the last-level cache, as a program's work between two
+ *    calls does (a solver's pass over its matrix before the dot product's
+ *    8-byte Allreduce), so that the call also finds the libraries' own
+ *    code, data and page-table entries out of the caches and the TLB:
+ *    what an MPI library, and a wrapper under it, costs from cold. At
+ *    least BENCH_SWEPT_MIN_ITERS iterations (a sweep takes milliseconds,
+ *    the automatic count would give few).
  * 4. Barrier-equalized start. Each timed call starts right after a
  *    PMPI_Barrier and is timed on every rank with MPI_Wtime.
  * 5. Time = maximum over ranks. A collective is finished when its last rank
@@ -106,6 +114,9 @@
  * than the same variant elsewhere in it (Alltoallv, 512 KiB); from three
  * on, the columns of one algorithm agree within 1-4%. */
 #define BENCH_HOT_WARM 3
+/* --cache swept: the fewest timed iterations, -i aside (a call from cold
+ * varies by a microsecond or two: medians of fewer move by tenths) */
+#define BENCH_SWEPT_MIN_ITERS 200
 
 /* ---------------------------------------------------------------------- */
 /* kcoll's optional API, found at run time                                 */
@@ -241,6 +252,7 @@ typedef struct {
     char **algos;  /* kcoll algorithm specs, one per kcoll variant */
     int nalgos;
     int hot_cache; /* --cache hot: one buffer (OSU); cold (default): rotating buffers */
+    int swept;     /* --cache swept: cold, and caches and TLB swept before every call */
     int no_model;  /* --no-model: no prediction columns */
     const char *csv_path;
     const char *tune_path; /* --tune FILE */
@@ -282,10 +294,14 @@ static void usage(FILE *out, const char *prog)
             "                         KCOLL_ENGINE=ENGINE (cma, shm, vmsplice, direct, auto)\n"
             "      --alloc-mem        take the buffers from MPI_Alloc_mem (kcoll's shared\n"
             "                         memory when preloaded, which the direct engine needs)\n"
-            "      --cache hot|cold   cold (default): off-cache, each call on a buffer drawn\n"
+            "      --cache hot|cold|swept\n"
+            "                         cold (default): off-cache, each call on a buffer drawn\n"
             "                         at random from buffers that total at least twice the\n"
             "                         last-level cache; hot: on-cache, one buffer for every call,\n"
-            "                         as the OSU micro-benchmarks measure\n"
+            "                         as the OSU micro-benchmarks measure; swept: cold, and\n"
+            "                         before every call each rank sweeps twice the last-level\n"
+            "                         cache of its own memory (a program's work between calls:\n"
+            "                         the libraries' code, data and TLB entries out of cache too)\n"
             "      --csv FILE         append one row per size and variant to FILE (rank 0):\n"
             "                         mpi,collective,np,bytes,variant,median_us,min_us,p90_us,\n"
             "                         iterations,predicted_us,model_choice and for a non-blocking\n"
@@ -429,6 +445,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
     opts->max_bytes = BENCH_DEFAULT_MAX;
     opts->iters = 0;
     opts->hot_cache = 0;
+    opts->swept = 0;
     opts->csv_path = NULL;
     opts->tune_path = NULL;
     opts->no_model = 0;
@@ -517,12 +534,14 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             }
             break;
         case OPT_CACHE:
-            if (!strcmp(optarg, "hot") || !strcmp(optarg, "cold")) {
+            if (!strcmp(optarg, "hot") || !strcmp(optarg, "cold") || !strcmp(optarg, "swept")) {
                 opts->hot_cache = optarg[0] == 'h';
+                opts->swept = optarg[0] == 's';
                 break;
             }
             if (err)
-                fprintf(err, "kcoll-bench: bad cache state '%s' (want hot or cold)\n", optarg);
+                fprintf(err, "kcoll-bench: bad cache state '%s' (want hot, cold or swept)\n",
+                        optarg);
             return 2;
         case OPT_CSV:
             opts->csv_path = optarg;
@@ -683,6 +702,9 @@ typedef struct {
     int nvariants;      /* 1 (host) + opts->nalgos */
     MPI_Comm *comms;    /* [nvariants]: the communicator each variant runs on */
     size_t llc;
+    /* --cache swept: this rank's region of 2 x llc, swept before every call */
+    unsigned char *sweep;
+    size_t sweep_bytes;
     /* Buffers: nbufs slots, slot i at send_region + i * send_stride and
      * recv_region + i * recv_stride. The regions are allocated once for the
      * largest need over all sizes. */
@@ -928,6 +950,16 @@ static void call_variant(const bench_ctx_t *ctx, int variant, const bench_args_t
               host ? "PMPI_Wait" : "MPI_Wait");
 }
 
+/* --cache swept: a read and a write of every line of the rank's sweep
+ * region, which holds twice the last-level cache and many times the TLB's
+ * reach, so that whatever the next call touches comes from memory. */
+static void sweep_caches(bench_ctx_t *ctx)
+{
+    volatile unsigned char *p = ctx->sweep;
+    for (size_t i = 0; i < ctx->sweep_bytes; i += BENCH_STRIDE_ALIGN)
+        p[i] = (unsigned char)(p[i] + 1);
+}
+
 /* One iteration: every variant once, starting with variant first; overlap
  * selects the non-blocking pass with the compute loop. Records each call's
  * time on this rank into times[v * stride + column] if times is not NULL,
@@ -950,6 +982,8 @@ static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, int overlap
             check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
             call_variant(ctx, v, &a, overlap, &computed);
         }
+        if (ctx->sweep)
+            sweep_caches(ctx);
         check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
         double t0 = MPI_Wtime();
         call_variant(ctx, v, &a, overlap, &computed);
@@ -990,8 +1024,9 @@ static int warm_up(bench_ctx_t *ctx, size_t bytes)
     if (ctx->rank == 0 && per_iter > 0.0) {
         /* An iteration runs every variant once, so this is about
          * BENCH_TARGET_SECONDS per variant. */
+        const int least = ctx->sweep ? BENCH_SWEPT_MIN_ITERS : BENCH_MIN_ITERS;
         double want = ceil(BENCH_TARGET_SECONDS * ctx->nvariants / per_iter);
-        iters = want < BENCH_MIN_ITERS   ? BENCH_MIN_ITERS
+        iters = want < least             ? least
                 : want > BENCH_MAX_ITERS ? BENCH_MAX_ITERS
                                          : (int)want;
     }
@@ -1257,6 +1292,11 @@ static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const
     format_bytes(ctx->llc, llc, sizeof llc);
     if (opts->hot_cache)
         snprintf(cache, sizeof cache, "cache hot: on-cache, 1 buffer for every call as OSU");
+    else if (opts->swept)
+        snprintf(cache, sizeof cache,
+                 "cache swept: off-cache, and before every call each rank sweeps 2 x LLC %s "
+                 "of its own (caches and TLB emptied)",
+                 llc);
     else
         snprintf(cache, sizeof cache,
                  "cache cold: off-cache, each call on a random one of >= 2 buffers, "
@@ -1267,7 +1307,8 @@ static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const
     else
         snprintf(iters, sizeof iters,
                  "median of %d..%d iterations (about %.1f s per size and variant)",
-                 BENCH_MIN_ITERS, BENCH_MAX_ITERS, BENCH_TARGET_SECONDS);
+                 opts->swept ? BENCH_SWEPT_MIN_ITERS : BENCH_MIN_ITERS, BENCH_MAX_ITERS,
+                 BENCH_TARGET_SECONDS);
 
     printf("# kcoll-bench: %s, %d ranks, root %d, %s, %s%s, %s, %s, time = max over ranks\n",
            opts->mpi_name, ctx->nranks, opts->root, mpi_name,
@@ -1639,6 +1680,11 @@ int main(int argc, char **argv)
         check_mpi(PMPI_Bcast(&llc, 1, MPI_UNSIGNED_LONG_LONG, 0, comm), "PMPI_Bcast");
         ctx.llc = (size_t)llc;
     }
+    if (opts.swept) {
+        ctx.sweep_bytes = 2 * ctx.llc;
+        ctx.sweep = alloc_region(ctx.sweep_bytes, 0);
+        check_alloc_all(ctx.sweep != NULL, comm, "the sweep region");
+    }
 
     /* Sizes: MIN doubled while <= MAX (0 is followed by 1). */
     for (size_t bytes = opts.min_bytes;;) {
@@ -1744,6 +1790,7 @@ int main(int argc, char **argv)
     free_comms(ctx.comms, ctx.nvariants);
     free_region(ctx.send_region, opts.alloc_mem);
     free_region(ctx.recv_region, opts.alloc_mem);
+    free_region(ctx.sweep, 0);
     opts_free(&opts);
     MPI_Finalize();
     return any_failed ? 1 : 0;
