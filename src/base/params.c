@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hot.h"
 #include "base/log.h"
 #include "base/params.h"
 
@@ -21,8 +22,9 @@ const kcoll_param_desc_t kcoll_param_desc[KCOLL_NPARAMS] = {
 
 /* Bumped by every change of a parameter (see kcoll_params_generation),
  * and the second by every change but of an algorithm choice
- * (kcoll_params_generation_model). */
-_Atomic uint64_t kcoll_params_gen = 1;
+ * (kcoll_params_generation_model). The first is read by every call the
+ * shortcut hands to the host: on the hot page (base/hot.h), as its first. */
+KCOLL_HOT_FIRST _Atomic uint64_t kcoll_params_gen = 1;
 static _Atomic uint64_t kcoll_params_gen_model = 1;
 
 int64_t kcoll_param_num[KCOLL_NPARAMS];

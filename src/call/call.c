@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hot.h"
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
@@ -221,31 +222,66 @@ static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
     free(r.counts);
 }
 
-kcoll_shortcut_t kcoll_shortcuts[KCOLL_NCOLL];
+KCOLL_HOT kcoll_shortcut_t kcoll_shortcuts[KCOLL_NCOLL];
+kcoll_shortcut_rest_t kcoll_shortcut_rests[KCOLL_NCOLL];
 int kcoll_shortcut_allowed;
 
+/* The calls c's shortcut took since it last counted go to the statistics. */
+static void kcoll_shortcut_count(kcoll_coll_t c)
+{
+    kcoll_shortcut_t *s = &kcoll_shortcuts[c];
+    const kcoll_shortcut_rest_t *r = &kcoll_shortcut_rests[c];
+    const uint64_t n = s->used - s->counted;
+    if (!n)
+        return;
+    kcoll_stats_add_calls(r->row, r->path, n, n * r->bytes, kcoll_team_threads);
+    kcoll_stats_add_calls(r->row, KCOLL_PATH_SHORTCUT, n, n * r->bytes, kcoll_team_threads);
+    s->counted = s->used;
+}
+
+/* The same for the calls c's host streak's fast path took. */
+static void kcoll_streak_fast_tally(kcoll_coll_t c)
+{
+    kcoll_streak_fast_t *f = &kcoll_streak_fasts[c];
+    if (!f->calls)
+        return;
+    kcoll_stats_bump_n(f->cells[0], f->calls, f->bytes);
+    kcoll_stats_bump_n(f->cells[1], f->calls, f->bytes);
+    f->calls = f->bytes = 0;
+}
+
+void kcoll_shortcut_tally(void)
+{
+    for (int c = 0; c < KCOLL_NCOLL; c++) {
+        kcoll_shortcut_count((kcoll_coll_t)c);
+        kcoll_streak_fast_tally((kcoll_coll_t)c);
+    }
+}
+
 /* A call of collective c reaches the call layer: c's shortcut is
- * disarmed, the calls it took are added to the decision they repeated
- * (while that entry still holds it, settled: adapt.h) and its offer is
- * withdrawn. */
+ * disarmed, the calls it took are counted and added to the decision they
+ * repeated (while that entry still holds it, settled: adapt.h) and its
+ * offer is withdrawn. */
 static void kcoll_call_shortcut_end(kcoll_coll_t c)
 {
     kcoll_shortcut_t *s = &kcoll_shortcuts[c];
-    if (s->used)
-        kcoll_stats_add_calls(s->row, KCOLL_PATH_SHORTCUT, s->used, s->used * s->bytes,
-                              kcoll_team_threads);
-    if (s->used && s->dkey) {
-        kcoll_team_lock(s->team);
-        kcoll_adapt_count(&s->team->decisions, s->dkey % KCOLL_DECISIONS, s->dkey, s->used);
-        kcoll_team_unlock(s->team);
+    kcoll_shortcut_rest_t *r = &kcoll_shortcut_rests[c];
+    kcoll_shortcut_count(c);
+    if (s->used && r->dkey) {
+        kcoll_team_lock(r->team);
+        kcoll_adapt_count(&r->team->decisions, r->dkey % KCOLL_DECISIONS, r->dkey, s->used);
+        kcoll_team_unlock(r->team);
     }
-    s->left = s->used = s->offer = 0;
+    s->left = s->used = s->counted = 0;
+    r->offer = 0;
 }
 
 void kcoll_shortcut_forget(void)
 {
-    for (int c = 0; c < KCOLL_NCOLL; c++)
+    for (int c = 0; c < KCOLL_NCOLL; c++) {
         kcoll_call_shortcut_end((kcoll_coll_t)c);
+        kcoll_streak_fast_tally((kcoll_coll_t)c);
+    }
     memset(kcoll_streak_fasts, 0, sizeof kcoll_streak_fasts);
     memset(&kcoll_off_fast, 0, sizeof kcoll_off_fast);
 }
@@ -420,6 +456,7 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
                                       int row)
 {
     kcoll_shortcut_t *s = &kcoll_shortcuts[c];
+    kcoll_shortcut_rest_t *r = &kcoll_shortcut_rests[c];
     const uint64_t most = 1u << 30; /* without a decision: taken back now and then */
     if (!kcoll_shortcut_allowed || !kcoll_param_int(KCOLL_P_SHORTCUT) ||
         kcoll_param_int(KCOLL_P_TRACE))
@@ -427,18 +464,18 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
     const uint64_t left =
         m->selected ? kcoll_adapt_calls_left(&t->decisions, m->dkey % KCOLL_DECISIONS, most)
                     : most;
-    s->cell = kcoll_stats_cell_of(row, KCOLL_PATH_REASON(m->why));
-    if (!left || !s->cell)
+    if (!left || !kcoll_stats_cell_of(row, KCOLL_PATH_REASON(m->why)))
         return;
     s->vlen = (uint32_t)m->vlen;
     s->vn = m->vn;
     if (m->vlen)
-        memcpy(s->v, m->vcounts, m->vlen);
-    s->offer = (uint32_t)left;
-    s->dkey = m->selected ? m->dkey : 0;
-    s->team = t;
-    s->bytes = m->bytes;
-    s->row = row;
+        memcpy(r->v, m->vcounts, m->vlen);
+    r->offer = (uint32_t)left;
+    r->dkey = m->selected ? m->dkey : 0;
+    r->team = t;
+    r->bytes = m->bytes;
+    r->row = row;
+    r->path = KCOLL_PATH_REASON(m->why);
     s->gen = m->key[0]; /* the parameter generation the memo's key holds */
 }
 
@@ -583,13 +620,14 @@ kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root)
     return why;
 }
 
-kcoll_streak_fast_t kcoll_streak_fasts[KCOLL_NCOLL];
+KCOLL_HOT kcoll_streak_fast_t kcoll_streak_fasts[KCOLL_NCOLL];
 
 void kcoll_streak_fast_keep(kcoll_team_t *t, kcoll_coll_t c, uint64_t comm)
 {
     kcoll_streak_fast_t *f = &kcoll_streak_fasts[c];
     if (!kcoll_shortcut_allowed || kcoll_team_threads || kcoll_param_int(KCOLL_P_TRACE))
         return;
+    kcoll_streak_fast_tally(c); /* counted in the cells it kept so far */
     const kcoll_streak_t *k = &t->streak[c];
     const int row = kcoll_stats_row(c, KCOLL_MODE_BLOCKING);
     f->k = NULL;

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hot.h"
 #include "base/log.h"
 #include "base/params.h"
 #include "base/stats.h"
@@ -39,8 +40,9 @@
 
 static kcoll_req_t *kcoll_active; /* started, not completed */
 static pthread_mutex_t kcoll_active_lock = PTHREAD_MUTEX_INITIALIZER;
-/* relaxed: a count read as a hint (is anything pending?), ordering nothing */
-_Atomic int kcoll_npending;
+/* relaxed: a count read as a hint (is anything pending?), ordering nothing;
+ * read by every call the shortcut takes: on the hot page (base/hot.h) */
+KCOLL_HOT _Atomic int kcoll_npending;
 /* 1 while this thread runs kcoll_progress: a host MPI that calls back into
  * kcoll from its own progress (mpi/progress.c) must not recurse */
 static __thread __attribute__((tls_model("initial-exec"))) int kcoll_in_progress;

@@ -36,8 +36,10 @@
  * the memo already refuses user operations. Not with
  * MPI_THREAD_MULTIPLE (one state per process, no lock) nor KCOLL_TRACE
  * (each call is traced). The calls it takes are counted in the statistics
- * as the memo counts them, and again in path "shortcut" of their row when
- * the shortcut is disarmed. KCOLL_SHORTCUT=0 turns it off.
+ * as the memo counts them, and again in path "shortcut" of their row, when
+ * the shortcut is disarmed or the statistics are read (kcoll_shortcut_tally).
+ * What the entry point reads lies on the hot page (base/hot.h).
+ * KCOLL_SHORTCUT=0 turns it off.
  */
 #ifndef KCOLL_CALL_SHORTCUT_H
 #define KCOLL_CALL_SHORTCUT_H
@@ -54,30 +56,43 @@
  * memo holds of them at most too (call.c) */
 #define KCOLL_SHORTCUT_VBYTES 1024
 
+/* What the entry point reads and writes of a collective's shortcut: two
+ * cache lines on the hot page (base/hot.h), so that a call taken from
+ * cold caches and TLB costs one page walk with the generation and the
+ * pending count beside it. The calls taken are counted here (used) and
+ * reach the statistics later (kcoll_shortcut_tally), not a cell of the
+ * statistics' table on every call: another page. */
 typedef struct {
     uint64_t key[KCOLL_SHORTCUT_WORDS]; /* the entry point's arguments, as it wrote them */
     uint32_t left;                      /* repeats it may still take (0: disarmed) */
-    uint32_t used;                      /* repeats taken, not yet added to the decision */
-    uint64_t gen;                       /* the parameter generation it was armed in */
-    _Atomic uint64_t *cell;             /* the statistics the memo counts the call in */
-    uint64_t bytes;                     /* with these bytes */
-    int row;                            /* its row (path "shortcut" counts the calls taken) */
+    /* the v arrays of a collective that has them (MPI_Reduce_scatter's
+     * counts; MPI_Allgatherv's counts, then displacements): vn arrays,
+     * vlen bytes in all, copied from the memo's at the offer (0: none;
+     * their bytes: kcoll_shortcut_rest_t.v) */
+    uint32_t vlen;
+    uint64_t gen;     /* the parameter generation it was armed in */
+    uint32_t used;    /* repeats taken, not yet added to the decision */
+    uint32_t counted; /* of them, those already in the statistics */
+    int vn;
+} __attribute__((aligned(128))) kcoll_shortcut_t;
+
+/* The rest of a collective's shortcut, which only the slow path reads. */
+typedef struct {
+    int row;  /* the statistics' row of the calls it takes ... */
+    int path; /* ... and the path the memo counts them in */
+    uint64_t bytes; /* with these bytes each */
     /* what the memo hit of the call being made offers (call.c): arm with
      * this many repeats (0: no offer), counted into decision dkey of team */
     uint32_t offer;
     int dkey;
     kcoll_team_t *team;
-    /* the v arrays of a collective that has them (MPI_Reduce_scatter's
-     * counts; MPI_Allgatherv's counts, then displacements): vn arrays,
-     * vlen bytes in all, copied from the memo's at the offer (0: none) */
-    uint32_t vlen;
-    int vn;
     unsigned char v[KCOLL_SHORTCUT_VBYTES];
-} kcoll_shortcut_t;
+} kcoll_shortcut_rest_t;
 
 /* One per collective, for the process (not with MPI_THREAD_MULTIPLE:
- * kcoll_shortcut_allowed). */
+ * kcoll_shortcut_allowed); the hot parts on the hot page. */
 extern kcoll_shortcut_t kcoll_shortcuts[KCOLL_NCOLL];
+extern kcoll_shortcut_rest_t kcoll_shortcut_rests[KCOLL_NCOLL];
 /* Set at start-up: no thread calls MPI while another does. */
 extern int kcoll_shortcut_allowed;
 
@@ -96,16 +111,22 @@ static inline int kcoll_shortcut_take(kcoll_coll_t c, const uint64_t key[KCOLL_S
     if (!s->left || differ || kcoll_params_generation() != s->gen)
         return 0;
     if (s->vlen) {
+        const unsigned char *v = kcoll_shortcut_rests[c].v;
         const size_t len = s->vlen / (unsigned)s->vn;
-        if (!counts || memcmp(s->v, counts, len) != 0 ||
-            (s->vn > 1 && (!displs || memcmp(s->v + len, displs, len) != 0)))
+        if (!counts || memcmp(v, counts, len) != 0 ||
+            (s->vn > 1 && (!displs || memcmp(v + len, displs, len) != 0)))
             return 0;
     }
     s->left--;
     s->used++;
-    kcoll_stats_bump(s->cell, s->bytes);
     return 1;
 }
+
+/* The calls the shortcuts and the host streaks' fast paths took and the
+ * statistics do not hold yet go there (in the path the memo or the streak
+ * counts them in, and again in path "shortcut" or "host_streak"): before
+ * the statistics are read. */
+void kcoll_shortcut_tally(void);
 
 /* After a blocking call of c went to the host MPI: arm the shortcut with
  * its arguments if the call layer offered it (plain: the call's datatypes
@@ -113,14 +134,14 @@ static inline int kcoll_shortcut_take(kcoll_coll_t c, const uint64_t key[KCOLL_S
 static inline void kcoll_shortcut_arm(kcoll_coll_t c, const uint64_t key[KCOLL_SHORTCUT_WORDS],
                                       int plain)
 {
-    kcoll_shortcut_t *s = &kcoll_shortcuts[c];
-    if (!s->offer)
+    kcoll_shortcut_rest_t *r = &kcoll_shortcut_rests[c];
+    if (!r->offer)
         return;
     if (plain) {
-        memcpy(s->key, key, sizeof s->key);
-        s->left = s->offer;
+        memcpy(kcoll_shortcuts[c].key, key, sizeof kcoll_shortcuts[c].key);
+        kcoll_shortcuts[c].left = r->offer;
     }
-    s->offer = 0;
+    r->offer = 0;
 }
 
 /* Disarm every shortcut (a communicator's record goes: its handle may
@@ -151,12 +172,15 @@ typedef struct {
     int why;                    /* the reason the cells count (the streak's when kept) */
     int p, rank;                /* the team's size and this rank in it (its comm's) */
     _Atomic uint64_t *cells[2]; /* statistics: the reason's path, then "host_streak" */
+    /* calls taken and their bytes, not yet in cells (kcoll_shortcut_tally) */
+    uint64_t calls, bytes;
     /* the datatype (its handle word) the entry point last counted a call
      * of it with, a predefined one (never freed), and its size (0: none) */
     uint64_t type;
     size_t size;
-} kcoll_streak_fast_t;
+} __attribute__((aligned(128))) kcoll_streak_fast_t;
 
+/* (on the hot page: base/hot.h) */
 extern kcoll_streak_fast_t kcoll_streak_fasts[KCOLL_NCOLL];
 
 /* A blocking call of c on the communicator whose handle word is comm, with
@@ -194,10 +218,10 @@ static inline size_t kcoll_streak_sum(int v, int p, const int *vcounts, int coun
     return bytes;
 }
 
-static inline void kcoll_streak_fast_count(const kcoll_streak_fast_t *f, size_t bytes)
+static inline void kcoll_streak_fast_count(kcoll_streak_fast_t *f, size_t bytes)
 {
-    kcoll_stats_bump(f->cells[0], bytes);
-    kcoll_stats_bump(f->cells[1], bytes);
+    f->calls++; /* into the statistics later, as the shortcut's calls */
+    f->bytes += bytes;
 }
 
 /* After the slow path's streak on team t took a call of c on the

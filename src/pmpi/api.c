@@ -33,6 +33,7 @@ KCOLL_PUBLIC int kcoll_stats_get(const char *coll, const char *path, uint64_t *c
     const int prefix = plen && path[plen - 1] == '*';
     int found = -1;
     *calls = *bytes = 0;
+    kcoll_shortcut_tally(); /* the calls the shortcuts took, counted later */
     for (int row = 0; row < KCOLL_NROWS; row++) {
         char rname[48];
         if (!kcoll_stats_row_name(row, rname, sizeof rname) || strcmp(coll, rname))

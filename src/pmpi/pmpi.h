@@ -214,7 +214,7 @@ static inline void kcoll_pmpi_shortcut_arm(kcoll_coll_t coll,
                                            const uint64_t key[KCOLL_SHORTCUT_WORDS],
                                            MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op)
 {
-    if (kcoll_shortcuts[coll].offer)
+    if (kcoll_shortcut_rests[coll].offer)
         kcoll_shortcut_arm(coll, key,
                            kcoll_dtype_plain(stype) && kcoll_dtype_plain(rtype) &&
                                kcoll_pmpi_op_predefined(op));

@@ -122,7 +122,7 @@ int kcoll_pmpi_streak(kcoll_coll_t c, MPI_Comm comm, int root, const int *vcount
                       MPI_Datatype vtype, int count, MPI_Datatype type)
 {
     const uint64_t word = KCOLL_HANDLE_WORD(comm);
-    const kcoll_streak_fast_t *f = kcoll_streak_fast_take(c, word, root);
+    kcoll_streak_fast_t *f = kcoll_streak_fast_take(c, word, root);
     if (f) { /* the kept streak took it (call/shortcut.h) */
         kcoll_streak_fast_count(
             f, kcoll_handed_bytes(c, f->p, f->rank, root, vcounts, vtype, count, type));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/hot.h"
 #include "base/log.h"
 #include "sched/wait.h"
 #include "base/params.h"
@@ -20,7 +21,9 @@
 #include "xfer/direct.h"
 #include "xfer/vmsplice.h"
 
-int kcoll_team_threads;
+/* read by the host streak's fast path on every call it takes: on the hot
+ * page (base/hot.h) */
+KCOLL_HOT int kcoll_team_threads;
 
 /* A segment that could not be made or mapped: one warning line per
  * process (a program that makes communicators past an operating-system
