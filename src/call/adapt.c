@@ -20,8 +20,12 @@
  * while the host's repeats skip all of it (the shortcut).
  *
  * Cost: a call of a checked pattern that is not timed costs a few
- * loads and stores more than before; the memo (call/call.c) is not used
- * while a pattern is tried, and is again once it is decided.
+ * loads and stores more than before. The lead's calls (0 .. L - 1) run
+ * the choice as a decided pattern's calls do, so the memo (call/call.c)
+ * and the shortcut (call/shortcut.h) take them where the choice is the
+ * host (kcoll_adapt_leading: counted, and call L reaches this selection
+ * on every rank alike); from call L on neither is used until the pattern
+ * is decided.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -141,7 +145,8 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
      * each candidate's calls come in a block, the runner-up's first one
      * untimed: a call after one of the other side finds the caches where
      * the other left them, and a program repeats one side, not both. */
-    const uint32_t lead = e->again ? 1 : KCOLL_ADAPT_SETTLE, kk = (uint32_t)k;
+    const uint32_t lead = kcoll_adapt_lead(&r->team->decisions, key % KCOLL_DECISIONS);
+    const uint32_t kk = (uint32_t)k;
     /* the runner-up settles too (the 64 calls of the choice did nothing
      * for it: MPICH 4.0.2's 4 KiB Gather takes 10-13 us for its first 32
      * calls, 2 us after), where its calls are short; kcoll's own settles

@@ -102,15 +102,37 @@ int kcoll_adapt_begin(kcoll_req_t *r);
  * the result, or -1 with r->errmsg when a peer is gone. */
 int kcoll_adapt_share(kcoll_req_t *r);
 
+/* The calls of a check that run the decision's own choice untimed before
+ * the first timed one (adapt.c): KCOLL_ADAPT_SETTLE on a first check, 1 on
+ * a check again. */
+static inline uint32_t kcoll_adapt_lead(const kcoll_decisions_t *d, int slot)
+{
+    return d->e[slot].again ? 1 : KCOLL_ADAPT_SETTLE;
+}
+/* Is a call of the decision in entry slot, the next one, one of such a
+ * lead? It runs the choice, as a decided pattern's calls run theirs, so
+ * the memo and the shortcut may take it (the calls they take are counted,
+ * and the one after the lead goes through the selection again on every
+ * rank alike: it is timed). */
+static inline int kcoll_adapt_leading(const kcoll_decisions_t *d, int slot)
+{
+    return d->e[slot].phase == KCOLL_ADAPT_TRY && d->e[slot].calls < kcoll_adapt_lead(d, slot);
+}
+
 /* A blocking call that repeats a decision without deciding (the call
  * layer's memo) counts as a call of it: slot is the decision's entry.
  * Returns 0 where the memo must not be used (the decision is being
- * checked). Inline: it is on the path of every remembered call. */
+ * checked, past its lead). Inline: it is on the path of every remembered
+ * call. */
 static inline int kcoll_adapt_memo(kcoll_decisions_t *d, int slot)
 {
     __typeof__(d->e[0]) *e = &d->e[slot];
     if (e->phase == KCOLL_ADAPT_OFF)
         return 1;
+    if (kcoll_adapt_leading(d, slot)) {
+        e->calls++;
+        return 1;
+    }
     if (e->phase != KCOLL_ADAPT_SET)
         return 0;
     const int64_t every = kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
@@ -123,26 +145,28 @@ static inline int kcoll_adapt_memo(kcoll_decisions_t *d, int slot)
 }
 /* Blocking calls of the decision in entry slot that may still repeat it
  * without the call layer seeing them (the shortcut, call/shortcut.h):
- * none while it is being checked, those before the call that starts its
- * next check when it is decided, at most `most`. */
+ * those left of a check's lead while it is being checked, those before
+ * the call that starts its next check when it is decided, at most `most`. */
 static inline uint64_t kcoll_adapt_calls_left(const kcoll_decisions_t *d, int slot, uint64_t most)
 {
     const __typeof__(d->e[0]) *e = &d->e[slot];
     const int64_t every = kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
     if (e->phase == KCOLL_ADAPT_OFF || (e->phase == KCOLL_ADAPT_SET && every <= 0))
         return most;
-    if (e->phase != KCOLL_ADAPT_SET || e->calls + 1 >= (uint64_t)every)
-        return 0;
-    const uint64_t left = (uint64_t)every - 1 - e->calls; /* the call reaching `every` checks */
+    uint64_t left = 0;
+    if (kcoll_adapt_leading(d, slot))
+        left = kcoll_adapt_lead(d, slot) - e->calls; /* the call after them is timed */
+    else if (e->phase == KCOLL_ADAPT_SET && e->calls + 1 < (uint64_t)every)
+        left = (uint64_t)every - 1 - e->calls; /* the call reaching `every` checks */
     return left < most ? left : most;
 }
 /* n such calls were made: counted as kcoll_adapt_memo counts them (if
- * entry slot still holds decision key, decided). */
+ * entry slot still holds decision key, decided or in its lead). */
 static inline void kcoll_adapt_count(kcoll_decisions_t *d, int slot, int key, uint64_t n)
 {
     __typeof__(d->e[0]) *e = &d->e[slot];
-    if (e->key == key && e->phase == KCOLL_ADAPT_SET)
-        e->calls += n; /* below the next check's count: kcoll_adapt_calls_left */
+    if (e->key == key && (e->phase == KCOLL_ADAPT_SET || kcoll_adapt_leading(d, slot)))
+        e->calls += n; /* below the next check's count, or the lead's end: kcoll_adapt_calls_left */
 }
 /* Is a decision's entry settled (not being checked): does a call that
  * went to the host MPI for it say what its next calls do? */

@@ -545,10 +545,11 @@ static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_
     m->dkey = dkey;
     m->result = selected ? kcoll_adapt_now(&t->decisions, dkey % KCOLL_DECISIONS) : 0;
     if (selected && (t->decisions.e[dkey % KCOLL_DECISIONS].key != dkey ||
-                     !kcoll_adapt_steady(&t->decisions, dkey % KCOLL_DECISIONS)))
+                     (!kcoll_adapt_steady(&t->decisions, dkey % KCOLL_DECISIONS) &&
+                      !kcoll_adapt_leading(&t->decisions, dkey % KCOLL_DECISIONS))))
         m->key[1] = 0; /* not the entry that decided (another thread's since), or a
-                        * decision under check (this call may have run the other
-                        * side): none */
+                        * decision under check past its lead (this call may have run
+                        * the other side, the next is timed): none */
     kcoll_team_unlock(t);
 }
 

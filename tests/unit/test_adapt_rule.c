@@ -3,7 +3,13 @@
  * than the host's by more than KCOLL_ADAPT_MARGIN of the host's time and
  * by more than KCOLL_ADAPT_MARGIN_S; otherwise the host runs, whether the
  * model had chosen it (side 0) or kcoll's algorithm (side 1, the host then
- * the runner-up). */
+ * the runner-up). And the count of a check's calls that the memo and the
+ * shortcut may take (kcoll_adapt_memo, kcoll_adapt_calls_left,
+ * kcoll_adapt_count): a first check's lead of KCOLL_ADAPT_SETTLE calls,
+ * which run the choice untimed, but never the timed calls after it; a
+ * decided pattern's calls up to its next check. */
+#include <string.h>
+
 #include "call/adapt.h"
 #include "check.h"
 
@@ -41,5 +47,48 @@ int main(void)
      * 0.08 us: the line-up's start costs the host that much) */
     CHECK(!kcoll_wins(2.47, 2.41, 1), "split_rw 2.47 us against the host's 2.41 us");
     CHECK(!kcoll_wins(2.07, 2.15, 1), "split_rw 2.07 us against the host's 2.15 us");
+
+    /* A first check's lead: call 0 went through the selection (the
+     * pattern's first), then the memo takes calls 1..L-1 and the shortcut
+     * may take what is left of them; call L (the first timed) is the
+     * selection's again. */
+    static kcoll_decisions_t d;
+    memset(&d, 0, sizeof d);
+    const int slot = 3, key = 77;
+    d.e[slot].key = key;
+    d.e[slot].phase = KCOLL_ADAPT_TRY;
+    d.e[slot].calls = 1;
+    const uint64_t most = 1u << 30;
+    CHECK(kcoll_adapt_leading(&d, slot), "call 1 of a first check leads");
+    CHECK(kcoll_adapt_memo(&d, slot) == 1 && d.e[slot].calls == 2, "the memo takes call 1");
+    CHECK(kcoll_adapt_calls_left(&d, slot, most) == KCOLL_ADAPT_SETTLE - 2,
+          "the shortcut may take calls 2..%d: %llu", KCOLL_ADAPT_SETTLE - 1,
+          (unsigned long long)kcoll_adapt_calls_left(&d, slot, most));
+    CHECK(kcoll_adapt_calls_left(&d, slot, 5) == 5, "at most `most`");
+    kcoll_adapt_count(&d, slot, key + 1, 10);
+    CHECK(d.e[slot].calls == 2, "another decision's calls are not counted");
+    kcoll_adapt_count(&d, slot, key, KCOLL_ADAPT_SETTLE - 2);
+    CHECK(d.e[slot].calls == KCOLL_ADAPT_SETTLE, "the shortcut's calls counted");
+    CHECK(!kcoll_adapt_leading(&d, slot) && kcoll_adapt_calls_left(&d, slot, most) == 0 &&
+              kcoll_adapt_memo(&d, slot) == 0 && d.e[slot].calls == KCOLL_ADAPT_SETTLE,
+          "the first timed call is neither the memo's nor the shortcut's");
+    /* a check again leads with one call */
+    d.e[slot].again = 1;
+    d.e[slot].calls = 0;
+    CHECK(kcoll_adapt_calls_left(&d, slot, most) == 1 && kcoll_adapt_memo(&d, slot) == 1,
+          "a check again: one call of lead");
+    CHECK(kcoll_adapt_calls_left(&d, slot, most) == 0 && kcoll_adapt_memo(&d, slot) == 0,
+          "a check again: then timed calls");
+    /* decided: up to the call that starts the next check, which the memo
+     * takes and turns into a check again */
+    d.e[slot].phase = KCOLL_ADAPT_SET;
+    d.e[slot].calls = 0;
+    const uint64_t every = (uint64_t)kcoll_param_int(KCOLL_P_ADAPT_RECHECK);
+    CHECK(kcoll_adapt_calls_left(&d, slot, most) == every - 1, "decided: %llu calls",
+          (unsigned long long)(every - 1));
+    kcoll_adapt_count(&d, slot, key, every - 1);
+    CHECK(kcoll_adapt_calls_left(&d, slot, most) == 0 && kcoll_adapt_memo(&d, slot) == 1 &&
+              d.e[slot].phase == KCOLL_ADAPT_TRY && d.e[slot].calls == 0,
+          "the call reaching KCOLL_ADAPT_RECHECK starts a check");
     return check_report("test_adapt_rule");
 }
