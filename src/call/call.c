@@ -572,8 +572,9 @@ static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_
  * counted at the same calls on every rank. It starts only from an
  * agreement's outcome, which every rank computes alike from the same
  * votes, and only where that outcome is not a decision being checked by
- * measurement (call/adapt.h: a check counts the calls of its pattern
- * alike on every rank through the selector, which a streak skips). It is
+ * measurement past the check's lead (call/adapt.h: a check counts the
+ * calls of its pattern alike on every rank through the selector, which a
+ * streak skips, so a lead of L calls is L agreements apart). It is
  * asked first thing for every blocking call of the collective with the
  * team, before anything a rank decides from its own arguments (the memo;
  * these collectives have no shortcut), and it holds only what every rank
@@ -682,7 +683,12 @@ static void kcoll_call_streak_after(kcoll_req_t *r, int host)
     const int dkey = kcoll_adapt_key(r), slot = dkey % KCOLL_DECISIONS;
     kcoll_team_lock(t);
     kcoll_streak_t *k = &t->streak[r->call.coll];
-    const int steady = t->decisions.e[slot].key != dkey || kcoll_adapt_steady(&t->decisions, slot);
+    /* (in a check's lead too: its calls run the choice, untimed; the
+     * lead then counts the calls that agree, as a decided pattern counts
+     * them to its next check) */
+    const int steady = t->decisions.e[slot].key != dkey ||
+                       kcoll_adapt_steady(&t->decisions, slot) ||
+                       kcoll_adapt_leading(&t->decisions, slot);
     if (host && host != KCOLL_R_INVALID && steady && most > 0) {
         const uint32_t n = k->next ? k->next : 1, cap = (uint32_t)most;
         k->left = n < cap ? n : cap;
