@@ -597,6 +597,38 @@ static void kcoll_across_fill(kcoll_xagree_t *a, const kcoll_span_t *h)
     a->lay[h->lr].rdispl = all + 2 * pn * p + p;
 }
 
+/* The size class up to which an MPI_Alltoallv on h runs in lanes (-1:
+ * none: no agreement then, the host at once), under the parameters in
+ * force at the call (a non-blocking call's bound: the program may change
+ * them, alike on every rank, before the agreement is in, which the ranks
+ * settle at different times): the model's picks from 1 byte up, as far
+ * as the lanes are picked, with *segment the first's.
+ * Walked once per parameter generation (the picks' own), then kept in
+ * the span record: a call reads two words. */
+static int kcoll_across_upto(kcoll_span_t *h, size_t *segment)
+{
+    const uint64_t gen = kcoll_params_generation_model();
+    if (h->upto_gen != gen) {
+        int upto = -1;
+        size_t first = 0;
+        for (int k = 1; k < 64; k++) {
+            size_t seg;
+            if (kcoll_span_layout(h, KCOLL_COLL_ALLTOALLV, (size_t)1 << (k - 1), &seg) !=
+                KCOLL_NODES_LANES)
+                break;
+            if (k == 1)
+                first = seg;
+            upto = k;
+        }
+        h->upto = upto;
+        h->upto_segment = first;
+        h->upto_gen = gen;
+    }
+    if (h->upto >= 0)
+        *segment = h->upto_segment;
+    return h->upto;
+}
+
 /* A blocking MPI_Alltoallv (see the header): the layout every rank runs
  * it in (KCOLL_NODES_HOST: the host whole), with *bytes the largest
  * block; for the lanes *lay the node's layouts (kcoll_across_t.lay, one
@@ -612,7 +644,7 @@ static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t
     /* no agreement where the lanes cannot pay (KCOLL_HIER=auto: one rank
      * on every node, too few on a node...), alike on every rank (the
      * nodes' shape and the parameters are) */
-    if (kcoll_span_layout(h, c->coll, 1, &segment) != KCOLL_NODES_LANES)
+    if (kcoll_across_upto(h, &segment) < 0)
         return KCOLL_NODES_HOST;
     kcoll_xagree_t *a = kcoll_across_agree_new(c, w, -1, err, errlen);
     if (!a)
@@ -641,25 +673,6 @@ static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t
 fail:
     kcoll_across_agree_free(a);
     return -1;
-}
-
-/* The size class up to which a non-blocking MPI_Alltoallv on h runs in
- * lanes (-1: none), under the parameters in force at the call (the
- * program may change them, alike on every rank, before the agreement is
- * in, which the ranks settle at different times): the model's picks from
- * 1 byte up, as far as the lanes are picked, with *segment the first's. */
-static int kcoll_across_upto(kcoll_span_t *h, kcoll_coll_t coll, size_t *segment)
-{
-    int upto = -1;
-    for (int k = 1; k < 64; k++) {
-        size_t seg;
-        if (kcoll_span_layout(h, coll, (size_t)1 << (k - 1), &seg) != KCOLL_NODES_LANES)
-            break;
-        if (k == 1)
-            *segment = seg;
-        upto = k;
-    }
-    return upto;
 }
 
 /* Begin agreement a: the vote over the call's communicator, the layouts
@@ -736,7 +749,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     const int v = c->coll == KCOLL_COLL_ALLTOALLV;
     if (v && mode == KCOLL_MODE_NONBLOCKING &&
         (!h || !h->xok || h->xall == MPI_COMM_NULL ||
-         (upto = kcoll_across_upto(h, c->coll, &segment)) < 0))
+         (upto = kcoll_across_upto(h, &segment)) < 0))
         return KCOLL_CALL_ACROSS;
     if (!h || !h->xok)
         return kcoll_across_decline(c, mode, why);

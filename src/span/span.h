@@ -64,6 +64,13 @@ typedef struct kcoll_span {
     /* and, decided with it, whether lanes run in pieces (1) or whole */
     signed char cut[KCOLL_NCOLL][66];
     uint64_t pick_gen;
+    /* a non-blocking MPI_Alltoallv's bound: the size class up to which
+     * the picks are the lanes from 1 byte up (-1: none) and the first
+     * class's segment, for parameter generation upto_gen (0: none yet;
+     * span/run.c, kcoll_across_upto) */
+    int upto;
+    size_t upto_segment;
+    uint64_t upto_gen;
 } kcoll_span_t;
 
 /* What this layer asks of the MPI glue above it (src/mpi), given once at
