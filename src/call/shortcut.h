@@ -158,10 +158,11 @@ void kcoll_shortcut_forget(void);
  * where that streak is (one per collective, for the process): the next
  * call with the same communicator handle reads the team's streak itself
  * (its calls left, root, reason, parameter generation: every rank takes
- * exactly what the slow path would) and counts into the two statistics
- * cells the slow path counts into, with the size of the datatype its
- * previous call counted (a predefined one: kept with it), so the entry
- * point makes no call before the host's (pmpi/pmpi.h). Kept under the
+ * exactly what the slow path would) and counts the call for the two
+ * statistics cells the slow path counts into (added to them by
+ * kcoll_shortcut_tally, as the shortcut's calls), with the size of the
+ * datatype its previous call counted (a predefined one: kept with it), so
+ * the entry point makes no call before the host's (pmpi/pmpi.h). Kept under the
  * shortcut's rules: not with MPI_THREAD_MULTIPLE or once a helper thread
  * advances requests (the call layer then locks), not with KCOLL_TRACE,
  * forgotten with the shortcuts (a communicator's record going,
