@@ -174,6 +174,13 @@ static inline int kcoll_adapt_steady(const kcoll_decisions_t *d, int slot)
 {
     return d->e[slot].phase == KCOLL_ADAPT_SET || d->e[slot].phase == KCOLL_ADAPT_OFF;
 }
+/* Does a call that went to the host MPI for the decision in entry slot
+ * say what its next calls do, so that they may repeat it without being
+ * decided (the memo, the host streak)? Settled, or within a check's lead. */
+static inline int kcoll_adapt_repeatable(const kcoll_decisions_t *d, int slot)
+{
+    return kcoll_adapt_steady(d, slot) || kcoll_adapt_leading(d, slot);
+}
 /* The result a decision's entry runs now. */
 static inline int kcoll_adapt_now(const kcoll_decisions_t *d, int slot)
 {

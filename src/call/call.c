@@ -545,8 +545,7 @@ static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_
     m->dkey = dkey;
     m->result = selected ? kcoll_adapt_now(&t->decisions, dkey % KCOLL_DECISIONS) : 0;
     if (selected && (t->decisions.e[dkey % KCOLL_DECISIONS].key != dkey ||
-                     (!kcoll_adapt_steady(&t->decisions, dkey % KCOLL_DECISIONS) &&
-                      !kcoll_adapt_leading(&t->decisions, dkey % KCOLL_DECISIONS))))
+                     !kcoll_adapt_repeatable(&t->decisions, dkey % KCOLL_DECISIONS)))
         m->key[1] = 0; /* not the entry that decided (another thread's since), or a
                         * decision under check past its lead (this call may have run
                         * the other side, the next is timed): none */
@@ -686,9 +685,8 @@ static void kcoll_call_streak_after(kcoll_req_t *r, int host)
     /* (in a check's lead too: its calls run the choice, untimed; the
      * lead then counts the calls that agree, as a decided pattern counts
      * them to its next check) */
-    const int steady = t->decisions.e[slot].key != dkey ||
-                       kcoll_adapt_steady(&t->decisions, slot) ||
-                       kcoll_adapt_leading(&t->decisions, slot);
+    const int steady =
+        t->decisions.e[slot].key != dkey || kcoll_adapt_repeatable(&t->decisions, slot);
     if (host && host != KCOLL_R_INVALID && steady && most > 0) {
         const uint32_t n = k->next ? k->next : 1, cap = (uint32_t)most;
         k->left = n < cap ? n : cap;
