@@ -22,9 +22,9 @@ import re
 import subprocess
 
 SHAPES = [[16] * 4, [8] * 8, [32] * 2, [128] * 16, [16, 16, 12]]
-COLLS = ["MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Scatter",
-         "MPI_Allgather", "MPI_Reduce_scatter_block", "MPI_Barrier", "MPI_Alltoall",
-         "MPI_Alltoallv"]
+COLLS = ["MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv",
+         "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Reduce_scatter_block",
+         "MPI_Barrier", "MPI_Alltoall", "MPI_Alltoallv"]
 SIZES = [1 << 10, 64 << 10, 1 << 20, 16 << 20]
 # Alltoall's lanes pay where message latencies do: its small blocks too
 SMALL = {"MPI_Alltoall": [64], "MPI_Alltoallv": [64]}

@@ -589,10 +589,7 @@ static int kcoll_call_streaks(kcoll_coll_t c)
     return c == KCOLL_COLL_GATHERV || c == KCOLL_COLL_SCATTERV || c == KCOLL_COLL_ALLTOALLV;
 }
 
-/* The bytes this rank's call moves as far as it knows them alone (a
- * streak's calls are counted with them): its v side's blocks, else its
- * own block. */
-static size_t kcoll_call_own_bytes(const kcoll_call_t *c)
+size_t kcoll_call_own_bytes(const kcoll_call_t *c)
 {
     const kcoll_side_t *v = c->recv.counts ? &c->recv : c->send.counts ? &c->send : NULL;
     const kcoll_side_t *own = c->coll == KCOLL_COLL_GATHERV ? &c->send : &c->recv;

@@ -207,6 +207,14 @@ typedef struct kcoll_across {
  * wrong, which the host MPI reports; KCOLL_R_NONCONTIG: a layout kcoll
  * cannot address). */
 int kcoll_alltoallv_sides(const kcoll_call_t *c, size_t *tab, size_t len[2], size_t *largest);
+/* MPI_Gatherv and MPI_Scatterv across nodes (their agreement, span/run.c),
+ * at the root: its blocked buffer's layout in bytes (cnt, dsp: room for
+ * c->p each; displacements from its lowest non-empty block on) and 0, or
+ * why the call cannot run in a layout (KCOLL_R_INVALID: its arguments are
+ * wrong, which the host MPI reports; KCOLL_R_NONCONTIG: a blocked buffer
+ * kcoll cannot address, or an own block it can neither address nor have
+ * the host pack). */
+int kcoll_rooted_sides(const kcoll_call_t *c, size_t *cnt, size_t *dsp);
 kcoll_call_result_t kcoll_call_prepare_across(const kcoll_call_t *c, kcoll_mode_t mode,
                                               kcoll_team_t *team, const kcoll_across_t *x,
                                               kcoll_req_t **req, kcoll_reason_t *why, char *err,
@@ -233,6 +241,10 @@ void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t wh
  * anything else (kcoll_call_prepare asks for calls that did not). */
 kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root);
 void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes);
+/* The bytes call c moves as far as this rank knows them alone (a
+ * streak's calls are counted with them): its v side's blocks, else its
+ * own block. */
+size_t kcoll_call_own_bytes(const kcoll_call_t *c);
 /* Count (and trace) a blocking call of c that goes to the host MPI for
  * `why` with `bytes`, where nothing described it (the streak's calls, the
  * v forms while kcoll is disabled: pmpi/run.c). */

@@ -62,6 +62,39 @@ static int64_t lowest(const kcoll_side_t *b, int p)
     return lo;
 }
 
+/* The root's v-layout in bytes from its lowest non-empty block on: each
+ * block's length and place (cnt, dsp: room for p each, or NULL) and the
+ * span they cover; returns the lowest block's displacement (elements). */
+static int64_t v_layout(const kcoll_side_t *b, int p, size_t *cnt, size_t *dsp, size_t *span)
+{
+    const int64_t lo = lowest(b, p);
+    *span = 0;
+    for (int j = 0; j < p; j++) {
+        const size_t n = (size_t)kcoll_side_vcount(b, j) * b->size;
+        const size_t at = n ? (size_t)(kcoll_side_vdispl(b, j) - lo) * kcoll_side_step(b) : 0;
+        if (cnt) {
+            cnt[j] = n;
+            dsp[j] = at;
+        }
+        if (n && at + n > *span)
+            *span = at + n;
+    }
+    return lo;
+}
+
+/* The root's own judgment of its arguments (rooted_shared's, and across
+ * nodes kcoll_rooted_sides's): 1 where they are valid. */
+static int root_valid(const kcoll_call_t *c, const kcoll_side_t *b, const kcoll_side_t *o,
+                      int v)
+{
+    int valid = c->in_place || ((o->type & KCOLL_TYPE_VALID) && kcoll_side_count_ok(o, o->count));
+    valid = valid && (b->type & KCOLL_TYPE_VALID) &&
+            (v ? b->counts != NULL && b->displs != NULL : kcoll_side_count_ok(b, b->count));
+    for (int j = 0; valid && v && j < c->p; j++)
+        valid = kcoll_side_count_ok(b, kcoll_side_vcount(b, j));
+    return valid;
+}
+
 static void rooted_shared(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
@@ -77,15 +110,9 @@ static void rooted_shared(kcoll_req_t *r)
     /* this rank's own arguments, as far as it can judge them alone; an
      * invalid one goes into the vote, so that all ranks still take the
      * same path (the host MPI's, which reports the error) */
-    int valid = !(c->in_place && !is_root);
-    if (!in_place)
-        valid = valid && (o->type & KCOLL_TYPE_VALID) && kcoll_side_count_ok(o, o->count);
-    if (is_root) {
-        valid = valid && (b->type & KCOLL_TYPE_VALID) &&
-                (v ? b->counts != NULL && b->displs != NULL : kcoll_side_count_ok(b, b->count));
-        for (int j = 0; valid && v && j < p; j++)
-            valid = kcoll_side_count_ok(b, kcoll_side_vcount(b, j));
-    }
+    int valid = is_root ? root_valid(c, b, o, v)
+                        : !c->in_place && (o->type & KCOLL_TYPE_VALID) &&
+                              kcoll_side_count_ok(o, o->count);
     r->own_valid = valid;
     /* my block: what this rank receives or sends (the root: its own entry
      * in the blocked buffer) */
@@ -112,15 +139,7 @@ static void rooted_shared(kcoll_req_t *r)
         const char *tbase = (const char *)b->buf;
         size_t span = 0;
         if (contig && v) {
-            const int64_t lo = lowest(b, p);
-            for (int j = 0; j < p; j++) {
-                size_t cnt = (size_t)kcoll_side_vcount(b, j) * b->size;
-                size_t end =
-                    cnt ? (size_t)(kcoll_side_vdispl(b, j) - lo) * kcoll_side_step(b) + cnt : 0;
-                if (end > span)
-                    span = end;
-            }
-            tbase += (ptrdiff_t)lo * (ptrdiff_t)b->extent;
+            tbase += (ptrdiff_t)v_layout(b, p, NULL, NULL, &span) * (ptrdiff_t)b->extent;
         } else if (contig) {
             span = (size_t)p * r->mine;
         }
@@ -149,15 +168,11 @@ static void rooted_fill(void *ctx, size_t *tab)
     const int p = c->p, gather = is_gather(r);
     if (!kcoll_coll_is_v(c->coll) || c->rank != c->root || !r->own_valid || r->noncontig)
         return;
-    const kcoll_side_t *b = blocked(r);
     size_t *cnt = tab + (gather ? 2 * (size_t)p : 0), *dsp = cnt + p;
-    size_t *other = tab + (gather ? 0 : 2 * (size_t)p);
-    const int64_t lo = lowest(b, p);
-    for (int j = 0; j < p; j++) {
-        cnt[j] = (size_t)kcoll_side_vcount(b, j) * b->size;
-        dsp[j] = cnt[j] ? (size_t)(kcoll_side_vdispl(b, j) - lo) * kcoll_side_step(b) : 0;
+    size_t *other = tab + (gather ? 0 : 2 * (size_t)p), span;
+    v_layout(blocked(r), p, cnt, dsp, &span);
+    for (int j = 0; j < p; j++)
         other[j] = other[p + j] = 0;
-    }
 }
 
 static int rooted_decide(kcoll_req_t *r)
@@ -210,33 +225,63 @@ static void rooted_buffers(kcoll_req_t *r)
     r->maps[KCOLL_BUF_RECV] = gather ? (is_root ? tmap : NULL) : bmap;
 }
 
-/* Across nodes (MPI_Gather, MPI_Scatter; the v-variants do not run
- * there): this rank's own vote says whether it can take part; the block
- * size is one on every rank, as MPI requires. */
+int kcoll_rooted_sides(const kcoll_call_t *c, size_t *cnt, size_t *dsp)
+{
+    const int gather = c->coll == KCOLL_COLL_GATHERV;
+    const kcoll_side_t *b = gather ? &c->recv : &c->send, *o = gather ? &c->send : &c->recv;
+    size_t span;
+    if (!root_valid(c, b, o, 1))
+        return KCOLL_R_INVALID;
+    if (!kcoll_side_blocked(b) || (!c->in_place && !kcoll_side_across(o)))
+        return KCOLL_R_NONCONTIG;
+    v_layout(b, c->p, cnt, dsp, &span);
+    return span && !b->buf ? KCOLL_R_INVALID : 0;
+}
+
+/* Across nodes: this rank's own vote says whether it can take part. The
+ * block size of MPI_Gather and MPI_Scatter is one on every rank, as MPI
+ * requires; the blocks of MPI_Gatherv and MPI_Scatterv come with the call
+ * (kcoll_across_t.lay: the root's layout, agreed on before, span/run.c),
+ * and this rank's own must be its entry there. */
 static int rooted_across(kcoll_req_t *r)
 {
     const kcoll_call_t *c = &r->call;
     const kcoll_side_t *b = blocked(r), *o = own(r);
-    if (kcoll_coll_is_v(c->coll))
+    const int v = kcoll_coll_is_v(c->coll), is_root = c->rank == c->root;
+    if (v && !r->xa.lay)
         return KCOLL_R_INVALID;
     /* a datatype kcoll has no map for moves packed (KCOLL_TYPE_HOSTPACK):
-     * this rank's layout as rooted_shared finds it for a contiguous one */
+     * this rank's layout as rooted_shared finds it for a contiguous one
+     * (the root's blocked buffer of a v-variant: agreed to be contiguous) */
     int contig = !r->own_valid || r->args.in_place || kcoll_side_across(o);
-    if (c->rank == c->root && r->own_valid) {
-        contig = contig && kcoll_side_across(b);
-        r->base[is_gather(r)] = b->buf;
-        r->span[is_gather(r)] = contig ? (size_t)c->p * r->mine : 0;
+    size_t total = r->mine * (size_t)c->p;
+    if (v) {
+        total = 0;
+        for (int q = 0; q < c->p; q++)
+            total += r->xa.lay->rcount[q];
+    }
+    if (is_root && r->own_valid) {
+        size_t span = (size_t)c->p * r->mine;
+        const char *base = b->buf;
+        if (v)
+            base += (ptrdiff_t)v_layout(b, c->p, NULL, NULL, &span) * (ptrdiff_t)b->extent;
+        contig = contig && (v ? kcoll_side_blocked(b) : kcoll_side_across(b));
+        r->base[is_gather(r)] = base;
+        r->span[is_gather(r)] = contig ? span : 0;
     }
     r->noncontig = !contig;
-    const uint64_t vote = rooted_vote(r);
+    uint64_t vote = rooted_vote(r);
+    /* a v-variant's block: this rank's entry in the root's layout */
+    if (v && !is_root && r->xa.lay->rcount[c->rank] != r->mine)
+        vote &= ~(uint64_t)VOTE_MATCH;
     r->votes[r->call.rank] = vote; /* rooted_buffers reads a non-root's block from it */
-    if (kcoll_coll_is_v(r->call.coll) || !(vote & VOTE_MATCH))
+    if (!(vote & VOTE_MATCH))
         return KCOLL_R_INVALID;
     if (!(vote & VOTE_CONTIG))
         return KCOLL_R_NONCONTIG;
-    r->args.bytes = r->policy_bytes = r->mine;
-    r->args.lay = NULL;
-    r->stat_bytes = r->mine * (size_t)r->call.p;
+    r->args.bytes = r->policy_bytes = v ? r->xa.largest : r->mine;
+    r->args.lay = v ? r->xa.lay : NULL;
+    r->stat_bytes = total;
     return 0;
 }
 

@@ -278,6 +278,10 @@ static const kcoll_nodes_plan_t kcoll_nodes_plans[] = {
      {KCOLL_NP(REDUCE, PB), KCOLL_NP(ALLREDUCE, PB), KCOLL_NP(SCATTER, B)}},
     {KCOLL_COLL_GATHER, {KCOLL_NP(GATHER, B), KCOLL_NP(GATHER, QB), KCOLL_NP(GATHER, NONE)}},
     {KCOLL_COLL_SCATTER, {KCOLL_NP(SCATTER, NONE), KCOLL_NP(SCATTER, QB), KCOLL_NP(SCATTER, B)}},
+    /* (at the mean block; plus their agreement, below) */
+    {KCOLL_COLL_GATHERV, {KCOLL_NP(GATHER, B), KCOLL_NP(GATHER, QB), KCOLL_NP(GATHER, NONE)}},
+    {KCOLL_COLL_SCATTERV,
+     {KCOLL_NP(SCATTER, NONE), KCOLL_NP(SCATTER, QB), KCOLL_NP(SCATTER, B)}},
     {KCOLL_COLL_ALLGATHER, {KCOLL_NP(GATHER, B), KCOLL_NP(ALLGATHER, QB), KCOLL_NP(BCAST, PB)}},
     {KCOLL_COLL_ALLGATHERV, {KCOLL_NP(GATHER, B), KCOLL_NP(ALLGATHER, QB), KCOLL_NP(BCAST, PB)}},
 };
@@ -315,12 +319,14 @@ static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t 
     for (size_t i = 0; i < sizeof kcoll_nodes_plans / sizeof kcoll_nodes_plans[0]; i++)
         if (kcoll_nodes_plans[i].c == c)
             plan = &kcoll_nodes_plans[i];
-    if (!plan) /* Alltoall(v) (lanes only), Gatherv, Scatterv */
+    if (!plan) /* Alltoall(v): lanes only */
         return;
     /* a node's run between the leaders: what the root's node receives
      * (sends) from (to) each other node on average, and for Allgather(v)
      * what the emptiest node receives (q b on even nodes) */
-    const int others = s->p - (c == KCOLL_COLL_GATHER || c == KCOLL_COLL_SCATTER ? s->q0 : s->qmin);
+    const int rooted = c == KCOLL_COLL_GATHER || c == KCOLL_COLL_SCATTER ||
+                       c == KCOLL_COLL_GATHERV || c == KCOLL_COLL_SCATTERV;
+    const int others = s->p - (rooted ? s->q0 : s->qmin);
     const size_t run = (size_t)ceil((double)others * (double)bytes / (N - 1));
     const size_t size[] = {[KCOLL_SZ_ZERO] = 0, [KCOLL_SZ_B] = bytes, [KCOLL_SZ_QB] = run,
                            [KCOLL_SZ_PB] = (size_t)s->p * bytes};
@@ -335,7 +341,13 @@ static void kcoll_nodes_leaders(const kcoll_nshape_t *s, kcoll_coll_t c, size_t 
         out->after = kcoll_nodes_on_max(s, ph[2].coll, (double)size[ph[2].sz], 0);
         out->coll[2] = ph[2].coll;
     }
-    out->t = out->before + out->net + out->after;
+    /* a Gatherv's or Scatterv's agreement (span/run.c): the host's Bcast
+     * of the root's counts and displacements (2 p + 1 words) over every
+     * rank */
+    if (c == KCOLL_COLL_GATHERV || c == KCOLL_COLL_SCATTERV)
+        out->agree = kcoll_host_formula_nodes(m, KCOLL_COLL_BCAST, N, s->ppn, 8.0 * (2 * s->p + 1),
+                                              KCOLL_RCLASS_DOUBLE, 1);
+    out->t = out->agree + out->before + out->net + out->after;
     out->priced = 1;
 }
 

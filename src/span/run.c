@@ -25,14 +25,25 @@
  *
  * Which collectives: those src/cluster/registry.c has a layout of
  * (MPI_Barrier, MPI_Bcast, the reductions with MPI_Reduce_scatter(_block),
- * MPI_Gather, MPI_Scatter, MPI_Allgather(v), MPI_Alltoall), int and
- * large-count forms:
+ * MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v), MPI_Alltoall(v)), int
+ * and large-count forms:
  * predefined operations and commutative user ones on any placement,
  * non-commutative user ones where every node's ranks are consecutive
  * (src/cluster/ combines per node, then over the nodes), while the host
  * collectives between nodes fit their int counts.
  * Where a layout cannot run a call of theirs the host MPI does it whole,
- * as it does the collectives without a layout (MPI_Gatherv, Scatterv).
+ * as it does the non-blocking MPI_Igatherv and MPI_Iscatterv.
+ *
+ * A blocking MPI_Gatherv or MPI_Scatterv, whose blocks only the root
+ * knows, agrees first: the root broadcasts its layout (the host's
+ * MPI_Ibcast on the call's communicator, in the call; a persistent one's
+ * at its initialization), after which every rank holds every block's
+ * length and place and picks alike (kcoll_across_rooted_v).
+ * The blocking calls that agree (these and the Alltoallv) keep a host
+ * streak under KCOLL_HIER=auto: an agreement that gives the call to the
+ * host lets the next 1, 2, 4 ... calls with the same root go to the host
+ * without agreeing, as on one node (call/call.c), until one runs in a
+ * layout (kcoll_across_streak_take).
  *
  * A blocking MPI_Alltoallv (lanes) agrees first, since every rank knows
  * only its own counts: the host's MPI_Iallreduce (MAX) on the call's
@@ -597,44 +608,105 @@ static void kcoll_across_fill(kcoll_xagree_t *a, const kcoll_span_t *h)
     a->lay[h->lr].rdispl = all + 2 * pn * p + p;
 }
 
-/* The size class up to which an MPI_Alltoallv on h runs in lanes (-1:
- * none: no agreement then, the host at once), under the parameters in
- * force at the call (a non-blocking call's bound: the program may change
- * them, alike on every rank, before the agreement is in, which the ranks
- * settle at different times): the model's picks from 1 byte up, as far
- * as the lanes are picked, with *segment the first's.
- * Walked once per parameter generation (the picks' own), then kept in
- * the span record: a call reads two words. */
-static int kcoll_across_upto(kcoll_span_t *h, size_t *segment)
+/* What kcoll_across_alltoallv and kcoll_across_rooted_v return for a
+ * call their host streak gives to the host MPI (not a layout of
+ * model/nodes.h). */
+#define KCOLL_NODES_STREAK (-2)
+
+/* The index of a collective that agrees first (span.h: agreed). */
+static int kcoll_across_agreed(kcoll_coll_t c)
 {
+    return c == KCOLL_COLL_ALLTOALLV ? 0 : c == KCOLL_COLL_GATHERV ? 1 : 2;
+}
+
+/* What the model picks for collective c on h (an MPI_Alltoallv, Gatherv
+ * or Scatterv: the calls that agree first), under the parameters in force
+ * at the call: the size class up to which its picks are a layout of
+ * kcoll's from 1 byte up (-1: none; a non-blocking Alltoallv decides by
+ * it, since the program may change the parameters, alike on every rank,
+ * before the agreement is in, which the ranks settle at different times),
+ * with *segment the first class's; *any, whether any class picks one (no
+ * agreement where none does: the host whole at once).
+ * Walked once per parameter generation (the picks' own), then kept in
+ * the span record: a call reads a few words. */
+static int kcoll_across_bound(kcoll_span_t *h, kcoll_coll_t c, size_t *segment, int *any)
+{
+    const int i = kcoll_across_agreed(c);
     const uint64_t gen = kcoll_params_generation_model();
-    if (h->upto_gen != gen) {
-        int upto = -1;
+    if (h->agreed[i].gen != gen) {
+        int upto = -1, some = 0;
         size_t first = 0;
         for (int k = 1; k < 64; k++) {
             size_t seg;
-            if (kcoll_span_layout(h, KCOLL_COLL_ALLTOALLV, (size_t)1 << (k - 1), &seg) !=
-                KCOLL_NODES_LANES)
-                break;
+            const kcoll_nodes_layout_t l = kcoll_span_layout(h, c, (size_t)1 << (k - 1), &seg);
+            if (l == KCOLL_NODES_HOST || !kcoll_cluster_find(c, l == KCOLL_NODES_LANES))
+                continue;
             if (k == 1)
                 first = seg;
-            upto = k;
+            if (upto == k - 1 || (k == 1 && upto < 0))
+                upto = k;
+            some = 1;
         }
-        h->upto = upto;
-        h->upto_segment = first;
-        h->upto_gen = gen;
+        h->agreed[i].upto = upto;
+        h->agreed[i].any = some;
+        h->agreed[i].segment = first;
+        h->agreed[i].gen = gen;
     }
-    if (h->upto >= 0)
-        *segment = h->upto_segment;
-    return h->upto;
+    if (h->agreed[i].upto >= 0)
+        *segment = h->agreed[i].segment;
+    *any = h->agreed[i].any;
+    return h->agreed[i].upto;
 }
 
-/* A blocking MPI_Alltoallv (see the header): the layout every rank runs
- * it in (KCOLL_NODES_HOST: the host whole), with *bytes the largest
- * block; for the lanes *lay the node's layouts (kcoll_across_t.lay, one
- * allocation the caller frees). -1 with err where the host's calls
- * failed. */
-static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t *w,
+/* The host streak of a blocking call that agrees first:
+ * an agreement that gives the call to the host MPI lets the collective's
+ * next 1, then 2, 4 ... calls with the same root (at most
+ * KCOLL_HOST_STREAK) go to the host without agreeing, until an agreement
+ * runs one in a layout (docs/hierarchy.md). Every rank of the
+ * communicator makes the same calls in the same order and sees the same
+ * outcomes, so every rank's streak is the same (MPI lets no two threads
+ * call collectives on one communicator at once: no lock). 1 where this
+ * call goes to the host on the streak. */
+static int kcoll_across_streak_take(kcoll_span_t *h, const kcoll_call_t *c)
+{
+    kcoll_span_agreed_t *k = &h->agreed[kcoll_across_agreed(c->coll)];
+    if (kcoll_call_across_mode() != 1) /* a layout forced: every call agrees */
+        return 0;
+    if (k->root != c->root || k->sgen != kcoll_params_generation()) {
+        k->left = k->next = 0;
+        return 0;
+    }
+    if (!k->left)
+        return 0;
+    k->left--;
+    return 1;
+}
+
+/* After an agreement: the host's outcome (host) starts the next streak,
+ * a layout's ends them. */
+static void kcoll_across_streak_after(kcoll_span_t *h, const kcoll_call_t *c, int host)
+{
+    kcoll_span_agreed_t *k = &h->agreed[kcoll_across_agreed(c->coll)];
+    const int most = kcoll_param_int(KCOLL_P_HOST_STREAK);
+    if (!host || most <= 0 || kcoll_call_across_mode() != 1) {
+        k->left = k->next = 0;
+        return;
+    }
+    const uint32_t n = k->next ? k->next : 1, cap = (uint32_t)most;
+    k->left = n < cap ? n : cap;
+    k->next = 2 * k->left < cap ? 2 * k->left : cap;
+    k->root = c->root;
+    k->sgen = kcoll_params_generation();
+}
+
+/* A blocking MPI_Alltoallv (see the header), or a persistent one's
+ * initialization: the layout every rank runs it in (KCOLL_NODES_HOST: the
+ * host whole; KCOLL_NODES_STREAK: the host whole on its streak, a
+ * blocking call's where `streak`, without agreeing), with *bytes the
+ * largest block; for the lanes *lay the node's layouts
+ * (kcoll_across_t.lay, one allocation the caller frees). -1 with err
+ * where the host's calls failed. */
+static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t *w, int streak,
                                   size_t *bytes, kcoll_layout_t **lay, char *err, size_t errlen)
 {
     kcoll_span_t *h = w->h;
@@ -644,8 +716,12 @@ static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t
     /* no agreement where the lanes cannot pay (KCOLL_HIER=auto: one rank
      * on every node, too few on a node...), alike on every rank (the
      * nodes' shape and the parameters are) */
-    if (kcoll_across_upto(h, &segment) < 0)
+    int any;
+    kcoll_across_bound(h, c->coll, &segment, &any);
+    if (!any)
         return KCOLL_NODES_HOST;
+    if (streak && kcoll_across_streak_take(h, c))
+        return KCOLL_NODES_STREAK;
     kcoll_xagree_t *a = kcoll_across_agree_new(c, w, -1, err, errlen);
     if (!a)
         return -1;
@@ -657,6 +733,8 @@ static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t
     const int layout = a->vote[1] || (double)a->vote[0] * h->nn * h->maxpn > INT_MAX
                            ? KCOLL_NODES_HOST
                            : (int)kcoll_span_layout(h, c->coll, (size_t)a->vote[0], &segment);
+    if (streak)
+        kcoll_across_streak_after(h, c, layout != KCOLL_NODES_LANES);
     if (layout != KCOLL_NODES_LANES) {
         kcoll_across_agree_free(a);
         return KCOLL_NODES_HOST;
@@ -673,6 +751,77 @@ static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t
 fail:
     kcoll_across_agree_free(a);
     return -1;
+}
+
+/* A blocking MPI_Gatherv or MPI_Scatterv, or a persistent one's
+ * initialization (see the header; its streak as the Alltoallv's): the
+ * root's layout of its blocked
+ * buffer, broadcast from it over the call's communicator (the host's
+ * MPI_Ibcast, waited for: in the program's order of collectives there),
+ * gives every rank every block's length and place (a leader reads a
+ * Scatterv's blocks from the root's buffer): the layout every rank runs
+ * it in (KCOLL_NODES_HOST: the host whole; also where the root cannot lay
+ * its buffer out, or the blocks together pass the host's int counts),
+ * with *bytes the largest block and *lay the root's layout in bytes (one
+ * allocation the caller frees: p layouts that share the counts and the
+ * displacements, as the builders of src/cluster/ read them). -1 with err
+ * where the host's call failed. */
+static int kcoll_across_rooted_v(const kcoll_call_t *c, const kcoll_span_call_t *w, int streak,
+                                 size_t *bytes, size_t *segment, kcoll_layout_t **lay,
+                                 char *err, size_t errlen)
+{
+    kcoll_span_t *h = w->h;
+    const size_t p = (size_t)h->p;
+    int any;
+    *lay = NULL;
+    *bytes = 0;
+    /* no agreement where no layout can pay, or the root is not a rank
+     * (the host reports it): alike on every rank */
+    kcoll_across_bound(h, c->coll, segment, &any);
+    if (!any || c->root < 0 || c->root >= h->p)
+        return KCOLL_NODES_HOST;
+    if (streak && kcoll_across_streak_take(h, c))
+        return KCOLL_NODES_STREAK;
+    kcoll_layout_t *l = malloc(p * sizeof *l + (2 * p + 1) * sizeof(size_t));
+    if (!l) {
+        snprintf(err, errlen, "out of memory for an %s's agreement", kcoll_coll_name(c->coll));
+        return -1;
+    }
+    /* [0]: the root cannot lay its buffer out; the counts; the
+     * displacements */
+    size_t *tab = (size_t *)(void *)(l + p), *cnt = tab + 1, *dsp = cnt + p;
+    const int root = c->rank == c->root;
+    if (root)
+        tab[0] = kcoll_rooted_sides(c, cnt, dsp) != 0;
+    MPI_Request q = MPI_REQUEST_NULL;
+    const int rc = PMPI_Ibcast(tab, 2 * (int)p + 1, MPI_UINT64_T, c->root, w->comm, &q);
+    if (kcoll_across_wait(rc, &q, "MPI_Ibcast of the root's layout", err, errlen)) {
+        free(l);
+        return -1;
+    }
+    size_t total = 0, largest = 0;
+    for (size_t i = 0; i < p; i++) {
+        total += cnt[i];
+        largest = cnt[i] > largest ? cnt[i] : largest;
+    }
+    /* the leaders' host call between nodes counts bytes in ints: the
+     * blocks together must fit one (the model's size: the mean block) */
+    const int layout = tab[0] || total > INT_MAX
+                           ? KCOLL_NODES_HOST
+                           : (int)kcoll_span_layout(h, c->coll, total / p, segment);
+    const int host =
+        layout == KCOLL_NODES_HOST || !kcoll_cluster_find(c->coll, layout == KCOLL_NODES_LANES);
+    if (streak)
+        kcoll_across_streak_after(h, c, host);
+    if (host) {
+        free(l);
+        return KCOLL_NODES_HOST;
+    }
+    for (size_t i = 0; i < p; i++)
+        l[i] = (kcoll_layout_t){.scount = cnt, .sdispl = dsp, .rcount = cnt, .rdispl = dsp};
+    *lay = l;
+    *bytes = largest;
+    return layout;
 }
 
 /* Begin agreement a: the vote over the call's communicator, the layouts
@@ -738,7 +887,7 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     kcoll_across_t x;
     kcoll_xagree_t *ag = NULL;
     size_t segment = 0;
-    int upto = -1; /* a non-blocking Alltoallv's: see kcoll_across_upto */
+    int upto = -1, any; /* a non-blocking Alltoallv's: see kcoll_across_bound */
     if (!kcoll_call_across_has(c->coll))
         return KCOLL_CALL_ACROSS;
     /* an Alltoallv needs its agreement: a blocking or persistent call (its
@@ -749,7 +898,13 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     const int v = c->coll == KCOLL_COLL_ALLTOALLV;
     if (v && mode == KCOLL_MODE_NONBLOCKING &&
         (!h || !h->xok || h->xall == MPI_COMM_NULL ||
-         (upto = kcoll_across_upto(h, &segment)) < 0))
+         (upto = kcoll_across_bound(h, c->coll, &segment, &any)) < 0))
+        return KCOLL_CALL_ACROSS;
+    /* a Gatherv's or Scatterv's blocks are the root's to tell: a blocking
+     * or persistent call agrees on them first (kcoll_across_rooted_v); a
+     * non-blocking one, which could only begin that, is the host's whole */
+    const int rv = c->coll == KCOLL_COLL_GATHERV || c->coll == KCOLL_COLL_SCATTERV;
+    if (rv && mode == KCOLL_MODE_NONBLOCKING)
         return KCOLL_CALL_ACROSS;
     if (!h || !h->xok)
         return kcoll_across_decline(c, mode, why);
@@ -758,7 +913,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     const int reduces = kcoll_coll_reduces(c->coll);
     /* the blocked collectives' sides are each rank's own: the call layer
      * judges them (a rank that cannot take part fails, saying why) */
-    const int gather = c->coll == KCOLL_COLL_GATHER, scatter = c->coll == KCOLL_COLL_SCATTER;
+    const int gather = c->coll == KCOLL_COLL_GATHER || c->coll == KCOLL_COLL_GATHERV;
+    const int scatter = c->coll == KCOLL_COLL_SCATTER || c->coll == KCOLL_COLL_SCATTERV;
     const int blocks = gather || scatter || c->coll == KCOLL_COLL_ALLGATHER ||
                        c->coll == KCOLL_COLL_ALLGATHERV || c->coll == KCOLL_COLL_ALLTOALL || v;
     if (c->coll != KCOLL_COLL_BARRIER && !blocks &&
@@ -799,12 +955,19 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
                          : c->coll == KCOLL_COLL_ALLTOALL
                              ? (double)bytes * h->nn * h->maxpn
                                                                 : (double)bytes * h->p;
-    if (whole > INT_MAX && !v)
+    if (whole > INT_MAX && !v && !rv) /* (those agree on it: below) */
         return kcoll_across_decline(c, mode, why);
     kcoll_layout_t *vlay = NULL;
+    const int streak = mode == KCOLL_MODE_BLOCKING; /* (a persistent call agrees once) */
     x.layout = upto >= 0 ? KCOLL_NODES_LANES /* (or the host's whole: settled later) */
-               : v       ? kcoll_across_alltoallv(c, w, &bytes, &vlay, err, errlen)
-                         : (int)kcoll_span_layout(h, c->coll, bytes, &segment);
+               : v  ? kcoll_across_alltoallv(c, w, streak, &bytes, &vlay, err, errlen)
+               : rv ? kcoll_across_rooted_v(c, w, streak, &bytes, &segment, &vlay, err, errlen)
+                    : (int)kcoll_span_layout(h, c->coll, bytes, &segment);
+    if (x.layout == KCOLL_NODES_STREAK) { /* the host's, without agreeing */
+        kcoll_call_streak_count(c->coll, KCOLL_R_MULTINODE, kcoll_call_own_bytes(c));
+        *why = KCOLL_R_MULTINODE;
+        return KCOLL_CALL_HOST;
+    }
     if (x.layout < 0)
         return KCOLL_CALL_FAILED;
     x.lay = vlay;

@@ -27,6 +27,26 @@
 #include "call/call.h"
 #include "model/nodes.h"
 
+/* What a communicator that spans nodes keeps for a collective that
+ * agrees before it runs (span/run.c):
+ *   upto: the size class up to which the model's picks are a layout
+ *     from 1 byte up (-1: none; a non-blocking Alltoallv's bound),
+ *   any: whether any class picks one (else no agreement: the host
+ *     whole at once), segment: the first class's, for parameter
+ *     generation gen (0: none yet);
+ *   and its host streak (blocking and persistent calls): the next `left`
+ *   calls with root `root` in parameter generation sgen go to the host MPI
+ *   without agreeing; `next`: the length of the streak the next
+ *   agreement for the host starts. */
+typedef struct {
+    int upto, any;
+    size_t segment;
+    uint64_t gen;
+    uint32_t left, next;
+    int root;
+    uint64_t sgen;
+} kcoll_span_agreed_t;
+
 typedef struct kcoll_span {
     int p, rank;  /* of the communicator */
     int nn, me;   /* nodes; this rank's node */
@@ -64,13 +84,9 @@ typedef struct kcoll_span {
     /* and, decided with it, whether lanes run in pieces (1) or whole */
     signed char cut[KCOLL_NCOLL][66];
     uint64_t pick_gen;
-    /* a non-blocking MPI_Alltoallv's bound: the size class up to which
-     * the picks are the lanes from 1 byte up (-1: none) and the first
-     * class's segment, for parameter generation upto_gen (0: none yet;
-     * span/run.c, kcoll_across_upto) */
-    int upto;
-    size_t upto_segment;
-    uint64_t upto_gen;
+    /* the calls that agree before they run (MPI_Alltoallv, MPI_Gatherv,
+     * MPI_Scatterv: span/run.c), by kcoll_across_agreed's index */
+    kcoll_span_agreed_t agreed[3];
 } kcoll_span_t;
 
 /* What this layer asks of the MPI glue above it (src/mpi), given once at

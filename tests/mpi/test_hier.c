@@ -80,9 +80,12 @@
  * and with a forced algorithm, more than one rank, a contiguous datatype
  * and KCOLL_MIN_BYTES=0 counts it on kcoll:<algo>. On a communicator that
  * spans nodes: Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block),
- * Gather, Scatter, Allgather and Allgatherv, in every form, count +1 on
+ * Gather, Scatter, Allgather and Allgatherv, in every form, and Gatherv and
+ * Scatterv, blocking and persistent (their agreement: the root's layout
+ * broadcast), count +1 on
  * kcoll:leaders or kcoll:lanes and nothing on mpi:* (the non-contiguous vector too: kcoll
- * moves it through its datatype map); Gatherv, Scatterv and Alltoallv
+ * moves it through its datatype map); the non-blocking Gatherv and
+ * Scatterv, and Alltoallv,
  * count +1 on mpi:multinode and nothing on kcoll:*, and so do Alltoall
  * and Alltoallv (every form) but with KCOLL_HIER=lanes (they have no
  * leaders' layout), where they count on kcoll:lanes (an Alltoallv with
@@ -93,7 +96,9 @@
  * not contiguous (contiguous nodes in another order may take either path).
  * Below KCOLL_MIN_BYTES nothing counts on kcoll:leaders or kcoll:lanes.
  *
- * Then (outstanding_cases) sixteen non-blocking collectives on four
+ * Then (streak_cases) the host streak of the calls that agree across
+ * nodes, under KCOLL_HIER=auto; and (outstanding_cases) sixteen
+ * non-blocking collectives on four
  * communicators outstanding at once (four reductions on two of them), with
  * KCOLL_HIER=on and =lanes, completed in reverse (MPI_Waitall)
  * and as MPI_Testany finds them; and (progress_cases) a broadcast across
@@ -137,13 +142,14 @@ enum { ROW_BARRIER, ROW_BCAST, ROW_REDUCE, ROW_ALLREDUCE, ROW_RSB, ROW_RS, ROW_G
        ROW_ALLTOALLV, ROW_IBCAST, ROW_IREDUCE, ROW_IALLREDUCE, ROW_IRSB, ROW_IRS, ROW_IGATHER,
        ROW_IGATHERV, ROW_ISCATTER, ROW_ISCATTERV, ROW_IALLGATHER, ROW_IALLGATHERV, ROW_IALLTOALL,
        ROW_IALLTOALLV, ROW_PBCAST, ROW_PREDUCE, ROW_PALLREDUCE, ROW_PRSB, ROW_PRS, ROW_PGATHER,
-       ROW_PGATHERV, ROW_PSCATTER, ROW_PALLGATHER, ROW_PALLGATHERV, ROW_PALLTOALL, ROW_PALLTOALLV,
-       NROWS };
+       ROW_PGATHERV, ROW_PSCATTER, ROW_PSCATTERV, ROW_PALLGATHER, ROW_PALLGATHERV, ROW_PALLTOALL,
+       ROW_PALLTOALLV, NROWS };
 
 /* F_HIER: hierarchical on a multi-node communicator (of the v-variants
- * Allgatherv only); F_LANES: only in the lanes layout (Alltoall: with
- * KCOLL_HIER=on the host MPI's); F_NB: the non-blocking form; F_PERS:
- * the persistent form (MPI-4); F_VEC: the vector datatype is tested */
+ * not the non-blocking Gatherv and Scatterv, nor Alltoallv); F_LANES:
+ * only in the lanes layout (Alltoall: with KCOLL_HIER=on the host MPI's);
+ * F_NB: the non-blocking form; F_PERS: the persistent form (MPI-4);
+ * F_VEC: the vector datatype is tested */
 enum {
     F_ROOTED = 1,
     F_RED = 2,
@@ -185,9 +191,9 @@ static const struct {
     [ROW_RSB] = {"MPI_Reduce_scatter_block", RSB, FAM_RS, F_RED | F_HIER},
     [ROW_RS] = {"MPI_Reduce_scatter", RS, FAM_RS, F_RED | F_HIER},
     [ROW_GATHER] = {"MPI_Gather", GATHER, FAM_GATHER, F_ROOTED | F_HIER | F_VEC},
-    [ROW_GATHERV] = {"MPI_Gatherv", GATHERV, FAM_GATHER, F_ROOTED | F_V},
+    [ROW_GATHERV] = {"MPI_Gatherv", GATHERV, FAM_GATHER, F_ROOTED | F_V | F_HIER},
     [ROW_SCATTER] = {"MPI_Scatter", SCATTER, FAM_SCATTER, F_ROOTED | F_HIER | F_VEC},
-    [ROW_SCATTERV] = {"MPI_Scatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V},
+    [ROW_SCATTERV] = {"MPI_Scatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V | F_HIER},
     [ROW_ALLGATHER] = {"MPI_Allgather", ALLGATHER, FAM_ALLGATHER, F_HIER | F_VEC},
     [ROW_ALLGATHERV] = {"MPI_Allgatherv", ALLGATHERV, FAM_ALLGATHER, F_V | F_HIER},
     [ROW_ALLTOALL] = {"MPI_Alltoall", ALLTOALL, FAM_ALLTOALL, F_LANES},
@@ -211,8 +217,11 @@ static const struct {
     [ROW_PRSB] = {"MPI_Reduce_scatter_block_init", RSB, FAM_RS, F_RED | F_PERS | F_HIER},
     [ROW_PRS] = {"MPI_Reduce_scatter_init", RS, FAM_RS, F_RED | F_PERS | F_HIER},
     [ROW_PGATHER] = {"MPI_Gather_init", GATHER, FAM_GATHER, F_ROOTED | F_PERS | F_HIER},
-    [ROW_PGATHERV] = {"MPI_Gatherv_init", GATHERV, FAM_GATHER, F_ROOTED | F_V | F_PERS},
+    [ROW_PGATHERV] = {"MPI_Gatherv_init", GATHERV, FAM_GATHER,
+                      F_ROOTED | F_V | F_PERS | F_HIER},
     [ROW_PSCATTER] = {"MPI_Scatter_init", SCATTER, FAM_SCATTER, F_ROOTED | F_PERS | F_HIER},
+    [ROW_PSCATTERV] = {"MPI_Scatterv_init", SCATTERV, FAM_SCATTER,
+                       F_ROOTED | F_V | F_PERS | F_HIER},
     [ROW_PALLGATHER] = {"MPI_Allgather_init", ALLGATHER, FAM_ALLGATHER, F_PERS | F_HIER},
     [ROW_PALLGATHERV] = {"MPI_Allgatherv_init", ALLGATHERV, FAM_ALLGATHER,
                          F_V | F_PERS | F_HIER},
@@ -1002,6 +1011,94 @@ static void shape_cases(const shape_t *sh, int shi)
 }
 
 /* ---------------------------------------------------------------------- */
+/* The host streak across nodes (KCOLL_HIER=auto) */
+
+/* Eleven blocking MPI_Gatherv (then MPI_Scatterv) calls of one int a rank
+ * to root p - 1 on a communicator that spans nodes, under KCOLL_HIER=auto:
+ * each agrees on the root's layout, or goes to the host MPI on the streak
+ * an earlier agreement for the host started (1, 2, 4 calls: path
+ * "host_streak"), or goes to the host at once where no size would run in
+ * a layout. So the calls on the streak are none, or exactly calls 2, 4,
+ * 5, 7, 8, 9 and 10; alike on every rank; a call to another root agrees
+ * again (no streak); with KCOLL_HOST_STREAK=0 none is on it, nor with
+ * KCOLL_HIER=on, where all run in the leaders' layout. Results checked
+ * against the ranks' values (each block its sender's rank). */
+static void streak_cases(const shape_t *world)
+{
+    static const char *const rows[2] = {"MPI_Gatherv", "MPI_Scatterv"};
+    static const int want[11] = {0, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0};
+    const int p = world->p, me = world->rank;
+    if (world->layout == L_ONE_NODE || !stats || p > MAXP)
+        return;
+    int cnt[MAXP], dsp[MAXP], all[MAXP];
+    for (int q = 0; q < p; q++) {
+        cnt[q] = 1;
+        dsp[q] = p - 1 - q; /* reversed: the places are the root's own */
+    }
+    for (int g = 0; g < 2; g++)
+        for (int setting = 0; setting < 3; setting++) {
+            kcoll_param_set("HIER", setting == 2 ? "on" : "auto");
+            kcoll_param_set("HOST_STREAK", setting == 1 ? "0" : "1024");
+            int on[12], bad = 0;
+            for (int i = 0; i < 12; i++) {
+                const int root = i < 11 ? p - 1 : 0, v = 1000 * me + i;
+                int got = -1;
+                for (int q = 0; q < p; q++)
+                    all[q] = -1;
+                if (root == me && g == 1)
+                    for (int q = 0; q < p; q++)
+                        all[dsp[q]] = 1000 * q + i;
+                const uint64_t s0 = mt_calls(rows[g], "host_streak");
+                const uint64_t l0 = mt_calls(rows[g], "kcoll:leaders");
+                const int rc = g == 0 ? MPI_Gatherv(&v, 1, MPI_INT, all, cnt, dsp, MPI_INT,
+                                                    root, world->comm)
+                                      : MPI_Scatterv(all, cnt, dsp, MPI_INT, &got, 1, MPI_INT,
+                                                     root, world->comm);
+                on[i] = (int)(mt_calls(rows[g], "host_streak") - s0);
+                const int led = (int)(mt_calls(rows[g], "kcoll:leaders") - l0);
+                bad |= rc != MPI_SUCCESS || (setting == 2 && !led) || (on[i] && led);
+                for (int q = 0; g == 0 && root == me && q < p; q++)
+                    bad |= all[dsp[q]] != 1000 * q + i;
+                bad |= g == 1 && got != v;
+            }
+            int streak = 0;
+            for (int i = 0; i < 11; i++)
+                streak |= on[i];
+            /* the pattern: none, or the doubling streak (auto, streaks on) */
+            int fits = !on[11];
+            for (int i = 0; i < 11; i++)
+                fits &= on[i] == (streak && setting == 0 ? want[i] : 0);
+            int mine[13], lo[13], hi[13];
+            for (int i = 0; i < 12; i++)
+                mine[i] = on[i];
+            mine[12] = bad || !fits;
+            PMPI_Allreduce(mine, lo, 13, MPI_INT, MPI_MIN, world->comm);
+            PMPI_Allreduce(mine, hi, 13, MPI_INT, MPI_MAX, world->comm);
+            int differ = 0;
+            for (int i = 0; i < 12; i++)
+                differ |= lo[i] != hi[i];
+            if (verbose && me == 0) {
+                printf("  host streak: %s, KCOLL_HIER=%s, KCOLL_HOST_STREAK=%s: on it ",
+                       rows[g], setting == 2 ? "on" : "auto", setting == 1 ? "0" : "1024");
+                for (int i = 0; i < 12; i++)
+                    putchar(on[i] ? '1' : '0');
+                putchar('\n');
+            }
+            if (hi[12] || differ)
+                mt_fail("host streak across nodes: %s to root %d, KCOLL_HIER=%s, "
+                        "KCOLL_HOST_STREAK=%s: %s", rows[g], p - 1, setting == 2 ? "on" : "auto",
+                        setting == 1 ? "0" : "1024",
+                        differ ? "the ranks' paths differ"
+                        : bad  ? "a wrong result, or a call off its layout"
+                               : "the calls on the streak are not the doubling streak's");
+            else
+                mt_pass();
+        }
+    kcoll_param_set("HOST_STREAK", "1024");
+    kcoll_param_set("HIER", "on");
+}
+
+/* ---------------------------------------------------------------------- */
 /* MPI_Allgatherv with negative displacements */
 
 /* Blocks before the receive buffer's address (MPI allows negative
@@ -1506,6 +1603,7 @@ int main(int argc, char **argv)
     negative_displacements(&sh[SH_REVERSED]);
     outstanding_cases(sh);
     progress_cases(&sh[SH_WORLD]);
+    streak_cases(&sh[SH_WORLD]);
     wd_arm(0);
     if (verbose && wrank == 0)
         printf("  all: %.2f s\n", now_s() - t_start);

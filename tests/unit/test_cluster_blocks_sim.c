@@ -1,16 +1,17 @@
 /* The blocked collectives spanning nodes (src/cluster/gather_leaders.c:
- * MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Allgatherv in the leaders'
- * layout; allgather_lanes.c: MPI_Allgather(v) in the lanes layout, whole
+ * MPI_Gather(v), MPI_Scatter(v), MPI_Allgather, MPI_Allgatherv in the
+ * leaders' layout; allgather_lanes.c: MPI_Allgather(v) in the lanes layout, whole
  * and pipelined in pieces of 5 bytes), checked by the simulator with ranks
  * on nodes and host collectives between them.
  *
  * On the node shapes of cluster_fixture.h (even, uneven, round-robin,
  * 8 nodes of 1 to 16 ranks), with the root on every node as its first and
  * its last local rank, in place and not, blocks of 0, 1, 13 and 64 bytes:
- * every block must arrive at its rank's place byte for byte (Allgatherv:
- * per-rank counts with zeros among them, each rank's own displacements,
- * gaps between the blocks and blocks in reverse order on some ranks, the
- * gaps never written), no rank's SEND is written, a Gather's non-roots and
+ * every block must arrive at its rank's place byte for byte (the v forms:
+ * per-rank counts with zeros among them, gaps between the blocks and
+ * blocks in reverse order (an Allgatherv: each rank's own displacements,
+ * reversed on some ranks; a Gatherv's and Scatterv's: the root's, on
+ * every rank), the gaps never written), no rank's SEND is written, a Gather's non-roots and
  * a Scatter's root receive nothing; no deadlock, race, use after return or
  * mismatch of host collectives under interleavings drawn from seeds.
  *
@@ -71,8 +72,12 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
                       size_t whylen)
 {
     const layout_t *ly = kcoll_cluster_find(coll, lanes);
-    const int gather = coll == KCOLL_COLL_GATHER, scatter = coll == KCOLL_COLL_SCATTER;
-    const int v = coll == KCOLL_COLL_ALLGATHERV, all = !gather && !scatter;
+    const int gather = coll == KCOLL_COLL_GATHER || coll == KCOLL_COLL_GATHERV;
+    const int scatter = coll == KCOLL_COLL_SCATTER || coll == KCOLL_COLL_SCATTERV;
+    /* a Gatherv's or Scatterv's layout is the root's on every rank (its
+     * agreement, span/run.c) */
+    const int rv = coll == KCOLL_COLL_GATHERV || coll == KCOLL_COLL_SCATTERV;
+    const int v = coll == KCOLL_COLL_ALLGATHERV || rv, all = !gather && !scatter;
     kcoll_sim_t *sim = kcoll_sim_new(p);
     bufs_t *bf = calloc((size_t)p, sizeof *bf);
     size_t *cnt = calloc((size_t)p, sizeof *cnt);
@@ -101,7 +106,7 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
         B->dsp = calloc((size_t)p, sizeof *B->dsp);
         size_t span = (size_t)p * b;
         if (v) {
-            span = vdispls(r, p, cnt, B->dsp);
+            span = vdispls(rv ? root : r, p, cnt, B->dsp);
             B->lay = (kcoll_layout_t){.rcount = cnt, .rdispl = B->dsp};
         }
         kcoll_args_t a = {.coll = coll, .p = p, .rank = r, .root = root, .bytes = b,
@@ -125,8 +130,8 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
         const size_t at = v ? B->dsp[r] : (size_t)r * b;
         if (scatter && is_root)
             for (int q = 0; q < p; q++)
-                for (size_t i = 0; i < b; i++)
-                    B->send[(size_t)q * b + i] = pattern(q, i);
+                for (size_t i = 0; i < cnt[q]; i++)
+                    B->send[(v ? B->dsp[q] : (size_t)q * b) + i] = pattern(q, i);
         else if (!scatter && ip)
             for (size_t i = 0; i < own; i++)
                 B->recv[at + i] = pattern(r, i);
@@ -147,7 +152,7 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
         const uint16_t *w = kcoll_sim_writes(sim, r, KCOLL_BUF_RECV);
         long wat;
         if (scatter) {
-            for (size_t i = 0; !ip && i < b && !result; i++)
+            for (size_t i = 0; !ip && i < cnt[r] && !result; i++)
                 if (B->recv[i] != pattern(r, i)) {
                     snprintf(why, whylen, "rank %d byte %zu of its block differs", r, i);
                     result = -1;
@@ -177,7 +182,12 @@ static int blocks_run(kcoll_coll_t coll, int lanes, int p, const int *node_of, i
                 }
             }
         }
-        const size_t slen = scatter ? (is_root ? (size_t)p * b : 0) : ip ? 0 : cnt[r];
+        size_t sspan = 0;
+        for (int q = 0; scatter && is_root && q < p; q++) {
+            const size_t end = v ? B->dsp[q] + cnt[q] : (size_t)(q + 1) * b;
+            sspan = end > sspan ? end : sspan;
+        }
+        const size_t slen = scatter ? (is_root ? sspan : 0) : ip ? 0 : cnt[r];
         if (!result && (wat = written(sim, r, KCOLL_BUF_SEND, slen)) >= 0) {
             snprintf(why, whylen, "rank %d SEND byte %ld written", r, wat);
             result = -1;
@@ -199,8 +209,9 @@ out0:
     return result;
 }
 
-static const kcoll_coll_t colls[] = {KCOLL_COLL_GATHER, KCOLL_COLL_SCATTER, KCOLL_COLL_ALLGATHER,
-                                     KCOLL_COLL_ALLGATHERV};
+static const kcoll_coll_t colls[] = {KCOLL_COLL_GATHER,    KCOLL_COLL_SCATTER,
+                                     KCOLL_COLL_GATHERV,   KCOLL_COLL_SCATTERV,
+                                     KCOLL_COLL_ALLGATHER, KCOLL_COLL_ALLGATHERV};
 
 static void test_layouts(void)
 {

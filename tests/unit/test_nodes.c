@@ -181,8 +181,20 @@ static void leaders(const kcoll_machine_t *m)
               near(a2a->net, a2a_net) && near(a2a->t, a2a_t + agree),
           "Alltoallv 4 x 8 lanes: %.3f us (agreeing %.3f), want the Alltoall's %.3f + %.3f",
           a2a->t * 1e6, a2a->agree * 1e6, a2a_t * 1e6, agree * 1e6);
-    kcoll_price_nodes(m, KCOLL_COLL_GATHERV, 4, 8, 4096, 0, &np);
-    CHECK(!l->priced && !np.lay[LANE].priced, "Gatherv: the host MPI whole");
+    /* Gatherv, Scatterv: the Gather's (Scatter's) leaders at the mean
+     * block, plus their agreement: the host's Bcast of the root's layout
+     * (2 x 32 + 1 words) over the 32 ranks; no lanes */
+    const double bagree = kcoll_host_formula_nodes(m, KCOLL_COLL_BCAST, 4, eight, 8.0 * 65,
+                                                   KCOLL_RCLASS_DOUBLE, 1);
+    for (int g = 0; g < 2; g++) {
+        kcoll_price_nodes(m, g ? KCOLL_COLL_SCATTER : KCOLL_COLL_GATHER, 4, 8, 4096, 0, &np);
+        const double fixed = l->t;
+        kcoll_price_nodes(m, g ? KCOLL_COLL_SCATTERV : KCOLL_COLL_GATHERV, 4, 8, 4096, 0, &np);
+        CHECK(l->priced && !np.lay[LANE].priced && near(l->agree, bagree) &&
+                  near(l->t, fixed + bagree),
+              "%s 4 x 8 leaders: %.3f us (agreeing %.3f), want %.3f + %.3f",
+              g ? "Scatterv" : "Gatherv", l->t * 1e6, l->agree * 1e6, fixed * 1e6, bagree * 1e6);
+    }
     /* flat, by hand: Scatter 2 x 4, 1 KiB blocks: the root sends 4 blocks
      * over the network and 3 on its node, one round each way of the tree */
     kcoll_price_nodes(m, KCOLL_COLL_SCATTER, 2, 4, 1024, 0, &np);
@@ -652,9 +664,9 @@ int main(void)
     const int fours[] = {4, 4, 4, 4};
     CHECK(kcoll_nodes_pick(&m, KCOLL_COLL_ALLTOALLV, fours, 4, n, 0, KCOLL_NODES_ALL, NULL) ==
                   HOST &&
-              kcoll_nodes_pick(&m, KCOLL_COLL_GATHERV, fours, 4, n, 0, KCOLL_NODES_ALL, NULL) ==
+              kcoll_nodes_pick(&m, KCOLL_COLL_GATHERV, ones, 4, n, 0, KCOLL_NODES_ALL, NULL) ==
                   HOST,
-          "Alltoallv, Gatherv: never run across nodes by kcoll");
+          "Alltoallv of 1 MiB blocks, Gatherv with one rank on every node: the host MPI whole");
     /* Alltoall on 4 x 16: lanes where the host's p - q message latencies
      * per rank dominate (8 B), the host alone where the network's bytes
      * do and the lanes' on-node phase only adds (1 MiB) */
