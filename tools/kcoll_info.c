@@ -428,7 +428,7 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
             printf("  %-62s %10.2f us\n",
                    c == KCOLL_COLL_ALLTOALLV
                        ? "first, every rank: agree on the block, share the layouts"
-                       : "first, every rank: the root's counts and displacements (MPI_Bcast)",
+                       : "first, every rank: the root's layout (MPI_Bcast)",
                    lp->agree * 1e6);
         const double ph[3] = {lp->before, lp->net, lp->after};
         for (int i = 0; i < 3; i++) {

@@ -66,7 +66,8 @@ typedef struct {
     const void *buf;             /* the first byte (datatype lower bound applied) */
     int64_t count;               /* elements (uniform sides) */
     const void *counts, *displs; /* v sides: per rank of the communicator (NULL: none) */
-    int wide;                    /* v sides: counts and displs are int64_t, not int */
+    int wide;                    /* the large-count form's (v sides: counts and displs are
+                                  * int64_t, not int) */
     size_t size;                 /* bytes of one element's data */
     size_t extent;               /* distance from one element to the next */
     ptrdiff_t lb;                /* the datatype's true lower bound: buf - the address passed */
@@ -176,16 +177,18 @@ typedef struct kcoll_across {
      * request is given back */
     const kcoll_xhost_t *xhost;
     void (*drop)(void *data);
-    /* MPI_Alltoallv: the node's layouts by local rank (cluster.h), the
+    /* MPI_Alltoallv: the node's layouts by local rank (cluster.h);
+     * MPI_Gatherv, MPI_Scatterv: the root's layout, as every rank's; the
      * caller's until drop, and the largest block of any rank's (agreed) */
     const kcoll_layout_t *lay;
     size_t largest;
     /* NULL, or a call whose layout an agreement decides after the call
-     * returned (a non-blocking MPI_Alltoallv: span/run.c). Every rank takes
-     * part in it (the call is not judged when it is taken); the request
-     * asks settle(x) when it is its turn until it is no longer
-     * KCOLL_IN_PROGRESS: KCOLL_OK with x->layout decided (the lanes, with
-     * lay, largest and cl.segment; or KCOLL_NODES_HOST: the host MPI does
+     * returned (a non-blocking MPI_Alltoallv, Gatherv or Scatterv:
+     * span/run.c). Every rank takes part in it (the call is not judged
+     * when it is taken); the request asks settle(x) when it is its turn
+     * until it is no longer KCOLL_IN_PROGRESS: KCOLL_OK with x->layout
+     * decided (its layout, with lay, largest and cl.segment; or
+     * KCOLL_NODES_HOST: the host MPI does
      * the call whole, as one host collective KCOLL_XC_CALL in the team's
      * order of calls), or an error (err). */
     kcoll_status_t (*settle)(struct kcoll_across *x, char *err, size_t errlen);

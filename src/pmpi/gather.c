@@ -15,7 +15,7 @@ void kcoll_pmpi_gather_call(kcoll_call_t *c, kcoll_coll_t coll, const void *send
     if (c->p && c->rank == root)
         kcoll_pmpi_side(&c->recv, recvbuf, recvcount, recvcounts, displs, wide, recvtype, NULL);
     if (!c->in_place)
-        kcoll_pmpi_side(&c->send, sendbuf, sendcount, NULL, NULL, 0, sendtype,
+        kcoll_pmpi_side(&c->send, sendbuf, sendcount, NULL, NULL, wide, sendtype,
                         sendtype == recvtype ? &c->recv : NULL);
     kcoll_set_types(c, c->in_place ? MPI_DATATYPE_NULL : sendtype,
                          c->p && c->rank == root ? recvtype : MPI_DATATYPE_NULL);

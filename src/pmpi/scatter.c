@@ -15,7 +15,7 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
     if (c->p && c->rank == root)
         kcoll_pmpi_side(&c->send, sendbuf, sendcount, sendcounts, displs, wide, sendtype, NULL);
     if (!c->in_place)
-        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, NULL, NULL, 0, recvtype,
+        kcoll_pmpi_side(&c->recv, recvbuf, recvcount, NULL, NULL, wide, recvtype,
                         sendtype == recvtype ? &c->send : NULL);
     kcoll_set_types(c, c->p && c->rank == root ? sendtype : MPI_DATATYPE_NULL,
                          c->in_place ? MPI_DATATYPE_NULL : recvtype);

@@ -31,14 +31,15 @@
  * non-commutative user ones where every node's ranks are consecutive
  * (src/cluster/ combines per node, then over the nodes), while the host
  * collectives between nodes fit their int counts.
- * Where a layout cannot run a call of theirs the host MPI does it whole,
- * as it does the non-blocking MPI_Igatherv and MPI_Iscatterv.
+ * Where a layout cannot run a call of theirs the host MPI does it whole.
  *
- * A blocking MPI_Gatherv or MPI_Scatterv, whose blocks only the root
- * knows, agrees first: the root broadcasts its layout (the host's
- * MPI_Ibcast on the call's communicator, in the call; a persistent one's
- * at its initialization), after which every rank holds every block's
- * length and place and picks alike (kcoll_across_rooted_v).
+ * An MPI_Gatherv or MPI_Scatterv, whose blocks only the root knows,
+ * agrees first: the root broadcasts its layout (the host's MPI_Ibcast on
+ * the call's communicator, in the call; a persistent one's at its
+ * initialization), after which every rank holds every block's length and
+ * place and picks alike (kcoll_across_rooted_v); a non-blocking one
+ * begins the broadcast in the call and settles it as the MPI_Ialltoallv
+ * does (below).
  * The blocking calls that agree (these and the Alltoallv) keep a host
  * streak under KCOLL_HIER=auto: an agreement that gives the call to the
  * host lets the next 1, 2, 4 ... calls with the same root go to the host
@@ -65,7 +66,7 @@
  * in the program's order on those communicators again) and settles them
  * in later progress (kcoll_across_settle, the request's turn of the
  * team's host collectives held meanwhile), deciding by the size classes
- * up to which the model picks the lanes under the parameters of the call.
+ * at which the model picks the lanes under the parameters of the call.
  * Where the outcome is the host, the host's MPI_Ialltoallv with the
  * program's own arguments runs as the request's one host collective
  * (KCOLL_XC_CALL) on a duplicate of the communicator that only these
@@ -105,23 +106,31 @@ typedef struct {
                       * request goes */
     MPI_Datatype pdt[2]; /* the send and receive datatypes the packer packs (below), or null */
     int blocking;    /* a blocking call's: the host's blocking collectives */
-    void *vlay;      /* an Alltoallv's layouts (kcoll_across_t.lay), freed with the request */
-    struct kcoll_xagree *ag; /* a non-blocking Alltoallv's agreement (below), or NULL */
+    void *vlay;      /* a blocking Alltoallv's, Gatherv's or Scatterv's layouts
+                      * (kcoll_across_t.lay), freed with the request */
+    struct kcoll_xagree *ag; /* a non-blocking call's agreement (below), or NULL */
 } kcoll_xrun_t;
 
-/* A non-blocking MPI_Alltoallv's agreement, begun in the call and settled
- * in later progress (kcoll_across_settle), and the call's own arguments,
- * for the host MPI to do it whole where that is the outcome. */
+/* An agreement of a non-blocking MPI_Alltoallv, MPI_Gatherv or
+ * MPI_Scatterv, begun in the call and settled in later progress
+ * (kcoll_across_settle), and the call's own arguments, for the host MPI
+ * to do it whole where that is the outcome. */
 typedef struct kcoll_xagree {
-    MPI_Request q[2];    /* the vote (MPI_Iallreduce), the node's layouts (MPI_Iallgather) */
-    uint64_t vote[2];    /* (MAX) the largest block; can't */
-    size_t *tab;         /* this rank's layout, sent */
-    kcoll_layout_t *lay; /* the node's layouts, with their storage */
-    int upto;            /* the lanes run blocks of size classes up to this one */
+    kcoll_coll_t coll;
+    /* Alltoallv: the vote (MPI_Iallreduce), the node's layouts
+     * (MPI_Iallgather); Gatherv, Scatterv: the root's layout (MPI_Ibcast) */
+    MPI_Request q[2];
+    uint64_t vote[2];    /* Alltoallv: (MAX) the largest block; can't */
+    size_t *tab;         /* Alltoallv: this rank's layout, sent; Gatherv, Scatterv: the
+                          * root's, broadcast (kcoll_across_rooted_v) */
+    kcoll_layout_t *lay; /* the layouts (kcoll_across_t.lay), with their storage */
+    uint64_t picks;      /* the size classes that run in a layout (span.h: agreed) */
     const void *sbuf;    /* as the program passed them */
     void *rbuf;
     const void *scounts, *sdispls, *rcounts, *rdispls; /* copies (in varr), or NULL */
     void *varr;
+    int64_t scount, rcount; /* Gatherv's send count, Scatterv's receive count */
+    int root;
     int wide;            /* the large-count form's */
     MPI_Datatype stype, rtype;
 } kcoll_xagree_t;
@@ -205,10 +214,10 @@ static kcoll_xslot_t *kcoll_xrun_slot(kcoll_xrun_t *d, int id)
     return &d->slot[id];
 }
 
-/* The call whole (KCOLL_XC_CALL, a non-blocking MPI_Alltoallv's agreement
- * gave it back to the host): the host's own non-blocking call with the
- * program's arguments, on the communicator's duplicate (span.h: xall),
- * which only these calls use, each in the team's order of calls. */
+/* The call whole (KCOLL_XC_CALL: a non-blocking call's agreement gave it
+ * back to the host): the host's own non-blocking call with the program's
+ * arguments, on the communicator's duplicate (span.h: xall), which only
+ * these calls use, each in the team's order of calls. */
 static kcoll_status_t kcoll_xrun_call(kcoll_xrun_t *d, kcoll_xslot_t *sl, char *err,
                                       size_t errlen)
 {
@@ -219,17 +228,33 @@ static kcoll_status_t kcoll_xrun_call(kcoll_xrun_t *d, kcoll_xslot_t *sl, char *
         snprintf(err, errlen, "a host call whole without the call's arguments");
         return KCOLL_ERR_ARG;
     }
+    const char *what = a->coll == KCOLL_COLL_GATHERV    ? "MPI_Igatherv"
+                       : a->coll == KCOLL_COLL_SCATTERV ? "MPI_Iscatterv"
+                                                        : "MPI_Ialltoallv";
 #ifdef KCOLL_HAVE_LARGE_COUNT
-    if (a->wide)
+    if (a->wide && a->coll == KCOLL_COLL_GATHERV)
+        rc = PMPI_Igatherv_c(a->sbuf, (MPI_Count)a->scount, a->stype, a->rbuf, a->rcounts,
+                             a->rdispls, a->rtype, a->root, all, &sl->q);
+    else if (a->wide && a->coll == KCOLL_COLL_SCATTERV)
+        rc = PMPI_Iscatterv_c(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf,
+                              (MPI_Count)a->rcount, a->rtype, a->root, all, &sl->q);
+    else if (a->wide)
         rc = PMPI_Ialltoallv_c(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcounts,
                                a->rdispls, a->rtype, all, &sl->q);
     else
 #endif
+        if (a->coll == KCOLL_COLL_GATHERV)
+        rc = PMPI_Igatherv(a->sbuf, (int)a->scount, a->stype, a->rbuf, a->rcounts, a->rdispls,
+                           a->rtype, a->root, all, &sl->q);
+    else if (a->coll == KCOLL_COLL_SCATTERV)
+        rc = PMPI_Iscatterv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, (int)a->rcount,
+                            a->rtype, a->root, all, &sl->q);
+    else
         rc = PMPI_Ialltoallv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcounts,
                              a->rdispls, a->rtype, all, &sl->q);
     if (rc != MPI_SUCCESS) {
         sl->q = MPI_REQUEST_NULL;
-        return kcoll_xrun_failed(rc, "MPI_Ialltoallv", err, errlen);
+        return kcoll_xrun_failed(rc, what, err, errlen);
     }
     return KCOLL_OK;
 }
@@ -530,14 +555,51 @@ static int kcoll_across_wait(int rc, MPI_Request *q, const char *what, char *err
 
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "layouts travel as MPI_UINT64_T");
 
+/* Keep call c's own arguments in agreement a (what a non-blocking call
+ * gives the host where that is the outcome: kcoll_xrun_call): the
+ * addresses the program passed (kcoll_side_t.buf has the lower bound
+ * applied) and copies of its counts and displacements, which the host may
+ * read after the call returned, when the program may have reused them
+ * (mpi4py lets them go then; the host MPIs read them at the start); a
+ * rooted call's blocked side only at its root, where MPI says they are
+ * significant. 0, or -1 where memory ran out. */
+static int kcoll_across_keep(kcoll_xagree_t *a, const kcoll_call_t *c,
+                             const kcoll_span_call_t *w)
+{
+    const size_t p = (size_t)w->h->p;
+    const int scatter = c->coll == KCOLL_COLL_SCATTERV;
+    a->coll = c->coll;
+    a->root = c->root;
+    a->sbuf = c->in_place && !scatter ? MPI_IN_PLACE
+              : c->send.buf           ? (const char *)c->send.buf - c->send.lb
+                                      : NULL;
+    a->rbuf = c->in_place && scatter ? MPI_IN_PLACE
+              : c->recv.buf          ? (char *)c->recv.buf - c->recv.lb
+                                     : NULL;
+    a->scount = c->send.count;
+    a->rcount = c->recv.count;
+    a->wide = c->recv.wide || c->send.wide;
+    a->stype = c->in_place && !scatter ? MPI_DATATYPE_NULL : w->dt;
+    a->rtype = c->in_place && scatter ? MPI_DATATYPE_NULL : w->rdt;
+    const size_t es = a->wide ? sizeof(int64_t) : sizeof(int);
+    const void *from[4] = {c->send.counts, c->send.displs, c->recv.counts, c->recv.displs};
+    const void **to[4] = {&a->scounts, &a->sdispls, &a->rcounts, &a->rdispls};
+    const int rooted = c->coll != KCOLL_COLL_ALLTOALLV;
+    if (!(a->varr = malloc(4 * p * es)))
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (from[i] && (!rooted || c->rank == c->root))
+            *to[i] = memcpy((char *)a->varr + (size_t)i * p * es, from[i], p * es);
+    return 0;
+}
+
 /* An MPI_Alltoallv's agreement (see the header), not begun yet: this
  * rank's vote and layout (send side, for every rank of the node; receive
- * side, its own), room for the node's layouts, the size classes a
- * non-blocking call runs in lanes (upto) and the call's own arguments
- * (what such a call gives the host where that is the outcome). NULL with
- * err where memory ran out. */
+ * side, its own), room for the node's layouts, and, for a non-blocking
+ * call (nb), the size classes it runs in lanes (picks) and the call's own
+ * arguments. NULL with err where memory ran out. */
 static kcoll_xagree_t *kcoll_across_agree_new(const kcoll_call_t *c, const kcoll_span_call_t *w,
-                                              int upto, char *err, size_t errlen)
+                                              int nb, uint64_t picks, char *err, size_t errlen)
 {
     const kcoll_span_t *h = w->h;
     const size_t p = (size_t)h->p, pn = (size_t)h->pn;
@@ -546,38 +608,44 @@ static kcoll_xagree_t *kcoll_across_agree_new(const kcoll_call_t *c, const kcoll
         a->tab = malloc(4 * p * sizeof *a->tab);
         a->lay = malloc(pn * sizeof *a->lay + (2 * pn + 2) * p * sizeof(size_t));
     }
-    if (!a || !a->tab || !a->lay) {
+    if (!a || !a->tab || !a->lay || (nb && kcoll_across_keep(a, c, w))) {
         kcoll_across_agree_free(a);
         snprintf(err, errlen, "out of memory for an MPI_Alltoallv's agreement");
         return NULL;
     }
+    a->coll = c->coll;
     a->q[0] = a->q[1] = MPI_REQUEST_NULL;
     size_t largest = 0, len[2];
     const int why = kcoll_alltoallv_sides(c, a->tab, len, &largest);
     a->vote[0] = why ? 0 : largest;
     a->vote[1] = why != 0;
-    a->upto = upto;
-    /* the addresses the program passed (kcoll_side_t.buf has the lower
-     * bound applied) */
-    a->sbuf = c->in_place ? MPI_IN_PLACE : (const char *)c->send.buf - c->send.lb;
-    a->rbuf = (char *)c->recv.buf - c->recv.lb;
-    a->wide = c->recv.wide;
-    a->stype = c->in_place ? MPI_DATATYPE_NULL : w->dt;
-    a->rtype = w->rdt;
-    /* and its counts and displacements, copied: the host may read them
-     * after the call returned, when the program may have reused them
-     * (mpi4py lets them go then; the host MPIs read them at the start) */
-    const size_t es = a->wide ? sizeof(int64_t) : sizeof(int);
-    const void *from[4] = {c->send.counts, c->send.displs, c->recv.counts, c->recv.displs};
-    const void **to[4] = {&a->scounts, &a->sdispls, &a->rcounts, &a->rdispls};
-    if (upto >= 0 && !(a->varr = malloc(4 * p * es))) {
+    a->picks = picks;
+    return a;
+}
+
+/* A non-blocking MPI_Gatherv's or MPI_Scatterv's agreement, not begun
+ * yet: the root's table (its layout, to broadcast: kcoll_across_rooted_v),
+ * room for the layouts, the size classes it runs in a layout (picks) and
+ * the call's own arguments. NULL with err where memory ran out. */
+static kcoll_xagree_t *kcoll_across_agree_rooted(const kcoll_call_t *c,
+                                                 const kcoll_span_call_t *w, uint64_t picks,
+                                                 char *err, size_t errlen)
+{
+    const size_t p = (size_t)w->h->p;
+    kcoll_xagree_t *a = calloc(1, sizeof *a);
+    if (a) {
+        a->tab = malloc((2 * p + 1) * sizeof *a->tab);
+        a->lay = malloc(p * sizeof *a->lay);
+    }
+    if (!a || !a->tab || !a->lay || kcoll_across_keep(a, c, w)) {
         kcoll_across_agree_free(a);
-        snprintf(err, errlen, "out of memory for an MPI_Alltoallv's agreement");
+        snprintf(err, errlen, "out of memory for an %s's agreement", kcoll_coll_name(c->coll));
         return NULL;
     }
-    for (int i = 0; upto >= 0 && i < 4; i++)
-        if (from[i])
-            *to[i] = memcpy((char *)a->varr + (size_t)i * p * es, from[i], p * es);
+    a->q[0] = a->q[1] = MPI_REQUEST_NULL;
+    a->picks = picks;
+    if (c->rank == c->root)
+        a->tab[0] = kcoll_rooted_sides(c, a->tab + 1, a->tab + 1 + p) != 0;
     return a;
 }
 
@@ -621,41 +689,40 @@ static int kcoll_across_agreed(kcoll_coll_t c)
 
 /* What the model picks for collective c on h (an MPI_Alltoallv, Gatherv
  * or Scatterv: the calls that agree first), under the parameters in force
- * at the call: the size class up to which its picks are a layout of
- * kcoll's from 1 byte up (-1: none; a non-blocking Alltoallv decides by
- * it, since the program may change the parameters, alike on every rank,
- * before the agreement is in, which the ranks settle at different times),
- * with *segment the first class's; *any, whether any class picks one (no
- * agreement where none does: the host whole at once).
+ * at the call: the size classes at which it picks a layout of kcoll's
+ * (span.h: agreed.picks; 0: none, and no agreement), with *segment the
+ * lowest such class's. A non-blocking call decides by them when its
+ * agreement is in, since the program may change the parameters, alike on
+ * every rank, before then, and the ranks settle at different times.
  * Walked once per parameter generation (the picks' own), then kept in
  * the span record: a call reads a few words. */
-static int kcoll_across_bound(kcoll_span_t *h, kcoll_coll_t c, size_t *segment, int *any)
+static uint64_t kcoll_across_bound(kcoll_span_t *h, kcoll_coll_t c, size_t *segment)
 {
-    const int i = kcoll_across_agreed(c);
+    kcoll_span_agreed_t *g = &h->agreed[kcoll_across_agreed(c)];
     const uint64_t gen = kcoll_params_generation_model();
-    if (h->agreed[i].gen != gen) {
-        int upto = -1, some = 0;
+    if (g->gen != gen) {
+        uint64_t picks = 0;
         size_t first = 0;
-        for (int k = 1; k < 64; k++) {
+        for (int k = 63; k >= 1; k--) {
             size_t seg;
             const kcoll_nodes_layout_t l = kcoll_span_layout(h, c, (size_t)1 << (k - 1), &seg);
             if (l == KCOLL_NODES_HOST || !kcoll_cluster_find(c, l == KCOLL_NODES_LANES))
                 continue;
-            if (k == 1)
-                first = seg;
-            if (upto == k - 1 || (k == 1 && upto < 0))
-                upto = k;
-            some = 1;
+            picks |= (uint64_t)1 << k | (k == 1 ? 1u : 0u);
+            first = seg;
         }
-        h->agreed[i].upto = upto;
-        h->agreed[i].any = some;
-        h->agreed[i].segment = first;
-        h->agreed[i].gen = gen;
+        g->picks = picks;
+        g->segment = first;
+        g->gen = gen;
     }
-    if (h->agreed[i].upto >= 0)
-        *segment = h->agreed[i].segment;
-    *any = h->agreed[i].any;
-    return h->agreed[i].upto;
+    *segment = g->segment;
+    return g->picks;
+}
+
+/* Does `picks` (kcoll_across_bound) run blocks of `bytes` in a layout? */
+static int kcoll_across_picked(uint64_t picks, size_t bytes)
+{
+    return (picks >> kcoll_size_class(bytes)) & 1u;
 }
 
 /* The host streak of a blocking call that agrees first:
@@ -716,13 +783,11 @@ static int kcoll_across_alltoallv(const kcoll_call_t *c, const kcoll_span_call_t
     /* no agreement where the lanes cannot pay (KCOLL_HIER=auto: one rank
      * on every node, too few on a node...), alike on every rank (the
      * nodes' shape and the parameters are) */
-    int any;
-    kcoll_across_bound(h, c->coll, &segment, &any);
-    if (!any)
+    if (!kcoll_across_bound(h, c->coll, &segment))
         return KCOLL_NODES_HOST;
     if (streak && kcoll_across_streak_take(h, c))
         return KCOLL_NODES_STREAK;
-    kcoll_xagree_t *a = kcoll_across_agree_new(c, w, -1, err, errlen);
+    kcoll_xagree_t *a = kcoll_across_agree_new(c, w, 0, 0, err, errlen);
     if (!a)
         return -1;
     if (kcoll_across_wait(kcoll_across_vote(a, w->comm), &a->q[0],
@@ -753,6 +818,30 @@ fail:
     return -1;
 }
 
+/* The outcome of an MPI_Gatherv's or MPI_Scatterv's agreement, alike on
+ * every rank, from the root's table tab (kcoll_across_rooted_v, 2p + 1
+ * words): KCOLL_NODES_LEADERS, their layout, with lay (p layouts that
+ * share the table's counts and displacements, as the builders of
+ * src/cluster/ read them) and *largest the largest block, where the root
+ * can lay its buffer out, the blocks together fit the leaders' host call
+ * between nodes (it counts bytes in ints) and `picks` runs their mean
+ * block (the model's size) in a layout; else KCOLL_NODES_HOST. */
+static int kcoll_across_rooted_outcome(size_t *tab, size_t p, uint64_t picks,
+                                       kcoll_layout_t *lay, size_t *largest)
+{
+    size_t *cnt = tab + 1, *dsp = cnt + p, total = 0;
+    *largest = 0;
+    for (size_t i = 0; i < p; i++) {
+        total += cnt[i];
+        *largest = cnt[i] > *largest ? cnt[i] : *largest;
+    }
+    if (tab[0] || total > INT_MAX || !kcoll_across_picked(picks, total / p))
+        return KCOLL_NODES_HOST;
+    for (size_t i = 0; i < p; i++)
+        lay[i] = (kcoll_layout_t){.scount = cnt, .sdispl = dsp, .rcount = cnt, .rdispl = dsp};
+    return KCOLL_NODES_LEADERS;
+}
+
 /* A blocking MPI_Gatherv or MPI_Scatterv, or a persistent one's
  * initialization (see the header; its streak as the Alltoallv's): the
  * root's layout of its blocked
@@ -772,13 +861,12 @@ static int kcoll_across_rooted_v(const kcoll_call_t *c, const kcoll_span_call_t 
 {
     kcoll_span_t *h = w->h;
     const size_t p = (size_t)h->p;
-    int any;
     *lay = NULL;
     *bytes = 0;
     /* no agreement where no layout can pay, or the root is not a rank
      * (the host reports it): alike on every rank */
-    kcoll_across_bound(h, c->coll, segment, &any);
-    if (!any || c->root < 0 || c->root >= h->p)
+    const uint64_t picks = kcoll_across_bound(h, c->coll, segment);
+    if (!picks || c->root < 0 || c->root >= h->p)
         return KCOLL_NODES_HOST;
     if (streak && kcoll_across_streak_take(h, c))
         return KCOLL_NODES_STREAK;
@@ -789,48 +877,45 @@ static int kcoll_across_rooted_v(const kcoll_call_t *c, const kcoll_span_call_t 
     }
     /* [0]: the root cannot lay its buffer out; the counts; the
      * displacements */
-    size_t *tab = (size_t *)(void *)(l + p), *cnt = tab + 1, *dsp = cnt + p;
-    const int root = c->rank == c->root;
-    if (root)
-        tab[0] = kcoll_rooted_sides(c, cnt, dsp) != 0;
+    size_t *tab = (size_t *)(void *)(l + p);
+    if (c->rank == c->root)
+        tab[0] = kcoll_rooted_sides(c, tab + 1, tab + 1 + p) != 0;
     MPI_Request q = MPI_REQUEST_NULL;
     const int rc = PMPI_Ibcast(tab, 2 * (int)p + 1, MPI_UINT64_T, c->root, w->comm, &q);
     if (kcoll_across_wait(rc, &q, "MPI_Ibcast of the root's layout", err, errlen)) {
         free(l);
         return -1;
     }
-    size_t total = 0, largest = 0;
-    for (size_t i = 0; i < p; i++) {
-        total += cnt[i];
-        largest = cnt[i] > largest ? cnt[i] : largest;
-    }
-    /* the leaders' host call between nodes counts bytes in ints: the
-     * blocks together must fit one (the model's size: the mean block) */
-    const int layout = tab[0] || total > INT_MAX
-                           ? KCOLL_NODES_HOST
-                           : (int)kcoll_span_layout(h, c->coll, total / p, segment);
-    const int host =
-        layout == KCOLL_NODES_HOST || !kcoll_cluster_find(c->coll, layout == KCOLL_NODES_LANES);
+    const int layout = kcoll_across_rooted_outcome(tab, p, picks, l, bytes);
     if (streak)
-        kcoll_across_streak_after(h, c, host);
-    if (host) {
+        kcoll_across_streak_after(h, c, layout == KCOLL_NODES_HOST);
+    if (layout == KCOLL_NODES_HOST) {
         free(l);
         return KCOLL_NODES_HOST;
     }
-    for (size_t i = 0; i < p; i++)
-        l[i] = (kcoll_layout_t){.scount = cnt, .sdispl = dsp, .rcount = cnt, .rdispl = dsp};
     *lay = l;
-    *bytes = largest;
     return layout;
 }
 
-/* Begin agreement a: the vote over the call's communicator, the layouts
- * over the node's, both in the call, so in the order of the program's
- * collectives on them (the node communicator carries only these and the
- * blocking Alltoallv's, all made in calls). 0, or -1 with err. */
+/* Begin agreement a in the call, so in the order of the program's
+ * collectives on the communicators it uses: an Alltoallv's vote over the
+ * call's communicator and its layouts over the node's (which carries only
+ * these and the blocking Alltoallv's, all made in calls); a Gatherv's or
+ * Scatterv's broadcast of the root's layout over the call's. 0, or -1 with
+ * err. */
 static int kcoll_across_agree_begin(kcoll_xagree_t *a, const kcoll_span_call_t *w, char *err,
                                     size_t errlen)
 {
+    if (a->coll != KCOLL_COLL_ALLTOALLV) {
+        const int n = 2 * w->h->p + 1;
+        const int rc = PMPI_Ibcast(a->tab, n, MPI_UINT64_T, a->root, w->comm, &a->q[0]);
+        if (rc != MPI_SUCCESS) {
+            a->q[0] = MPI_REQUEST_NULL;
+            kcoll_xrun_failed(rc, "MPI_Ibcast of the root's layout", err, errlen);
+            return -1;
+        }
+        return 0;
+    }
     int rc = kcoll_across_vote(a, w->comm);
     if (rc != MPI_SUCCESS) {
         a->q[0] = MPI_REQUEST_NULL;
@@ -845,10 +930,12 @@ static int kcoll_across_agree_begin(kcoll_xagree_t *a, const kcoll_span_call_t *
     return 0;
 }
 
-/* kcoll_across_t.settle of a non-blocking MPI_Alltoallv: once both host
- * calls are done, the lanes where every rank can take part, the largest
- * block's size class is at most a->upto and the lanes' host calls fit
- * their int counts; else the host MPI whole. Alike on every rank. */
+/* kcoll_across_t.settle of a non-blocking MPI_Alltoallv, MPI_Gatherv or
+ * MPI_Scatterv: once its host calls are done, the Alltoallv's lanes where
+ * every rank can take part, the largest block's size class is one the
+ * lanes run (a->picks) and the lanes' host calls fit their int counts;
+ * the Gatherv's or Scatterv's leaders as kcoll_across_rooted_outcome
+ * says; else the host MPI whole. Alike on every rank. */
 static kcoll_status_t kcoll_across_settle(kcoll_across_t *x, char *err, size_t errlen)
 {
     kcoll_xrun_t *d = (kcoll_xrun_t *)(void *)x->data;
@@ -861,12 +948,21 @@ static kcoll_status_t kcoll_across_settle(kcoll_across_t *x, char *err, size_t e
         if (a->q[i] == MPI_REQUEST_NULL)
             continue;
         const int rc = PMPI_Test(&a->q[i], &flag, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return kcoll_xrun_failed(rc, "agreement of an MPI_Alltoallv", err, errlen);
+        if (rc != MPI_SUCCESS) {
+            char what[64];
+            snprintf(what, sizeof what, "agreement of an %s", kcoll_coll_name(a->coll));
+            return kcoll_xrun_failed(rc, what, err, errlen);
+        }
         if (!flag)
             return KCOLL_IN_PROGRESS;
     }
-    if (a->vote[1] || kcoll_size_class((size_t)a->vote[0]) > a->upto ||
+    if (a->coll != KCOLL_COLL_ALLTOALLV) {
+        x->layout = kcoll_across_rooted_outcome(a->tab, (size_t)h->p, a->picks, a->lay,
+                                                &x->largest);
+        x->lay = a->lay;
+        return KCOLL_OK;
+    }
+    if (a->vote[1] || !kcoll_across_picked(a->picks, (size_t)a->vote[0]) ||
         (double)a->vote[0] * h->nn * h->maxpn > INT_MAX) {
         x->layout = KCOLL_NODES_HOST;
         return KCOLL_OK;
@@ -887,24 +983,23 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
     kcoll_across_t x;
     kcoll_xagree_t *ag = NULL;
     size_t segment = 0;
-    int upto = -1, any; /* a non-blocking Alltoallv's: see kcoll_across_bound */
+    uint64_t picks = 0; /* a non-blocking call's that agrees: see kcoll_across_bound */
     if (!kcoll_call_across_has(c->coll))
         return KCOLL_CALL_ACROSS;
-    /* an Alltoallv needs its agreement: a blocking or persistent call (its
-     * initialization, on the request's own communicator: pmpi/run.c) makes
-     * it before it returns, a non-blocking one begins it and settles it
-     * later (kcoll_across_settle), where the lanes could pay at all; the
-     * host's otherwise, as the collectives without a layout */
+    /* an Alltoallv, Gatherv or Scatterv needs its agreement (an
+     * Alltoallv's vote and layouts; the root's layout, whose blocks only
+     * it knows): a blocking or persistent call (its initialization, on the
+     * request's own communicator: pmpi/run.c) makes it before it returns
+     * (kcoll_across_alltoallv, kcoll_across_rooted_v), a non-blocking one
+     * begins it and settles it later (kcoll_across_settle), where a layout
+     * could pay at all; the host's otherwise, as the collectives without
+     * a layout */
     const int v = c->coll == KCOLL_COLL_ALLTOALLV;
-    if (v && mode == KCOLL_MODE_NONBLOCKING &&
-        (!h || !h->xok || h->xall == MPI_COMM_NULL ||
-         (upto = kcoll_across_bound(h, c->coll, &segment, &any)) < 0))
-        return KCOLL_CALL_ACROSS;
-    /* a Gatherv's or Scatterv's blocks are the root's to tell: a blocking
-     * or persistent call agrees on them first (kcoll_across_rooted_v); a
-     * non-blocking one, which could only begin that, is the host's whole */
     const int rv = c->coll == KCOLL_COLL_GATHERV || c->coll == KCOLL_COLL_SCATTERV;
-    if (rv && mode == KCOLL_MODE_NONBLOCKING)
+    const int nb = (v || rv) && mode == KCOLL_MODE_NONBLOCKING;
+    if (nb && (!h || !h->xok || h->xall == MPI_COMM_NULL ||
+               (rv && (c->root < 0 || c->root >= h->p)) ||
+               !(picks = kcoll_across_bound(h, c->coll, &segment))))
         return KCOLL_CALL_ACROSS;
     if (!h || !h->xok)
         return kcoll_across_decline(c, mode, why);
@@ -959,7 +1054,8 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         return kcoll_across_decline(c, mode, why);
     kcoll_layout_t *vlay = NULL;
     const int streak = mode == KCOLL_MODE_BLOCKING; /* (a persistent call agrees once) */
-    x.layout = upto >= 0 ? KCOLL_NODES_LANES /* (or the host's whole: settled later) */
+    /* (a non-blocking call's: or the host's whole, settled later) */
+    x.layout = nb   ? (v ? KCOLL_NODES_LANES : KCOLL_NODES_LEADERS)
                : v  ? kcoll_across_alltoallv(c, w, streak, &bytes, &vlay, err, errlen)
                : rv ? kcoll_across_rooted_v(c, w, streak, &bytes, &segment, &vlay, err, errlen)
                     : (int)kcoll_span_layout(h, c->coll, bytes, &segment);
@@ -1003,8 +1099,10 @@ kcoll_call_result_t kcoll_across_prepare(const kcoll_call_t *c, kcoll_mode_t mod
         return KCOLL_CALL_FAILED;
     }
     x.settle = NULL;
-    if (upto >= 0) {
-        if (!(ag = kcoll_across_agree_new(c, w, upto, err, errlen)))
+    if (nb) {
+        ag = v ? kcoll_across_agree_new(c, w, 1, picks, err, errlen)
+               : kcoll_across_agree_rooted(c, w, picks, err, errlen);
+        if (!ag)
             return KCOLL_CALL_FAILED;
         x.settle = kcoll_across_settle;
     }

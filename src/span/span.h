@@ -29,17 +29,16 @@
 
 /* What a communicator that spans nodes keeps for a collective that
  * agrees before it runs (span/run.c):
- *   upto: the size class up to which the model's picks are a layout
- *     from 1 byte up (-1: none; a non-blocking Alltoallv's bound),
- *   any: whether any class picks one (else no agreement: the host
- *     whole at once), segment: the first class's, for parameter
- *     generation gen (0: none yet);
+ *   picks: the size classes (bit k: blocks of 2^(k-1) bytes; bit 0, no
+ *     bytes, as bit 1) at which the model picks a layout of kcoll's (0:
+ *     none; no agreement then, the host whole at once), segment: the
+ *     lowest such class's, for parameter generation gen (0: none yet);
  *   and its host streak (blocking and persistent calls): the next `left`
  *   calls with root `root` in parameter generation sgen go to the host MPI
  *   without agreeing; `next`: the length of the streak the next
  *   agreement for the host starts. */
 typedef struct {
-    int upto, any;
+    uint64_t picks;
     size_t segment;
     uint64_t gen;
     uint32_t left, next;
@@ -64,10 +63,11 @@ typedef struct kcoll_span {
      * communicator has them (alike everywhere). */
     MPI_Comm xnode;
     /* a duplicate of the communicator, kcoll's own: a call that decides
-     * after it returned (a non-blocking MPI_Alltoallv's agreement: span/
-     * run.c) and gives itself back to the host MPI starts the host's call
-     * here, in kcoll's order of calls, where the program's later calls on
-     * the communicator cannot cut in (MPI_COMM_NULL: not made) */
+     * after it returned (a non-blocking MPI_Alltoallv's, Gatherv's or
+     * Scatterv's agreement: span/run.c) and gives itself back to the host
+     * MPI starts the host's call here, in kcoll's order of calls, where
+     * the program's later calls on the communicator cannot cut in
+     * (MPI_COMM_NULL: not made) */
     MPI_Comm xall;
     MPI_Comm *xgroups;
     int nxgroups;

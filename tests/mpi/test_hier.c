@@ -80,15 +80,17 @@
  * and with a forced algorithm, more than one rank, a contiguous datatype
  * and KCOLL_MIN_BYTES=0 counts it on kcoll:<algo>. On a communicator that
  * spans nodes: Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block),
- * Gather, Scatter, Allgather and Allgatherv, in every form, and Gatherv and
- * Scatterv, blocking and persistent (their agreement: the root's layout
- * broadcast), count +1 on
- * kcoll:leaders or kcoll:lanes and nothing on mpi:* (the non-contiguous vector too: kcoll
- * moves it through its datatype map); the non-blocking Gatherv and
- * Scatterv, and Alltoallv,
- * count +1 on mpi:multinode and nothing on kcoll:*, and so do Alltoall
- * and Alltoallv (every form) but with KCOLL_HIER=lanes (they have no
- * leaders' layout), where they count on kcoll:lanes (an Alltoallv with
+ * Gather(v), Scatter(v), Allgather and Allgatherv, in every form (a
+ * Gatherv's and Scatterv's agreement: the root's layout broadcast), count
+ * +1 on kcoll:leaders or kcoll:lanes and nothing on mpi:* (the
+ * non-contiguous vector too: kcoll moves it through its datatype map; a
+ * Gatherv and Scatterv with the darray on mpi:multinode: the root cannot
+ * lay it out, and its agreement gives the call to the host, a
+ * non-blocking one's after the call returned, with copies of the root's
+ * arrays, which the test scrambles meanwhile); Alltoall and Alltoallv
+ * (every form) count +1 on mpi:multinode and nothing on kcoll:*, but with
+ * KCOLL_HIER=lanes (they have no leaders' layout), where they count on
+ * kcoll:lanes (an Alltoallv with
  * the darray on mpi:multinode: its agreement gives it to the host; a
  * non-blocking one's settles after the call returned);
  * reductions with the non-commutative operation are hierarchical only on a
@@ -146,7 +148,7 @@ enum { ROW_BARRIER, ROW_BCAST, ROW_REDUCE, ROW_ALLREDUCE, ROW_RSB, ROW_RS, ROW_G
        ROW_PALLTOALLV, NROWS };
 
 /* F_HIER: hierarchical on a multi-node communicator (of the v-variants
- * not the non-blocking Gatherv and Scatterv, nor Alltoallv); F_LANES:
+ * not Alltoallv); F_LANES:
  * only in the lanes layout (Alltoall: with KCOLL_HIER=on the host MPI's);
  * F_NB: the non-blocking form; F_PERS: the persistent form (MPI-4);
  * F_VEC: the vector datatype is tested */
@@ -204,9 +206,10 @@ static const struct {
     [ROW_IRSB] = {"MPI_Ireduce_scatter_block", RSB, FAM_RS, F_RED | F_NB | F_HIER},
     [ROW_IRS] = {"MPI_Ireduce_scatter", RS, FAM_RS, F_RED | F_NB | F_HIER},
     [ROW_IGATHER] = {"MPI_Igather", GATHER, FAM_GATHER, F_ROOTED | F_NB | F_HIER},
-    [ROW_IGATHERV] = {"MPI_Igatherv", GATHERV, FAM_GATHER, F_ROOTED | F_V | F_NB},
+    [ROW_IGATHERV] = {"MPI_Igatherv", GATHERV, FAM_GATHER, F_ROOTED | F_V | F_NB | F_HIER},
     [ROW_ISCATTER] = {"MPI_Iscatter", SCATTER, FAM_SCATTER, F_ROOTED | F_NB | F_HIER},
-    [ROW_ISCATTERV] = {"MPI_Iscatterv", SCATTERV, FAM_SCATTER, F_ROOTED | F_V | F_NB},
+    [ROW_ISCATTERV] = {"MPI_Iscatterv", SCATTERV, FAM_SCATTER,
+                       F_ROOTED | F_V | F_NB | F_HIER},
     [ROW_IALLGATHER] = {"MPI_Iallgather", ALLGATHER, FAM_ALLGATHER, F_NB | F_HIER},
     [ROW_IALLGATHERV] = {"MPI_Iallgatherv", ALLGATHERV, FAM_ALLGATHER, F_V | F_NB | F_HIER},
     [ROW_IALLTOALL] = {"MPI_Ialltoall", ALLTOALL, FAM_ALLTOALL, F_NB | F_LANES},
@@ -264,6 +267,8 @@ typedef struct {
 } shape_t;
 
 static int quick, verbose, stats = 1, wsize;
+/* the communicator of the case being run spans nodes */
+static int cur_spans;
 /* KCOLL_HIER=auto for the call: the model may hand a call across nodes to
  * the host MPI (else KCOLL_HIER=on: every collective with a layout runs in it) */
 static int hier_auto;
@@ -309,12 +314,15 @@ static int issue(job_t *j, int c, int kc)
     MPI_Request req = MPI_REQUEST_NULL;
     int rc = job_issue(j, colls[c].flags & F_PERS ? PINIT : NB, &req);
     if (rc != MPI_SUCCESS || !(colls[c].flags & F_PERS)) {
-        /* a non-blocking Alltoallv kcoll takes across nodes (lanes) may
-         * settle, and give the host the call, after it returned: with
-         * copies of its counts and displacements, which the program may
-         * reuse then (MPI forbids it, mpi4py does it, the hosts read them
-         * at the start): here they read as garbage until the wait */
-        const int reuse = rc == MPI_SUCCESS && hier_lanes && j->c == ALLTOALLV;
+        /* a non-blocking Alltoallv kcoll takes across nodes (lanes), or
+         * Gatherv or Scatterv, may settle, and give the host the call,
+         * after it returned: with copies of its counts and
+         * displacements, which the program may reuse then (MPI forbids
+         * it, mpi4py does it, the hosts read them at the start): here they
+         * read as garbage until the wait */
+        const int rooted_v = j->c == GATHERV || j->c == SCATTERV;
+        const int reuse = rc == MPI_SUCCESS &&
+                          ((hier_lanes && j->c == ALLTOALLV) || (cur_spans && rooted_v));
         int saved[4][MAXP];
         int *const arr[4] = {j->sc, j->sd, j->rc, j->rd};
         for (int i = 0; reuse && i < 4; i++) {
@@ -418,7 +426,8 @@ static int expected(int c, int kind, int layout)
         return E_LOCAL;
     /* an Alltoallv that kcoll cannot lay out (the darray, which it would
      * have the host pack): its agreement sends every rank to the host */
-    if (colls[c].base == ALLTOALLV && kind == K_HOLES)
+    if ((colls[c].base == ALLTOALLV || colls[c].base == GATHERV || colls[c].base == SCATTERV) &&
+        kind == K_HOLES)
         return E_HOST;
     if (!(colls[c].flags & F_HIER))
         return hier_lanes && (colls[c].flags & F_LANES) ? E_HIER : E_HOST;
@@ -541,6 +550,7 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
     j.b[KB][1] = j.b[NB][1] = got_r;
     j.tmp = tmp_b;
     job_layout(&j);
+    cur_spans = sh->layout != L_ONE_NODE;
     const char *algo = fam_algos[colls[c].fam][ai];
     wd_note("%s on %s, %s, count %d, root %d%s, algo %s%s", colls[c].row, shape_names[shi],
             kind_names[kind], n, root, ip ? ", in place" : "", algo,
@@ -642,7 +652,8 @@ static int kind_fits(int c, int kind)
     if (kind == K_HOLES)
         return colls[c].base == GATHER || colls[c].base == SCATTER ||
                colls[c].base == ALLGATHER || colls[c].base == ALLGATHERV ||
-               colls[c].base == ALLTOALL ||
+               colls[c].base == ALLTOALL || colls[c].base == GATHERV ||
+               colls[c].base == SCATTERV ||
                /* (Open MPI 5.0's own in-place MPI_Ialltoallv with it differs
                 * from its blocking one: the blocking form only) */
                (colls[c].base == ALLTOALLV && !(colls[c].flags & (F_NB | F_PERS)));

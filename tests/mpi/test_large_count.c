@@ -25,10 +25,10 @@
  * Across nodes (fake nodes, tests/mpi/run_fakenodes.sh) the matrix runs
  * in the leaders' layout and again in lanes (KCOLL_HIER=on, lanes): the
  * collectives with a layout across nodes must be counted on a kcoll path
- * (Gatherv and Scatterv in their blocking and persistent forms, which
- * agree on the root's layout first), the non-blocking Gatherv and
- * Scatterv and Alltoallv on mpi:multinode (the host does them
- * whole), Alltoall and Alltoallv too but in lanes (they have no leaders'
+ * (Gatherv and Scatterv after their root's layout is agreed on, the
+ * non-blocking ones' after the call returned), Alltoallv on
+ * mpi:multinode (the host does it whole), Alltoall and Alltoallv too but
+ * in lanes (they have no leaders'
  * layout; an Alltoallv's agreement settles after a non-blocking call
  * returned, and a persistent one's is made at its initialization), and so
  * must the Bcast_c of more than INT_MAX bytes: the
@@ -59,26 +59,24 @@ static const char *const names[NCOLL][2] = {
 static const int in_place_ok[NCOLL] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 static const int rooted[NCOLL] = {1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0};
 /* does it run across nodes in kcoll's layouts (src/cluster/registry.c)?
- * 2: in lanes only; 3: blocking and persistent forms only (Gatherv,
- * Scatterv: the non-blocking ones are the host's) */
-static const int layout_of[NCOLL] = {1, 1, 3, 1, 3, 1, 1, 2, 2, 1, 1, 1, 1};
+ * 2: in lanes only */
+static const int layout_of[NCOLL] = {1, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 1, 1};
 /* the communicator spans nodes; the layout asked for is lanes */
 static int spans, lanes;
 
 enum { M_HOST, M_BLK, M_NB, M_INIT, NMODES };
 
-static int has_layout(int c, int mode)
+static int has_layout(int c)
 {
-    return layout_of[c] == 1 || (layout_of[c] == 2 && lanes) ||
-           (layout_of[c] == 3 && mode != M_NB);
+    return layout_of[c] == 1 || (layout_of[c] == 2 && lanes);
 }
 
 /* The statistics path a call of collective c with data must be counted
  * on: kcoll's, or across nodes without a layout (or with too much data
  * for the host's int counts between nodes) the host MPI's. */
-static const char *lc_path(int c, int mode, int too_large)
+static const char *lc_path(int c, int too_large)
 {
-    return spans && (!has_layout(c, mode) || too_large) ? "mpi:multinode" : "kcoll:*";
+    return spans && (!has_layout(c) || too_large) ? "mpi:multinode" : "kcoll:*";
 }
 static const char *const mode_names[NMODES] = {"host", "blocking", "non-blocking", "persistent"};
 
@@ -226,7 +224,7 @@ static void lc_check(lc_case_t *k, int mode, MPI_Comm comm, int *ref)
     int rc1 = lc_issue(k, M_HOST, comm, NULL);
     memcpy(ref, k->rbuf, bytes);
 
-    const uint64_t before = mt_calls(row, lc_path(k->c, mode, 0));
+    const uint64_t before = mt_calls(row, lc_path(k->c, 0));
     MPI_Request req = MPI_REQUEST_NULL;
     const int starts = mode == M_INIT ? 2 : 1;
     lc_fill(k, 1);
@@ -248,9 +246,9 @@ static void lc_check(lc_case_t *k, int mode, MPI_Comm comm, int *ref)
     }
     if (mode == M_INIT && req != MPI_REQUEST_NULL)
         MPI_Request_free(&req);
-    const uint64_t ran = mt_calls(row, lc_path(k->c, mode, 0)) - before;
+    const uint64_t ran = mt_calls(row, lc_path(k->c, 0)) - before;
     if (!why && lc_moves(k) && ran != (uint64_t)starts)
-        why = spans && !has_layout(k->c, mode) ? "not counted on mpi:multinode"
+        why = spans && !has_layout(k->c) ? "not counted on mpi:multinode"
                                           : "not counted on a kcoll path";
     if (why)
         mt_fail("%s_c (%s), count %lld, root %d%s: %s", row, mode_names[mode], (long long)k->n,
@@ -291,7 +289,7 @@ static void lc_far(MPI_Comm comm, int p, int rank)
                     big[dsp[q] + i] = g ? 0 : far_byte(q, (size_t)i);
         for (MPI_Count i = 0; i < cnt[rank]; i++)
             mine[i] = g ? far_byte(rank, (size_t)i) : 0;
-        const uint64_t before = mt_calls(row, lc_path(g ? GATHERV : SCATTERV, g ? M_NB : M_BLK, 0));
+        const uint64_t before = mt_calls(row, lc_path(g ? GATHERV : SCATTERV, 0));
         MPI_Request req;
         int rc = g ? MPI_Igatherv_c(mine, cnt[rank], MPI_BYTE, big, cnt, dsp, MPI_BYTE, 0, comm,
                                     &req)
@@ -310,9 +308,9 @@ static void lc_far(MPI_Comm comm, int p, int rank)
             mt_fail("%s_c beyond 2^31 bytes returned an error", row);
         else if (bad)
             mt_fail("%s_c beyond 2^31 bytes: %zu bytes wrong", row, bad);
-        else if (mt_calls(row, lc_path(g ? GATHERV : SCATTERV, g ? M_NB : M_BLK, 0)) != before + 1)
+        else if (mt_calls(row, lc_path(g ? GATHERV : SCATTERV, 0)) != before + 1)
             mt_fail("%s_c beyond 2^31 bytes: not counted on %s", row,
-                    lc_path(g ? GATHERV : SCATTERV, g ? M_NB : M_BLK, 0));
+                    lc_path(g ? GATHERV : SCATTERV, 0));
         else
             mt_pass();
     }
@@ -341,9 +339,9 @@ static void lc_huge(MPI_Comm comm, int rank)
     for (size_t i = 0; i < (size_t)n; i++)
         buf[i] = rank == 0 ? (unsigned char)((i * 2654435761u) >> 13 ^ i >> 24) : 0;
     uint64_t calls0 = 0, bytes0 = 0, calls1 = 0, bytes1 = 0;
-    kcoll_stats_get("MPI_Bcast", lc_path(BCAST, M_BLK, 1), &calls0, &bytes0);
+    kcoll_stats_get("MPI_Bcast", lc_path(BCAST, 1), &calls0, &bytes0);
     int rc = MPI_Bcast_c(buf, n, MPI_BYTE, 0, comm);
-    kcoll_stats_get("MPI_Bcast", lc_path(BCAST, M_BLK, 1), &calls1, &bytes1);
+    kcoll_stats_get("MPI_Bcast", lc_path(BCAST, 1), &calls1, &bytes1);
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < (size_t)n; i++)
         if (buf[i] != (unsigned char)((i * 2654435761u) >> 13 ^ i >> 24) && !bad++)
@@ -356,7 +354,7 @@ static void lc_huge(MPI_Comm comm, int rank)
     else if (calls1 != calls0 + 1 || bytes1 - bytes0 != (uint64_t)n)
         mt_fail("MPI_Bcast_c of %lld bytes not counted on %s with its bytes "
                 "(%llu calls, %llu bytes)",
-                (long long)n, lc_path(BCAST, M_BLK, 1), (unsigned long long)(calls1 - calls0),
+                (long long)n, lc_path(BCAST, 1), (unsigned long long)(calls1 - calls0),
                 (unsigned long long)(bytes1 - bytes0));
     else
         mt_pass();
