@@ -3,7 +3,8 @@
  * lies on one page, the first of section kcoll_hot, and the section is no
  * larger than that page. The linker names the section's bounds
  * (__start_kcoll_hot, __stop_kcoll_hot); the library links the same
- * objects in the same order as this program. */
+ * objects in the same order as this program; tests/unit/hot_page_library.sh
+ * checks the library itself. */
 #include <stdint.h>
 
 #include "base/hot.h"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# usage: hot_page_library.sh LIBRARY
+#
+# The hot page (src/base/hot.h) in the shared library itself, as the
+# dynamic linker maps it: section kcoll_hot starts a page and fits in it,
+# and every variable a call handed straight to the host MPI reads lies on
+# that page (test_hot_page.c checks the same in a program linked from the
+# library's objects; the page's start depends on the link order, which
+# only the library shows). Reads the section table (readelf) and the
+# symbols' addresses and sizes (nm).
+set -euo pipefail
+lib=$1
+page=4096
+line=$(readelf -SW "$lib" | sed -n 's/^.*] kcoll_hot  *//p')
+if [ -z "$line" ]; then
+  echo "FAIL: $lib has no section kcoll_hot"
+  exit 1
+fi
+# PROGBITS address offset size ...
+read -r _ addr _ size _ <<<"$line"
+start=$((16#$addr)) len=$((16#$size))
+fail=0
+if [ $((start % page)) -ne 0 ]; then
+  echo "FAIL: kcoll_hot starts at $addr, not at a page"
+  fail=1
+fi
+if [ "$len" -gt "$page" ]; then
+  echo "FAIL: kcoll_hot holds $len bytes, more than a page"
+  fail=1
+fi
+for sym in kcoll_params_gen kcoll_npending kcoll_team_threads kcoll_shortcuts \
+           kcoll_streak_fasts; do
+  entry=$(nm -S "$lib" | awk -v s="$sym" '$4 == s { print $1, $2 }')
+  if [ -z "$entry" ]; then
+    echo "FAIL: $sym not found in $lib"
+    fail=1
+    continue
+  fi
+  read -r a n <<<"$entry"
+  a=$((16#$a)) n=$((16#$n))
+  if [ "$a" -lt "$start" ] || [ $((a + n)) -gt $((start + page)) ]; then
+    printf 'FAIL: %s at %#x (%d bytes) is not on the hot page at %#x\n' "$sym" "$a" "$n" "$start"
+    fail=1
+  fi
+done
+[ "$fail" -eq 0 ] && printf 'kcoll_hot: %d bytes at %#x, every hot variable on its page\n' "$len" "$start"
+exit "$fail"
