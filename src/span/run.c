@@ -725,15 +725,14 @@ static int kcoll_across_picked(uint64_t picks, size_t bytes)
     return (picks >> kcoll_size_class(bytes)) & 1u;
 }
 
-/* The host streak of a blocking call that agrees first:
- * an agreement that gives the call to the host MPI lets the collective's
- * next 1, then 2, 4 ... calls with the same root (at most
- * KCOLL_HOST_STREAK) go to the host without agreeing, until an agreement
- * runs one in a layout (docs/hierarchy.md). Every rank of the
- * communicator makes the same calls in the same order and sees the same
- * outcomes, so every rank's streak is the same (MPI lets no two threads
- * call collectives on one communicator at once: no lock). 1 where this
- * call goes to the host on the streak. */
+/* The host streak of a blocking call that agrees first: an agreement that
+ * gives the call to the host MPI lets the collective's next 1, then 2, 4
+ * ... calls with the same root (at most KCOLL_HOST_STREAK) go to the host
+ * without agreeing, until an agreement runs one in a layout
+ * (docs/hierarchy.md). Every rank of the communicator makes the same calls
+ * in the same order and sees the same outcomes, so every rank's streak is
+ * the same (MPI lets no two threads call collectives on one communicator at
+ * once: no lock). 1 where this call goes to the host on the streak. */
 static int kcoll_across_streak_take(kcoll_span_t *h, const kcoll_call_t *c)
 {
     kcoll_span_agreed_t *k = &h->agreed[kcoll_across_agreed(c->coll)];
@@ -844,17 +843,16 @@ static int kcoll_across_rooted_outcome(size_t *tab, size_t p, uint64_t picks,
 
 /* A blocking MPI_Gatherv or MPI_Scatterv, or a persistent one's
  * initialization (see the header; its streak as the Alltoallv's): the
- * root's layout of its blocked
- * buffer, broadcast from it over the call's communicator (the host's
- * MPI_Ibcast, waited for: in the program's order of collectives there),
- * gives every rank every block's length and place (a leader reads a
- * Scatterv's blocks from the root's buffer): the layout every rank runs
- * it in (KCOLL_NODES_HOST: the host whole; also where the root cannot lay
- * its buffer out, or the blocks together pass the host's int counts),
- * with *bytes the largest block and *lay the root's layout in bytes (one
- * allocation the caller frees: p layouts that share the counts and the
- * displacements, as the builders of src/cluster/ read them). -1 with err
- * where the host's call failed. */
+ * root's layout of its blocked buffer, broadcast from it over the call's
+ * communicator (the host's MPI_Ibcast, waited for: in the program's order
+ * of collectives there), gives every rank every block's length and place (a
+ * leader reads a Scatterv's blocks from the root's buffer): the layout
+ * every rank runs it in (KCOLL_NODES_HOST: the host whole; also where the
+ * root cannot lay its buffer out, or the blocks together pass the host's
+ * int counts), with *bytes the largest block and *lay the root's layout in
+ * bytes (one allocation the caller frees: p layouts that share the counts
+ * and the displacements, as the builders of src/cluster/ read them). -1
+ * with err where the host's call failed. */
 static int kcoll_across_rooted_v(const kcoll_call_t *c, const kcoll_span_call_t *w, int streak,
                                  size_t *bytes, size_t *segment, kcoll_layout_t **lay,
                                  char *err, size_t errlen)
