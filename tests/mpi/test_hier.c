@@ -320,9 +320,9 @@ static int issue(job_t *j, int c, int kc)
          * displacements, which the program may reuse then (MPI forbids
          * it, mpi4py does it, the hosts read them at the start): here they
          * read as garbage until the wait */
-        const int rooted_v = j->c == GATHERV || j->c == SCATTERV;
-        const int reuse = rc == MPI_SUCCESS &&
-                          ((hier_lanes && j->c == ALLTOALLV) || (cur_spans && rooted_v));
+        const int rooted_v = (j->c == GATHERV || j->c == SCATTERV) && cur_spans && !hier_auto;
+        const int reuse =
+            rc == MPI_SUCCESS && ((hier_lanes && j->c == ALLTOALLV) || rooted_v);
         int saved[4][MAXP];
         int *const arr[4] = {j->sc, j->sd, j->rc, j->rd};
         for (int i = 0; reuse && i < 4; i++) {
@@ -620,7 +620,7 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
     }
     if (!why && stats) {
         int e = expected(c, kind, sh->layout);
-        if (hier_auto && e == E_HIER)
+        if (hier_auto && (e == E_HIER || (colls[c].flags & F_LANES)))
             e = E_EITHER;
         why = stats_verdict(e, d, ai > 0, sh->p, small, calls_of(&j, c));
         /* lanes wherever the layout runs: any node sizes and placement */
@@ -1007,8 +1007,13 @@ static void shape_cases(const shape_t *sh, int shi)
      * whole as the model says, right either way */
     if (shi != SH_WORLD && shi != SH_RANDOM)
         return;
-    static const int auto_rows[] = {ROW_BCAST, ROW_ALLREDUCE, ROW_IALLREDUCE, ROW_GATHER,
-                                    ROW_ALLGATHER, ROW_RSB, ROW_SCATTER};
+    /* (and the calls that agree: blocking, and non-blocking ones that
+     * settle later, in a layout or, by size, on the host: an Ialltoallv's
+     * or Igatherv's host outcome runs the host's own call) */
+    static const int auto_rows[] = {ROW_BCAST,    ROW_ALLREDUCE, ROW_IALLREDUCE, ROW_GATHER,
+                                    ROW_ALLGATHER, ROW_RSB,      ROW_SCATTER,    ROW_GATHERV,
+                                    ROW_IGATHERV, ROW_SCATTERV,  ROW_ISCATTERV,  ROW_ALLTOALLV,
+                                    ROW_IALLTOALLV};
     kcoll_param_set("HIER", "auto");
     hier_auto = 1;
     for (size_t i = 0; i < sizeof auto_rows / sizeof auto_rows[0]; i++) {
