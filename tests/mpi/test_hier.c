@@ -620,7 +620,7 @@ static void run_case(const shape_t *sh, int shi, int c, int ai, int kind, int n,
     }
     if (!why && stats) {
         int e = expected(c, kind, sh->layout);
-        if (hier_auto && (e == E_HIER || (colls[c].flags & F_LANES)))
+        if (hier_auto && (e == E_HIER || (e == E_HOST && (colls[c].flags & F_LANES))))
             e = E_EITHER;
         why = stats_verdict(e, d, ai > 0, sh->p, small, calls_of(&j, c));
         /* lanes wherever the layout runs: any node sizes and placement */
