@@ -601,19 +601,40 @@ size_t kcoll_call_own_bytes(const kcoll_call_t *c)
     return v ? n : own->count > 0 ? (size_t)own->count * own->size : 0;
 }
 
-kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root)
+int kcoll_streak_take(kcoll_streak_t *k, int root)
 {
-    if (!kcoll_call_streaks(c))
-        return KCOLL_R_NONE;
-    kcoll_team_lock(t);
-    kcoll_streak_t *k = &t->streak[c];
     const int same = k->root == root && k->gen == kcoll_params_generation();
     const int take = k->left && same;
     if (take)
         k->left--;
     else if (!same) /* another root, or parameters changed: agree, and start over */
         k->left = k->next = 0;
-    const kcoll_reason_t why = take ? (kcoll_reason_t)k->why : KCOLL_R_NONE;
+    return take;
+}
+
+void kcoll_streak_after(kcoll_streak_t *k, int root, int why)
+{
+    const int most = kcoll_param_int(KCOLL_P_HOST_STREAK);
+    if (!why || most <= 0) {
+        k->left = k->next = 0;
+        return;
+    }
+    const uint32_t n = k->next ? k->next : 1, cap = (uint32_t)most;
+    k->left = n < cap ? n : cap;
+    k->next = 2 * k->left < cap ? 2 * k->left : cap;
+    k->root = root;
+    k->why = why;
+    k->gen = kcoll_params_generation();
+}
+
+kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root)
+{
+    if (!kcoll_call_streaks(c))
+        return KCOLL_R_NONE;
+    kcoll_team_lock(t);
+    kcoll_streak_t *k = &t->streak[c];
+    const kcoll_reason_t why =
+        kcoll_streak_take(k, root) ? (kcoll_reason_t)k->why : KCOLL_R_NONE;
     kcoll_team_unlock(t);
     return why;
 }
@@ -673,7 +694,6 @@ void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes)
 static void kcoll_call_streak_after(kcoll_req_t *r, int host)
 {
     kcoll_team_t *t = r->team;
-    const int most = kcoll_param_int(KCOLL_P_HOST_STREAK);
     if (!kcoll_call_streaks(r->call.coll))
         return;
     const int dkey = kcoll_adapt_key(r), slot = dkey % KCOLL_DECISIONS;
@@ -684,16 +704,7 @@ static void kcoll_call_streak_after(kcoll_req_t *r, int host)
      * them to its next check) */
     const int steady =
         t->decisions.e[slot].key != dkey || kcoll_adapt_repeatable(&t->decisions, slot);
-    if (host && host != KCOLL_R_INVALID && steady && most > 0) {
-        const uint32_t n = k->next ? k->next : 1, cap = (uint32_t)most;
-        k->left = n < cap ? n : cap;
-        k->next = 2 * k->left < cap ? 2 * k->left : cap;
-        k->root = r->call.root;
-        k->why = host;
-        k->gen = kcoll_params_generation();
-    } else {
-        k->left = k->next = 0;
-    }
+    kcoll_streak_after(k, r->call.root, host != KCOLL_R_INVALID && steady ? host : 0);
     kcoll_team_unlock(t);
 }
 

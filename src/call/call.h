@@ -243,6 +243,15 @@ void kcoll_call_host(const kcoll_call_t *c, kcoll_mode_t mode, kcoll_reason_t wh
  * blocking call of these collectives asks, on every rank, before
  * anything else (kcoll_call_prepare asks for calls that did not). */
 kcoll_reason_t kcoll_call_streak_take(kcoll_team_t *t, kcoll_coll_t c, int root);
+/* The host streak's rule, for one streak k (a team's on one node; a
+ * communicator's across nodes, span/run.c): take says whether a call with
+ * this root goes to the host on it (and counts it), ending the streak
+ * where the root or the parameters changed; after an agreement, `why`
+ * (the host's reason; 0: kcoll ran it) starts the next streak of 1, 2,
+ * 4 ... calls, at most KCOLL_HOST_STREAK, or ends it. The caller holds
+ * whatever guards k. */
+int kcoll_streak_take(kcoll_streak_t *k, int root);
+void kcoll_streak_after(kcoll_streak_t *k, int root, int why);
 void kcoll_call_streak_count(kcoll_coll_t c, kcoll_reason_t why, size_t bytes);
 /* The bytes call c moves as far as this rank knows them alone (a
  * streak's calls are counted with them): its v side's blocks, else its

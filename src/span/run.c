@@ -735,34 +735,17 @@ static int kcoll_across_picked(uint64_t picks, size_t bytes)
  * once: no lock). 1 where this call goes to the host on the streak. */
 static int kcoll_across_streak_take(kcoll_span_t *h, const kcoll_call_t *c)
 {
-    kcoll_span_agreed_t *k = &h->agreed[kcoll_across_agreed(c->coll)];
-    if (kcoll_call_across_mode() != 1) /* a layout forced: every call agrees */
-        return 0;
-    if (k->root != c->root || k->sgen != kcoll_params_generation()) {
-        k->left = k->next = 0;
-        return 0;
-    }
-    if (!k->left)
-        return 0;
-    k->left--;
-    return 1;
+    /* (a layout forced: every call agrees) */
+    return kcoll_call_across_mode() == 1 &&
+           kcoll_streak_take(&h->agreed[kcoll_across_agreed(c->coll)].streak, c->root);
 }
 
 /* After an agreement: the host's outcome (host) starts the next streak,
  * a layout's ends them. */
 static void kcoll_across_streak_after(kcoll_span_t *h, const kcoll_call_t *c, int host)
 {
-    kcoll_span_agreed_t *k = &h->agreed[kcoll_across_agreed(c->coll)];
-    const int most = kcoll_param_int(KCOLL_P_HOST_STREAK);
-    if (!host || most <= 0 || kcoll_call_across_mode() != 1) {
-        k->left = k->next = 0;
-        return;
-    }
-    const uint32_t n = k->next ? k->next : 1, cap = (uint32_t)most;
-    k->left = n < cap ? n : cap;
-    k->next = 2 * k->left < cap ? 2 * k->left : cap;
-    k->root = c->root;
-    k->sgen = kcoll_params_generation();
+    kcoll_streak_after(&h->agreed[kcoll_across_agreed(c->coll)].streak, c->root,
+                       host && kcoll_call_across_mode() == 1 ? KCOLL_R_MULTINODE : 0);
 }
 
 /* A blocking MPI_Alltoallv (see the header), or a persistent one's

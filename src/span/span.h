@@ -33,17 +33,12 @@
  *     bytes, as bit 1) at which the model picks a layout of kcoll's (0:
  *     none; no agreement then, the host whole at once), segment: the
  *     lowest such class's, for parameter generation gen (0: none yet);
- *   and its host streak (blocking and persistent calls): the next `left`
- *   calls with root `root` in parameter generation sgen go to the host MPI
- *   without agreeing; `next`: the length of the streak the next
- *   agreement for the host starts. */
+ *   and its blocking calls' host streak (call.h: kcoll_streak_take). */
 typedef struct {
     uint64_t picks;
     size_t segment;
     uint64_t gen;
-    uint32_t left, next;
-    int root;
-    uint64_t sgen;
+    kcoll_streak_t streak;
 } kcoll_span_agreed_t;
 
 typedef struct kcoll_span {
