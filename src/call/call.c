@@ -466,10 +466,12 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
                     : most;
     if (!left || !kcoll_stats_cell_of(row, KCOLL_PATH_REASON(m->why)))
         return;
-    s->vlen = (uint32_t)m->vlen;
+    /* (the memo's arrays are ints here: an entry point that arms the
+     * shortcut has int counts, and its memo key says their length) */
+    s->vints = m->vn ? (uint32_t)(m->vlen / (size_t)m->vn / sizeof(int)) : 0;
     s->vn = m->vn;
     if (m->vlen)
-        memcpy(r->v, m->vcounts, m->vlen);
+        memcpy(m->vlen <= sizeof s->near ? s->near : r->v, m->vcounts, m->vlen);
     r->offer = (uint32_t)left;
     r->dkey = m->selected ? m->dkey : 0;
     r->team = t;

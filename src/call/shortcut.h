@@ -55,6 +55,11 @@
 /* v arrays compared beside the key: at most this many bytes, which the
  * memo holds of them at most too (call.c) */
 #define KCOLL_SHORTCUT_VBYTES 1024
+/* ... of which this many ints (counts, then displacements) are held on
+ * the shortcut's own line: a communicator of up to 4 ranks compares its
+ * Allgatherv's arrays (8 of a Reduce_scatter's counts) without a line
+ * or a page more */
+#define KCOLL_SHORTCUT_VNEAR 8
 
 /* What the entry point reads and writes of a collective's shortcut: two
  * cache lines on the hot page (base/hot.h), so that a call taken from
@@ -66,17 +71,20 @@ typedef struct {
     uint64_t key[KCOLL_SHORTCUT_WORDS]; /* the entry point's arguments, as it wrote them */
     uint32_t left;                      /* repeats it may still take (0: disarmed) */
     /* the v arrays of a collective that has them (MPI_Reduce_scatter's
-     * counts; MPI_Allgatherv's counts, then displacements): vn arrays,
-     * vlen bytes in all, copied from the memo's at the offer (0: none;
-     * their bytes: kcoll_shortcut_rest_t.v) */
-    uint32_t vlen;
+     * counts; MPI_Allgatherv's counts, then displacements): vn arrays of
+     * vints ints each, copied from the memo's at the offer (0: none), in
+     * near when they fit there, else in kcoll_shortcut_rest_t.v */
+    uint32_t vints;
     uint64_t gen;     /* the parameter generation it was armed in */
     uint32_t used;    /* repeats taken, not yet added to the decision */
     uint32_t counted; /* of them, those already in the statistics */
     int vn;
+    int near[KCOLL_SHORTCUT_VNEAR];
 } __attribute__((aligned(128))) kcoll_shortcut_t;
+_Static_assert(sizeof(kcoll_shortcut_t) == 128, "a shortcut is two cache lines");
 
-/* The rest of a collective's shortcut, which only the slow path reads. */
+/* The rest of a collective's shortcut, which only the slow path reads
+ * (and the entry point the v arrays that do not fit its line). */
 typedef struct {
     int row;  /* the statistics' row of the calls it takes ... */
     int path; /* ... and the path the memo counts them in */
@@ -86,7 +94,7 @@ typedef struct {
     uint32_t offer;
     int dkey;
     kcoll_team_t *team;
-    unsigned char v[KCOLL_SHORTCUT_VBYTES];
+    int v[KCOLL_SHORTCUT_VBYTES / sizeof(int)];
 } kcoll_shortcut_rest_t;
 
 /* One per collective, for the process (not with MPI_THREAD_MULTIPLE:
@@ -102,19 +110,29 @@ extern int kcoll_shortcut_allowed;
  * else 0. The caller checks first that no kcoll request is pending
  * anywhere (the host call must then be driven: pmpi.h). */
 static inline int kcoll_shortcut_take(kcoll_coll_t c, const uint64_t key[KCOLL_SHORTCUT_WORDS],
-                                      const void *counts, const void *displs)
+                                      const int *counts, const int *displs)
 {
     kcoll_shortcut_t *s = &kcoll_shortcuts[c];
     uint64_t differ = 0; /* (the words compared inline: no call before the host's) */
+#pragma GCC unroll 8
     for (int i = 0; i < KCOLL_SHORTCUT_WORDS; i++)
         differ |= s->key[i] ^ key[i];
     if (!s->left || differ || kcoll_params_generation() != s->gen)
         return 0;
-    if (s->vlen) {
-        const unsigned char *v = kcoll_shortcut_rests[c].v;
-        const size_t len = s->vlen / (unsigned)s->vn;
-        if (!counts || memcmp(v, counts, len) != 0 ||
-            (s->vn > 1 && (!displs || memcmp(v + len, displs, len) != 0)))
+    if (s->vints) {
+        const int *v = (uint32_t)s->vn * s->vints <= KCOLL_SHORTCUT_VNEAR
+                           ? s->near
+                           : kcoll_shortcut_rests[c].v;
+        if (!counts || (s->vn > 1 && !displs))
+            return 0;
+        /* compared inline, word by word (a call to memcmp cost more than
+         * the host's 8-byte Allgatherv's 5%) */
+        unsigned diff = 0;
+        for (uint32_t i = 0; i < s->vints; i++)
+            diff |= (unsigned)(v[i] ^ counts[i]);
+        for (uint32_t i = 0; s->vn > 1 && i < s->vints; i++)
+            diff |= (unsigned)(v[s->vints + i] ^ displs[i]);
+        if (diff)
             return 0;
     }
     s->left--;

@@ -80,7 +80,9 @@ static counts_t counts_since(counts_t a)
 }
 
 #define BIG (64 * 1024)
-static char *sa, *sb, *ra, *rb; /* two send and two receive buffers of BIG * 8 bytes */
+/* two send and two receive buffers of BIG * 2 * max(p, 4) bytes (patterns
+ * 13 and 15: BIG / 2 ints from or to each of p ranks) */
+static char *sa, *sb, *ra, *rb;
 /* patterns 13 and 15: one counts and one displacements array, contents
  * changing; their calls of 128 KiB per rank so far, and those on kcoll */
 static int *v_counts, *v_displs;
@@ -479,9 +481,10 @@ static void part7(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    sa = calloc(8, BIG), sb = calloc(8, BIG), ra = calloc(8, BIG), rb = calloc(8, BIG);
     int p;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const size_t len = (size_t)(p > 4 ? p : 4) * 2;
+    sa = calloc(len, BIG), sb = calloc(len, BIG), ra = calloc(len, BIG), rb = calloc(len, BIG);
     v_counts = calloc((size_t)p, sizeof *v_counts);
     v_displs = calloc((size_t)p, sizeof *v_displs);
     void (*const parts[])(void) = {part1, part2, part3, part4, part5, part7};
