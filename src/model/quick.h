@@ -25,8 +25,8 @@
 /* How the measurement is made, part of the machine's identity: a file
  * measured another way is measured again (2: the host's calls warmed up
  * before they are timed; 3: nothing kept from ranks sharing a CPU or
- * waiting for one). */
-#define KCOLL_QUICK_METHOD 3
+ * waiting for one; 4: 128 warm-up calls, not 48). */
+#define KCOLL_QUICK_METHOD 4
 extern const double kcoll_quick_bytes[KCOLL_QUICK_SIZES];
 #define KCOLL_QUICK_COLLS 9
 extern const kcoll_coll_t kcoll_quick_colls[KCOLL_QUICK_COLLS];

@@ -38,10 +38,17 @@
 
 #define QUICK_ITERS 7 /* timed calls per collective and size */
 /* untimed calls per collective and size before them: a host's first calls
- * of a size can be many times slower than its later ones (MPICH 4.0.2's
- * 4 KiB Gather at 2 ranks: 10-13 us for its first 32 calls, 2 us from
- * then on), and what decides is the steady time a program's loop sees */
-#define QUICK_WARM 48
+ * of a size can be many times slower than its later ones, and what
+ * decides is the steady time a program's loop sees. MPICH 4.0.2 at 2
+ * ranks, lined up, in blocks of 16 calls: the 1 and 4 KiB Bcast 6-25 us
+ * for its first 64 calls, 0.6-0.8 us from then on; the 1 and 4 KiB
+ * Gather 5-20 us for 32-48, then 1.9-2.7 us; the 4 KiB Reduce 6-83 us
+ * for 64, then 5 us. After 48 the 7 timed calls fell among the slow ones
+ * (1 KiB Bcast priced at 2.5-3.8 us, Gather 4.0-4.7 us), and the model
+ * then chose kcoll where the host is faster, until the run-time check
+ * turned it round some 200 calls into each pattern. 128, as the check's
+ * own warm-up of the host (call/adapt.h). */
+#define QUICK_WARM 128
 #define QUICK_CMA 31  /* timed cross-memory-attach calls */
 #define QUICK_ROUNDS 2 /* measurements at most, where a rank waited */
 #define QUICK_CPU_WORDS 16 /* 1024 CPUs */
