@@ -47,8 +47,12 @@
  * (1 KiB Bcast priced at 2.5-3.8 us, Gather 4.0-4.7 us), and the model
  * then chose kcoll where the host is faster, until the run-time check
  * turned it round some 200 calls into each pattern. 128, as the check's
- * own warm-up of the host (call/adapt.h). */
+ * own warm-up of the host (call/adapt.h); half of it at 16 KiB, whose
+ * calls take 6-20 us and had warmed by then (MPICH 4.0.2's Gather, the
+ * slowest to, after 64), which keeps the measurement near 30 ms. */
 #define QUICK_WARM 128
+#define QUICK_WARM_LARGE 64
+#define QUICK_LARGE 16384 /* bytes from which a size warms QUICK_WARM_LARGE calls */
 #define QUICK_CMA 31  /* timed cross-memory-attach calls */
 #define QUICK_ROUNDS 2 /* measurements at most, where a rank waited */
 #define QUICK_CPU_WORDS 16 /* 1024 CPUs */
@@ -123,7 +127,8 @@ static void measure(MPI_Comm node, int p, int me, kcoll_quick_t *q)
         for (int k = 0; k < KCOLL_QUICK_SIZES; k++) {
             if (kcoll_quick_colls[i] == KCOLL_COLL_BARRIER && k > 0)
                 continue;
-            for (int it = 0; it < QUICK_WARM; it++)
+            const int warm = kcoll_quick_bytes[k] >= QUICK_LARGE ? QUICK_WARM_LARGE : QUICK_WARM;
+            for (int it = 0; it < warm; it++)
                 host_call(i, (int)kcoll_quick_bytes[k], s, r, node);
             for (int it = 0; it < QUICK_ITERS; it++) {
                 PMPI_Barrier(node);
