@@ -18,7 +18,8 @@
  *     calls taken through the entry point's kept streak, call/shortcut.h)
  *     agrees at that call; a streak of a communicator that is freed does
  *     not take the first call of the next one made (MPI may give it the
- *     same handle);
+ *     same handle); a communicator that some ranks alone free in the
+ *     middle of another's streak changes nothing of that streak;
  *  4. parameters: a parameter changed during a streak is seen at the very
  *     next call (KCOLL_MIN_BYTES lowered: it runs in kcoll);
  *  5. a mix: random sizes per rank (zeros too), roots, the three
@@ -328,6 +329,37 @@ int main(int argc, char **argv)
                         left);
             MPI_Comm_free(&comm);
         }
+        /* ... and a communicator of ranks 0 and 1 alone made and freed in
+         * the middle of a streak on another one (a record's going sets
+         * the kept streaks aside, at 3 ranks and more not on every rank):
+         * the streak goes on alike on every rank, its calls left taken as
+         * the rule says */
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        {
+            int n = 3 * cap, left = 0, after = 0;
+            while (rule_taken(n, cap, &left), left < 2)
+                n++;
+            const uint64_t s1 = mt_calls("MPI_Gatherv", "host_streak");
+            for (int i = 0; i < n; i++) {
+                uniform(&v, GATHERV, p, 0, SMALL, call++);
+                run(&v, comm, 0);
+            }
+            MPI_Comm pair;
+            MPI_Comm_split(MPI_COMM_WORLD, me < 2 ? 0 : MPI_UNDEFINED, 0, &pair);
+            if (pair != MPI_COMM_NULL)
+                MPI_Comm_free(&pair);
+            for (int i = 0; i < left; i++) {
+                uniform(&v, GATHERV, p, 0, SMALL, call++);
+                run(&v, comm, 0);
+            }
+            const uint64_t got = mt_calls("MPI_Gatherv", "host_streak") - s1;
+            const int want = rule_taken(n + left, cap, &after);
+            if (got != (uint64_t)want)
+                mt_fail("MPI_Gatherv: the streak took %llu of %d calls with a communicator of "
+                        "ranks 0 and 1 freed after %d of them (the rule: %d)",
+                        (unsigned long long)got, n + left, n, want);
+        }
+        MPI_Comm_free(&comm);
         /* 4: a parameter changed during a streak: the next call sees it */
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
         int n = 3 * cap, left = 0;
