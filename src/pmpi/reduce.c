@@ -101,13 +101,11 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
     return kcoll_reduce_scatter_block_slow(sendbuf, recvbuf, recvcount, datatype, op, comm, key);
 }
 
-KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* MPI_Reduce_scatter past its shortcut */
+KCOLL_SLOW int kcoll_reduce_scatter_slow(const void *sendbuf, void *recvbuf,
+                                         const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                         MPI_Comm comm, const uint64_t key[KCOLL_SHORTCUT_WORDS])
 {
-    const uint64_t key[] =
-        KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op, 0, 0, 0);
-    if (kcoll_pmpi_shortcut_v(KCOLL_COLL_REDUCE_SCATTER, key, recvcounts, NULL))
-        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     kcoll_call_t c;
     kcoll_op_t kop;
     int rc;
@@ -117,6 +115,16 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
         return rc;
     kcoll_pmpi_shortcut_arm(KCOLL_COLL_REDUCE_SCATTER, key, datatype, datatype, op);
     KCOLL_RETURN_DRIVEN(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm));
+}
+
+KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const uint64_t key[] =
+        KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op, 0, 0, 0);
+    if (kcoll_pmpi_shortcut_v(KCOLL_COLL_REDUCE_SCATTER, key, recvcounts, NULL))
+        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    return kcoll_reduce_scatter_slow(sendbuf, recvbuf, recvcounts, datatype, op, comm, key);
 }
 
 KCOLL_PUBLIC int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
