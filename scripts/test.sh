@@ -36,7 +36,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 every='allgather|alltoall|barrier|bcast|reduce|rooted|nonblocking|persistent|large_count|dtype|semantics|progress|adapt|shortcut|streak|later'
 declare -A select=(
   [openmpi5]="-L mpi -E (\\.np7|mpi4py_suite\\.np[34]|^mpi\\.hier)$"
-  [mpich5]="-L mpi -E \\.np[67]$"
+  [mpich5]="-L mpi -E (\\.np[67]|mpi4py_suite\\.np4)$"
   [openmpi]="-R ^mpi\.(fortran\..*|mpi4py.*|semantics\..*|hier|progress\.np3|adapt\.np2|shortcut\.np2|streak\.np2|later\.np2|kill\.np3|preload\.np2|install\..*)$"
   [mpich]="-R ^mpi\.((nonblocking|persistent)\.np2|semantics\.np[23]|progress\.np3|adapt\.np2|shortcut\.np2|streak\.np2|later\.np2|fortran\..*\.np2)$"
   [impi]="-R ^mpi\.(($every)\.np[23]|engines\.np2|semantics\.fakenodes)$"
