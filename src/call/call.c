@@ -471,7 +471,7 @@ static void kcoll_call_shortcut_offer(kcoll_team_t *t, kcoll_coll_t c, const kco
     s->vints = m->vn ? (uint32_t)(m->vlen / (size_t)m->vn / sizeof(int)) : 0;
     s->vn = m->vn;
     if (m->vlen)
-        memcpy(m->vlen <= sizeof s->near ? s->near : r->v, m->vcounts, m->vlen);
+        memcpy(kcoll_shortcut_varrays(c), m->vcounts, m->vlen);
     r->offer = (uint32_t)left;
     r->dkey = m->selected ? m->dkey : 0;
     r->team = t;

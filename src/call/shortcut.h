@@ -104,6 +104,14 @@ extern kcoll_shortcut_rest_t kcoll_shortcut_rests[KCOLL_NCOLL];
 /* Set at start-up: no thread calls MPI while another does. */
 extern int kcoll_shortcut_allowed;
 
+/* Where the shortcut of collective c holds its v arrays (vn arrays of
+ * vints ints): on its own line where they fit there, else in the rest's */
+static inline int *kcoll_shortcut_varrays(kcoll_coll_t c)
+{
+    kcoll_shortcut_t *s = &kcoll_shortcuts[c];
+    return (uint32_t)s->vn * s->vints <= KCOLL_SHORTCUT_VNEAR ? s->near : kcoll_shortcut_rests[c].v;
+}
+
 /* A blocking call of collective c with arguments key (and its v arrays
  * counts and displs, for a collective that has them; else NULL): 1 when it
  * repeats the armed call (counted: the caller hands it to the host MPI),
@@ -113,16 +121,18 @@ static inline int kcoll_shortcut_take(kcoll_coll_t c, const uint64_t key[KCOLL_S
                                       const int *counts, const int *displs)
 {
     kcoll_shortcut_t *s = &kcoll_shortcuts[c];
-    uint64_t differ = 0; /* (the words compared inline: no call before the host's) */
+    /* the words compared inline (no call before the host's), each on its
+     * own: the loop unrolled (GCC keeps it a loop at -O2) and not
+     * vectorized (the entry points are compiled without the vectorizer:
+     * CMakeLists.txt says why) */
+    uint64_t differ = 0;
 #pragma GCC unroll 8
     for (int i = 0; i < KCOLL_SHORTCUT_WORDS; i++)
         differ |= s->key[i] ^ key[i];
     if (!s->left || differ || kcoll_params_generation() != s->gen)
         return 0;
     if (s->vints) {
-        const int *v = (uint32_t)s->vn * s->vints <= KCOLL_SHORTCUT_VNEAR
-                           ? s->near
-                           : kcoll_shortcut_rests[c].v;
+        const int *v = kcoll_shortcut_varrays(c);
         if (!counts || (s->vn > 1 && !displs))
             return 0;
         /* compared inline, word by word (a call to memcmp cost more than
@@ -130,8 +140,9 @@ static inline int kcoll_shortcut_take(kcoll_coll_t c, const uint64_t key[KCOLL_S
         unsigned diff = 0;
         for (uint32_t i = 0; i < s->vints; i++)
             diff |= (unsigned)(v[i] ^ counts[i]);
-        for (uint32_t i = 0; s->vn > 1 && i < s->vints; i++)
-            diff |= (unsigned)(v[s->vints + i] ^ displs[i]);
+        if (s->vn > 1)
+            for (uint32_t i = 0; i < s->vints; i++)
+                diff |= (unsigned)(v[s->vints + i] ^ displs[i]);
         if (diff)
             return 0;
     }

@@ -199,17 +199,17 @@ static inline int kcoll_pmpi_shortcut_v(kcoll_coll_t coll,
 {
     return !kcoll_pending() && kcoll_shortcut_take(coll, key, counts, displs);
 }
-/* ... and a call that went to the host arms it, where the datatypes it
- * looks at (stype, rtype: MPI_BYTE for one that MPI_IN_PLACE or the rank
- * makes insignificant) and its operation (MPI_OP_NULL: none) are
- * predefined ones: never freed, so a handle compared says the same layout
- * and operation. */
 /* Is this rank comm's root (or is comm not known: then as if it were)? */
 static inline int kcoll_pmpi_is_root(MPI_Comm comm, int root)
 {
     int p, rank;
     return !kcoll_comm_known(comm, &p, &rank) || rank == root;
 }
+/* ... and a call that went to the host arms it, where the datatypes it
+ * looks at (stype, rtype: MPI_BYTE for one that MPI_IN_PLACE or the rank
+ * makes insignificant) and its operation (MPI_OP_NULL: none) are
+ * predefined ones: never freed, so a handle compared says the same layout
+ * and operation. */
 static inline void kcoll_pmpi_shortcut_arm(kcoll_coll_t coll,
                                            const uint64_t key[KCOLL_SHORTCUT_WORDS],
                                            MPI_Datatype stype, MPI_Datatype rtype, MPI_Op op)
@@ -219,8 +219,5 @@ static inline void kcoll_pmpi_shortcut_arm(kcoll_coll_t coll,
                            kcoll_dtype_plain(stype) && kcoll_dtype_plain(rtype) &&
                                kcoll_pmpi_op_predefined(op));
 }
-
-
-
 
 #endif
