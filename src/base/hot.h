@@ -1,7 +1,8 @@
 /* The hot page: the few words that a call handed straight to the host MPI
  * reads (the call layer's shortcut, call/shortcut.h: the parameter
- * generation, the count of pending requests, the shortcuts' keys), kept
- * together on one page of the library's data.
+ * generation, the count of pending requests, the shortcuts' keys; the
+ * host's functions it then calls, call/shortcut.h), kept together on one
+ * page of the library's data.
  *
  * Between two calls of an application the caches and the TLB are often
  * emptied by its own work (a solver's sweep over its matrix before the
@@ -15,9 +16,11 @@
  * How: a section of its own, "kcoll_hot" (no leading dot, so the linker
  * keeps it as one output section, its input sections in link order, and
  * does not mix it into .data). The first variable in link order (the
- * parameter generation: src/base comes first in the library's sources)
- * is page aligned, which aligns the section; the others are aligned to a
- * cache line. The whole must stay under a page: the unit test
+ * parameter generation: src/base comes first in the core's objects) is
+ * page aligned, which aligns the section; the others are aligned to a
+ * cache line. Only the core defines hot variables (in the library the
+ * entry points' objects come first, and one of theirs would then open
+ * the section before the aligned one: two pages). The whole must stay under a page: the unit test
  * test_hot_page checks that every hot variable lies on the first one's.
  */
 #ifndef KCOLL_BASE_HOT_H

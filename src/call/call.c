@@ -223,6 +223,7 @@ static void kcoll_call_count(const kcoll_call_t *c, kcoll_mode_t mode, int path)
 }
 
 KCOLL_HOT kcoll_shortcut_t kcoll_shortcuts[KCOLL_NCOLL];
+KCOLL_HOT kcoll_host_fn_t kcoll_host_fns[KCOLL_NCOLL];
 kcoll_shortcut_rest_t kcoll_shortcut_rests[KCOLL_NCOLL];
 int kcoll_shortcut_allowed;
 

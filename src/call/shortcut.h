@@ -103,6 +103,20 @@ extern kcoll_shortcut_t kcoll_shortcuts[KCOLL_NCOLL];
 extern kcoll_shortcut_rest_t kcoll_shortcut_rests[KCOLL_NCOLL];
 /* Set at start-up: no thread calls MPI while another does. */
 extern int kcoll_shortcut_allowed;
+/* The host MPI's blocking function of each collective (its PMPI_*), which
+ * the entry point calls when the shortcut or a kept streak takes the
+ * call: held here, on the hot page, and called through (pmpi/pmpi.h,
+ * KCOLL_HOST_CALL) rather than through the library's procedure linkage
+ * table. From cold caches and TLB (a solver's dot product after its
+ * sweep over the matrix) the table's way read a stub on a page of code
+ * of its own and the function's global offset table entry on a page of
+ * data of its own, besides the hot page: two page walks more, some 0.3
+ * us of a 4-5 us call from cold (docs/adapt.md, "From cold"). Set by the
+ * entry points' layer when the library is loaded (pmpi/host_calls.c;
+ * this layer knows no MPI), as generic function pointers: each is called
+ * as the function it is. */
+typedef void (*kcoll_host_fn_t)(void);
+extern kcoll_host_fn_t kcoll_host_fns[KCOLL_NCOLL];
 
 /* Where the shortcut of collective c holds its v arrays (vn arrays of
  * vints ints): on its own line where they fit there, else in the rest's */

@@ -26,7 +26,8 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
                                               MPI_OP_NULL, sendcount, recvcount, 0);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLGATHER, key))
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_ALLGATHER, Allgather)(sendbuf, sendcount, sendtype,
+                   recvbuf, recvcount, recvtype, comm);
     return kcoll_allgather_slow(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                 key);
 }
@@ -56,8 +57,8 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
                                               MPI_OP_NULL, sendcount, 0, 0);
     if (kcoll_pmpi_shortcut_v(KCOLL_COLL_ALLGATHERV, key, recvcounts, displs))
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                               recvtype, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_ALLGATHERV, Allgatherv)(sendbuf, sendcount, sendtype,
+                   recvbuf, recvcounts, displs, recvtype, comm);
     return kcoll_allgatherv_slow(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                  recvtype, comm, key);
 }

@@ -27,7 +27,8 @@ KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype s
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
                                               MPI_OP_NULL, sendcount, recvcount, 0);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLTOALL, key))
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_ALLTOALL, Alltoall)(sendbuf, sendcount, sendtype, recvbuf,
+                   recvcount, recvtype, comm);
     return kcoll_alltoall_slow(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                key);
 }
@@ -59,8 +60,8 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
     const int took = kcoll_pmpi_streak_quick(KCOLL_COLL_ALLTOALLV, comm, 0, recvcounts, recvtype, 0,
                                              MPI_BYTE);
     if (took && !kcoll_pending())
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_ALLTOALLV, Alltoallv)(sendbuf, sendcounts, sdispls,
+                   sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     return kcoll_alltoallv_slow(took, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                 rdispls, recvtype, comm);
 }

@@ -45,7 +45,8 @@ KCOLL_PUBLIC int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
                                               MPI_OP_NULL, sendcount, recvcount, root);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_GATHER, key))
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_GATHER, Gather)(sendbuf, sendcount, sendtype, recvbuf,
+                   recvcount, recvtype, root, comm);
     return kcoll_gather_slow(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                              key);
 }
@@ -78,8 +79,8 @@ KCOLL_PUBLIC int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype se
     const int took = kcoll_pmpi_streak_quick(KCOLL_COLL_GATHERV, comm, root, recvcounts, recvtype,
                                              sendbuf == MPI_IN_PLACE ? 0 : sendcount, sendtype);
     if (took && !kcoll_pending())
-        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                            root, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_GATHERV, Gatherv)(sendbuf, sendcount, sendtype, recvbuf,
+                   recvcounts, displs, recvtype, root, comm);
     return kcoll_gatherv_slow(took, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, root, comm);
 }

@@ -10,8 +10,9 @@
  * The shape of every intercepted collective:
  *
  *   MPI_Bcast:  the shortcut (a kept streak for Gatherv, Scatterv,
- *               Alltoallv) asked inline: return PMPI_Bcast(...), a tail
- *               call; else kcoll_bcast_slow (KCOLL_SLOW, below):
+ *               Alltoallv) asked inline: the host's PMPI_Bcast returned
+ *               as a tail call (through KCOLL_HOST_CALL, below); else
+ *               kcoll_bcast_slow (KCOLL_SLOW, below):
  *               kcoll_call_t c; describe c (sides from the datatypes);
  *               if (kcoll_pmpi_blocking(&c, comm, &rc)) return rc;
  *               host: PMPI_Bcast, driven while kcoll requests are pending;
@@ -110,8 +111,8 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * the call, and what the wrapper adds is all kcoll costs there: so each
  * blocking MPI_* entry point that has a shortcut or a kept streak is a
  * few lines that ask it (inline, loads and compares only) and then call
- * the host's PMPI_* as their tail call, so that the compiler sets up no
- * room for the call's description there (a shortcut's wrapper saves no
+ * the host's PMPI_* as their tail call (KCOLL_HOST_CALL, below), so
+ * that the compiler sets up no room for the call's description there (a shortcut's wrapper saves no
  * register either; a kept streak's, holding nine arguments, a few);
  * everything else, the call described, agreed, run or handed over
  * driven, is a function of its own, KCOLL_SLOW. */
@@ -147,6 +148,9 @@ static inline int kcoll_pmpi_streak_quick(kcoll_coll_t c, MPI_Comm comm, int roo
     kcoll_streak_fast_count(f, kcoll_streak_sum(v, f->p, vcounts, count, f->size));
     return 1;
 }
+/* The host's PMPI_name, the blocking function of collective c, as the
+ * entry points' tail calls reach it (call/shortcut.h, kcoll_host_fns) */
+#define KCOLL_HOST_CALL(c, name) ((__typeof__(&PMPI_##name))kcoll_host_fns[c])
 /* Return the blocking host call `call` (an int expression), driven. */
 #define KCOLL_RETURN_DRIVEN(call)                                                        \
     do {                                                                                 \

@@ -45,7 +45,8 @@ KCOLL_PUBLIC int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
                                               count, count, root);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_REDUCE, key))
-        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_REDUCE, Reduce)(sendbuf, recvbuf, count, datatype, op,
+                   root, comm);
     return kcoll_reduce_slow(sendbuf, recvbuf, count, datatype, op, root, comm, key);
 }
 
@@ -71,7 +72,8 @@ KCOLL_PUBLIC int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
                                               count, count, 0);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLREDUCE, key))
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_ALLREDUCE, Allreduce)(sendbuf, recvbuf, count, datatype,
+                   op, comm);
     return kcoll_allreduce_slow(sendbuf, recvbuf, count, datatype, op, comm, key);
 }
 
@@ -97,7 +99,8 @@ KCOLL_PUBLIC int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op,
                                               recvcount, recvcount, 0);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_REDUCE_SCATTER_BLOCK, key))
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_REDUCE_SCATTER_BLOCK, Reduce_scatter_block)(sendbuf,
+                   recvbuf, recvcount, datatype, op, comm);
     return kcoll_reduce_scatter_block_slow(sendbuf, recvbuf, recvcount, datatype, op, comm, key);
 }
 
@@ -123,7 +126,8 @@ KCOLL_PUBLIC int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
     const uint64_t key[] =
         KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, datatype, datatype, op, 0, 0, 0);
     if (kcoll_pmpi_shortcut_v(KCOLL_COLL_REDUCE_SCATTER, key, recvcounts, NULL))
-        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_REDUCE_SCATTER, Reduce_scatter)(sendbuf, recvbuf,
+                   recvcounts, datatype, op, comm);
     return kcoll_reduce_scatter_slow(sendbuf, recvbuf, recvcounts, datatype, op, comm, key);
 }
 

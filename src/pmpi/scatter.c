@@ -46,7 +46,8 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
                                               MPI_OP_NULL, sendcount, recvcount, root);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_SCATTER, key))
-        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_SCATTER, Scatter)(sendbuf, sendcount, sendtype, recvbuf,
+                   recvcount, recvtype, root, comm);
     return kcoll_scatter_slow(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm, key);
 }
@@ -78,8 +79,8 @@ KCOLL_PUBLIC int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
     const int took = kcoll_pmpi_streak_quick(KCOLL_COLL_SCATTERV, comm, root, sendcounts, sendtype,
                                              recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
     if (took && !kcoll_pending())
-        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                             root, comm);
+        return KCOLL_HOST_CALL(KCOLL_COLL_SCATTERV, Scatterv)(sendbuf, sendcounts, displs, sendtype,
+                   recvbuf, recvcount, recvtype, root, comm);
     return kcoll_scatterv_slow(took, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                recvtype, root, comm);
 }

@@ -29,7 +29,7 @@ if [ "$len" -gt "$page" ]; then
   fail=1
 fi
 for sym in kcoll_params_gen kcoll_npending kcoll_team_threads kcoll_shortcuts \
-           kcoll_streak_fasts; do
+           kcoll_streak_fasts kcoll_host_fns; do
   entry=$(nm -S "$lib" | awk -v s="$sym" '$4 == s { print $1, $2 }')
   if [ -z "$entry" ]; then
     echo "FAIL: $sym not found in $lib"

@@ -35,5 +35,6 @@ int main(void)
     CHECK(on_page(&kcoll_team_threads, sizeof kcoll_team_threads), "the threads flag");
     CHECK(on_page(kcoll_shortcuts, sizeof kcoll_shortcuts), "the shortcuts");
     CHECK(on_page(kcoll_streak_fasts, sizeof kcoll_streak_fasts), "the streaks' fast paths");
+    CHECK(on_page(kcoll_host_fns, sizeof kcoll_host_fns), "the host functions they call");
     return check_report("test_hot_page");
 }
