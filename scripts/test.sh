@@ -57,6 +57,11 @@ while read -r name cc env _; do
     cd "build/$name"
     if [ -z "$first" ]; then
       echo "== unit tests (build/$name)"
+      # (scripts/build.sh builds them in its first build only)
+      if ! grep -q '^KCOLL_UNIT_TESTS:BOOL=ON' CMakeCache.txt; then
+        echo "build/$name has no unit test programs: FAIL"
+        exit 1
+      fi
       ctest --output-on-failure -j2 -L unit # simulators: one core each
     fi
     # shellcheck disable=SC2086 # the selection is words
