@@ -21,7 +21,7 @@
 #     through the MPI-5 standard ABI every collective, blocking and
 #     non-blocking, persistent, large-count and derived datatypes, at 2 and
 #     3 ranks, byte for byte against that host and on kcoll's paths.
-# README "Tests" explains the split (26-35 minutes on 2 cores:
+# README "Tests" explains the split (about 30 minutes on 2 cores:
 # docs/hosts.md has the parts' times). KCOLL_HOSTS="openmpi5 ..." runs a
 # subset of the hosts.
 set -euo pipefail
