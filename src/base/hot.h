@@ -20,8 +20,9 @@
  * page aligned, which aligns the section; the others are aligned to a
  * cache line. Only the core defines hot variables (in the library the
  * entry points' objects come first, and one of theirs would then open
- * the section before the aligned one: two pages). The whole must stay under a page: the unit test
- * test_hot_page checks that every hot variable lies on the first one's.
+ * the section before the aligned one: two pages). The whole must stay
+ * under a page: the unit test test_hot_page checks that every hot
+ * variable lies on the first one's.
  */
 #ifndef KCOLL_BASE_HOT_H
 #define KCOLL_BASE_HOT_H

@@ -112,8 +112,9 @@ void kcoll_pmpi_scatter_call(kcoll_call_t *c, kcoll_coll_t coll, const void *sen
  * blocking MPI_* entry point that has a shortcut or a kept streak is a
  * few lines that ask it (inline, loads and compares only) and then call
  * the host's PMPI_* as their tail call (KCOLL_HOST_CALL, below), so
- * that the compiler sets up no room for the call's description there (a shortcut's wrapper saves no
- * register either; a kept streak's, holding nine arguments, a few);
+ * that the compiler sets up no room for the call's description there (a
+ * shortcut's wrapper saves no register either; a kept streak's, holding
+ * nine arguments, a few);
  * everything else, the call described, agreed, run or handed over
  * driven, is a function of its own, KCOLL_SLOW. */
 #define KCOLL_SLOW static __attribute__((noinline))
