@@ -24,7 +24,7 @@ KCOLL_PUBLIC int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, recvcount, 0);
+                                              KCOLL_SHORTCUT_NONE, sendcount, recvcount, 0);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLGATHER, key))
         return KCOLL_HOST_CALL(KCOLL_COLL_ALLGATHER, Allgather)(sendbuf, sendcount, sendtype,
                    recvbuf, recvcount, recvtype, comm);
@@ -55,7 +55,7 @@ KCOLL_PUBLIC int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                                 MPI_Datatype recvtype, MPI_Comm comm)
 {
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, 0, 0);
+                                              KCOLL_SHORTCUT_NONE, sendcount, 0, 0);
     if (kcoll_pmpi_shortcut_v(KCOLL_COLL_ALLGATHERV, key, recvcounts, displs))
         return KCOLL_HOST_CALL(KCOLL_COLL_ALLGATHERV, Allgatherv)(sendbuf, sendcount, sendtype,
                    recvbuf, recvcounts, displs, recvtype, comm);

@@ -25,7 +25,7 @@ KCOLL_PUBLIC int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, recvcount, 0);
+                                              KCOLL_SHORTCUT_NONE, sendcount, recvcount, 0);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_ALLTOALL, key))
         return KCOLL_HOST_CALL(KCOLL_COLL_ALLTOALL, Alltoall)(sendbuf, sendcount, sendtype, recvbuf,
                    recvcount, recvtype, comm);
@@ -42,7 +42,7 @@ KCOLL_SLOW int kcoll_alltoallv_slow(int took, const void *sendbuf, const int sen
 {
     kcoll_call_t c;
     int rc;
-    if (took || kcoll_pmpi_streak(KCOLL_COLL_ALLTOALLV, comm, 0, recvcounts, recvtype, 0, MPI_BYTE))
+    if (took || kcoll_pmpi_streak(KCOLL_COLL_ALLTOALLV, comm, 0, recvcounts, recvtype, 0, recvtype))
         KCOLL_RETURN_DRIVEN(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                            recvcounts, rdispls, recvtype, comm));
     kcoll_pmpi_describe_all(&c, KCOLL_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
@@ -57,8 +57,10 @@ KCOLL_PUBLIC int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    /* (no count of a single type: 0 of recvtype, which is no bytes of any
+     * type, and reads no predefined handle: KCOLL_SHORTCUT_NONE says why) */
     const int took = kcoll_pmpi_streak_quick(KCOLL_COLL_ALLTOALLV, comm, 0, recvcounts, recvtype, 0,
-                                             MPI_BYTE);
+                                             recvtype);
     if (took && !kcoll_pending())
         return KCOLL_HOST_CALL(KCOLL_COLL_ALLTOALLV, Alltoallv)(sendbuf, sendcounts, sdispls,
                    sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);

@@ -16,8 +16,8 @@ KCOLL_SLOW int kcoll_barrier_slow(MPI_Comm comm, const uint64_t key[KCOLL_SHORTC
 
 KCOLL_PUBLIC int MPI_Barrier(MPI_Comm comm)
 {
-    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, NULL, NULL, MPI_BYTE, MPI_BYTE, MPI_OP_NULL,
-                                              0, 0, 0);
+    const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, NULL, NULL, KCOLL_SHORTCUT_NONE,
+                                              KCOLL_SHORTCUT_NONE, KCOLL_SHORTCUT_NONE, 0, 0, 0);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_BARRIER, key))
         return KCOLL_HOST_CALL(KCOLL_COLL_BARRIER, Barrier)(comm);
     return kcoll_barrier_slow(comm, key);

@@ -26,7 +26,7 @@ KCOLL_SLOW int kcoll_bcast_slow(void *buffer, int count, MPI_Datatype datatype, 
 KCOLL_PUBLIC int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, buffer, buffer, datatype, datatype,
-                                              MPI_OP_NULL, count, count, root);
+                                              KCOLL_SHORTCUT_NONE, count, count, root);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_BCAST, key))
         return KCOLL_HOST_CALL(KCOLL_COLL_BCAST, Bcast)(buffer, count, datatype, root, comm);
     return kcoll_bcast_slow(buffer, count, datatype, root, comm, key);

@@ -190,6 +190,14 @@ void kcoll_plans_finalize(void);
      (uint64_t)(int64_t)(scount),                                                        \
      (uint64_t)(int64_t)(rcount),                                                        \
      (uint64_t)(int64_t)(root)}
+/* (The word of a handle a collective does not have: the operation of one
+ * that is not a reduction, a barrier's datatypes. A constant, not the
+ * host's null handle: under Open MPI a predefined handle is the address
+ * of its object in libmpi, which the entry point would read from the
+ * library's global offset table, a line on a page of its own, on every
+ * call. The shortcut's key of a collective is only ever compared with
+ * keys of the same collective.) */
+#define KCOLL_SHORTCUT_NONE 0
 /* ... a call that takes it goes to the host MPI at once (none when kcoll
  * requests are pending: the host call must then be driven) ... */
 static inline int kcoll_pmpi_shortcut(kcoll_coll_t coll, const uint64_t key[KCOLL_SHORTCUT_WORDS])

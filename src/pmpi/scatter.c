@@ -44,7 +44,7 @@ KCOLL_PUBLIC int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Comm comm)
 {
     const uint64_t key[] = KCOLL_SHORTCUT_KEY(comm, sendbuf, recvbuf, sendtype, recvtype,
-                                              MPI_OP_NULL, sendcount, recvcount, root);
+                                              KCOLL_SHORTCUT_NONE, sendcount, recvcount, root);
     if (kcoll_pmpi_shortcut(KCOLL_COLL_SCATTER, key))
         return KCOLL_HOST_CALL(KCOLL_COLL_SCATTER, Scatter)(sendbuf, sendcount, sendtype, recvbuf,
                    recvcount, recvtype, root, comm);
