@@ -482,9 +482,17 @@ static void kcoll_info_percall(const kcoll_machine_t *m, const kcoll_pcall_t *pc
     static kcoll_cand_t alt[KCOLL_MAX_CANDS];
     kcoll_pcall_t on = *pc;
     char spec[128] = "the host MPI";
+    double ht, kt;
     on.engine = KCOLL_ENGINE_SHM;
-    if (!kcoll_model_rank(m, &on, 1, alt, KCOLL_MAX_CANDS))
+    const int n = kcoll_model_rank(m, &on, 1, alt, KCOLL_MAX_CANDS);
+    if (!n)
         return;
+    if (alt[0].ch.algo && kcoll_model_low_end(m, &on, on.bytes, &alt[0].ch, &ht, &kt)) {
+        /* the host at the class's lower end on shm too: its decision */
+        for (int i = 1; alt[0].ch.algo && i < n; i++)
+            if (!alt[i].ch.algo)
+                alt[0] = alt[i];
+    }
     if (alt[0].ch.algo)
         kcoll_algo_spec(alt[0].ch.algo, &alt[0].ch.prm, spec, sizeof spec);
     const int shm = kcoll_percall_takes(alt[0].ch.algo != NULL, alt[0].t, best->t);
@@ -620,6 +628,26 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
         printf("%-4s %-30s %12.2f %7.2fx\n", i ? "" : "best", line, cand[i].t * 1e6,
                cand[0].t > 0 ? cand[i].t / cand[0].t : 1.0);
     }
+    /* the class's lower end (model/select.h, kcoll_model_low_end) */
+    int low_host = 0;
+    double low_h = 0, low_k = 0;
+    if (nc && cand[0].ch.algo && !rule && !(forced && strcmp(forced, "auto")) &&
+        kcoll_model_low_end(&t.m, &pc, (size_t)bytes, &cand[0].ch, &low_h, &low_k)) {
+        kcoll_algo_spec(cand[0].ch.algo, &cand[0].ch.prm, line, sizeof line);
+        printf("at its size class's lower end, %zu bytes, the host MPI is priced %.2f us and "
+               "%s %.2f us: the host MPI takes the class (kcoll's pick is the runner-up that "
+               "the check by measurement times, docs/adapt.md)\n",
+               (size_t)1 << (kcoll_size_class((size_t)bytes) - 1), low_h * 1e6, line,
+               low_k * 1e6);
+        low_host = 1;
+        for (int i = 1; i < nc; i++)
+            if (!cand[i].ch.algo) {
+                const kcoll_cand_t h = cand[i];
+                memmove(&cand[1], &cand[0], (size_t)i * sizeof cand[0]);
+                cand[0] = h;
+                break;
+            }
+    }
     if (nc && cand[0].ch.algo) {
         const kcoll_price_t *w = &cand[0].pr;
         printf("terms of the winner (rank %d ends last, us): alpha %.2f, bytes %.2f, "
@@ -627,7 +655,7 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
                "contention %.1f; %d steps\n",
                w->crit, w->alpha * 1e6, w->bytes * 1e6, w->lock * 1e6, w->copy * 1e6,
                w->reduce * 1e6, w->sync * 1e6, w->wait * 1e6, w->call * 1e6, w->cmax, w->steps);
-    } else if (nc && !rule && !(forced && strcmp(forced, "auto")) && !percall) {
+    } else if (nc && !rule && !(forced && strcmp(forced, "auto")) && !percall && !low_host) {
         printf("the host MPI is predicted fastest: kcoll hands this call to it\n");
     }
     if (percall && nc && !rule && !(forced && strcmp(forced, "auto")))

@@ -636,6 +636,48 @@ static int kcoll_split_price(kcoll_split_t *split, const kcoll_pcall_t *pc, int 
     return 0;
 }
 
+int kcoll_model_low_end(const kcoll_machine_t *m, const kcoll_pcall_t *pc, size_t bytes,
+                        const kcoll_choice_t *pick, double *host_t, double *pick_t)
+{
+    const int c = kcoll_size_class(bytes);
+    if (!pick->algo || bytes == KCOLL_BYTES_UNKNOWN || c <= 1 || c >= 63)
+        return 0;
+    kcoll_pcall_t low = *pc;
+    low.bytes = (size_t)1 << (c - 1);
+    kcoll_choice_t host;
+    memset(&host, 0, sizeof host);
+    host.engine = -1;
+    kcoll_cand_t h, k;
+    if (low.bytes == pc->bytes || kcoll_model_price_one(m, &low, &host, &h) ||
+        kcoll_model_price_one(m, &low, pick, &k))
+        return 0;
+    *host_t = h.t;
+    *pick_t = k.t;
+    return h.t < k.t;
+}
+
+/* The lower end's say in a decision (kcoll_model_low_end, select.h: why):
+ * where kcoll's pick (*best) is dearer than the host there, the host
+ * takes the class and kcoll's pick is the runner-up (*alt) that the check
+ * by measurement (call/adapt.c) times against it. pc: the call priced at
+ * the middle of the class of bytes; hok: the host is a candidate. */
+static void kcoll_select_low_end(const kcoll_pcall_t *pc, size_t bytes, int hok,
+                                 kcoll_cand_t *best, kcoll_cand_t *alt, int *has_alt)
+{
+    const kcoll_machine_t *m = &kcoll_tuning()->m;
+    kcoll_choice_t host;
+    memset(&host, 0, sizeof host);
+    host.engine = -1;
+    kcoll_cand_t h;
+    double ht, kt;
+    if (!hok || !kcoll_model_low_end(m, pc, bytes, &best->ch, &ht, &kt) ||
+        kcoll_model_price_one(m, pc, &host, &h))
+        return;
+    *alt = *best;
+    *has_alt = 1;
+    *best = h;
+}
+
 /* The model's choice for a call with steps on `engine`: the cheapest
  * candidate, its predicted time in *t; priced with split's ranks where
  * split is not NULL (every one of them calls this alike), else alone. */
@@ -691,6 +733,7 @@ static kcoll_select_t kcoll_select_model(kcoll_coll_t c, int p, const kcoll_leve
         memset(&best, 0, sizeof best);
         best.ch.engine = -1;
     }
+    kcoll_select_low_end(&pc, bytes, hok, &best, &alt, &has_alt);
     /* kcoll's cheapest of the same candidates is kept where the host was
      * among them and no candidate was left out */
     const int keep_alt = has_alt && host_ok && bytes != KCOLL_BYTES_UNKNOWN && n < KCOLL_MAX_CANDS;

@@ -13,7 +13,9 @@
  *
  * A decision holds for a whole size class (the bytes' highest set bit):
  * the model prices the class at its geometric middle, so every rank
- * decides alike whatever size of the class comes first. The team caches
+ * decides alike whatever size of the class comes first (and the host
+ * takes a class it is cheaper at the lower end of: kcoll_model_low_end,
+ * below). The team caches
  * decisions per (collective, size class, host_ok) in a kcoll_decisions_t and
  * selection costs a table lookup after the first call. A change of any
  * parameter or of the tuning (kcoll_params_generation) empties the cache,
@@ -227,6 +229,22 @@ typedef struct {
 } kcoll_cand_t;
 
 #define KCOLL_MAX_CANDS 128
+/* A decision's lower end. The model prices a size class at its geometric
+ * middle, but its lower end, a power of two, is the size programs and
+ * benchmarks call most, and the host's price between two sizes it was
+ * measured at is interpolated: where the host changes protocol between
+ * them (Open MPI 4.1's Alltoall and Gather at 2 ranks, measured 0.9 us at
+ * 1 KiB and 7.3 us at 4 KiB), the middle of the class below the step
+ * (2896 bytes) is priced with part of the step, and kcoll took the 2 KiB
+ * class, whose 2 KiB calls the host did in 1.8-2.5 us against kcoll's
+ * 2.7-3.3. So where kcoll's pick for the class of bytes (pc: that call at
+ * the class's middle on machine m) is dearer than the host at the class's
+ * lower end, the host takes the class: returns 1 (the two prices there in
+ * *host_t, *pick_t), else 0. A class the host may win starts on the host,
+ * and the check by measurement (call/adapt.c) times kcoll's pick against
+ * it. kcoll-info --explain says so. */
+int kcoll_model_low_end(const kcoll_machine_t *m, const kcoll_pcall_t *pc, size_t bytes,
+                        const kcoll_choice_t *pick, double *host_t, double *pick_t);
 /* How many decisions the model has priced in this process (each prices
  * every candidate; a decision it already knows is not priced again:
  * select.c, the memo). For tests. */

@@ -61,6 +61,8 @@ for coll in bcast scatter gather allgather alltoall reduce allreduce reduce_scat
     pick=$(sed -n 's/^rule [0-9]* of the tuning file decides this call: \([^;]*\);.*/\1/p' "$dir/x")
     # one engine per call: the model may run the call on shm instead
     [ -n "$pick" ] || pick=$(sed -n 's/^one engine per call.*: on shm the best is \([^ ]*\) at .*: the call runs on shm$/\1/p' "$dir/x")
+    # the host at the class's lower end takes the class
+    [ -n "$pick" ] || ! grep -q 'the host MPI takes the class' "$dir/x" || pick=host
     [ -n "$pick" ] || pick=$(awk '$1 == "best" { print ($2 == "host" ? "host" : $2) }' "$dir/x")
     pick=${pick%%@*}
     if [ "$pick" = host ]; then echo mpi:below_min_bytes; else echo "kcoll:${pick%%:*}"; fi >>"$dir/want"

@@ -15,6 +15,39 @@
 #include "xfer/engine.h"
 #include "levels_fixture.h"
 
+/* The model's decision for the class of bytes, priced afresh: the cheapest
+ * candidate at the class's middle (mid: that call), but the host where
+ * that is kcoll's and the host is cheaper than it at the class's lower end
+ * (select.c, kcoll_select_low_end). Sets *flipped where the lower end
+ * decided. Returns the decision as a candidate (NULL algo: the host). */
+static kcoll_choice_t fresh_decision(const kcoll_pcall_t *mid, size_t bytes, int *flipped)
+{
+    static kcoll_cand_t cand[KCOLL_MAX_CANDS], low[KCOLL_MAX_CANDS];
+    const kcoll_machine_t *m = &kcoll_tuning()->m;
+    kcoll_choice_t none = {.engine = -1};
+    *flipped = 0;
+    if (kcoll_model_rank(m, mid, 1, cand, KCOLL_MAX_CANDS) < 1)
+        return none;
+    if (!cand[0].ch.algo || kcoll_size_class(bytes) <= 1)
+        return cand[0].ch;
+    kcoll_pcall_t at = *mid;
+    at.bytes = (size_t)1 << (kcoll_size_class(bytes) - 1);
+    const int n = kcoll_model_rank(m, &at, 1, low, KCOLL_MAX_CANDS);
+    double host = -1, pick = -1;
+    for (int i = 0; i < n; i++) {
+        if (!low[i].ch.algo)
+            host = low[i].t;
+        else if (low[i].ch.algo == cand[0].ch.algo &&
+                 !memcmp(&low[i].ch.prm, &cand[0].ch.prm, sizeof low[i].ch.prm))
+            pick = low[i].t;
+    }
+    if (at.bytes != mid->bytes && host >= 0 && pick >= 0 && host < pick) {
+        *flipped = 1;
+        return none;
+    }
+    return cand[0].ch;
+}
+
 int main(void)
 {
     int64_t v;
@@ -128,22 +161,37 @@ int main(void)
                 }
             }
 
-    /* the model's choice is the cheapest candidate it prices */
+    /* the model's choice is the cheapest candidate it prices at the size
+     * class's middle, or the host where that is kcoll's and the host is
+     * cheaper than it at the class's lower end: over families, process
+     * counts and sizes the selector answers what pricing afresh answers,
+     * and somewhere the lower end decided */
     kcoll_choice_t ch;
+    int flips = 0;
     for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++) {
         static kcoll_cand_t cand[KCOLL_MAX_CANDS];
-        const size_t n = 1 << 20;
-        kcoll_pcall_t pc = {.coll = fams[f], .p = 4, .bytes = kcoll_class_bytes(n)};
+        kcoll_pcall_t pc = {.coll = fams[f], .p = 4, .bytes = kcoll_class_bytes(1 << 20)};
         int nc = kcoll_model_rank(&kcoll_tuning()->m, &pc, 1, cand, KCOLL_MAX_CANDS);
-        memset(d, 0, sizeof *d);
-        kcoll_select_t r = kcoll_select(d, fams[f], 4, NULL, 1, n, &ch);
-        CHECK(nc > 1 && (r == KCOLL_SELECT_HOST ? !cand[0].ch.algo
-                                                : cand[0].ch.algo == ch.algo &&
-                                                      !memcmp(&cand[0].ch.prm, &ch.prm, sizeof ch.prm)),
-              "%s: the selector takes the model's cheapest", kcoll_coll_name(fams[f]));
+        CHECK(nc > 1, "%s: candidates priced", kcoll_coll_name(fams[f]));
         for (int i = 1; i < nc; i++)
             CHECK(cand[i].t >= cand[i - 1].t, "candidates sorted");
+        for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+            for (size_t n = 8; n <= ((size_t)16 << 20); n *= 4) {
+                int flipped = 0;
+                pc.p = ps[pi];
+                pc.bytes = kcoll_class_bytes(n);
+                const kcoll_choice_t want = fresh_decision(&pc, n, &flipped);
+                memset(d, 0, sizeof *d);
+                kcoll_select_t r = kcoll_select(d, fams[f], ps[pi], NULL, 1, n, &ch);
+                flips += flipped;
+                CHECK(r == KCOLL_SELECT_HOST ? !want.algo
+                                             : want.algo == ch.algo &&
+                                                   !memcmp(&want.prm, &ch.prm, sizeof ch.prm),
+                      "%s p=%d %zu B: the selector decides as the model priced afresh",
+                      kcoll_coll_name(fams[f]), ps[pi], n);
+            }
     }
+    CHECK(flips > 0, "the class's lower end decided somewhere (%d)", flips);
 
     /* a tuning file's rules come before the model, an invalid or
      * non-matching rule is passed over, and setting a tuning empties the
@@ -309,16 +357,17 @@ int main(void)
                   kcoll_model_pricings() == k1 && c2.algo == c1.algo &&
                   !memcmp(&c2.prm, &c1.prm, sizeof c1.prm),
               "another team with the same levels: the same, not priced again");
-        /* priced afresh: the cheapest candidate at these levels */
+        /* priced afresh: the cheapest candidate at these levels (or the
+         * host, cheaper at the class's lower end) */
         static kcoll_cand_t cand[KCOLL_MAX_CANDS];
         kcoll_pcall_t pc = {.coll = KCOLL_COLL_ALLREDUCE, .p = 16, .bytes = kcoll_class_bytes(n),
                             .lv = &lv1};
-        int nc = kcoll_model_rank(&kcoll_tuning()->m, &pc, 1, cand, KCOLL_MAX_CANDS);
-        CHECK(nc > 1 && (r1 == KCOLL_SELECT_HOST ? !cand[0].ch.algo
-                                                 : cand[0].ch.algo == c1.algo &&
-                                                       !memcmp(&cand[0].ch.prm, &c1.prm,
-                                                               sizeof c1.prm)),
-              "the memo's decision is the cheapest candidate priced afresh");
+        int flipped = 0;
+        const kcoll_choice_t afresh = fresh_decision(&pc, n, &flipped);
+        CHECK(r1 == KCOLL_SELECT_HOST ? !afresh.algo
+                                      : afresh.algo == c1.algo &&
+                                            !memcmp(&afresh.prm, &c1.prm, sizeof c1.prm),
+              "the memo's decision is the one priced afresh");
         kcoll_select(t3, KCOLL_COLL_ALLREDUCE, 16, &lv3, 1, n, &c3);
         const uint64_t k2 = kcoll_model_pricings();
         CHECK(k2 > k1, "other levels are priced anew");

@@ -1,6 +1,6 @@
 /* The quick calibration (model/quick.h) lands in the decisions: a machine
  * whose measured host MPI is much cheaper than the built-in defaults say
- * flips kcoll's choice for a 4 KiB Allreduce at 2 ranks to the host; one
+ * flips kcoll's choice for an 8 KiB Allreduce at 2 ranks to the host; one
  * whose host is much dearer flips an 8-byte one to kcoll; the measured
  * points replace the defaults' only at the measured process count and up
  * to the largest measured size; the result written as the per-machine
@@ -113,15 +113,15 @@ int main(void)
     kcoll_quick_t q;
     kcoll_tuning_defaults(&base);
     kcoll_tuning_set(&base);
-    const int k4 = kcoll_takes(4096), k8 = kcoll_takes(8);
-    CHECK(k4 == 1, "the defaults give a 4 KiB Allreduce at 2 ranks to kcoll (%d)", k4);
+    const int k8k = kcoll_takes(8192), k8 = kcoll_takes(8);
+    CHECK(k8k == 1, "the defaults give an 8 KiB Allreduce at 2 ranks to kcoll (%d)", k8k);
 
     /* a host ten times cheaper: the host takes it */
     fake_quick(&q, 2, 0.1);
     t = base;
     kcoll_quick_apply(&t.m, &q);
     kcoll_tuning_set(&t);
-    CHECK(kcoll_takes(4096) == 0, "a host 10x cheaper takes the 4 KiB Allreduce");
+    CHECK(kcoll_takes(8192) == 0, "a host 10x cheaper takes the 8 KiB Allreduce");
 
     /* written as the cache file and read back: the same decision */
     char path[] = "/tmp/kcoll-quick-XXXXXX";
@@ -133,7 +133,7 @@ int main(void)
     CHECK(kcoll_tuning_load(path, &back, err, sizeof err) == 0, "cache file read back: %s", err);
     unlink(path);
     kcoll_tuning_set(&back);
-    CHECK(kcoll_takes(4096) == 0, "the cache file decides as the measurement did");
+    CHECK(kcoll_takes(8192) == 0, "the cache file decides as the measurement did");
 
     /* a host ten times dearer at the smallest sizes: kcoll takes 8 bytes */
     fake_quick(&q, 2, 10);
@@ -162,7 +162,7 @@ int main(void)
     t = base;
     kcoll_quick_apply(&t.m, &q);
     kcoll_tuning_set(&t);
-    CHECK(kcoll_takes(4096) == 1, "points measured at 3 ranks leave 2 ranks' decisions alone");
+    CHECK(kcoll_takes(8192) == 1, "points measured at 3 ranks leave 2 ranks' decisions alone");
     /* Scatterv follows Scatter */
     int sv = 0;
     for (int j = 0; j < t.m.nhost[KCOLL_COLL_SCATTERV]; j++)
