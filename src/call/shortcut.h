@@ -108,11 +108,11 @@ extern int kcoll_shortcut_allowed;
  * call: held here, on the hot page, and called through (pmpi/pmpi.h,
  * KCOLL_HOST_CALL) rather than through the library's procedure linkage
  * table. From cold caches and TLB (a solver's dot product after its
- * sweep over the matrix), a call through that table reads a stub on a
- * page of code of its own, then the function's global offset table
- * entry on a page of data of its own, besides the hot page: two page
- * walks more, some 0.3 us of a 4-5 us call from cold (docs/adapt.md,
- * "From cold"). Set by the
+ * sweep over the matrix), a call through that table first jumps to the
+ * table's entry for the function, on a page of code of its own, which
+ * reads the function's global offset table entry on a page of data of
+ * its own, besides the hot page: two page walks more, some 0.3 us of a
+ * 4-5 us call from cold (docs/adapt.md, "From cold"). Set by the
  * entry points' layer when the library is loaded (pmpi/host_calls.c;
  * this layer knows no MPI), as generic function pointers: each is called
  * as the function it is. */

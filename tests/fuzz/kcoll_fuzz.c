@@ -1092,8 +1092,8 @@ static void one_call(long num)
      *    collective on the communicator hanging (seed 1 at 3 ranks, call
      *    21026: the host's reference of call 21028 never completed);
      *  - its in-place PMPI_Ialltoall crashes in libnbc's progress of the
-     *    call (seed 1 at 3 ranks, call 35405, with kcoll replaced by a stub
-     *    library too);
+     *    call (seed 1 at 3 ranks, call 35405, with kcoll replaced by a bare
+     *    forwarding library too);
      *  - 5.0.11 crashes in libnbc's progress (NBC_Progress ->
      *    mca_pml_ob1_isend) with KCOLL_DISABLE=1 (seed 2 at 3 ranks, calls
      *    1210 and 32798 in two runs), and runs seeds 1 and 2 clean without
