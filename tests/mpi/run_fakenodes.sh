@@ -112,14 +112,8 @@ reap_daemons() {
   return 0
 }
 
-# Did the host fail to start the job (log: the layout's output)? A
-# process killed by a signal counts only where neither the host's report
-# of it nor a word of the program's (or kcoll's) came out
-startup_failed() {
-  grep -aq 'PMIx_Init\|daemon failed to report back' "$1" && return 0
-  grep -aq '^signal [0-9]* (' "$1" && ! grep -aq 'Process received signal' "$1" &&
-    ! grep -aq "kcoll\|$(basename "$exe")" "$1"
-}
+# startup_failed LOG PROGRAM: did the host fail to start the job?
+. "$here/launch.sh"
 
 failed=() summary=()
 # run_layout NAME NP EXPECTED_NODES HOSTS [strict|bynode]
@@ -173,14 +167,9 @@ run_layout() {
     rc=$?
     cat "$log"
     [ "$rc" -eq 0 ] || reap_daemons
-    # start-up failures of the host's, before the program (or kcoll) ran,
-    # tried once more: Open MPI 5.0's PMIx now and then crashes adopting
-    # the launcher's shared topology (hwloc_shmem_topology_adopt) inside
-    # MPI_Init, now and then before its signal handler is in place (a
-    # crash after MPI_Init, in the program or in kcoll, prints the host's
-    # "Process received signal" report), and PRRTE now and then loses a
-    # strict layout's daemon ("failed to report back")
-    if [ "$rc" -eq 0 ] || [ "$try" -eq 2 ] || ! startup_failed "$log"; then
+    # start-up failures of the host's, before the program (or kcoll) ran
+    # (launch.sh says which), tried once more
+    if [ "$rc" -eq 0 ] || [ "$try" -eq 2 ] || ! startup_failed "$log" "$(basename "$exe")"; then
       break
     fi
     echo "== layout: $name: the host's start-up failed; once more"
