@@ -474,6 +474,16 @@ static int kcoll_info_nodes(kcoll_coll_t c, int p, size_t bytes, int nodes, cons
     return 0;
 }
 
+/* Where among the ranked candidates cand[1..n) the host MPI is: its
+ * index, or 0 for none (kcoll_model_low_end may give it the class). */
+static int kcoll_info_host_at(const kcoll_cand_t *cand, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (!cand[i].ch.algo)
+            return i;
+    return 0;
+}
+
 /* One engine per call (KCOLL_ENGINE=auto on cma, docs/engines.md): the
  * best on shm against cma's best, and which runs the call. */
 static void kcoll_info_percall(const kcoll_machine_t *m, const kcoll_pcall_t *pc,
@@ -489,9 +499,9 @@ static void kcoll_info_percall(const kcoll_machine_t *m, const kcoll_pcall_t *pc
         return;
     if (alt[0].ch.algo && kcoll_model_low_end(m, &on, on.bytes, &alt[0].ch, &ht, &kt)) {
         /* the host at the class's lower end on shm too: its decision */
-        for (int i = 1; alt[0].ch.algo && i < n; i++)
-            if (!alt[i].ch.algo)
-                alt[0] = alt[i];
+        const int h = kcoll_info_host_at(alt, n);
+        if (h)
+            alt[0] = alt[h];
     }
     if (alt[0].ch.algo)
         kcoll_algo_spec(alt[0].ch.algo, &alt[0].ch.prm, spec, sizeof spec);
@@ -640,13 +650,12 @@ static int kcoll_info_explain(const char *coll, const char *procs, const char *s
                (size_t)1 << (kcoll_size_class((size_t)bytes) - 1), low_h * 1e6, line,
                low_k * 1e6);
         low_host = 1;
-        for (int i = 1; i < nc; i++)
-            if (!cand[i].ch.algo) {
-                const kcoll_cand_t h = cand[i];
-                memmove(&cand[1], &cand[0], (size_t)i * sizeof cand[0]);
-                cand[0] = h;
-                break;
-            }
+        const int h = kcoll_info_host_at(cand, nc);
+        if (h) {
+            const kcoll_cand_t host = cand[h];
+            memmove(&cand[1], &cand[0], (size_t)h * sizeof cand[0]);
+            cand[0] = host;
+        }
     }
     if (nc && cand[0].ch.algo) {
         const kcoll_price_t *w = &cand[0].pr;
