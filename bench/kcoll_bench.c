@@ -51,7 +51,10 @@
  *    communicates between timed calls.
  * 6. Median. The reported time is the median over iterations, which ignores
  *    the occasional descheduled iteration; min and p90 go to the CSV file.
- *    Warm-up iterations before each size are not counted; unless -i is
+ *    Warm-up iterations before each size are not counted (with an 'auto'
+ *    column they go on until kcoll closed the check of its decision for
+ *    the size, warm_up_check: the table shows what kcoll settled on, not
+ *    its exploration); unless -i is
  *    given, rank 0 times some of them to pick an iteration count that takes
  *    about 0.2 s per size and variant, and broadcasts it.
  * 7. Validation outside the timing. After timing a size, one more call per
@@ -1018,6 +1021,50 @@ static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, int overlap
     }
 }
 
+/* The first 'auto' variant, or -1. */
+static int auto_variant(const bench_opts_t *opts)
+{
+    for (int i = 0; i < opts->nalgos; i++)
+        if (!strcmp(opts->algos[i], "auto"))
+            return i + 1;
+    return -1;
+}
+
+/* kcoll checks a decision of the cost model by measurement in a pattern's
+ * first calls (docs/adapt.md): 64 calls of the model's choice (8 from a
+ * quarter MiB), then some of each side timed, then the faster side runs.
+ * Timed from the start, a size would show a mix of both sides, the more
+ * so the fewer calls it gets (some 50 at 16 MiB). So where an 'auto'
+ * column runs blocking calls, the warm-up goes on until kcoll closed a
+ * check of the collective since the size began (on every rank at the
+ * same call; rank 0's word ends the loop on all), as a benchmark's
+ * warm-up skips a library's first calls of a size: at most
+ * BENCH_CHECK_ITERS more iterations and BENCH_CHECK_SECONDS. Not where
+ * kcoll does not check (KCOLL_ADAPT=0, sizes above KCOLL_ADAPT_MAX_BYTES). */
+#define BENCH_CHECK_ITERS 300
+#define BENCH_CHECK_SECONDS 2.0
+static void warm_up_check(bench_ctx_t *ctx, size_t bytes, uint64_t checked_before)
+{
+    const kcoll_api_t *api = ctx->api;
+    const bench_opts_t *o = ctx->opts;
+    if (!api->stats_get || !api->param_get || o->nonblocking || auto_variant(o) < 0)
+        return;
+    const char *on = api->param_get("ADAPT"), *max = api->param_get("ADAPT_MAX_BYTES");
+    size_t most;
+    if ((on && !strcmp(on, "0")) || (max && !parse_size(max, &most) && bytes > most))
+        return;
+    const double t0 = MPI_Wtime();
+    for (int it = 0; it < BENCH_CHECK_ITERS; it++) {
+        uint64_t checked = checked_before, unused;
+        api->stats_get(o->mpi_name, "adapt:checked", &checked, &unused);
+        int go = checked == checked_before && MPI_Wtime() - t0 < BENCH_CHECK_SECONDS;
+        check_mpi(PMPI_Bcast(&go, 1, MPI_INT, 0, ctx->comm), "PMPI_Bcast");
+        if (!go)
+            return;
+        run_iteration(ctx, bytes, it % ctx->nvariants, 0, NULL, NULL, 0, 0);
+    }
+}
+
 /* Warm-up; returns the number of timed iterations (the same on all ranks). */
 static int warm_up(bench_ctx_t *ctx, size_t bytes)
 {
@@ -1025,6 +1072,9 @@ static int warm_up(bench_ctx_t *ctx, size_t bytes)
      * that one disturbed iteration (another process on the core) does not
      * shrink the whole measurement to the minimum count. */
     double per_iter = 0.0;
+    uint64_t checked = 0, unused;
+    if (ctx->api->stats_get)
+        ctx->api->stats_get(ctx->opts->mpi_name, "adapt:checked", &checked, &unused);
     for (int it = 0; it < BENCH_WARMUP_ITERS; it++) {
         double t0 = 0.0;
         if (it >= BENCH_WARMUP_ITERS - BENCH_ESTIMATE_ITERS) {
@@ -1038,6 +1088,7 @@ static int warm_up(bench_ctx_t *ctx, size_t bytes)
                 per_iter = t;
         }
     }
+    warm_up_check(ctx, bytes, checked);
     check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
 
     if (ctx->opts->iters > 0)
@@ -1232,15 +1283,6 @@ typedef struct {
     int ncols;
     int pick; /* the variant whose pick is shown, or -1 */
 } bench_table_t;
-
-/* The first 'auto' variant, or -1. */
-static int auto_variant(const bench_opts_t *opts)
-{
-    for (int i = 0; i < opts->nalgos; i++)
-        if (!strcmp(opts->algos[i], "auto"))
-            return i + 1;
-    return -1;
-}
 
 static int table_add(bench_table_t *tab, col_kind_t kind, int v, const char *head)
 {

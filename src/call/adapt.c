@@ -2,7 +2,8 @@
  * docs/adapt.md).
  *
  * A check's calls, counted per decision alike on every rank, from L =
- * KCOLL_ADAPT_SETTLE on a first check (1 on a check again):
+ * KCOLL_ADAPT_SETTLE on a first check (KCOLL_ADAPT_SETTLE_LARGE from
+ * KCOLL_ADAPT_WARM_BYTES; 1 on a check again):
  *   0 .. L - 1             the choice, untimed (the program settles)
  *   L .. L + K - 1         the choice, timed
  *   L + K .. L + K + W - 1 the runner-up, untimed (warm-up)
@@ -111,7 +112,10 @@ int kcoll_adapt_key(const kcoll_req_t *r)
 kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
 {
     *share = 0;
-    if (s == KCOLL_SELECT_BAD || !kcoll_select_sized(r->call.coll, r->policy_bytes))
+    /* (a forced choice has no entry: one of the key's is the model's,
+     * kept for when the family is left to it again) */
+    if (s == KCOLL_SELECT_BAD || r->choice.forced ||
+        !kcoll_select_sized(r->call.coll, r->policy_bytes))
         return s;
     const int key = kcoll_adapt_key(r);
     kcoll_dentry_t *e = &r->team->decisions.e[key % KCOLL_DECISIONS];
@@ -138,7 +142,8 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
     int64_t k = kcoll_param_int(KCOLL_P_ADAPT_CALLS);
     if (k > KCOLL_ADAPT_SAMPLES)
         k = KCOLL_ADAPT_SAMPLES;
-    /* A first check waits KCOLL_ADAPT_SETTLE calls (running the choice):
+    /* A first check waits KCOLL_ADAPT_SETTLE calls (running the choice;
+     * KCOLL_ADAPT_SETTLE_LARGE of large patterns):
      * a host's own first calls of a size can be many times slower than
      * its later ones (MPICH 4.0's 256-byte Allreduce: 6 us for its first
      * 20 calls, 3.3 us for the next 20, 1.0 us from the 43rd on). Then

@@ -8,7 +8,8 @@
  * in the manner of STAR-MPI's run-time selection (Faraj, Yuan and
  * Lowenthal, ICS 2006): the blocking calls of one pattern (collective,
  * communicator, size class, cache state: one entry of the team's decision
- * cache), once KCOLL_ADAPT_SETTLE of them have run, time the model's choice
+ * cache), once KCOLL_ADAPT_SETTLE of them have run (KCOLL_ADAPT_SETTLE_LARGE
+ * of a quarter MiB or more), time the model's choice
  * and then its runner-up of the other kind (the host MPI for one of
  * kcoll's algorithms, kcoll's best for the host), KCOLL_ADAPT_CALLS calls
  * each (adapt.c lists the calls of a check). The ranks line up before each timed call and every rank times its
@@ -59,10 +60,19 @@ enum {
  * to hand kcoll calls it then ran at 0.7-0.8x. */
 #define KCOLL_ADAPT_MARGIN_S 0.25e-6
 /* Calls of a pattern that run the model's choice before its first check
- * begins: the program, and the host's own set-up for the size, settle. */
+ * begins: the program, and the host's own set-up for the size, settle.
+ * From KCOLL_ADAPT_WARM_BYTES (a size class of a quarter MiB or more) a
+ * call is long beside what settles, and a program makes fewer of them: a
+ * lead of 64 calls of 16 MiB is seconds, and a program of fifty such
+ * calls would never see its pattern checked (nor kcoll-bench's table, a
+ * mix of both sides, its checked decision); there the lead is
+ * KCOLL_ADAPT_SETTLE_LARGE calls, which take the first touch of the
+ * buffers and the schedule's build. */
 #define KCOLL_ADAPT_SETTLE 64
+#define KCOLL_ADAPT_SETTLE_LARGE 8
 /* A first check of a pattern up to KCOLL_ADAPT_WARM_BYTES warms its
- * runner-up with untimed calls before timing it (larger ones: one call):
+ * runner-up with untimed calls before timing it (larger ones, and the
+ * Barrier: one call):
  * KCOLL_ADAPT_WARM_HOST of them where the runner-up is the host MPI. A
  * host's first calls of a size can be many times slower than its later
  * ones, and for more calls than the choice's settling: MPICH 4.0.2's 8 KiB
@@ -102,12 +112,22 @@ int kcoll_adapt_begin(kcoll_req_t *r);
  * the result, or -1 with r->errmsg when a peer is gone. */
 int kcoll_adapt_share(kcoll_req_t *r);
 
+/* Is decision key `key` of a size class from KCOLL_ADAPT_WARM_BYTES? (A
+ * call of no size, the Barrier's, is of class 64: KCOLL_BYTES_UNKNOWN.) */
+static inline int kcoll_adapt_large(int key)
+{
+    const int c = kcoll_decision_class(key);
+    return c > 0 && c < 64 && ((size_t)1 << (c - 1)) >= KCOLL_ADAPT_WARM_BYTES;
+}
 /* The calls of a check that run the decision's own choice untimed before
- * the first timed one (adapt.c): KCOLL_ADAPT_SETTLE on a first check, 1 on
- * a check again. */
+ * the first timed one (adapt.c): KCOLL_ADAPT_SETTLE on a first check
+ * (KCOLL_ADAPT_SETTLE_LARGE from KCOLL_ADAPT_WARM_BYTES), 1 on a check
+ * again. */
 static inline uint32_t kcoll_adapt_lead(const kcoll_decisions_t *d, int slot)
 {
-    return d->e[slot].again ? 1 : KCOLL_ADAPT_SETTLE;
+    return d->e[slot].again                ? 1
+           : kcoll_adapt_large(d->e[slot].key) ? KCOLL_ADAPT_SETTLE_LARGE
+                                               : KCOLL_ADAPT_SETTLE;
 }
 /* Is a call of the decision in entry slot, the next one, one of such a
  * lead? It runs the choice, as a decided pattern's calls run theirs, so

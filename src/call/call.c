@@ -519,8 +519,9 @@ static int kcoll_call_memo_hit(kcoll_team_t *t, const kcoll_call_t *c,
 }
 
 /* Keep r's call, which goes to the host MPI for `why`, in its team's memo
- * under key. selected: the selector decided, on a call that did or did
- * not repeat the team's previous one (repeat). */
+ * under key. selected: an entry of the team's decisions decided (not a
+ * forced spec), on a call that did or did not repeat the team's previous
+ * one (repeat). */
 static void kcoll_call_memo_keep(const kcoll_req_t *r, const uint64_t key[KCOLL_MEMO_WORDS],
                                  const kcoll_memo_v_t *v, kcoll_reason_t why, int selected,
                                  int repeat)
@@ -705,8 +706,8 @@ static void kcoll_call_streak_after(kcoll_req_t *r, int host)
     /* (in a check's lead too: its calls run the choice, untimed; the
      * lead then counts the calls that agree, as a decided pattern counts
      * them to its next check) */
-    const int steady =
-        t->decisions.e[slot].key != dkey || kcoll_adapt_repeatable(&t->decisions, slot);
+    const int steady = r->choice.forced || t->decisions.e[slot].key != dkey ||
+                       kcoll_adapt_repeatable(&t->decisions, slot);
     kcoll_streak_after(k, r->call.root, host != KCOLL_R_INVALID && steady ? host : 0);
     kcoll_team_unlock(t);
 }
@@ -832,7 +833,8 @@ kcoll_call_result_t kcoll_call_prepare(const kcoll_call_t *c, kcoll_mode_t mode,
         kcoll_call_result_t res = kcoll_call_to_host(r, reason, why);
         if (team) {
             if (memo && reason != KCOLL_R_INVALID)
-                kcoll_call_memo_keep(r, key, &varrays, reason, selected, repeat);
+                kcoll_call_memo_keep(r, key, &varrays, reason, selected && !r->choice.forced,
+                                     repeat);
             if (selected)
                 kcoll_call_remember(r);
             kcoll_req_release(r);

@@ -809,11 +809,12 @@ kcoll_select_t kcoll_select(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     return kcoll_select_cache(d, c, p, lv, host_ok, bytes, KCOLL_CACHE_COLD, out);
 }
 
-/* d's decisions, emptied where they are for another parameter generation
- * or process count. */
+/* d's decisions, emptied where they are for another model generation or
+ * process count; its forced specs, where they are for another parameter
+ * generation. */
 static void kcoll_decisions_fresh(kcoll_decisions_t *d, int p)
 {
-    const uint64_t gen = kcoll_params_generation();
+    const uint64_t gen = kcoll_params_generation_model();
     if (d->gen != gen || d->p != p) {
         const int engine = d->engine;
         const unsigned percall = d->percall;
@@ -823,9 +824,16 @@ static void kcoll_decisions_fresh(kcoll_decisions_t *d, int p)
         d->engine = engine;
         d->percall = percall;
     }
+    const uint64_t all = kcoll_params_generation();
+    if (d->forced_gen != all) {
+        memset(d->forced, 0, sizeof d->forced);
+        d->forced_gen = all;
+    }
 }
 
-/* The forced spec of family in d, parsed if it was not yet. */
+/* The forced spec of family in d (fresh), parsed and checked for d's p if
+ * it was not yet (a spec that is invalid, or not for p, is warned of
+ * once). */
 static __typeof__(((kcoll_decisions_t *)0)->forced[0]) *kcoll_decisions_forced(
     kcoll_decisions_t *d, kcoll_coll_t family)
 {
@@ -837,6 +845,9 @@ static __typeof__(((kcoll_decisions_t *)0)->forced[0]) *kcoll_decisions_forced(
         if (kcoll_algo_parse(family, spec, &a, &f->prm, err, sizeof err)) {
             f->state = 3;
             kcoll_select_warn(family, spec, 0, err);
+        } else if (a && a->check && a->check(d->p, &f->prm, err, sizeof err)) {
+            f->state = 3;
+            kcoll_select_warn(family, spec, d->p, err);
         } else {
             f->state = a ? 2 : 1;
             f->algo = a ? (int16_t)kcoll_algo_index(a) : -1;
@@ -850,8 +861,8 @@ int kcoll_select_decided(kcoll_decisions_t *d, kcoll_coll_t c, int p, int host_o
 {
     const int key = kcoll_decision_key(c, bytes, host_ok, cache == KCOLL_CACHE_HOT);
     kcoll_decisions_fresh(d, p);
-    return d->e[key % KCOLL_DECISIONS].key == key ||
-           kcoll_decisions_forced(d, kcoll_coll_family(c))->state != 1;
+    return kcoll_decisions_forced(d, kcoll_coll_family(c))->state != 1 ||
+           d->e[key % KCOLL_DECISIONS].key == key;
 }
 
 int kcoll_select_warm(const kcoll_decisions_t *d, kcoll_coll_t c, int p, const kcoll_levels_t *lv,
@@ -872,40 +883,28 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
                                   const kcoll_levels_t *lv, int host_ok, size_t bytes,
                                   kcoll_cache_t cache, kcoll_choice_t *out)
 {
-    const kcoll_coll_t family = kcoll_coll_family(c);
-    const int hot = cache == KCOLL_CACHE_HOT;
-    const int key = kcoll_decision_key(c, bytes, host_ok, hot);
+    const int key = kcoll_decision_key(c, bytes, host_ok, cache == KCOLL_CACHE_HOT);
     kcoll_decisions_fresh(d, p);
+    const __typeof__(d->forced[0]) *f = kcoll_decisions_forced(d, kcoll_coll_family(c));
+    memset(out, 0, sizeof *out);
+    out->engine = -1;
+    if (f->state != 1) { /* forced: not the cache's */
+        out->forced = 1;
+        if (f->state == 3)
+            return KCOLL_SELECT_BAD;
+        out->algo = &kcoll_algos[f->algo];
+        out->prm = f->prm;
+        return KCOLL_SELECT_KCOLL;
+    }
     __typeof__(d->e[0]) *e = &d->e[key % KCOLL_DECISIONS];
     if (e->key == key) {
         out->algo = e->algo >= 0 ? &kcoll_algos[e->algo] : NULL;
         out->prm = e->prm;
         out->engine = e->engine;
-        out->forced = d->forced[family].state == 2;
         return (kcoll_select_t)e->result;
     }
 
-    kcoll_select_t res;
-    __typeof__(d->forced[0]) *f = kcoll_decisions_forced(d, family);
-    out->algo = NULL;
-    memset(&out->prm, 0, sizeof out->prm);
-    out->forced = f->state == 2;
-    out->engine = -1;
-    if (f->state == 3) {
-        res = KCOLL_SELECT_BAD;
-    } else if (f->state == 2) {
-        char why[160];
-        out->algo = &kcoll_algos[f->algo];
-        out->prm = f->prm;
-        res = KCOLL_SELECT_KCOLL;
-        if (out->algo->check && out->algo->check(p, &out->prm, why, sizeof why)) {
-            kcoll_select_warn(family, kcoll_param_str(kcoll_algo_param_of(family)), p, why);
-            out->algo = NULL;
-            res = KCOLL_SELECT_BAD;
-        }
-    } else {
-        res = kcoll_select_unforced(c, p, lv, host_ok, bytes, cache, d, out);
-    }
+    const kcoll_select_t res = kcoll_select_unforced(c, p, lv, host_ok, bytes, cache, d, out);
     if (res != KCOLL_SELECT_KCOLL)
         out->algo = NULL;
     memset(e, 0, sizeof *e);
@@ -917,7 +916,7 @@ kcoll_select_t kcoll_select_cache(kcoll_decisions_t *d, kcoll_coll_t c, int p,
     /* the runner-up of the other kind, where the model (or a rule) chose
      * and the decision may be checked */
     e->alt_algo = -1;
-    if (f->state == 1 && host_ok && kcoll_select_sized(c, bytes) && kcoll_param_int(KCOLL_P_ADAPT)) {
+    if (host_ok && kcoll_select_sized(c, bytes) && kcoll_param_int(KCOLL_P_ADAPT)) {
         if (res == KCOLL_SELECT_KCOLL) {
             e->has_alt = 1;
             e->alt_result = KCOLL_SELECT_HOST;

@@ -18,8 +18,12 @@
  * below). The team caches
  * decisions per (collective, size class, host_ok) in a kcoll_decisions_t and
  * selection costs a table lookup after the first call. A change of any
- * parameter or of the tuning (kcoll_params_generation) empties the cache,
- * and a forced spec is parsed once per parameter generation.
+ * parameter but an algorithm's choice, or of the tuning
+ * (kcoll_params_generation_model), empties the cache; a forced spec is
+ * parsed (and checked for p) once per parameter generation, and a family
+ * forced to an algorithm bypasses the cache: its model decisions and their
+ * checks stay for when it is left to the model again (kcoll-bench switches
+ * KCOLL_<FAMILY>_ALGO between its columns call by call).
  */
 #ifndef KCOLL_MODEL_SELECT_H
 #define KCOLL_MODEL_SELECT_H
@@ -32,8 +36,9 @@
 #include "sched/ctl.h"
 
 /* A choice: an algorithm and its parameters, or the host MPI (algo NULL);
- * forced: the algorithm was forced (KCOLL_<FAMILY>_ALGO), not chosen for
- * the size; engine: the transfer engine its steps run on, -1 for the
+ * forced: KCOLL_<FAMILY>_ALGO names the algorithm (or, with result
+ * KCOLL_SELECT_BAD, a spec that is invalid), not the model's choice for
+ * the size: no entry of the decision cache is its; engine: the transfer engine its steps run on, -1 for the
  * team's own, or one the model chose for this call instead (see
  * kcoll_decisions_t's percall). */
 typedef struct {
@@ -64,12 +69,18 @@ static inline int kcoll_decision_key(kcoll_coll_t c, size_t bytes, int host_ok, 
     return (((int)c * 65 + kcoll_size_class(bytes)) * 2 + !!host_ok) * 2 + !!hot + 1;
 }
 
+/* The size class of decision key `key`. */
+static inline int kcoll_decision_class(int key)
+{
+    return (key - 1) / 4 % 65;
+}
+
 #define KCOLL_DECISIONS 32
 /* Times of each candidate a rank keeps while a decision is checked. */
 #define KCOLL_ADAPT_SAMPLES 16
 /* A team's decision cache (direct-mapped; a collision just decides again). */
 typedef struct {
-    uint64_t gen; /* parameter generation of the entries; 0: empty */
+    uint64_t gen; /* kcoll_params_generation_model of the entries; 0: empty */
     int p;        /* the process count they are for (a team's never changes) */
     int engine;   /* the engine the model prices steps for (the team's; 0: cma) */
     /* engines the model may choose for a call instead of `engine`
@@ -98,9 +109,11 @@ typedef struct {
         uint32_t calls; /* blocking calls of this decision in its phase */
         float t[2][KCOLL_ADAPT_SAMPLES]; /* this rank's times of each, seconds */
     } e[KCOLL_DECISIONS];
-    /* the forced spec of each family, parsed for generation `gen` */
+    /* the forced spec of each family, parsed (and checked for p) for
+     * parameter generation forced_gen */
+    uint64_t forced_gen;
     struct {
-        int8_t state;  /* 0 unparsed, 1 auto, 2 forced, 3 invalid */
+        int8_t state;  /* 0 unparsed, 1 auto, 2 forced, 3 invalid or not for p */
         int16_t algo;
         kcoll_aparam_t prm;
     } forced[KCOLL_NCOLL];

@@ -14,12 +14,20 @@
  *  - by default the first calls tried both kinds (the choice and its
  *    runner-up), one check was closed, at the call its counts say (the
  *    runner-up warmed with 128 calls where it is the host MPI, 8 where it
- *    is kcoll's algorithm), and the calls after it took one path;
+ *    is kcoll's algorithm; a 512 KiB pattern's lead 8 calls, not 64), and
+ *    the calls after it took one path;
  *  - with KCOLL_TEST_ADAPT_SLOW making the choice slow on one rank
- *    (3 ms per call, 30 ms on a crowded node), the runner-up (the
- *    other kind than the model's choice) ran every call after the check,
- *    on every rank, and the switch was counted (adapt:switched).
+ *    (30 ms per call), the runner-up (the other kind than the model's
+ *    choice) ran every call after the check, on every rank, and the
+ *    switch was counted (adapt:switched);
+ *  - with a call of the same collective forced to an algorithm
+ *    (KCOLL_<FAMILY>_ALGO=hier, Alltoall's pairwise, then back to auto)
+ *    after every call of the pattern, as kcoll-bench's columns alternate,
+ *    the pattern's check closed all the same, at the same call, and every
+ *    forced call ran kcoll's algorithm (a forced family bypasses the
+ *    team's decisions and leaves them as they were).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +50,7 @@ typedef struct {
 static const acase_t cases[] = {
     {"MPI_Allreduce", 8},     {"MPI_Allreduce", 4096}, {"MPI_Bcast", 8},
     {"MPI_Bcast", 4096},      {"MPI_Allgather", 1024}, {"MPI_Alltoall", 2048},
-    {"MPI_Reduce", 65536},    {"MPI_Barrier", 0},
+    {"MPI_Reduce", 65536},    {"MPI_Barrier", 0},      {"MPI_Bcast", 1 << 19},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -79,12 +87,18 @@ static int run_one(const acase_t *c, MPI_Comm comm, int it, char *a, char *b)
                 bad = r[i] != want;
             }
     } else if (!strcmp(c->name, "MPI_Bcast")) {
+        /* a word of the pattern per 8 bytes (n is a multiple of 8): the
+         * large case's half MiB costs a fraction of a millisecond */
         const int root = p - 1;
-        for (int i = 0; i < n; i++)
-            a[i] = me == root ? (char)mt_mix((uint64_t)(it * 131 + i)) : 0;
+        for (int i = 0; i < n; i += 8) {
+            const uint64_t w = me == root ? mt_mix((uint64_t)(it * 131 + i)) : 0;
+            memcpy(a + i, &w, 8);
+        }
         MPI_Bcast(a, n, MPI_BYTE, root, comm);
-        for (int i = 0; i < n && !bad; i++)
-            bad = a[i] != (char)mt_mix((uint64_t)(it * 131 + i));
+        for (int i = 0; i < n && !bad; i += 8) {
+            const uint64_t w = mt_mix((uint64_t)(it * 131 + i));
+            bad = memcmp(a + i, &w, 8) != 0;
+        }
     } else if (!strcmp(c->name, "MPI_Allgather")) {
         for (int i = 0; i < n; i++)
             a[i] = (char)mt_mix((uint64_t)(it * 131 + i + me * 100003));
@@ -134,7 +148,18 @@ static void run_nonblocking(const acase_t *c, MPI_Comm comm, int it, char *a, ch
 /* The path of each case with KCOLL_ADAPT=0: the model's choice. */
 static char model_kind[16];
 
-/* mode 0: default checks; 1: the choice slow on the last rank; 2: KCOLL_ADAPT=0 */
+/* KCOLL_<FAMILY>_ALGO of the family of statistics row `name` set to v */
+static void set_algo(const char *name, const char *v)
+{
+    char param[48];
+    int n = snprintf(param, sizeof param, "%s_ALGO", name + 4);
+    for (int i = 0; i < n; i++)
+        param[i] = (char)toupper((unsigned char)param[i]);
+    kcoll_param_set(param, v);
+}
+
+/* mode 0: default checks; 1: the choice slow on the last rank; 2: KCOLL_ADAPT=0;
+ * 3: a forced call after each call of the pattern */
 static void run_case(int ci, int mode)
 {
     const acase_t *c = &cases[ci];
@@ -167,6 +192,13 @@ static void run_case(int ci, int mode)
          * them while a decision is checked */
         const size_t shift = me % 2 && it % 2 ? len : 0;
         path[it] = run_one(c, comm, it, a + shift, b + shift) ? 'k' : 'h';
+        if (mode == 3) { /* the same buffers: the pattern's data stays "in cache" */
+            set_algo(c->name, strcmp(c->name, "MPI_Alltoall") ? "hier" : "pairwise");
+            if (!run_one(c, comm, it, a + shift, b + shift))
+                mt_fail("%s %d bytes call %d: the forced call went to the host MPI", c->name,
+                        c->bytes, it);
+            set_algo(c->name, "auto");
+        }
         if (closed_at < 0 && mt_calls(c->name, "adapt:checked") != checked)
             closed_at = it;
         if (it % 5 == 3)
@@ -178,7 +210,10 @@ static void run_case(int ci, int mode)
     kcoll_param_set("TEST_ADAPT_SLOW", "");
     kcoll_param_set("ADAPT", "1");
     PMPI_Allgather(path, NCALLS + 1, MPI_CHAR, all, NCALLS + 1, MPI_CHAR, MPI_COMM_WORLD);
-    const char *what = mode == 1 ? "slow choice" : mode == 2 ? "off" : "default";
+    const char *what = mode == 1   ? "slow choice"
+                       : mode == 2 ? "off"
+                       : mode == 3 ? "between forced calls"
+                                   : "default";
     int same = 1;
     for (int q = 0; q < p; q++)
         same &= !memcmp(all + (size_t)q * (NCALLS + 1), path, NCALLS + 1);
@@ -200,11 +235,14 @@ static void run_case(int ci, int mode)
     }
     if (p > 1 && mode != 2) {
         /* the check closes at its call L + 2K + W of the pattern (one
-         * call before the loop may be the pattern's first): W, the
-         * runner-up's warm-up, 128 calls where it is the host MPI, 8 where
-         * it is kcoll's algorithm (the model's choice the host), 1 for a
-         * call of no size (the Barrier) */
-        const int warm = !c->bytes ? 1 : model_kind[ci] == 'h' ? 8 : 128, at = 64 + 2 * 8 + warm;
+         * call before the loop may be the pattern's first): L, the lead,
+         * 64 calls, 8 from a quarter MiB; W, the runner-up's warm-up, 128
+         * calls where it is the host MPI, 8 where it is kcoll's algorithm
+         * (the model's choice the host), 1 for a call of no size (the
+         * Barrier) or of more than a quarter MiB */
+        const int large = c->bytes > 256 * 1024, lead = large ? 8 : 64;
+        const int warm = !c->bytes || large ? 1 : model_kind[ci] == 'h' ? 8 : 128;
+        const int at = lead + 2 * 8 + warm;
         if (closed_at != at && closed_at != at - 1)
             mt_fail("%s %d bytes (%s): the check closed at call %d of the loop, not %d "
                     "(the runner-up, %s, warmed with %d calls)",
@@ -243,9 +281,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     kcoll_param_set("ADAPT_CALLS", "8");
     kcoll_param_set("ADAPT_RECHECK", "0");
-    for (int mode = 2; mode >= 0; mode--) /* off first: the model's choices */
+    static const int modes[] = {2, 1, 0, 3}; /* off first: the model's choices */
+    for (int m = 0; m < 4; m++)
         for (int i = 0; i < NCASES; i++)
-            run_case(i, mode);
+            run_case(i, modes[m]);
     const int rc = mt_finish("test_adapt");
     MPI_Finalize();
     return rc;

@@ -5,7 +5,8 @@
  * model had chosen it (side 0) or kcoll's algorithm (side 1, the host then
  * the runner-up). And the count of a check's calls that the memo and the
  * shortcut may take (kcoll_adapt_memo, kcoll_adapt_calls_left,
- * kcoll_adapt_count): a first check's lead of KCOLL_ADAPT_SETTLE calls,
+ * kcoll_adapt_count): a first check's lead of KCOLL_ADAPT_SETTLE calls
+ * (KCOLL_ADAPT_SETTLE_LARGE from a quarter MiB),
  * which run the choice untimed, but never the timed calls after it; a
  * decided pattern's calls up to its next check. */
 #include <string.h>
@@ -54,7 +55,9 @@ int main(void)
      * selection's again. */
     static kcoll_decisions_t d;
     memset(&d, 0, sizeof d);
-    const int slot = 3, key = 77;
+    /* a 1 KiB Bcast's decision (a large one's lead is shorter, below) */
+    const int key = kcoll_decision_key(KCOLL_COLL_BCAST, 1024, 1, 0);
+    const int slot = key % KCOLL_DECISIONS;
     d.e[slot].key = key;
     d.e[slot].phase = KCOLL_ADAPT_TRY;
     d.e[slot].calls = 1;
@@ -90,5 +93,20 @@ int main(void)
     CHECK(kcoll_adapt_calls_left(&d, slot, most) == 0 && kcoll_adapt_memo(&d, slot) == 1 &&
               d.e[slot].phase == KCOLL_ADAPT_TRY && d.e[slot].calls == 0,
           "the call reaching KCOLL_ADAPT_RECHECK starts a check");
+    /* a first check of a large pattern leads with KCOLL_ADAPT_SETTLE_LARGE
+     * calls: from a quarter MiB, not below */
+    const size_t sizes[] = {KCOLL_ADAPT_WARM_BYTES - 1, KCOLL_ADAPT_WARM_BYTES,
+                            16u << 20};
+    for (int i = 0; i < 3; i++) {
+        const int k = kcoll_decision_key(KCOLL_COLL_ALLREDUCE, sizes[i], 1, 1);
+        const int s = k % KCOLL_DECISIONS;
+        memset(&d.e[s], 0, sizeof d.e[s]);
+        d.e[s].key = (int16_t)k;
+        d.e[s].phase = KCOLL_ADAPT_TRY;
+        const uint32_t want = i ? KCOLL_ADAPT_SETTLE_LARGE : KCOLL_ADAPT_SETTLE;
+        CHECK(kcoll_adapt_lead(&d, s) == want &&
+                  kcoll_adapt_calls_left(&d, s, most) == want,
+              "%zu bytes: a lead of %u calls (%u)", sizes[i], want, kcoll_adapt_lead(&d, s));
+    }
     return check_report("test_adapt_rule");
 }
