@@ -1038,10 +1038,14 @@ static int auto_variant(const bench_opts_t *opts)
  * column runs blocking calls, the warm-up goes on until kcoll closed a
  * check of the collective since the size began (on every rank at the
  * same call; rank 0's word ends the loop on all), as a benchmark's
- * warm-up skips a library's first calls of a size: at most
- * BENCH_CHECK_ITERS more iterations and BENCH_CHECK_SECONDS. Not where
- * kcoll does not check (KCOLL_ADAPT=0, sizes above KCOLL_ADAPT_MAX_BYTES). */
-#define BENCH_CHECK_ITERS 300
+ * warm-up skips a library's first calls of a size: at most as many more
+ * iterations as a first check takes (64 + 8 + 128 + 8 + 1 calls, 8 + 8 +
+ * 1 + 8 + 1 from a quarter MiB; a pattern checked before, the Barrier's
+ * in every row after the first, goes no further) and BENCH_CHECK_SECONDS.
+ * Not where kcoll does not check (KCOLL_ADAPT=0, sizes above
+ * KCOLL_ADAPT_MAX_BYTES). */
+#define BENCH_CHECK_ITERS 210
+#define BENCH_CHECK_ITERS_LARGE 27
 #define BENCH_CHECK_SECONDS 2.0
 static void warm_up_check(bench_ctx_t *ctx, size_t bytes, uint64_t checked_before)
 {
@@ -1050,11 +1054,12 @@ static void warm_up_check(bench_ctx_t *ctx, size_t bytes, uint64_t checked_befor
     if (!api->stats_get || !api->param_get || o->nonblocking || auto_variant(o) < 0)
         return;
     const char *on = api->param_get("ADAPT"), *max = api->param_get("ADAPT_MAX_BYTES");
-    size_t most;
-    if ((on && !strcmp(on, "0")) || (max && !parse_size(max, &most) && bytes > most))
+    size_t largest;
+    if ((on && !strcmp(on, "0")) || (max && !parse_size(max, &largest) && bytes > largest))
         return;
     const double t0 = MPI_Wtime();
-    for (int it = 0; it < BENCH_CHECK_ITERS; it++) {
+    const int most = bytes >= 256 * 1024 ? BENCH_CHECK_ITERS_LARGE : BENCH_CHECK_ITERS;
+    for (int it = 0; it < most; it++) {
         uint64_t checked = checked_before, unused;
         api->stats_get(o->mpi_name, "adapt:checked", &checked, &unused);
         int go = checked == checked_before && MPI_Wtime() - t0 < BENCH_CHECK_SECONDS;
