@@ -38,9 +38,9 @@
 /* A choice: an algorithm and its parameters, or the host MPI (algo NULL);
  * forced: KCOLL_<FAMILY>_ALGO names the algorithm (or, with result
  * KCOLL_SELECT_BAD, a spec that is invalid), not the model's choice for
- * the size: no entry of the decision cache is its; engine: the transfer engine its steps run on, -1 for the
- * team's own, or one the model chose for this call instead (see
- * kcoll_decisions_t's percall). */
+ * the size: no entry of the decision cache is its; engine: the transfer
+ * engine its steps run on, -1 for the team's own, or one the model chose
+ * for this call instead (see kcoll_decisions_t's percall). */
 typedef struct {
     const kcoll_algo_t *algo;
     kcoll_aparam_t prm;
