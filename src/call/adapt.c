@@ -11,7 +11,7 @@
  *   L + 2K + W             the sharing: every rank's times shared, the
  *                          winner runs this call and the ones after
  * with K = KCOLL_ADAPT_CALLS, W = KCOLL_ADAPT_WARM_HOST for a first check
- * of a pattern up to KCOLL_ADAPT_WARM_BYTES whose runner-up is the host MPI
+ * of a pattern below KCOLL_ADAPT_WARM_BYTES whose runner-up is the host MPI
  * (it settles as the choice did, and longer: adapt.h),
  * KCOLL_ADAPT_WARM_KCOLL where it is kcoll's algorithm,
  * else 1. A call's time is this rank's, from the line-up to the call's return
@@ -156,9 +156,7 @@ kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share)
      * for it: MPICH 4.0.2's 4 KiB Gather takes 10-13 us for its first 32
      * calls, 2 us after), where its calls are short; kcoll's own settles
      * in a few (adapt.h) */
-    const uint32_t warm = e->again || r->policy_bytes > KCOLL_ADAPT_WARM_BYTES ? 1
-                          : e->alt_result == KCOLL_SELECT_KCOLL         ? KCOLL_ADAPT_WARM_KCOLL
-                                                                        : KCOLL_ADAPT_WARM_HOST;
+    const uint32_t warm = kcoll_adapt_warm(&r->team->decisions, key % KCOLL_DECISIONS);
     /* relaxed: a count of calls (adapt.h), ordering nothing */
     atomic_store_explicit(&kcoll_adapt_watch, KCOLL_ADAPT_WATCH, memory_order_relaxed);
     const uint32_t i = e->calls++;

@@ -70,9 +70,9 @@ enum {
  * buffers and the schedule's build. */
 #define KCOLL_ADAPT_SETTLE 64
 #define KCOLL_ADAPT_SETTLE_LARGE 8
-/* A first check of a pattern up to KCOLL_ADAPT_WARM_BYTES warms its
- * runner-up with untimed calls before timing it (larger ones, and the
- * Barrier: one call):
+/* A first check of a pattern below KCOLL_ADAPT_WARM_BYTES (its size class,
+ * as the lead's) warms its runner-up with untimed calls before timing it
+ * (larger ones, and the Barrier: one call):
  * KCOLL_ADAPT_WARM_HOST of them where the runner-up is the host MPI. A
  * host's first calls of a size can be many times slower than its later
  * ones, and for more calls than the choice's settling: MPICH 4.0.2's 8 KiB
@@ -128,6 +128,18 @@ static inline uint32_t kcoll_adapt_lead(const kcoll_decisions_t *d, int slot)
     return d->e[slot].again                ? 1
            : kcoll_adapt_large(d->e[slot].key) ? KCOLL_ADAPT_SETTLE_LARGE
                                                : KCOLL_ADAPT_SETTLE;
+}
+/* The runner-up's untimed calls of a check before its first timed one
+ * (adapt.c): on a first check below KCOLL_ADAPT_WARM_BYTES,
+ * KCOLL_ADAPT_WARM_HOST where it is the host MPI, KCOLL_ADAPT_WARM_KCOLL
+ * where it is kcoll's; 1 from KCOLL_ADAPT_WARM_BYTES, for a call of no
+ * size and on a check again. */
+static inline uint32_t kcoll_adapt_warm(const kcoll_decisions_t *d, int slot)
+{
+    const __typeof__(d->e[0]) *e = &d->e[slot];
+    return e->again || kcoll_decision_class(e->key) >= 64 || kcoll_adapt_large(e->key) ? 1
+           : e->alt_result == KCOLL_SELECT_KCOLL ? KCOLL_ADAPT_WARM_KCOLL
+                                                 : KCOLL_ADAPT_WARM_HOST;
 }
 /* Is a call of the decision in entry slot, the next one, one of such a
  * lead? It runs the choice, as a decided pattern's calls run theirs, so

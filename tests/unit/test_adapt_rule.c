@@ -94,7 +94,8 @@ int main(void)
               d.e[slot].phase == KCOLL_ADAPT_TRY && d.e[slot].calls == 0,
           "the call reaching KCOLL_ADAPT_RECHECK starts a check");
     /* a first check of a large pattern leads with KCOLL_ADAPT_SETTLE_LARGE
-     * calls: from a quarter MiB, not below */
+     * calls and warms the runner-up with one: from a quarter MiB, not
+     * below (there the host with KCOLL_ADAPT_WARM_HOST) */
     const size_t sizes[] = {KCOLL_ADAPT_WARM_BYTES - 1, KCOLL_ADAPT_WARM_BYTES,
                             16u << 20};
     for (int i = 0; i < 3; i++) {
@@ -107,6 +108,26 @@ int main(void)
         CHECK(kcoll_adapt_lead(&d, s) == want &&
                   kcoll_adapt_calls_left(&d, s, most) == want,
               "%zu bytes: a lead of %u calls (%u)", sizes[i], want, kcoll_adapt_lead(&d, s));
+        d.e[s].alt_result = KCOLL_SELECT_HOST;
+        const uint32_t warm = i ? 1 : KCOLL_ADAPT_WARM_HOST;
+        CHECK(kcoll_adapt_warm(&d, s) == warm, "%zu bytes: the host warms with %u calls (%u)",
+              sizes[i], warm, kcoll_adapt_warm(&d, s));
+    }
+    /* a call of no size (the Barrier's) warms with one, kcoll's runner-up
+     * below a quarter MiB with KCOLL_ADAPT_WARM_KCOLL */
+    for (int i = 0; i < 2; i++) {
+        const int k = kcoll_decision_key(KCOLL_COLL_ALLREDUCE, i ? 4096 : KCOLL_BYTES_UNKNOWN, 1,
+                                         1);
+        const int s = k % KCOLL_DECISIONS;
+        memset(&d.e[s], 0, sizeof d.e[s]);
+        d.e[s].key = (int16_t)k;
+        d.e[s].phase = KCOLL_ADAPT_TRY;
+        d.e[s].alt_result = i ? KCOLL_SELECT_KCOLL : KCOLL_SELECT_HOST;
+        const uint32_t warm = i ? KCOLL_ADAPT_WARM_KCOLL : 1;
+        CHECK(kcoll_adapt_warm(&d, s) == warm, "%s: a warm-up of %u calls (%u)",
+              i ? "4 KiB, kcoll's runner-up" : "no size", warm, kcoll_adapt_warm(&d, s));
+        d.e[s].again = 1;
+        CHECK(kcoll_adapt_warm(&d, s) == 1, "a check again warms with one call");
     }
     return check_report("test_adapt_rule");
 }
