@@ -10,10 +10,16 @@
  *    from two runs. The program does not link against kcoll: it finds
  *    kcoll's optional API (kcoll_param_set, ...) with dlsym. Without kcoll
  *    every column is the host MPI, and the ratios show the noise level.
- * 2. Alternation. Every iteration calls each variant once (host, kcoll with
- *    algorithm 1, kcoll with algorithm 2, ...), and the order is rotated by
- *    one every iteration, so that no variant always follows the same other
- *    one and inherits its cache and timing footprint. kcoll's algorithm is
+ * 2. Alternation. The variants (host, kcoll with algorithm 1, kcoll with
+ *    algorithm 2, ...) take turns of --block timed iterations each
+ *    (BENCH_BLOCK), and the order is rotated by one every turn, so that no
+ *    variant always follows the same other one and a slow stretch of the
+ *    machine falls on all of them. Turns of one call would time each
+ *    library as the other left the machine, not as a program that calls
+ *    one of them finds it: MPICH 5.0's 8 KiB MPI_Allreduce on-cache took
+ *    3.0 us between kcoll's calls, 5.5 us between its own (as without
+ *    kcoll), with 3 untimed calls of its own before each timed one; in
+ *    turns of 10 it reads 5.5. kcoll's algorithm is
  *    set with kcoll_param_set before a kcoll call whose column names
  *    another one than the one set, outside the timing: with one kcoll
  *    column once. (Setting it, even unchanged, looks the parameter up
@@ -31,10 +37,10 @@
  *    page fault is timed. --cache hot uses one buffer for every call
  *    instead, as the OSU micro-benchmarks do: a call finds its data where
  *    the previous call left it (the labels say which state was measured):
- *    each timed call follows BENCH_HOT_WARM untimed calls of the same
- *    variant, so the data is where that implementation's own calls left
- *    it, as in OSU's loop over one implementation, not where the variant
- *    before it in the rotation did. --cache swept is off-cache and more:
+ *    a turn's first timed call follows BENCH_HOT_WARM untimed calls of the
+ *    same variant, so the data is where that implementation's own calls
+ *    left it, as in OSU's loop over one implementation, not where the
+ *    variant before it in the rotation did. --cache swept is off-cache and more:
  *    before every call (outside its timing) each rank sweeps a region of
  *    its own twice the last-level cache, as a program's work between two
  *    calls does (a solver's pass over its matrix before the dot product's
@@ -124,6 +130,11 @@
  * than the same variant elsewhere in it (Alltoallv, 512 KiB); from three
  * on, the columns of one algorithm agree within 1-4%. */
 #define BENCH_HOT_WARM 3
+/* Default --block: timed iterations of one variant in a row before the
+ * next variant's turn (2. above). 10 reads MPICH 5.0's Allreduce as a run
+ * without kcoll does; at the fewest iterations a size gets (10) the two
+ * sides are then one turn each. */
+#define BENCH_BLOCK 10
 /* --cache swept: the fewest timed iterations, -i aside (a call from cold
  * varies by a microsecond or two: medians of fewer move by tenths) */
 #define BENCH_SWEPT_MIN_ITERS 200
@@ -259,6 +270,7 @@ typedef struct {
     int root;
     size_t min_bytes, max_bytes;
     int iters;     /* 0: chosen per size */
+    int block;     /* --block: timed iterations of one variant in a row */
     char **algos;  /* kcoll algorithm specs, one per kcoll variant */
     int nalgos;
     int hot_cache; /* --cache hot: one buffer (OSU); cold (default): rotating buffers */
@@ -295,6 +307,9 @@ static void usage(FILE *out, const char *prog)
             "                         (default 8:16M)\n"
             "  -i, --iterations N     timed iterations per size (default: about %.1f s per size\n"
             "                         and variant, at least %d, at most %d)\n"
+            "  -b, --block N          the variants take turns every N timed iterations\n"
+            "                         (default %d): with N > 1 a library's calls follow\n"
+            "                         its own, as in a program that calls one of them\n"
             "  -a, --algos LIST       comma-separated kcoll algorithm specs, one column each,\n"
             "                         e.g. auto,knomial:k=4,direct_read (default auto); 'all'\n"
             "                         stands for every algorithm of the collective that can run\n"
@@ -336,7 +351,7 @@ static void usage(FILE *out, const char *prog)
             "share of the collective hidden behind the computation.\n"
             "\n"
             "Run with: LD_PRELOAD=/path/libkcoll.so mpirun -np N %s ...\n",
-            BENCH_TARGET_SECONDS, BENCH_MIN_ITERS, BENCH_MAX_ITERS, prog);
+            BENCH_TARGET_SECONDS, BENCH_MIN_ITERS, BENCH_MAX_ITERS, BENCH_BLOCK, prog);
 }
 
 /* "16384", "16K", "16k", "16KiB", "1M", "1G"; returns 0 on success. */
@@ -435,6 +450,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
         {"root", required_argument, NULL, 'r'},
         {"sizes", required_argument, NULL, 'm'},
         {"iterations", required_argument, NULL, 'i'},
+        {"block", required_argument, NULL, 'b'},
         {"algos", required_argument, NULL, 'a'},
         {"cache", required_argument, NULL, OPT_CACHE},
         {"csv", required_argument, NULL, OPT_CSV},
@@ -454,6 +470,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
     opts->min_bytes = BENCH_DEFAULT_MIN;
     opts->max_bytes = BENCH_DEFAULT_MAX;
     opts->iters = 0;
+    opts->block = BENCH_BLOCK;
     opts->hot_cache = 0;
     opts->swept = 0;
     opts->csv_path = NULL;
@@ -468,7 +485,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
 
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":c:nt:r:m:i:a:h", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:nt:r:m:i:b:a:h", long_opts, NULL)) != -1) {
         switch (c) {
         case 'c': {
             opts->coll = NULL;
@@ -532,6 +549,13 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             if (parse_int(optarg, 1, 1000000, &opts->iters) != 0) {
                 if (err)
                     fprintf(err, "kcoll-bench: bad iteration count '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'b':
+            if (parse_int(optarg, 1, 1000000, &opts->block) != 0) {
+                if (err)
+                    fprintf(err, "kcoll-bench: bad block length '%s'\n", optarg);
                 return 2;
             }
             break;
@@ -989,36 +1013,42 @@ static void sweep_caches(bench_ctx_t *ctx)
  * selects the non-blocking pass with the compute loop. Records each call's
  * time on this rank into times[v * stride + column] if times is not NULL,
  * and with overlap its compute time at the same place of comp. */
-static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, int overlap, double *times,
-                          double *comp, int stride, int column)
+/* One call of variant v (overlap: the non-blocking one with the compute
+ * loop), timed from a barrier; warm: on-cache, first BENCH_HOT_WARM
+ * untimed calls of the same variant, so that the timed one finds the data
+ * where calls of its own left it, as in OSU's loop of one implementation
+ * (another variant's call left it elsewhere: a writer's destination lines
+ * in its own cache, a reader's in the reader's). With times, the time
+ * goes to times[v * stride + column] (and the compute time to comp). */
+static void run_call(bench_ctx_t *ctx, size_t bytes, int v, int overlap, int warm, double *times,
+                     double *comp, int stride, int column)
 {
-    for (int j = 0; j < ctx->nvariants; j++) {
-        int v = (first + j) % ctx->nvariants;
-        select_variant(ctx, v);
-        bench_args_t a = args_for_slot(ctx, bytes, next_slot(ctx));
-        a.comm = ctx->comms[v];
-        double computed = 0.0;
-        /* on-cache: first untimed calls of the same variant, so that the
-         * timed one finds the data where calls of its own left it, as in
-         * OSU's loop of one implementation (the previous variant of the
-         * rotation left it elsewhere: a writer's destination lines in its
-         * own cache, a reader's in the reader's) */
-        for (int w = 0; ctx->opts->hot_cache && w < BENCH_HOT_WARM; w++) {
-            check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
-            call_variant(ctx, v, &a, overlap, &computed);
-        }
-        if (ctx->sweep)
-            sweep_caches(ctx);
+    select_variant(ctx, v);
+    bench_args_t a = args_for_slot(ctx, bytes, next_slot(ctx));
+    a.comm = ctx->comms[v];
+    double computed = 0.0;
+    for (int w = 0; warm && ctx->opts->hot_cache && w < BENCH_HOT_WARM; w++) {
         check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
-        double t0 = MPI_Wtime();
         call_variant(ctx, v, &a, overlap, &computed);
-        double t1 = MPI_Wtime();
-        size_t at = (size_t)v * (size_t)stride + (size_t)column;
-        if (times)
-            times[at] = t1 - t0;
-        if (comp)
-            comp[at] = computed;
     }
+    if (ctx->sweep)
+        sweep_caches(ctx);
+    check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
+    double t0 = MPI_Wtime();
+    call_variant(ctx, v, &a, overlap, &computed);
+    double t1 = MPI_Wtime();
+    size_t at = (size_t)v * (size_t)stride + (size_t)column;
+    if (times)
+        times[at] = t1 - t0;
+    if (comp)
+        comp[at] = computed;
+}
+
+/* One call of every variant, starting with variant first (warm-up). */
+static void run_iteration(bench_ctx_t *ctx, size_t bytes, int first, int overlap)
+{
+    for (int j = 0; j < ctx->nvariants; j++)
+        run_call(ctx, bytes, (first + j) % ctx->nvariants, overlap, 1, NULL, NULL, 0, 0);
 }
 
 /* The first 'auto' variant, or -1. */
@@ -1066,7 +1096,7 @@ static void warm_up_check(bench_ctx_t *ctx, size_t bytes, uint64_t checked_befor
         check_mpi(PMPI_Bcast(&go, 1, MPI_INT, 0, ctx->comm), "PMPI_Bcast");
         if (!go)
             return;
-        run_iteration(ctx, bytes, it % ctx->nvariants, 0, NULL, NULL, 0, 0);
+        run_iteration(ctx, bytes, it % ctx->nvariants, 0);
     }
 }
 
@@ -1086,7 +1116,7 @@ static int warm_up(bench_ctx_t *ctx, size_t bytes)
             check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
             t0 = MPI_Wtime();
         }
-        run_iteration(ctx, bytes, it % ctx->nvariants, 0, NULL, NULL, 0, 0);
+        run_iteration(ctx, bytes, it % ctx->nvariants, 0);
         if (it >= BENCH_WARMUP_ITERS - BENCH_ESTIMATE_ITERS) {
             double t = MPI_Wtime() - t0;
             if (per_iter == 0.0 || t < per_iter)
@@ -1220,9 +1250,16 @@ static void time_pass(bench_ctx_t *ctx, size_t bytes, int iters, int overlap, do
     double *max_times = ctx->rank == 0 ? malloc(all * sizeof *max_times) : NULL;
     check_alloc_all(times && (ctx->rank != 0 || max_times), ctx->comm, "timing arrays");
 
-    for (int it = 0; it < iters; it++)
-        run_iteration(ctx, bytes, it % nv, overlap, times, overlap ? times + count : NULL, iters,
-                      it);
+    /* the variants take turns in blocks of ctx->opts->block iterations,
+     * each block's first variant the next one's in turn */
+    const int block = ctx->opts->block;
+    for (int it = 0, b = 0; it < iters; it += block, b++) {
+        const int n = iters - it < block ? iters - it : block;
+        for (int j = 0; j < nv; j++)
+            for (int i = 0; i < n; i++)
+                run_call(ctx, bytes, (b + j) % nv, overlap, i == 0, times,
+                         overlap ? times + count : NULL, iters, it + i);
+    }
 
     check_mpi(PMPI_Reduce(times, max_times, (int)all, MPI_DOUBLE, MPI_MAX, 0, ctx->comm),
               "PMPI_Reduce");
@@ -1265,7 +1302,7 @@ static int run_size(bench_ctx_t *ctx, size_t bytes, bench_result_t *result)
                 ctx->compute_s[v] = result->median_us[v] * 1e-6;
         check_mpi(PMPI_Bcast(ctx->compute_s, nv, MPI_DOUBLE, 0, ctx->comm), "PMPI_Bcast");
         for (int it = 0; it < BENCH_WARMUP_ITERS; it++)
-            run_iteration(ctx, bytes, it % nv, 1, NULL, NULL, 0, 0);
+            run_iteration(ctx, bytes, it % nv, 1);
         time_pass(ctx, bytes, iters, 1, result->total_us, NULL, NULL, result->comp_us);
     }
     return validate_size(ctx, bytes, result);
@@ -1379,10 +1416,11 @@ static void print_header(const bench_ctx_t *ctx, const bench_table_t *tab, const
                  opts->swept ? BENCH_SWEPT_MIN_ITERS : BENCH_MIN_ITERS, BENCH_MAX_ITERS,
                  BENCH_TARGET_SECONDS);
 
-    printf("# kcoll-bench: %s, %d ranks, root %d, %s, %s%s, %s, %s, time = max over ranks\n",
+    printf("# kcoll-bench: %s, %d ranks, root %d, %s, %s%s, %s, %s, columns in turns of %d "
+           "iterations, time = max over ranks\n",
            opts->mpi_name, ctx->nranks, opts->root, mpi_name,
            kcoll_version ? "kcoll " : "", kcoll_version ? kcoll_version : "kcoll not loaded",
-           cache, iters);
+           cache, iters, opts->block);
     printf("# host = PMPI_%s%s; kcoll = %s%s with %s set per column; times in us; "
            "speedup = host_us / kcoll_us\n",
            opts->mpi_name + 4, opts->nonblocking ? " + PMPI_Wait" : "", opts->mpi_name,

@@ -82,10 +82,15 @@ for coll in bcast scatter gather allgather alltoall reduce allreduce reduce_scat
   fi
 done
 # 3. KCOLL_TRACE names every call's choice: kcoll's algorithm, or the host
-# MPI and why (here KCOLL_MIN_BYTES sends 1 KiB to the host)
+# MPI and why (here KCOLL_MIN_BYTES sends 1 KiB to the host); the columns
+# take turns in blocks of 3 iterations, the last one short (7 = 3 + 3 + 1):
+# kcoll-bench checks every result against the host's
 "$@" 2 env LD_PRELOAD="$lib" KCOLL_TRACE=1 KCOLL_MIN_BYTES=4k \
-  "$bench" -c bcast -m 1K:8K -i 2 --no-model >"$dir/trace.out" 2>"$dir/trace.err" ||
+  "$bench" -c bcast -m 1K:8K -i 7 -b 3 --no-model >"$dir/trace.out" 2>"$dir/trace.err" ||
   { cat "$dir/trace.out" "$dir/trace.err"; say "KCOLL_TRACE: kcoll-bench failed"; }
+grep -q '^# kcoll-bench: MPI_Bcast, .*, columns in turns of 3 iterations,' "$dir/trace.out" &&
+  [ "$(grep -Ec '^ +[0-9]+ .* 7 +[0-9]+$' "$dir/trace.out")" = 4 ] ||
+  { cat "$dir/trace.out"; say "kcoll-bench -i 7 -b 3: not 4 sizes of 7 iterations in turns of 3"; }
 grep -q '^kcoll: trace: MPI_Bcast host MPI (below_min_bytes), 1024 bytes$' "$dir/trace.err" ||
   { head -20 "$dir/trace.err"; say "KCOLL_TRACE does not name the host MPI's calls"; }
 grep -Eq '^kcoll: trace: MPI_Bcast [a-z_]+[^ ]*, 8192 bytes, root 0' "$dir/trace.err" ||
