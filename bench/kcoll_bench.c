@@ -388,6 +388,17 @@ static int parse_int(const char *text, int min, int max, int *out)
     return 0;
 }
 
+/* An integer option's value into *out, or -1 with "bad WHAT 'ARG'" told
+ * through err (rank 0's stderr, NULL elsewhere). */
+static int parse_int_opt(const char *arg, int min, int max, int *out, const char *what, FILE *err)
+{
+    if (parse_int(arg, min, max, out) == 0)
+        return 0;
+    if (err)
+        fprintf(err, "kcoll-bench: bad %s '%s'\n", what, arg);
+    return -1;
+}
+
 /* Splits a comma list into opts->algos (owned by opts). */
 static int parse_algos(const char *list, bench_opts_t *opts)
 {
@@ -510,18 +521,13 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             flag_nonblocking = 1;
             break;
         case 't':
-            if (parse_int(optarg, 0, BENCH_MAX_TEST_CALLS, &opts->test_calls) != 0) {
-                if (err)
-                    fprintf(err, "kcoll-bench: bad number of test calls '%s'\n", optarg);
+            if (parse_int_opt(optarg, 0, BENCH_MAX_TEST_CALLS, &opts->test_calls,
+                              "number of test calls", err) != 0)
                 return 2;
-            }
             break;
         case 'r':
-            if (parse_int(optarg, 0, 1 << 30, &opts->root) != 0) {
-                if (err)
-                    fprintf(err, "kcoll-bench: bad root '%s'\n", optarg);
+            if (parse_int_opt(optarg, 0, 1 << 30, &opts->root, "root", err) != 0)
                 return 2;
-            }
             break;
         case 'm': {
             const char *colon = strchr(optarg, ':');
@@ -546,18 +552,12 @@ static int parse_args(int argc, char **argv, int rank, bench_opts_t *opts)
             break;
         }
         case 'i':
-            if (parse_int(optarg, 1, 1000000, &opts->iters) != 0) {
-                if (err)
-                    fprintf(err, "kcoll-bench: bad iteration count '%s'\n", optarg);
+            if (parse_int_opt(optarg, 1, 1000000, &opts->iters, "iteration count", err) != 0)
                 return 2;
-            }
             break;
         case 'b':
-            if (parse_int(optarg, 1, 1000000, &opts->block) != 0) {
-                if (err)
-                    fprintf(err, "kcoll-bench: bad block length '%s'\n", optarg);
+            if (parse_int_opt(optarg, 1, 1000000, &opts->block, "block length", err) != 0)
                 return 2;
-            }
             break;
         case 'a':
             named_algos = 1;
@@ -1009,10 +1009,6 @@ static void sweep_caches(bench_ctx_t *ctx)
         p[i] = (unsigned char)(p[i] + 1);
 }
 
-/* One iteration: every variant once, starting with variant first; overlap
- * selects the non-blocking pass with the compute loop. Records each call's
- * time on this rank into times[v * stride + column] if times is not NULL,
- * and with overlap its compute time at the same place of comp. */
 /* One call of variant v (overlap: the non-blocking one with the compute
  * loop), timed from a barrier; warm: on-cache, first BENCH_HOT_WARM
  * untimed calls of the same variant, so that the timed one finds the data
