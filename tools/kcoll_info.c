@@ -236,12 +236,14 @@ static void kcoll_info_modes(void)
 }
 
 /* What kcoll found of the host MPI beyond its name: its interface, how
- * kcoll's requests advance inside it, MPI-4 sessions. */
+ * kcoll's requests advance inside it, MPI-4 sessions, communicators made
+ * behind kcoll's back. */
 static void kcoll_info_host(void)
 {
     /* the same run-time look-up as mpi/progress.c */
     void *hook = dlsym(RTLD_DEFAULT, "opal_progress_register");
-    printf("host: interface %s; progress: %s; sessions: %s\n",
+    printf("host: interface %s; progress: %s; sessions: %s; communicators kcoll did not see "
+           "being made: %s\n",
 #ifdef MPI_ABI_VERSION
            "the MPI-5 standard ABI (built with mpi_abi.h: this libkcoll runs under every MPI "
            "that implements it)",
@@ -255,11 +257,13 @@ static void kcoll_info_host(void)
                   "progress (an MPI_Iprobe now and then)",
 #ifdef KCOLL_HAVE_SESSIONS
            "communicators made with MPI_Comm_create_from_group get teams (when MPI_Init "
-           "started kcoll)"
+           "started kcoll)",
 #else
-           "this MPI declares no MPI_Comm_create_from_group"
+           "this MPI declares no MPI_Comm_create_from_group",
 #endif
-    );
+           "a team set up in the calls after the first non-blocking collective (point to "
+           "point over kcoll's duplicate of MPI_COMM_WORLD; where every rank has one thread "
+           "calling MPI), or at the first blocking one");
 }
 
 /* The levels of a team of p ranks, the i-th placed as KCOLL_TOPO_PLACE

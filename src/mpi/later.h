@@ -18,14 +18,23 @@ typedef struct {
 
 typedef struct kcoll_later kcoll_later_t;
 
+/* kcoll's own duplicate of MPI_COMM_WORLD, which the set-ups' messages go
+ * over (collective over MPI_COMM_WORLD, at MPI_Init): 0, or -1 (then no
+ * set-up starts). Freed by kcoll_later_finalize, once no set-up is under
+ * way. */
+int kcoll_later_init(void);
+void kcoll_later_finalize(void);
+
 /* Start fn(arg, host) over comm (collective: every rank of comm calls this
- * in the same collective call of its own), on a duplicate of comm that is
- * made without waiting. Nothing runs yet. NULL when it cannot start. */
+ * in the same collective call of its own, and comm's ranks are ranks of
+ * MPI_COMM_WORLD): a non-blocking broadcast on comm agrees the tag of the
+ * set-up's messages. Nothing else runs yet. NULL when it cannot start. */
 kcoll_later_t *kcoll_later_start(MPI_Comm comm, void (*fn)(void *arg, const kcoll_later_host_t *h),
                                  void *arg);
 /* Run it on until it waits for a host call that is not done, or returns:
- * 1 once fn has returned (or will never run: the duplicate could not be
- * made), else 0. Never waits for the other ranks. */
+ * 1 once fn has returned and every rank has said so to rank 0 (or fn will
+ * never run: no tag could be agreed), else 0. Never waits for the other
+ * ranks. */
 int kcoll_later_advance(kcoll_later_t *s);
 /* Free a set-up whose fn has returned. */
 void kcoll_later_free(kcoll_later_t *s);

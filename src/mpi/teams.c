@@ -9,11 +9,10 @@
  * the first call on a communicator without a record (one kcoll did not
  * see being made, or made by MPI_Comm_idup), it begins the set-up *in
  * later calls* (mpi/later.c: the same set-up, run in the program's calls
- * that follow, on the host's non-blocking collectives), and the calls go
- * to the host MPI (mpi:no_team) until every rank turns the team on at one
- * call (kcoll_mteam_turn). Not under Open MPI, whose MPI_Comm_idup fails
- * beside other non-blocking collectives (kcoll_teams_init), nor where
- * several threads call MPI. Set-up (team/team.c) first checks
+ * that follow, on point-to-point messages), and the calls go to the host
+ * MPI (mpi:no_team) until every rank turns the team on at one call
+ * (kcoll_mteam_turn). Not where several threads call MPI (agreed by every
+ * rank at MPI_Init: kcoll_nodes_init). Set-up (team/team.c) first checks
  * that the communicator lies on one node (MPI_COMM_TYPE_SHARED, through a
  * map of MPI_COMM_WORLD's nodes made at MPI_Init); a team that cannot be
  * set up sends the communicator to the host MPI for its whole life, with
@@ -158,20 +157,13 @@ int kcoll_teams_init(void)
     const kcoll_span_host_t span_host = {kcoll_drive_begin,     kcoll_drive_end,
                                          kcoll_span_may_call,   kcoll_span_hold_type,
                                          kcoll_span_hold_op,    kcoll_span_node_team};
-    int level = MPI_THREAD_MULTIPLE, n = 0;
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int level = MPI_THREAD_MULTIPLE;
     kcoll_span_set_host(&span_host);
-    /* set-ups in later calls: only where one thread calls MPI (mpi/later.c),
-     * and not under Open MPI (4.1 and 5.0), whose MPI_Comm_idup runs its
-     * rounds on the parent communicator as its progress reaches them, so
-     * that they meet the program's other non-blocking collectives there in
-     * another order on each rank (MPI_ERR_TRUNCATE in a program that
-     * starts an MPI_Comm_idup and then several MPI_Ibcast before it waits:
-     * docs/hosts.md) */
-    kcoll_laters_allowed = PMPI_Query_thread(&level) == MPI_SUCCESS &&
-                           level <= MPI_THREAD_FUNNELED &&
-                           PMPI_Get_library_version(lib, &n) == MPI_SUCCESS &&
-                           !strstr(lib, "Open MPI");
+    /* set-ups in later calls: only where one thread calls MPI (mpi/later.c);
+     * every rank must agree (kcoll_nodes_init), as each starts a set-up's
+     * broadcast on the communicator */
+    kcoll_laters_allowed =
+        PMPI_Query_thread(&level) == MPI_SUCCESS && level <= MPI_THREAD_FUNNELED;
     if (kcoll_keyval != MPI_KEYVAL_INVALID)
         return 0;
     return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, kcoll_mteam_delete_fn, &kcoll_keyval,
@@ -203,6 +195,7 @@ void kcoll_teams_finalize(void)
         kcoll_teams_later();
         kcoll_pause_unless(&pause, 0);
     }
+    kcoll_later_finalize();
     PMPI_Comm_free_keyval(&kcoll_keyval);
     free(kcoll_node_of);
     kcoll_node_of = NULL;
@@ -247,9 +240,14 @@ void kcoll_nodes_init(void)
     PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
     PMPI_Comm_free(&node);
     int *map = malloc((size_t)kcoll_world_size * sizeof *map);
-    int ok = map != NULL;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (ok && PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS)
+    /* whether every rank has the map's memory, and whether every rank may
+     * set teams up in later calls (each rank's own thread level: MPI lets
+     * them differ) */
+    int ok[2] = {map != NULL, kcoll_laters_allowed};
+    PMPI_Allreduce(MPI_IN_PLACE, ok, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    kcoll_laters_allowed = ok[1] && kcoll_later_init() == 0;
+    if (ok[0] &&
+        PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS)
         kcoll_node_of = map;
     else
         free(map);
@@ -405,9 +403,9 @@ static kcoll_mteam_t *kcoll_mteam_create(MPI_Comm comm)
 
 /* The set-up of a team in later calls (the coroutine of mpi/later.c):
  * what kcoll_mteam_create does for a communicator on one node, with the
- * host's non-blocking collectives h on a duplicate of comm. The team is
- * left in mt->made (NULL, alike on every rank, where it could not be set
- * up: the reason in mt->made_why). */
+ * set-up's own messages h (mpi/later.c) in place of host collectives. The
+ * team is left in mt->made (NULL, alike on every rank, where it could not
+ * be set up: the reason in mt->made_why). */
 static void kcoll_mteam_later_fn(void *arg, const kcoll_later_host_t *h)
 {
     kcoll_mteam_t *mt = arg;

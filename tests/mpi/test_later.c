@@ -16,10 +16,14 @@
  *  3. MPI_Comm_idup: the same as 1 on its duplicate;
  *  4. a duplicate freed while its set-up is under way (its first call
  *     only), then the other communicators' calls go on: nothing hangs,
- *     and MPI_Finalize ends the set-up.
- * Under Open MPI, whose MPI_Comm_idup cannot run beside other non-blocking
- * collectives on its communicator (docs/hosts.md), kcoll sets no team up
- * this way: there every call must be the host's, and right.
+ *     and MPI_Finalize ends the set-up;
+ *  5. three set-ups under way at once, begun in one order on even ranks
+ *     and in the other on odd ones: two duplicates (led by the same
+ *     process) and one in reversed rank order (its rank 0 is another
+ *     process), while the program's own wildcard receive (MPI_ANY_SOURCE,
+ *     MPI_ANY_TAG) waits on the first: each team turns on at one call on
+ *     every rank, and the receive gets the program's message, not one of
+ *     the set-up's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,9 +69,6 @@ static int check(const unsigned char *b, int call)
             return 0;
     return 1;
 }
-
-/* kcoll sets teams up in later calls under this host MPI */
-static int later;
 
 /* Ibcasts handed to the host MPI so far. A call's path is read from this
  * count: a call the host does is counted (mpi:<reason>) in the call, one
@@ -115,18 +116,75 @@ static int rounds(MPI_Comm comm, const char *what, int *call, int fresh)
             MPI_Barrier(comm);
     }
     free(b);
-    /* a fresh communicator: kcoll's from a round before the first blocking
-     * call where it sets teams up in later calls, else from the round after it */
-    if (fresh && later && (first < 0 || first >= BLOCKING_FROM))
+    /* a fresh communicator: kcoll's from a round before the first blocking call */
+    if (fresh && (first < 0 || first >= BLOCKING_FROM))
         mt_fail("%s: kcoll ran no Bcast before the first blocking call (from round %d)", what,
                 first);
-    if (fresh && !later && first != BLOCKING_FROM + 1)
-        mt_fail("%s: kcoll ran the Bcasts from round %d, not from the first after the first "
-                "blocking call",
-                what, first);
     if (!fresh && first != 0)
         mt_fail("%s: a communicator with a team: kcoll ran the Bcasts from round %d", what, first);
     return first;
+}
+
+/* Part 5: rounds of an Ibcast on each of three fresh communicators: two
+ * duplicates (the first with the program's wildcard receive waiting on
+ * it; both set-ups led by the same process) and one in reversed rank
+ * order, begun in the order 0, 1, 2 on even ranks and 2, 1, 0 on odd
+ * ones. */
+#define NCOMM 3
+static void at_once(int *call)
+{
+    int me, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Comm cm[NCOMM];
+    PMPI_Comm_dup(MPI_COMM_WORLD, &cm[0]);
+    PMPI_Comm_split(MPI_COMM_WORLD, 0, p - me, &cm[1]);
+    PMPI_Comm_dup(MPI_COMM_WORLD, &cm[2]);
+    int got = -1, first[NCOMM] = {-1, -1, -1};
+    MPI_Request wild, q[NCOMM];
+    MPI_Status st[NCOMM];
+    MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, cm[0], &wild);
+    unsigned char *b = malloc(NCOMM * (size_t)N);
+    for (int i = 0; i < 300; i++) {
+        const int c0 = *call;
+        *call += NCOMM;
+        for (int k = 0; k < NCOMM; k++) {
+            const int w = me % 2 ? NCOMM - 1 - k : k; /* which communicator now */
+            int r;
+            MPI_Comm_rank(cm[w], &r);
+            fill(b + (size_t)w * N, c0 + w, r == i % p);
+            const uint64_t h0 = host_calls();
+            MPI_Ibcast(b + (size_t)w * N, N, MPI_BYTE, i % p, cm[w], &q[w]);
+            const int kc = host_calls() == h0;
+            if (kc && first[w] < 0)
+                first[w] = i;
+            if (!kc && first[w] >= 0)
+                mt_fail("at once: round %d on communicator %d went to the host after kcoll ran "
+                        "round %d",
+                        i, w, first[w]);
+        }
+        /* in one order on every rank, for the list of paths */
+        for (int w = 0; w < NCOMM; w++)
+            path_add(first[w] >= 0 && first[w] <= i);
+        MPI_Waitall(NCOMM, q, st);
+        for (int w = 0; w < NCOMM; w++)
+            if (!check(b + (size_t)w * N, c0 + w))
+                mt_fail("at once: round %d's Bcast on communicator %d differs", i, w);
+            else
+                mt_pass();
+    }
+    for (int w = 0; w < NCOMM; w++)
+        if (first[w] < 0)
+            mt_fail("at once: kcoll ran no Bcast on communicator %d", w);
+    const int token = 1000 + me;
+    MPI_Send(&token, 1, MPI_INT, (me + 1) % p, 7, cm[0]);
+    MPI_Wait(&wild, MPI_STATUS_IGNORE);
+    if (got != 1000 + (me + p - 1) % p)
+        mt_fail("at once: the program's wildcard receive got %d, not %d", got,
+                1000 + (me + p - 1) % p);
+    free(b);
+    for (int w = 0; w < NCOMM; w++)
+        MPI_Comm_free(&cm[w]);
 }
 
 int main(int argc, char **argv)
@@ -136,7 +194,6 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     kcoll_param_set("BCAST_ALGO", "split_rw");
-    later = !mt_host_is_ompi();
     if (p > 1) {
         /* 1 */
         MPI_Comm a;
@@ -187,6 +244,7 @@ int main(int argc, char **argv)
         free(one);
         MPI_Comm_free(&d);
         rounds(a, "PMPI_Comm_dup, again", &call, 0);
+        at_once(&call);
         MPI_Comm_free(&a);
         MPI_Comm_free(&b);
         MPI_Comm_free(&c);
