@@ -50,7 +50,15 @@
  *    least BENCH_SWEPT_MIN_ITERS iterations (a sweep takes milliseconds,
  *    the automatic count would give few).
  * 4. Barrier-equalized start. Each timed call starts right after a
- *    PMPI_Barrier and is timed on every rank with MPI_Wtime.
+ *    PMPI_Barrier and is timed on every rank with MPI_Wtime, from a place
+ *    of the stack that moves by a cache line every timed call, through a
+ *    page (BENCH_STACK_STEPS): a sub-microsecond call's time depends on
+ *    where its frames lie (the kcoll column's run one frame deeper, and
+ *    where the kernel starts the stack changes from run to run). With the
+ *    stack fixed, MPICH 5.0's 8-128 B on-cache MPI_Bcast, which kcoll
+ *    hands to MPICH, read host/kcoll 0.72x in one run and 1.15x in the
+ *    next (both columns PMPI_Bcast); moving, 0.98-1.00x in four runs of
+ *    five.
  * 5. Time = maximum over ranks. A collective is finished when its last rank
  *    is. Per-iteration times stay in local arrays during the loop and are
  *    reduced with PMPI_Reduce(MAX) after it, so nothing but the barrier
@@ -135,6 +143,10 @@
  * without kcoll does; at the fewest iterations a size gets (10) the two
  * sides are then one turn each. */
 #define BENCH_BLOCK 10
+/* The stack's places for timed calls (4. above): BENCH_STACK_STEPS cache
+ * lines, a page */
+#define BENCH_STACK_STEP 64
+#define BENCH_STACK_STEPS 64
 /* --cache swept: the fewest timed iterations, -i aside (a call from cold
  * varies by a microsecond or two: medians of fewer move by tenths) */
 #define BENCH_SWEPT_MIN_ITERS 200
@@ -754,6 +766,8 @@ typedef struct {
      * kcoll columns name more than one */
     char algo_set[128];
     int algos_differ;
+    /* timed calls so far: the stack's place of the next (run_call) */
+    unsigned stack_turn;
 } bench_ctx_t;
 
 /* Results of one size, complete on rank 0. */
@@ -1029,6 +1043,11 @@ static void run_call(bench_ctx_t *ctx, size_t bytes, int v, int overlap, int war
     }
     if (ctx->sweep)
         sweep_caches(ctx);
+    /* the stack's place for this call (4. above) */
+    volatile char *pad = __builtin_alloca(BENCH_STACK_STEP * (size_t)(ctx->stack_turn++ %
+                                                                     BENCH_STACK_STEPS) +
+                                          BENCH_STACK_STEP);
+    pad[0] = 0;
     check_mpi(PMPI_Barrier(ctx->comm), "PMPI_Barrier");
     double t0 = MPI_Wtime();
     call_variant(ctx, v, &a, overlap, &computed);
