@@ -93,6 +93,17 @@ static kcoll_select_t kcoll_adapt_apply(kcoll_req_t *r, const kcoll_dentry_t *e,
     return kcoll_adapt_side(e, which, &r->choice);
 }
 
+double kcoll_adapt_typical(double *t, int n)
+{
+    if (n <= 0)
+        return 0;
+    qsort(t, (size_t)n, sizeof *t, kcoll_double_cmp);
+    int m = 1;
+    while (m < n && t[m] <= KCOLL_ADAPT_SPIKE * t[0])
+        m++;
+    return kcoll_median(t, m);
+}
+
 int kcoll_adapt_winner(const double med[2], int host)
 {
     /* kcoll's side runs where it is faster by more than the margins, the
@@ -272,8 +283,9 @@ int kcoll_adapt_share(kcoll_req_t *r)
     /* Every rank computes the same numbers from the same values: for each
      * timed call, its time on the slowest rank (the ranks started it
      * together: the call's completion), then the median over the calls of
-     * each candidate, as kcoll-bench measures. Timed call i of a candidate
-     * is the same call on every rank. */
+     * each candidate, as kcoll-bench measures, its spikes left out
+     * (kcoll_adapt_typical). Timed call i of a candidate is the same call
+     * on every rank. */
     double med[2] = {0, 0};
     int complete = 1;
     for (int c = 0; c < 2; c++) {
@@ -290,7 +302,7 @@ int kcoll_adapt_share(kcoll_req_t *r)
             worst[i] = w;
         }
         complete &= n > 0;
-        med[c] = kcoll_median(worst, n);
+        med[c] = kcoll_adapt_typical(worst, n);
     }
     free(all);
 

@@ -16,7 +16,8 @@
  * own. At the next call of the pattern every rank shares its times through
  * the team's control segment (sched/share.h: no MPI message) and every
  * rank computes the same numbers: each call's completion (its time on the
- * slowest rank), and their median per candidate, as kcoll-bench measures.
+ * slowest rank), and their median per candidate without its spikes
+ * (KCOLL_ADAPT_SPIKE), as kcoll-bench measures.
  * kcoll's side then runs where its median is lower than the host's by more
  * than KCOLL_ADAPT_MARGIN and KCOLL_ADAPT_MARGIN_S, the host's otherwise
  * (ties are the host's: kcoll_adapt_winner), and the decision is kept. Every rank counts the
@@ -97,6 +98,20 @@ enum {
  * check (then call kcoll_adapt_share without the lock). A timed call is
  * remembered until kcoll_adapt_end. */
 kcoll_select_t kcoll_adapt_select(kcoll_req_t *r, kcoll_select_t s, int *share);
+/* A call of a check slower than this many times its side's fastest is a
+ * spike, left out of the side's median: what it says is not about the
+ * calls after the check. A rank taken off its core, or a host's own
+ * housekeeping while it warms up: Intel MPI 2021.14's 8 B Allgather at 2
+ * ranks takes 14-70 us in one call of every 4-8 of its first 512 (with or
+ * without a barrier between them) and 0.5-1.6 us in the others and every
+ * call after; four of a check's 8 timed calls of it read 13-40 us, their
+ * median 8-14 us against kcoll's ring_neighbor at 3.3, and the check
+ * handed the pattern to kcoll for good, while Intel MPI's steady time is
+ * 1.1 us. Spike-free, the host reads 1.2-1.4 us and keeps it. */
+#define KCOLL_ADAPT_SPIKE 4.0
+/* The median of a side's n completion times without its spikes (the
+ * fastest always counts); sorts t in place. 0 for none. */
+double kcoll_adapt_typical(double *t, int n);
 /* A check's outcome from the two sides' median completion times in
  * seconds (med[0] the model's choice, med[1] its runner-up; host: which
  * of them is the host MPI): the side that runs from then on. */

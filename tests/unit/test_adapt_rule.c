@@ -3,7 +3,8 @@
  * than the host's by more than KCOLL_ADAPT_MARGIN of the host's time and
  * by more than KCOLL_ADAPT_MARGIN_S; otherwise the host runs, whether the
  * model had chosen it (side 0) or kcoll's algorithm (side 1, the host then
- * the runner-up). And the count of a check's calls that the memo and the
+ * the runner-up), each side's median without its spikes
+ * (kcoll_adapt_typical). And the count of a check's calls that the memo and the
  * shortcut may take (kcoll_adapt_memo, kcoll_adapt_calls_left,
  * kcoll_adapt_count): a first check's lead of KCOLL_ADAPT_SETTLE calls
  * (KCOLL_ADAPT_SETTLE_LARGE from a quarter MiB),
@@ -48,6 +49,31 @@ int main(void)
      * 0.08 us: the line-up's start costs the host that much) */
     CHECK(!kcoll_wins(2.47, 2.41, 1), "split_rw 2.47 us against the host's 2.41 us");
     CHECK(!kcoll_wins(2.07, 2.15, 1), "split_rw 2.07 us against the host's 2.15 us");
+
+    /* A side's median leaves its spikes out (kcoll_adapt_typical): a
+     * check of Intel MPI 2021.14's 8 B Allgather at 2 ranks in its first
+     * 512 calls (each call's completion on the slower rank, us), against
+     * kcoll's ring_neighbor. With the spikes the host read 8.2 us and lost
+     * the pattern to kcoll; without them it keeps it. */
+    double host8[8] = {38.0, 38.0, 1.1, 1.2, 38.8, 1.3, 38.4, 1.5};
+    double ring8[8] = {3.5, 3.9, 3.3, 3.0, 3.0, 3.5, 4.2, 3.1};
+    double med[2];
+    med[0] = kcoll_adapt_typical(host8, 8) * US;
+    med[1] = kcoll_adapt_typical(ring8, 8) * US;
+    CHECK(med[0] > 1.24 * US && med[0] < 1.26 * US, "the host without its spikes: %.2f us (1.25)",
+          med[0] / US);
+    CHECK(med[1] > 3.39 * US && med[1] < 3.41 * US, "ring_neighbor, none left out: %.2f us (3.40)",
+          med[1] / US);
+    CHECK(kcoll_adapt_winner(med, 0) == 0, "the host keeps the 8 B Allgather");
+    /* a call up to KCOLL_ADAPT_SPIKE times the fastest counts; one call
+     * alone is its own median; none is 0 */
+    double edge[4] = {4.0 * KCOLL_ADAPT_SPIKE, 4.0, 4.0 * KCOLL_ADAPT_SPIKE + 0.5, 5.0};
+    const double typical = kcoll_adapt_typical(edge, 4);
+    CHECK(typical == 5.0, "4, 5, %g count, %g does not: %g (5)", 4.0 * KCOLL_ADAPT_SPIKE,
+          4.0 * KCOLL_ADAPT_SPIKE + 0.5, typical);
+    double one[1] = {7.0};
+    CHECK(kcoll_adapt_typical(one, 1) == 7.0 && kcoll_adapt_typical(one, 0) == 0,
+          "one call, no call");
 
     /* A first check's lead: call 0 went through the selection (the
      * pattern's first), then the memo takes calls 1..L-1 and the shortcut
