@@ -762,12 +762,13 @@ typedef struct {
     /* Non-blocking: the compute loop's duration per variant, in seconds
      * (the variant's pure median of the size, the same on every rank). */
     double *compute_s;
-    /* the algorithm select_variant set last ("": none yet), and whether the
-     * kcoll columns name more than one */
-    char algo_set[128];
+    /* [nvariants]: for each kcoll variant the first one whose spec names
+     * the same algorithm (made at start), and whether they name more than
+     * one */
+    int *algo_first;
     int algos_differ;
-    /* the kcoll variant whose algorithm algo_set is (0: none yet) */
-    int variant_set;
+    /* the algo_first of the algorithm select_variant set last (0: none yet) */
+    int algo_set_by;
     /* timed calls so far: the stack's place of the next (run_call) */
     unsigned stack_turn;
 } bench_ctx_t;
@@ -948,14 +949,11 @@ static void select_variant(bench_ctx_t *ctx, int variant)
             (void)ctx->api->param_get(param);
         return;
     }
-    if (variant == ctx->variant_set)
+    const int first = ctx->algo_first[variant];
+    if (first == ctx->algo_set_by)
         return;
-    ctx->variant_set = variant;
-    spec_algo(ctx->opts->algos[variant - 1], algo, sizeof algo);
-    if (!strcmp(algo, ctx->algo_set))
-        return;
-    ctx->api->param_set(param, algo);
-    snprintf(ctx->algo_set, sizeof ctx->algo_set, "%s", algo);
+    ctx->algo_set_by = first;
+    ctx->api->param_set(param, spec_algo(ctx->opts->algos[first - 1], algo, sizeof algo));
 }
 
 /* The compute loop's work: a chain of dependent multiply-adds in one
@@ -1806,10 +1804,16 @@ int main(int argc, char **argv)
         .nvariants = 1 + opts.nalgos,
         .llc = llc_bytes(),
     };
-    for (int i = 1; i < opts.nalgos; i++) {
+    ctx.algo_first = calloc((size_t)ctx.nvariants, sizeof *ctx.algo_first);
+    check_alloc_all(ctx.algo_first != NULL, comm, "the variants");
+    for (int v = 1; v < ctx.nvariants; v++) {
         char a[128], b[128];
-        if (strcmp(spec_algo(opts.algos[0], a, sizeof a), spec_algo(opts.algos[i], b, sizeof b)))
-            ctx.algos_differ = 1;
+        spec_algo(opts.algos[v - 1], a, sizeof a);
+        ctx.algo_first[v] = v;
+        for (int w = 1; w < v && ctx.algo_first[v] == v; w++)
+            if (!strcmp(spec_algo(opts.algos[w - 1], b, sizeof b), a))
+                ctx.algo_first[v] = w;
+        ctx.algos_differ |= ctx.algo_first[v] != 1;
     }
     { /* every rank must rotate the same number of buffers: rank 0's LLC */
         unsigned long long llc = ctx.llc;
@@ -1923,6 +1927,7 @@ int main(int argc, char **argv)
     free(result.pred_us);
     free(result.chosen);
     free(ctx.compute_s);
+    free(ctx.algo_first);
     free_comms(ctx.comms, ctx.nvariants);
     free_region(ctx.send_region, opts.alloc_mem);
     free_region(ctx.recv_region, opts.alloc_mem);
