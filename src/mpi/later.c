@@ -81,9 +81,16 @@ struct kcoll_later {
 static MPI_Comm kcoll_later_comm = MPI_COMM_NULL;
 static MPI_Group kcoll_later_group = MPI_GROUP_NULL;
 static uint64_t kcoll_later_slots;
+/* the largest tag the host allows (MPI_TAG_UB, at least 32767) */
+static int kcoll_later_tag_ub;
 
 int kcoll_later_init(void)
 {
+    int *ub = NULL, flag = 0;
+    /* (every MPI has it; were it missing, no slot is ever taken: such
+     * set-ups end at once, the calls staying the host's) */
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub)
+        kcoll_later_tag_ub = *ub;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &kcoll_later_comm) != MPI_SUCCESS) {
         kcoll_later_comm = MPI_COMM_NULL;
         return -1;
@@ -203,9 +210,7 @@ static __attribute__((noinline)) int kcoll_later_getcontext(ucontext_t *co)
  * KCOLL_LATER_SLOTS already or the tag would pass MPI_TAG_UB. */
 static int kcoll_later_take_slot(int world0)
 {
-    int *ub = NULL, flag = 0;
-    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag) != MPI_SUCCESS || !flag ||
-        !ub || (int64_t)world0 * KCOLL_LATER_SLOTS + KCOLL_LATER_SLOTS - 1 > *ub)
+    if ((int64_t)world0 * KCOLL_LATER_SLOTS + KCOLL_LATER_SLOTS - 1 > kcoll_later_tag_ub)
         return -1;
     for (int i = 0; i < KCOLL_LATER_SLOTS; i++)
         if (!(kcoll_later_slots >> i & 1)) {
