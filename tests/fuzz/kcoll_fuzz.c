@@ -275,6 +275,9 @@ typedef struct {
     const char *name;
     MPI_Datatype t;
     int epu; /* elements per unit of the signature */
+    /* Open MPI's local copy of a rank's own block from it goes wrong from
+     * 64 KiB (pick_layout) */
+    int ompi_own_copy_bug;
 } layout_t;
 #define NLAY 9
 static layout_t lays[NSIGS][NLAY];
@@ -285,7 +288,7 @@ static void add_layout(int sig, const char *name, MPI_Datatype t, int epu)
 {
     if (t != MPI_INT && t != MPI_BYTE && t != MPI_DOUBLE)
         MPI_Type_commit(&t);
-    lays[sig][nlays[sig]++] = (layout_t){name, t, epu};
+    lays[sig][nlays[sig]++] = (layout_t){name, t, epu, 0};
 }
 
 static void make_layouts(void)
@@ -313,6 +316,7 @@ static void make_layouts(void)
     MPI_Type_create_resized(u, 0, 32, &t);
     MPI_Type_free(&u);
     add_layout(SIG_INT6, "resized(6 int, 32)", t, 1);
+    lays[SIG_INT6][nlays[SIG_INT6] - 1].ompi_own_copy_bug = 1;
     MPI_Type_contiguous(3, MPI_INT, &u);
     MPI_Type_create_hvector(2, 1, 40, u, &t);
     MPI_Type_free(&u);
@@ -338,7 +342,7 @@ static void make_layouts(void)
     MPI_Type_free(&u);
     add_layout(SIG_DBL2, "struct(double,pad,double)", t, 1);
 
-    lays[SIG_DARRAY][nlays[SIG_DARRAY]++] = (layout_t){"darray", mt_unmapped_type(), 1};
+    lays[SIG_DARRAY][nlays[SIG_DARRAY]++] = (layout_t){"darray", mt_unmapped_type(), 1, 0};
 }
 
 /* Bytes from the first byte of `count` elements of t to the end of the
@@ -669,7 +673,7 @@ static const layout_t *pick_layout(const fcall_t *f, int side)
      * its own on MPI_COMM_SELF, docs/fuzzing.md). So no such send layout
      * there for a block of 64 KiB or more: a rank's own block is at most
      * `units` units (the same test on every rank) */
-    if (side == 0 && mt_host_is_ompi() && !strcmp(l->name, "resized(6 int, 32)") &&
+    if (side == 0 && l->ompi_own_copy_bug && mt_host_is_ompi() &&
         f->units * unit_bytes[SIG_INT6] >= 65536)
         l = &lays[f->sig][(h + 1) % (uint64_t)nlays[f->sig]];
     return l;
