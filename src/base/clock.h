@@ -20,13 +20,20 @@ static inline int kcoll_double_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median of n times (0 for none); sorts v in place. */
-static inline double kcoll_median(double *v, int n)
+/* The median of n times sorted already (0 for none). */
+static inline double kcoll_median_sorted(const double *v, int n)
 {
     if (n <= 0)
         return 0;
-    qsort(v, (size_t)n, sizeof *v, kcoll_double_cmp);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The median of n times (0 for none); sorts v in place. */
+static inline double kcoll_median(double *v, int n)
+{
+    if (n > 0)
+        qsort(v, (size_t)n, sizeof *v, kcoll_double_cmp);
+    return kcoll_median_sorted(v, n);
 }
 
 #endif

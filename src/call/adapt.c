@@ -101,7 +101,7 @@ double kcoll_adapt_typical(double *t, int n)
     int m = 1;
     while (m < n && t[m] <= KCOLL_ADAPT_SPIKE * t[0])
         m++;
-    return kcoll_median(t, m);
+    return kcoll_median_sorted(t, m); /* of the first m, sorted above */
 }
 
 int kcoll_adapt_winner(const double med[2], int host)
